@@ -1,0 +1,6 @@
+import { listTokens } from '../../lib/auth/automation-tokens';
+import { endpoint } from '../../lib/http/endpoint';
+import { routes } from '../routes';
+
+/** GET /auth/tokens: the caller's automation tokens, newest first, never their values. */
+export const handler = endpoint(routes.listTokens, {}, ({ actor }) => listTokens(actor));

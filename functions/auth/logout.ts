@@ -1,0 +1,6 @@
+import { logout } from '../../lib/auth';
+import { endpoint } from '../../lib/http/endpoint';
+import { routes } from '../routes';
+
+/** POST /auth/logout: deletes the session of the bearer token; `data` is always {}. */
+export const handler = endpoint(routes.logout, {}, ({ actor }) => logout(actor));

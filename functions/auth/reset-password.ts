@@ -1,0 +1,7 @@
+import { endpoint } from '../../lib/http/endpoint';
+import { resetPassword } from '../../lib/users';
+import { ResetPasswordDto } from '../../schemas/auth/password-reset';
+import { routes } from '../routes';
+
+/** POST /auth/reset-password: always 200; `isSuccess` false for an unknown or expired token. */
+export const handler = endpoint(routes.resetPassword, { body: ResetPasswordDto }, ({ body }) => resetPassword(body));

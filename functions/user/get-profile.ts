@@ -1,0 +1,6 @@
+import { endpoint } from '../../lib/http/endpoint';
+import { cachedUserProfile } from '../../lib/users/profile';
+import { routes } from '../routes';
+
+/** GET /user/profile: the caller's profile with every organization (may be up to 60 s old). */
+export const handler = endpoint(routes.getProfile, {}, ({ actor }) => cachedUserProfile(actor.user.id));

@@ -1,0 +1,6 @@
+import { endpoint } from '../../lib/http/endpoint';
+import { resendVerificationEmail } from '../../lib/users';
+import { routes } from '../routes';
+
+/** POST /user/resend-verification-email (internal): 3 per minute; 400 when already verified. */
+export const handler = endpoint(routes.resendVerificationEmail, {}, ({ actor }) => resendVerificationEmail(actor));

@@ -1,0 +1,46 @@
+import { pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { routeList } from '../../functions/routes';
+import type { RouteDefinition } from '../../lib/http/route';
+import { compileRoutePath } from './apigw-event';
+
+export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const compiled = routeList.map((route) => ({ route, ...compileRoutePath(route.path) }));
+const handlers = new Map<string, Promise<LambdaHandler>>();
+
+export type RouteMatch =
+  | { kind: 'found'; route: RouteDefinition; pathParameters: Record<string, string> }
+  | { kind: 'method-not-allowed'; allowed: string[] }
+  | { kind: 'not-found' };
+
+/** Finds the route-table entry for a method and path, as API Gateway does. */
+export function matchRoute(method: string, pathname: string): RouteMatch {
+  const allowed: string[] = [];
+  for (const entry of compiled) {
+    const match = entry.pattern.exec(pathname);
+    if (!match) continue;
+    if (entry.route.method !== method.toUpperCase()) {
+      allowed.push(entry.route.method);
+      continue;
+    }
+    const pathParameters: Record<string, string> = {};
+    entry.params.forEach((name, index) => {
+      pathParameters[name] = decodeURIComponent(match[index + 1]!);
+    });
+    return { kind: 'found', route: entry.route, pathParameters };
+  }
+  return allowed.length > 0 ? { kind: 'method-not-allowed', allowed } : { kind: 'not-found' };
+}
+
+/** Loads a route's handler module (the same file Lambda runs), once. */
+export function loadHandler(route: RouteDefinition): Promise<LambdaHandler> {
+  let handler = handlers.get(route.handler);
+  if (!handler) {
+    handler = import(pathToFileURL(resolve(ROOT, route.handler)).href).then((module: { handler: LambdaHandler }) => module.handler);
+    handlers.set(route.handler, handler);
+  }
+  return handler;
+}

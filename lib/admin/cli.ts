@@ -1,0 +1,43 @@
+import { parseArgs } from 'node:util';
+import { closeDb, connectDb } from '../db/client';
+import { migrateDatabase } from '../db/migrate';
+import { runMaintenance } from '../maintenance';
+import { setSuperAdmin } from '../users/super-admins';
+
+const USAGE = `Usage: npm run admin -- <command>
+
+  super-admin grant <email>    make a user a super admin
+  super-admin revoke <email>   take super admin away
+  maintenance run              deliver due emails, prune rate-limit windows
+
+Works on DATABASE_URL, or on the PGlite in DATA_DIR (stop \`npm start\` first: one process owns that directory).`;
+
+/** Runs one admin command; returns the process exit code. */
+export async function runAdminCommand(argv: string[], print: (line: string) => void = console.log): Promise<number> {
+  const { positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true });
+  const [area, action, subject] = positionals;
+  if (area === 'super-admin' && (action === 'grant' || action === 'revoke') && subject) {
+    const found = await setSuperAdmin(subject, action === 'grant');
+    print(found ? `${subject}: super admin ${action === 'grant' ? 'granted' : 'revoked'}` : `No user with email ${subject}`);
+    return found ? 0 : 1;
+  }
+  if (area === 'maintenance' && action === 'run') {
+    const { emailsSent } = await runMaintenance();
+    print(`maintenance done: ${emailsSent} email(s) sent`);
+    return 0;
+  }
+  print(USAGE);
+  return 2;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { db, driver } = await connectDb();
+  await migrateDatabase(db, driver);
+  let code = 2;
+  try {
+    code = await runAdminCommand(process.argv.slice(2));
+  } finally {
+    await closeDb();
+  }
+  process.exit(code);
+}

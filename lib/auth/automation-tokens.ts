@@ -1,0 +1,109 @@
+import { and, desc, eq, sql } from 'drizzle-orm';
+import { addDays, addMonths, now } from '../clock';
+import { config } from '../config';
+import { db } from '../db/client';
+import { sessions } from '../db/schema';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../http/errors';
+import type { Actor } from '../http/types';
+import { hashToken, newOpaqueToken } from '../secrets';
+import type { Scope } from './scopes';
+import { AUTOMATION_TOKEN_PREFIX, LEGACY_TOKEN_PREFIX } from './sessions';
+
+export const MAX_TTL_DAYS = 400;
+export const LEGACY_TOKEN_YEARS = 5;
+
+type SessionRow = typeof sessions.$inferSelect;
+
+function assertAutomationTokensEnabled(): void {
+  if (!config().FEATURE_AUTOMATION_TOKENS) throw new ForbiddenError('Automation tokens are turned off', 'FEATURE_DISABLED');
+}
+
+/** The automation token entry: never the token value. */
+export function toTokenEntry(row: SessionRow) {
+  return {
+    id: row.id,
+    label: row.label,
+    scopes: (row.scopes ?? []) as Scope[],
+    lastUsedAt: row.lastUsedAt?.toISOString() ?? null,
+    expiresAt: row.expiresAt.toISOString(),
+    revoked: row.revokedAt !== null,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+interface GenerateTokenInput {
+  scopes?: Scope[];
+  label?: string;
+  ttlDays?: number;
+}
+
+/**
+ * With scopes: a scoped automation token (ttlDays, else the configured default, capped at 400
+ * days). Without: a legacy full-access token valid 5 years. The value is returned only here.
+ */
+export async function generateToken(actor: Actor, input: GenerateTokenInput) {
+  if (input.scopes === undefined) {
+    if (input.label !== undefined || input.ttlDays !== undefined) {
+      throw new BadRequestError('label and ttlDays apply only to scoped tokens: send scopes too');
+    }
+    const token = newOpaqueToken(LEGACY_TOKEN_PREFIX);
+    const validTill = addMonths(now(), 12 * LEGACY_TOKEN_YEARS);
+    await db().insert(sessions).values({ userId: actor.user.id, kind: 'legacy', tokenHash: hashToken(token), expiresAt: validTill });
+    return { token, validTill: validTill.toISOString() };
+  }
+  assertAutomationTokensEnabled();
+  const scopes = [...new Set(input.scopes)];
+  if (scopes.length === 0) throw new BadRequestError('A scoped token needs at least one scope', 'UNSUPPORTED_SCOPE');
+  const ttlDays = Math.min(input.ttlDays ?? config().AUTOMATION_TOKEN_DEFAULT_TTL_DAYS, MAX_TTL_DAYS);
+  const token = newOpaqueToken(AUTOMATION_TOKEN_PREFIX);
+  const [row] = await db()
+    .insert(sessions)
+    .values({
+      userId: actor.user.id,
+      kind: 'automation',
+      tokenHash: hashToken(token),
+      label: input.label ?? null,
+      scopes,
+      expiresAt: addDays(now(), ttlDays),
+    })
+    .returning();
+  return { token, id: row!.id, label: row!.label, scopes, expiresAt: row!.expiresAt.toISOString() };
+}
+
+/** The caller's automation tokens, newest first (legacy tokens are not listed). */
+export async function listTokens(actor: Actor) {
+  const rows = await db()
+    .select()
+    .from(sessions)
+    .where(and(eq(sessions.userId, actor.user.id), eq(sessions.kind, 'automation')))
+    .orderBy(desc(sessions.createdAt), desc(sessions.id));
+  return rows.map(toTokenEntry);
+}
+
+/** Marks the token revoked (works while the feature is off). Revoking twice keeps the first time. */
+export async function revokeToken(actor: Actor, tokenId: string): Promise<void> {
+  const [row] = await db()
+    .update(sessions)
+    .set({ revokedAt: sql`coalesce(${sessions.revokedAt}, ${now()})` })
+    .where(and(eq(sessions.id, tokenId), eq(sessions.userId, actor.user.id), eq(sessions.kind, 'automation')))
+    .returning({ id: sessions.id });
+  if (!row) throw new NotFoundError('No automation token of yours has this id');
+}
+
+/** Replaces the scopes (duplicates removed); an empty list disables the token without deleting it. */
+export async function updateTokenScopes(actor: Actor, tokenId: string, scopes: Scope[]) {
+  assertAutomationTokensEnabled();
+  const [row] = await db()
+    .select()
+    .from(sessions)
+    .where(and(eq(sessions.id, tokenId), eq(sessions.userId, actor.user.id), eq(sessions.kind, 'automation')))
+    .limit(1);
+  if (!row) throw new NotFoundError('No automation token of yours has this id');
+  if (row.revokedAt) throw new BadRequestError('A revoked token cannot be changed', 'TOKEN_REVOKED');
+  const [updated] = await db()
+    .update(sessions)
+    .set({ scopes: [...new Set(scopes)] })
+    .where(eq(sessions.id, tokenId))
+    .returning();
+  return toTokenEntry(updated!);
+}

@@ -1,0 +1,71 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SignJWT, jwtVerify } from 'jose';
+import { addSeconds, now } from '../clock';
+import { config } from '../config';
+
+const ALGORITHM = 'HS256';
+const ISSUER = 'case-evidence-billing';
+const AUDIENCE = 'case-evidence-api';
+
+let key: Uint8Array | undefined;
+
+/**
+ * The access-token signing key: JWT_SECRET, or for local runs a key generated once and kept in
+ * DATA_DIR so tokens survive a restart. A Lambda without JWT_SECRET refuses to start.
+ */
+function signingKey(): Uint8Array {
+  if (key) return key;
+  const { JWT_SECRET, DATA_DIR } = config();
+  if (JWT_SECRET) {
+    key = new TextEncoder().encode(JWT_SECRET);
+  } else if (process.env.AWS_LAMBDA_FUNCTION_NAME) {
+    throw new Error('JWT_SECRET is required in the cloud');
+  } else {
+    const file = join(DATA_DIR, 'jwt-secret');
+    try {
+      key = new Uint8Array(readFileSync(file));
+    } catch {
+      mkdirSync(DATA_DIR, { recursive: true });
+      key = new Uint8Array(randomBytes(48));
+      writeFileSync(file, key, { mode: 0o600 });
+    }
+  }
+  return key;
+}
+
+export interface AccessTokenClaims {
+  userId: string;
+  sessionId: string;
+}
+
+export async function signAccessToken(claims: AccessTokenClaims): Promise<{ token: string; expiresAt: Date }> {
+  const issuedAt = now();
+  const expiresAt = addSeconds(issuedAt, config().ACCESS_TOKEN_TTL_SECONDS);
+  const token = await new SignJWT({ sid: claims.sessionId })
+    .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
+    .setSubject(claims.userId)
+    .setIssuer(ISSUER)
+    .setAudience(AUDIENCE)
+    .setIssuedAt(Math.floor(issuedAt.getTime() / 1000))
+    .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
+    .sign(signingKey());
+  return { token, expiresAt };
+}
+
+/** Verifies signature (algorithm pinned), issuer, audience and expiry; null when any fails. */
+export async function verifyAccessToken(token: string): Promise<AccessTokenClaims | null> {
+  try {
+    const { payload } = await jwtVerify(token, signingKey(), {
+      algorithms: [ALGORITHM],
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      currentDate: now(),
+    });
+    if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string') return null;
+    return { userId: payload.sub, sessionId: payload.sid };
+  } catch {
+    return null;
+  }
+}

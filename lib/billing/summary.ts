@@ -1,0 +1,34 @@
+import { addDays, now } from '../clock';
+import type { organizations } from '../db/schema';
+
+type OrganizationRow = typeof organizations.$inferSelect;
+
+/** Days after a failed base fee that an organization counts as delinquent. */
+export const DELINQUENCY_DAYS = 7;
+
+export interface BillingSummary {
+  billingMode: 'free' | 'pay_as_you_go';
+  onCaseBilling: boolean;
+  tier: string | null;
+  cadence: 'monthly' | 'annual' | null;
+  hasPaymentMethod: boolean;
+  delinquent: boolean;
+}
+
+export function isDelinquent(organization: Pick<OrganizationRow, 'baseFeeFailedAt'>): boolean {
+  const failedAt = organization.baseFeeFailedAt;
+  return failedAt !== null && addDays(failedAt, DELINQUENCY_DAYS) < now();
+}
+
+/** The billing summary carried by organization details; null for a legacy-billed organization. */
+export function billingSummary(organization: OrganizationRow): BillingSummary | null {
+  if (organization.billingMode === 'legacy') return null;
+  return {
+    billingMode: organization.billingMode,
+    onCaseBilling: organization.billingMode === 'pay_as_you_go',
+    tier: organization.billingTier,
+    cadence: organization.billingCadence,
+    hasPaymentMethod: organization.hasPaymentMethod,
+    delinquent: isDelinquent(organization),
+  };
+}

@@ -1,0 +1,56 @@
+import * as z from 'zod/mini';
+
+/** Environment flags arrive as strings; accept the usual spellings of on and off. */
+const flag = (fallback: boolean) =>
+  z.pipe(
+    z.optional(z.enum(['true', 'false', '1', '0', 'on', 'off', 'yes', 'no'])),
+    z.transform((value) => (value === undefined ? fallback : ['true', '1', 'on', 'yes'].includes(value))),
+  );
+
+const positiveInt = (fallback: number) =>
+  z.pipe(
+    z.optional(z.string().check(z.regex(/^\d+$/))),
+    z.transform((value) => (value === undefined ? fallback : Number(value))),
+  );
+
+const ConfigSchema = z.object({
+  /** postgres://... to use a Postgres server; unset means embedded PGlite in DATA_DIR. */
+  DATABASE_URL: z.optional(z.string().check(z.minLength(1))),
+  DATA_DIR: z._default(z.string(), '.data'),
+  /** Connections per process to a Postgres server (Lambda: 1 or 2 behind RDS Proxy). */
+  DB_POOL_MAX: positiveInt(10),
+  PORT: positiveInt(3000),
+  /** HMAC key for access tokens. Required in the cloud; locally one is generated into DATA_DIR. */
+  JWT_SECRET: z.optional(z.string().check(z.minLength(32))),
+  ACCESS_TOKEN_TTL_SECONDS: positiveInt(15 * 60),
+  REFRESH_TOKEN_TTL_DAYS: positiveInt(30),
+  AUTOMATION_TOKEN_DEFAULT_TTL_DAYS: positiveInt(365),
+  FEATURE_AUTOMATION_TOKENS: flag(true),
+  /** Base URL of the web app; emailed links point at it. */
+  APP_URL: z._default(z.string().check(z.url()), 'http://localhost:3000'),
+  MAIL_TRANSPORT: z._default(z.enum(['local', 'ses']), 'local'),
+  MAIL_FROM: z._default(z.string(), 'Case Evidence <no-reply@case-evidence.local>'),
+  CORS_ORIGINS: z._default(z.string(), '*'),
+  /** scrypt cost as log2(N); stored with each hash, so lowering it for tests never breaks verification. */
+  PASSWORD_HASH_LOG_N: positiveInt(15),
+  LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+let current: Config | undefined;
+
+/** Reads and validates the environment once; later calls return the same object. */
+export function config(): Config {
+  current ??= ConfigSchema.parse(process.env);
+  return current;
+}
+
+/** Tests flip feature flags and limits through this, never through process.env. */
+export function overrideConfig(changes: Partial<Config>): () => void {
+  const before = { ...config() };
+  current = { ...before, ...changes };
+  return () => {
+    current = before;
+  };
+}

@@ -1,0 +1,4 @@
+export * from './users';
+export * from './organizations';
+export * from './platform';
+export * from './relations';

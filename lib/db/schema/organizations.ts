@@ -1,0 +1,100 @@
+import { sql } from 'drizzle-orm';
+import { bigint, boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { id, timestamps, timestamptz } from '../columns';
+import { users } from './users';
+
+export const organizations = pgTable(
+  'organizations',
+  {
+    ...id,
+    name: text('name').notNull(),
+    slug: text('slug').notNull(),
+    email: text('email').notNull().default(''),
+    contact: text('contact').notNull().default(''),
+    city: text('city').notNull().default(''),
+    state: text('state').notNull().default(''),
+    country: text('country').notNull().default(''),
+    description: text('description').notNull().default(''),
+    phone: text('phone').array().notNull().default(sql`'{}'::text[]`),
+    logo: text('logo'),
+    isActive: boolean('is_active').notNull().default(true),
+    isPriority: boolean('is_priority').notNull().default(false),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
+    type: text('type').notNull().default('law_firm'),
+    version: text('version', { enum: ['v1', 'v2', 'eu', 'ca'] }).notNull().default('v2'),
+    autoAcceptInvitations: boolean('auto_accept_invitations').notNull().default(false),
+    /** 'free' (no billing yet), 'legacy' (old subscription) or 'pay_as_you_go' (self-serve tier). */
+    billingMode: text('billing_mode', { enum: ['free', 'legacy', 'pay_as_you_go'] }).notNull().default('free'),
+    billingTier: text('billing_tier'),
+    billingCadence: text('billing_cadence', { enum: ['monthly', 'annual'] }),
+    hasPaymentMethod: boolean('has_payment_method').notNull().default(false),
+    baseFeeFailedAt: timestamptz('base_fee_failed_at'),
+    ...timestamps,
+  },
+  (t) => [
+    // Names are unique case-insensitively: the database enforces it, not a read before the write.
+    uniqueIndex('organizations_name_lower_key').on(sql`lower(${t.name})`),
+    uniqueIndex('organizations_slug_key').on(t.slug),
+  ],
+);
+
+export const organizationMembers = pgTable(
+  'organization_members',
+  {
+    organizationId: uuid('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    role: text('role', {
+      enum: ['user', 'client', 'employee', 'billing', 'full_access', 'admin', 'owner', 'member'],
+    }).notNull(),
+    ...timestamps,
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.userId] }), index('organization_members_user_idx').on(t.userId)],
+);
+
+/** The organization's allowances (the contract's activePlan). One row per organization. */
+export const organizationPlans = pgTable(
+  'organization_plans',
+  {
+    ...id,
+    organizationId: uuid('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    type: text('type').notNull(),
+    seats: integer('seats').notNull(),
+    devices: integer('devices').notNull(),
+    storageBytes: bigint('storage_bytes', { mode: 'number' }).notNull(),
+    isActive: boolean('is_active').notNull().default(true),
+    isBetweenPlanChanges: boolean('is_between_plan_changes').notNull().default(false),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex('organization_plans_organization_key').on(t.organizationId)],
+);
+
+export const invitations = pgTable(
+  'invitations',
+  {
+    ...id,
+    organizationId: uuid('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    email: text('email').notNull(),
+    role: text('role').notNull(),
+    status: text('status', { enum: ['pending', 'accepted', 'rejected'] }).notNull().default('pending'),
+    tokenHash: text('token_hash').notNull(),
+    expiresAt: timestamptz('expires_at').notNull(),
+    invitedById: uuid('invited_by_id').references(() => users.id, { onDelete: 'set null' }),
+    invitedUserId: uuid('invited_user_id').references(() => users.id, { onDelete: 'set null' }),
+    acceptedById: uuid('accepted_by_id').references(() => users.id, { onDelete: 'set null' }),
+    rejectionReason: text('rejection_reason'),
+    ...timestamps,
+  },
+  (t) => [
+    uniqueIndex('invitations_organization_email_key').on(t.organizationId, t.email),
+    uniqueIndex('invitations_token_hash_key').on(t.tokenHash),
+    index('invitations_email_idx').on(t.email),
+  ],
+);

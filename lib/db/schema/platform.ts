@@ -1,0 +1,55 @@
+import { index, integer, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
+import { id, timestamps, timestamptz } from '../columns';
+import { organizations } from './organizations';
+
+/**
+ * Transactional outbox: an email is written in the same transaction as the change that causes
+ * it, then delivered; a failed delivery stays here and is retried with backoff.
+ */
+export const emailOutbox = pgTable(
+  'email_outbox',
+  {
+    ...id,
+    toAddress: text('to_address').notNull(),
+    subject: text('subject').notNull(),
+    textBody: text('text_body').notNull(),
+    htmlBody: text('html_body').notNull(),
+    /** pending -> sending (leased until next_attempt_at) -> sent, or failed after the last attempt. */
+    status: text('status', { enum: ['pending', 'sending', 'sent', 'failed'] }).notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    lastError: text('last_error'),
+    nextAttemptAt: timestamptz('next_attempt_at').notNull(),
+    sentAt: timestamptz('sent_at'),
+    ...timestamps,
+  },
+  (t) => [index('email_outbox_due_idx').on(t.status, t.nextAttemptAt)],
+);
+
+/** Fixed one-minute windows per key (client IP or user); one upsert per request. */
+export const rateLimitCounters = pgTable(
+  'rate_limit_counters',
+  {
+    key: text('key').notNull(),
+    windowStart: timestamptz('window_start').notNull(),
+    count: integer('count').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.key, t.windowStart] })],
+);
+
+/** Codes handed to custodians for the desktop extractor; their emails count as taken. */
+export const extractionCodes = pgTable(
+  'extraction_codes',
+  {
+    ...id,
+    organizationId: uuid('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    codeHash: text('code_hash').notNull(),
+    /** Stored lowercased, like users.email. */
+    custodianEmail: text('custodian_email').notNull(),
+    custodianName: text('custodian_name'),
+    usedAt: timestamptz('used_at'),
+    ...timestamps,
+  },
+  (t) => [index('extraction_codes_custodian_email_idx').on(t.custodianEmail), index('extraction_codes_organization_idx').on(t.organizationId)],
+);

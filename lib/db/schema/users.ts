@@ -1,0 +1,72 @@
+import { sql } from 'drizzle-orm';
+import { boolean, index, integer, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { id, timestamps, timestamptz } from '../columns';
+
+export const users = pgTable(
+  'users',
+  {
+    ...id,
+    /** Stored lowercased; the unique index makes sign-up races safe. */
+    email: text('email').notNull(),
+    name: text('name').notNull(),
+    passwordHash: text('password_hash').notNull(),
+    phoneNumbers: text('phone_numbers').array().notNull().default(sql`'{}'::text[]`),
+    isEmailVerified: boolean('is_email_verified').notNull().default(false),
+    emailVerifiedAt: timestamptz('email_verified_at'),
+    onboardingStatus: text('onboarding_status').notNull().default('not_started'),
+    onboardingStep: integer('onboarding_step').notNull().default(0),
+    userType: text('user_type'),
+    /** 'standard' or 'extraction_only' (custodian accounts of the desktop extractor; cannot sign in). */
+    accountKind: text('account_kind').notNull().default('standard'),
+    isActive: boolean('is_active').notNull().default(true),
+    isSuperAdmin: boolean('is_super_admin').notNull().default(false),
+    termsAcceptedAt: timestamptz('terms_accepted_at'),
+    termsVersion: text('terms_version'),
+    deletedAt: timestamptz('deleted_at'),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex('users_email_key').on(t.email)],
+);
+
+/**
+ * Every credential is a session: a login (refresh token hash here, short JWTs carry the id), a
+ * scoped automation token, or a legacy full-access token. Deleting or revoking the row ends it.
+ */
+export const sessions = pgTable(
+  'sessions',
+  {
+    ...id,
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    kind: text('kind', { enum: ['login', 'automation', 'legacy'] }).notNull(),
+    tokenHash: text('token_hash').notNull(),
+    label: text('label'),
+    scopes: text('scopes').array(),
+    expiresAt: timestamptz('expires_at').notNull(),
+    revokedAt: timestamptz('revoked_at'),
+    lastUsedAt: timestamptz('last_used_at'),
+    createdIp: text('created_ip'),
+    ...timestamps,
+  },
+  (t) => [
+    uniqueIndex('sessions_token_hash_key').on(t.tokenHash),
+    index('sessions_user_kind_idx').on(t.userId, t.kind, t.createdAt),
+  ],
+);
+
+/** Single-purpose emailed tokens (verify email, reset password), stored hashed, used once. */
+export const emailTokens = pgTable(
+  'email_tokens',
+  {
+    ...id,
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    purpose: text('purpose', { enum: ['verify_email', 'reset_password'] }).notNull(),
+    tokenHash: text('token_hash').notNull(),
+    expiresAt: timestamptz('expires_at').notNull(),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex('email_tokens_token_hash_key').on(t.tokenHash), index('email_tokens_user_idx').on(t.userId, t.purpose)],
+);

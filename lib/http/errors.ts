@@ -1,0 +1,103 @@
+/**
+ * The closed list of error codes the API answers with, and the one map from code to status.
+ * Domain code throws these; the error middleware turns them into the error envelope.
+ */
+export const ERROR_STATUS = {
+  BAD_REQUEST: 400,
+  VALIDATION_FAILED: 400,
+  MALFORMED_JSON: 400,
+  TERMS_NOT_ACCEPTED: 400,
+  ORGANIZATION_NAME_TAKEN: 400,
+  USER_NOT_CREATED: 400,
+  UNSUPPORTED_SCOPE: 400,
+  TOKEN_EXPIRED: 400,
+  TOKEN_REVOKED: 400,
+  USER_GONE: 400,
+  WRONG_PASSWORD: 400,
+  EMAIL_ALREADY_VERIFIED: 400,
+  UNAUTHENTICATED: 401,
+  INVALID_CREDENTIALS: 401,
+  ACCOUNT_INACTIVE: 401,
+  FORBIDDEN: 403,
+  FEATURE_DISABLED: 403,
+  INSUFFICIENT_SCOPE: 403,
+  NOT_A_MEMBER: 403,
+  INSUFFICIENT_ROLE: 403,
+  NO_ACTIVE_PLAN: 403,
+  NOT_FOUND: 404,
+  ROUTE_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONFLICT: 409,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+type CodeOfStatus<S extends number> = { [K in ErrorCode]: (typeof ERROR_STATUS)[K] extends S ? K : never }[ErrorCode];
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export class HttpError extends Error {
+  readonly statusCode: number;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: ErrorDetail[],
+    headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = new.target.name;
+    this.statusCode = ERROR_STATUS[code];
+    this.headers = headers;
+  }
+}
+
+export class BadRequestError extends HttpError {
+  constructor(message: string, code: CodeOfStatus<400> = 'BAD_REQUEST') {
+    super(code, message);
+  }
+}
+
+export class ValidationFailedError extends HttpError {
+  constructor(details: ErrorDetail[]) {
+    super('VALIDATION_FAILED', `Invalid request: ${details.map((d) => d.path).join(', ')}`, details);
+  }
+}
+
+export class UnauthenticatedError extends HttpError {
+  constructor(message = 'A valid bearer token is required', code: CodeOfStatus<401> = 'UNAUTHENTICATED') {
+    super(code, message);
+  }
+}
+
+export class ForbiddenError extends HttpError {
+  constructor(message = 'You may not do this', code: CodeOfStatus<403> = 'FORBIDDEN') {
+    super(code, message);
+  }
+}
+
+export class NotFoundError extends HttpError {
+  constructor(message = 'Not found', code: CodeOfStatus<404> = 'NOT_FOUND') {
+    super(code, message);
+  }
+}
+
+export class ConflictError extends HttpError {
+  constructor(message: string) {
+    super('CONFLICT', message);
+  }
+}
+
+export class RateLimitedError extends HttpError {
+  constructor(retryAfterSeconds: number) {
+    super('RATE_LIMITED', 'Too many requests; try again later', undefined, {
+      'Retry-After': String(retryAfterSeconds),
+    });
+  }
+}

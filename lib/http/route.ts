@@ -1,0 +1,44 @@
+import type { Scope } from '../auth/scopes';
+import type { RoleRule } from '../organizations/roles';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** One entry of functions/routes.ts: everything infra, the local server and the middleware need. */
+export interface RouteDefinition {
+  operationId: string;
+  method: HttpMethod;
+  /** API Gateway style: /auth/tokens/{id} */
+  path: string;
+  /** Handler module, relative to the repository root; it exports `handler`. */
+  handler: `functions/${string}.ts`;
+  summary: string;
+  auth: 'none' | 'bearer';
+  /**
+   * Scope an automation token needs to call this route. null: only full sessions (sign-in or
+   * legacy token) may call it, never a scoped token.
+   */
+  scope: Scope | null;
+  /** Where the organization comes from, and the role the caller needs in it. */
+  organization?: {
+    from: 'header' | 'path';
+    role: RoleRule;
+    /** Organization must have an active plan (403 otherwise). */
+    activePlan?: boolean;
+  };
+  /** The `organization` header is declared required by the contract even when not used for the check. */
+  organizationHeader?: 'required';
+  superAdmin?: boolean;
+  internal: boolean;
+  /** Ours, not the contract's (x-extension in the API description). */
+  extension?: boolean;
+  successStatus: 200 | 201 | 204;
+  /** The reject-invitation answer has no `data`; 204 answers have no body at all. */
+  envelope?: 'no-data';
+  /** The service's own per-client limit, counted in Postgres per IP and per user. */
+  rateLimit?: { perMinute: number };
+  /** API Gateway throttle for the route: steady requests per second and burst. */
+  throttle: { rate: number; burst: number };
+  lambda?: { memoryMb?: number; timeoutSeconds?: number; reservedConcurrency?: number };
+}
+
+export const DEFAULT_THROTTLE = { rate: 50, burst: 100 } as const;

@@ -1,0 +1,51 @@
+import { config } from '../config';
+import type { MailMessage } from './transport';
+
+const escapeHtml = (text: string): string =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/** A link into the web app; emailed tokens always travel as the `token=` query parameter. */
+export function appLink(path: string, params: Record<string, string>): string {
+  const url = new URL(path, config().APP_URL);
+  for (const [key, value] of Object.entries(params)) url.searchParams.set(key, value);
+  return url.toString();
+}
+
+function message(to: string, subject: string, paragraphs: string[], action?: { label: string; url: string }): MailMessage {
+  const text = [...paragraphs, ...(action ? [`${action.label}: ${action.url}`] : [])].join('\n\n');
+  const html = [
+    ...paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`),
+    ...(action ? [`<p><a href="${escapeHtml(action.url)}">${escapeHtml(action.label)}</a></p>`] : []),
+  ].join('\n');
+  return { to, subject, text, html };
+}
+
+export const emails = {
+  verifyEmail: (to: string, name: string, token: string) =>
+    message(to, 'Verify your email address', [`Hello ${name},`, 'Please confirm this is your email address.'], {
+      label: 'Verify email',
+      url: appLink('/verify-email', { token, email: to }),
+    }),
+
+  resetPassword: (to: string, name: string, token: string) =>
+    message(
+      to,
+      'Reset your password',
+      [`Hello ${name},`, 'Someone asked to reset the password of your account. The link is valid for one hour. If it was not you, ignore this email.'],
+      { label: 'Reset password', url: appLink('/reset-password', { token, email: to }) },
+    ),
+
+  passwordChanged: (to: string, name: string) =>
+    message(to, 'Your password was changed', [
+      `Hello ${name},`,
+      'The password of your account was just changed. If you did not do this, reset your password at once and contact support.',
+    ]),
+
+  invitation: (to: string, organizationName: string, organizationId: string, inviterName: string | null, token: string) =>
+    message(
+      to,
+      `You are invited to join ${organizationName}`,
+      [`${inviterName ?? 'A colleague'} invited you to join ${organizationName}. The invitation is valid for one month.`],
+      { label: 'Accept invitation', url: appLink('/invitations/accept', { token, email: to, organization: organizationId }) },
+    ),
+};

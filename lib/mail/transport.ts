@@ -1,0 +1,77 @@
+import { appendFile, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { now } from '../clock';
+import { config } from '../config';
+
+export interface MailMessage {
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+}
+
+export interface SentMail extends MailMessage {
+  sentAt: string;
+}
+
+/** Where mail leaves the service: SES in the cloud, a local sink on a laptop and in tests. */
+export interface MailTransport {
+  send(message: MailMessage): Promise<void>;
+}
+
+/**
+ * Keeps every message in memory (served at GET /_dev/emails by the local server) and, when given
+ * a directory, appends it to mail-sink.jsonl there so nothing is lost across restarts.
+ */
+export class LocalMailSink implements MailTransport {
+  readonly messages: SentMail[] = [];
+
+  constructor(private readonly directory?: string) {}
+
+  async send(message: MailMessage): Promise<void> {
+    const sent = { ...message, sentAt: now().toISOString() };
+    if (this.directory) {
+      await mkdir(this.directory, { recursive: true });
+      await appendFile(join(this.directory, 'mail-sink.jsonl'), `${JSON.stringify(sent)}\n`);
+    }
+    this.messages.push(sent);
+  }
+}
+
+/** Amazon SES; the SDK is imported on first send so routes that never mail don't load it. */
+export class SesMailTransport implements MailTransport {
+  private client: Promise<{ send(message: MailMessage): Promise<void> }> | undefined;
+
+  async send(message: MailMessage): Promise<void> {
+    this.client ??= import('@aws-sdk/client-ses').then(({ SESClient, SendEmailCommand }) => {
+      const ses = new SESClient({});
+      return {
+        async send(mail: MailMessage) {
+          await ses.send(
+            new SendEmailCommand({
+              Source: config().MAIL_FROM,
+              Destination: { ToAddresses: [mail.to] },
+              Message: {
+                Subject: { Data: mail.subject, Charset: 'UTF-8' },
+                Body: { Text: { Data: mail.text, Charset: 'UTF-8' }, Html: { Data: mail.html, Charset: 'UTF-8' } },
+              },
+            }),
+          );
+        },
+      };
+    });
+    await (await this.client).send(message);
+  }
+}
+
+let transport: MailTransport | undefined;
+
+export function mailTransport(): MailTransport {
+  transport ??= config().MAIL_TRANSPORT === 'ses' ? new SesMailTransport() : new LocalMailSink(config().DATA_DIR);
+  return transport;
+}
+
+/** The local server and tests install their own sink (or a failing one, to prove retries). */
+export function useMailTransport(next: MailTransport): void {
+  transport = next;
+}

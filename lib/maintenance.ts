@@ -1,0 +1,28 @@
+import { logger } from './log';
+import { deliverDueEmails } from './mail/outbox';
+import { pruneRateLimitCounters } from './rate-limit';
+
+/**
+ * Periodic upkeep: retry due emails from the outbox and drop old rate-limit windows. The local
+ * server runs it on a timer; in the cloud a scheduled function runs the same call.
+ */
+export async function runMaintenance(): Promise<{ emailsSent: number }> {
+  const emailsSent = await deliverDueEmails();
+  await pruneRateLimitCounters();
+  return { emailsSent };
+}
+
+export function startMaintenanceLoop(intervalMs: number): () => void {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    runMaintenance()
+      .catch((error) => logger.error('maintenance failed', { error }))
+      .finally(() => {
+        running = false;
+      });
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,191 @@
+import { and, eq, ne, sql } from 'drizzle-orm';
+import { startLoginSession } from '../auth/sessions';
+import { now } from '../clock';
+import { db } from '../db/client';
+import { emailTokens, extractionCodes, sessions, users } from '../db/schema';
+import { transaction } from '../db/transaction';
+import { BadRequestError, NotFoundError } from '../http/errors';
+import type { Actor } from '../http/types';
+import { inviteToOrganization } from '../invitations';
+import { queueEmail } from '../mail/outbox';
+import { emails } from '../mail/templates';
+import { toOrganizationDetails } from '../organizations/entity';
+import { insertOrganization } from '../organizations';
+import { FREE_PLAN } from '../organizations/plans';
+import { hashPassword, verifyPassword } from '../secrets';
+import { findEmailToken, issueEmailToken } from './email-tokens';
+import { buildUserProfile, forgetCachedProfile } from './profile';
+
+export const TERMS_VERSION = '2026-01';
+
+interface RegisterInput {
+  name: string;
+  email: string;
+  password: string;
+  acceptTerms: boolean;
+  organizationName?: string;
+  inviteEmails?: string[];
+}
+
+/**
+ * Creates the user, their organization (owner, free plan), invitations for `inviteEmails`, the
+ * terms acceptance and a verification email, and signs the user in: all in one transaction.
+ */
+export async function register(input: RegisterInput, ip: string | null) {
+  if (!input.acceptTerms) throw new BadRequestError('The terms must be accepted', 'TERMS_NOT_ACCEPTED');
+  const invitees = [...new Set(input.inviteEmails ?? [])].filter((email) => email !== input.email);
+  if (invitees.length > FREE_PLAN.seats - 1) {
+    throw new BadRequestError(`The free plan has ${FREE_PLAN.seats} seats: invite at most ${FREE_PLAN.seats - 1} people`, 'USER_NOT_CREATED');
+  }
+  const passwordHash = await hashPassword(input.password);
+
+  const created = await transaction(async (tx, afterCommit) => {
+    const [user] = await tx
+      .insert(users)
+      .values({ email: input.email, name: input.name, passwordHash, termsAcceptedAt: now(), termsVersion: TERMS_VERSION })
+      .onConflictDoNothing()
+      .returning();
+    if (!user) throw new BadRequestError('An account with this email already exists', 'USER_NOT_CREATED');
+
+    const organization = input.organizationName
+      ? await insertOrganization(tx, { name: input.organizationName, ownerId: user.id, email: user.email })
+      : await insertOrganizationWithFreeName(tx, `${user.name}'s Organization`, user);
+    if (!organization) throw new BadRequestError('An organization with this name already exists', 'ORGANIZATION_NAME_TAKEN');
+
+    await inviteToOrganization(tx, afterCommit, {
+      organization,
+      inviter: { id: user.id, name: user.name },
+      emails: invitees,
+      role: 'member',
+    });
+    const verificationToken = await issueEmailToken(tx, user.id, 'verify_email');
+    await queueEmail(tx, afterCommit, emails.verifyEmail(user.email, user.name, verificationToken));
+    const tokens = await startLoginSession(tx, user.id, ip);
+    return { user, organization, tokens };
+  });
+
+  return {
+    ...created.tokens,
+    userProfile: await buildUserProfile(created.user.id),
+    organizationInfo: toOrganizationDetails(created.organization, 'owner'),
+  };
+}
+
+/** A name the user did not choose must not fail sign-up: "Ann's Organization (2)" when taken. */
+async function insertOrganizationWithFreeName(tx: Parameters<typeof insertOrganization>[0], baseName: string, user: { id: string; email: string }) {
+  for (let n = 1; n <= 20; n += 1) {
+    const name = n === 1 ? baseName : `${baseName} (${n})`;
+    const organization = await insertOrganization(tx, { name, ownerId: user.id, email: user.email });
+    if (organization) return organization;
+  }
+  return null;
+}
+
+interface UpdateProfileInput {
+  name?: string;
+  phoneNumbers?: string[];
+  onboardingStatus?: string;
+  onboardingStep?: number;
+  userType?: string | null;
+}
+
+/** Updates the editable profile fields and returns the freshly built profile. */
+export async function updateProfile(actor: Actor, input: UpdateProfileInput) {
+  const changes = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
+  if (Object.keys(changes).length > 0) {
+    await db().update(users).set(changes).where(eq(users.id, actor.user.id));
+  }
+  forgetCachedProfile(actor.user.id);
+  return buildUserProfile(actor.user.id);
+}
+
+/**
+ * Changes the password after checking the old one, ends the user's other sign-in sessions and
+ * sends a password-changed email. Returns the freshly built profile.
+ */
+export async function changePassword(actor: Actor, input: { oldPassword: string; newPassword: string }) {
+  const [user] = await db().select().from(users).where(eq(users.id, actor.user.id)).limit(1);
+  if (!user || !(await verifyPassword(input.oldPassword, user.passwordHash))) {
+    throw new BadRequestError('The old password is wrong', 'WRONG_PASSWORD');
+  }
+  const passwordHash = await hashPassword(input.newPassword);
+  await transaction(async (tx, afterCommit) => {
+    await tx.update(users).set({ passwordHash }).where(eq(users.id, user.id));
+    await tx
+      .delete(sessions)
+      .where(and(eq(sessions.userId, user.id), eq(sessions.kind, 'login'), ne(sessions.id, actor.session.id)));
+    await queueEmail(tx, afterCommit, emails.passwordChanged(user.email, user.name));
+  });
+  forgetCachedProfile(user.id);
+  return buildUserProfile(user.id);
+}
+
+/** Marks the email verified. Unknown token (or one for another email): 404; expired: 400. */
+export async function verifyEmail(input: { token: string; email?: string }) {
+  const found = await findEmailToken(input.token, 'verify_email');
+  if (!found || (input.email !== undefined && input.email !== found.user.email)) {
+    throw new NotFoundError('Unknown verification token');
+  }
+  if (found.expired) throw new BadRequestError('The verification link has expired', 'TOKEN_EXPIRED');
+  await transaction(async (tx) => {
+    await tx.update(users).set({ isEmailVerified: true, emailVerifiedAt: now() }).where(eq(users.id, found.user.id));
+    await tx.delete(emailTokens).where(eq(emailTokens.id, found.tokenId));
+  });
+  forgetCachedProfile(found.user.id);
+  return { message: 'Email verified' };
+}
+
+/** Sends a new verification link (the previous one stops working). 400 when already verified. */
+export async function resendVerificationEmail(actor: Actor) {
+  if (actor.user.isEmailVerified) throw new BadRequestError('The email is already verified', 'EMAIL_ALREADY_VERIFIED');
+  await transaction(async (tx, afterCommit) => {
+    const token = await issueEmailToken(tx, actor.user.id, 'verify_email');
+    await queueEmail(tx, afterCommit, emails.verifyEmail(actor.user.email, actor.user.name, token));
+  });
+  return { message: `A new verification link was sent to ${actor.user.email}` };
+}
+
+/** Emails a reset link. Always answered 200; `isSuccess` false for an unknown email. */
+export async function sendForgotPasswordLink(input: { email: string }) {
+  const [user] = await db().select().from(users).where(eq(users.email, input.email)).limit(1);
+  if (!user || user.deletedAt) return { isSuccess: false, message: 'No account is registered with this email' };
+  if (!user.isActive || user.accountKind !== 'standard') return { isSuccess: false, message: 'This account cannot sign in' };
+  await transaction(async (tx, afterCommit) => {
+    const token = await issueEmailToken(tx, user.id, 'reset_password');
+    await queueEmail(tx, afterCommit, emails.resetPassword(user.email, user.name, token));
+  });
+  return { isSuccess: true, message: 'A password reset link was sent' };
+}
+
+/**
+ * Sets a new password with an emailed reset token, ends every sign-in session and sends a
+ * password-changed email. Always 200; an unknown or expired token gives `isSuccess: false`.
+ */
+export async function resetPassword(input: { token: string; email: string; password: string }) {
+  const found = await findEmailToken(input.token, 'reset_password');
+  if (!found || found.user.email !== input.email) return { isSuccess: false, message: 'The reset link is invalid' };
+  if (found.expired) return { isSuccess: false, message: 'The reset link has expired' };
+  const passwordHash = await hashPassword(input.password);
+  const user = found.user;
+  await transaction(async (tx, afterCommit) => {
+    await tx.update(users).set({ passwordHash }).where(eq(users.id, user.id));
+    await tx.delete(emailTokens).where(and(eq(emailTokens.userId, user.id), eq(emailTokens.purpose, 'reset_password')));
+    await tx.delete(sessions).where(and(eq(sessions.userId, user.id), eq(sessions.kind, 'login')));
+    await queueEmail(tx, afterCommit, emails.passwordChanged(user.email, user.name));
+  });
+  forgetCachedProfile(user.id);
+  return { isSuccess: true, message: 'Your password was changed' };
+}
+
+/** Whether an email is free: taken by a user ('user') or a custodian of an extraction code ('custodian'). */
+export async function checkEmailAvailability(input: { email: string }) {
+  const [row] = await db()
+    .select({
+      isUser: sql<boolean>`exists (select 1 from ${users} where ${users.email} = ${input.email})`,
+      isCustodian: sql<boolean>`exists (select 1 from ${extractionCodes} where ${extractionCodes.custodianEmail} = ${input.email})`,
+    })
+    .from(sql`(select 1) as one`);
+  if (row?.isUser) return { isAvailable: false, type: 'user' as const };
+  if (row?.isCustodian) return { isAvailable: false, type: 'custodian' as const };
+  return { isAvailable: true, type: null };
+}

@@ -1,0 +1,27 @@
+import * as z from 'zod/mini';
+import { DisplayName, Email, Password } from '../common/fields';
+import { OrganizationDetailsResponseEntity } from '../common/organization';
+import { UserEntity } from '../user/user-entity';
+
+export const RegisterEmailDto = z
+  .strictObject({
+    name: DisplayName,
+    email: Email,
+    password: Password,
+    /** Must be true; false is answered 400 TERMS_NOT_ACCEPTED. */
+    acceptTerms: z.boolean(),
+    organizationName: z.optional(DisplayName),
+    inviteEmails: z.optional(z.array(Email).check(z.maxLength(50))),
+  })
+  .register(z.globalRegistry, { id: 'RegisterEmailDto' });
+
+export const RegisterResponseEntity = z
+  .object({
+    accessToken: z.string(),
+    refreshToken: z.string(),
+    userProfile: UserEntity,
+    organizationInfo: z.optional(OrganizationDetailsResponseEntity),
+  })
+  .register(z.globalRegistry, { id: 'RegisterResponseEntity' });
+
+export type RegisterEmailDto = z.infer<typeof RegisterEmailDto>;

@@ -1,0 +1,67 @@
+import { randomBytes } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { routes } from '../../functions/routes';
+import { db } from '../../lib/db/client';
+import { users } from '../../lib/db/schema';
+import { expectData, invoke } from './invoke';
+import { mailSink } from './setup';
+
+let counter = 0;
+
+/** A unique address per call, so tests in one file never collide. */
+export function uniqueEmail(prefix = 'user'): string {
+  counter += 1;
+  return `${prefix}.${counter}.${randomBytes(3).toString('hex')}@example.com`;
+}
+
+export interface TestUser {
+  id: string;
+  email: string;
+  name: string;
+  password: string;
+  accessToken: string;
+  refreshToken: string;
+  organizationId: string;
+}
+
+/** Registers a user through the real register route (which also creates their organization). */
+export async function createUser(overrides: { email?: string; name?: string; password?: string; organizationName?: string } = {}): Promise<TestUser> {
+  const email = overrides.email ?? uniqueEmail();
+  const name = overrides.name ?? `Test User ${counter}`;
+  const password = overrides.password ?? `pw-${randomBytes(6).toString('hex')}`;
+  const data = expectData(
+    await invoke(routes.register, {
+      body: { name, email, password, acceptTerms: true, organizationName: overrides.organizationName ?? `Firm ${randomBytes(5).toString('hex')}` },
+    }),
+  );
+  return {
+    id: data.userProfile.id,
+    email,
+    name,
+    password,
+    accessToken: data.accessToken,
+    refreshToken: data.refreshToken,
+    organizationId: data.organizationInfo.organization.id,
+  };
+}
+
+/** Changes a user row directly, for states no route reaches (inactive, extraction-only, super admin). */
+export async function updateUserRow(userId: string, changes: Partial<typeof users.$inferInsert>): Promise<void> {
+  await db().update(users).set(changes).where(eq(users.id, userId));
+}
+
+/** Messages the local sink received for an address, oldest first. */
+export function emailsTo(address: string) {
+  return mailSink.messages.filter((m) => m.to === address.toLowerCase());
+}
+
+/** The `token=` value of the newest email to `address` whose subject contains `subject`. */
+export function tokenFromEmail(address: string, subject: string): string {
+  const message = emailsTo(address)
+    .filter((m) => m.subject.includes(subject))
+    .at(-1);
+  if (!message) throw new Error(`No email "${subject}" to ${address}`);
+  const token = new URL(/https?:\/\/\S+/.exec(message.text)![0]).searchParams.get('token');
+  if (!token) throw new Error('Email has no token link');
+  return token;
+}

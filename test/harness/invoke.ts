@@ -1,0 +1,77 @@
+import { expect } from 'vitest';
+import type { RouteDefinition } from '../../lib/http/route';
+import { buildApiGatewayEvent, buildLambdaContext } from '../../infra/local/apigw-event';
+import { loadHandler } from '../../infra/local/router';
+
+export interface InvokeOptions {
+  body?: unknown;
+  /** Sent as is (for malformed JSON); wins over `body`. */
+  rawBody?: string;
+  token?: string;
+  organization?: string;
+  path?: Record<string, string>;
+  query?: Record<string, string | string[]>;
+  headers?: Record<string, string>;
+  ip?: string;
+}
+
+export interface InvokeResult<T = any> {
+  status: number;
+  headers: Record<string, string>;
+  body: T;
+}
+
+/** Invokes a route's real handler with the API Gateway event Lambda would get. */
+export async function invoke<T = any>(route: RouteDefinition, options: InvokeOptions = {}): Promise<InvokeResult<T>> {
+  const pathname = route.path.replace(/\{([A-Za-z0-9_]+)\}/g, (_m, name: string) => {
+    const value = options.path?.[name];
+    if (value === undefined) throw new Error(`invoke: missing path parameter ${name}`);
+    return encodeURIComponent(value);
+  });
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(options.query ?? {})) {
+    for (const item of Array.isArray(value) ? value : [value]) search.append(key, item);
+  }
+  const headers: Record<string, string> = { 'user-agent': 'vitest', ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  if (options.organization) headers.organization = options.organization;
+  const body = options.rawBody ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
+  if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
+    headers['content-type'] = 'application/json';
+  }
+  const query = search.toString();
+  const event = buildApiGatewayEvent(
+    route,
+    { method: route.method, url: `${pathname}${query ? `?${query}` : ''}`, headers, body, sourceIp: options.ip ?? '203.0.113.10' },
+    options.path ?? {},
+  );
+  const handler = await loadHandler(route);
+  const result = await handler(event, buildLambdaContext(route));
+  const responseHeaders: Record<string, string> = {};
+  for (const [name, value] of Object.entries(result.headers ?? {})) responseHeaders[name.toLowerCase()] = String(value);
+  return {
+    status: result.statusCode ?? 200,
+    headers: responseHeaders,
+    body: result.body ? JSON.parse(result.body) : undefined,
+  };
+}
+
+/** Asserts the error envelope: status, code, and (optionally) the fields named in details. */
+export function expectError(result: InvokeResult, status: number, code: string, fields?: string[]): void {
+  expect(result.status, JSON.stringify(result.body)).toBe(status);
+  expect(result.body).toMatchObject({ statusCode: status, error: { code } });
+  expect(typeof result.body.timestamp).toBe('string');
+  expect(result.body).toHaveProperty('requestId');
+  if (fields) {
+    const paths = (result.body.error.details ?? []).map((d: { path: string }) => d.path);
+    for (const field of fields) expect(paths).toContain(field);
+  }
+}
+
+/** Asserts the success envelope and returns `data`. */
+export function expectData<T = any>(result: InvokeResult, status = 200): T {
+  expect(result.status, JSON.stringify(result.body)).toBe(status);
+  expect(result.body).toMatchObject({ statusCode: status });
+  expect(Number.isNaN(Date.parse(result.body.timestamp))).toBe(false);
+  return result.body.data as T;
+}

@@ -1,0 +1,38 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { afterAll, afterEach, beforeAll, inject } from 'vitest';
+import { testClock } from '../../lib/clock';
+import { closeDb, openPglite, openPostgres, useConnection } from '../../lib/db/client';
+import { LocalMailSink, useMailTransport } from '../../lib/mail/transport';
+import { databaseUrl, TEST_DATABASE_PREFIX } from './databases';
+
+/** Every test file gets its own database, cloned from the migrated template, and its own mail sink. */
+export const mailSink = new LocalMailSink();
+
+let dropDatabase: (() => Promise<void>) | undefined;
+
+beforeAll(async () => {
+  useMailTransport(mailSink);
+  const template = inject('databaseTemplate');
+  if (template.kind === 'postgres') {
+    const name = `${TEST_DATABASE_PREFIX}${randomBytes(6).toString('hex')}`;
+    const admin = await openPostgres(template.url, { max: 1 });
+    await admin.db.execute(`create database "${name}" template "${template.template}"`);
+    useConnection(await openPostgres(databaseUrl(template.url, name), { max: 4 }));
+    dropDatabase = async () => {
+      await admin.db.execute(`drop database if exists "${name}" with (force)`);
+      await admin.close();
+    };
+  } else {
+    useConnection(await openPglite(undefined, new Blob([readFileSync(template.file)])));
+  }
+});
+
+afterEach(() => {
+  testClock.reset();
+});
+
+afterAll(async () => {
+  await closeDb();
+  await dropDatabase?.();
+});
