@@ -1,0 +1,46 @@
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { routeList, routes } from '../../functions/routes';
+import { loadHandler } from '../../infra/local/router';
+
+const ROOT = join(import.meta.dirname, '../..');
+
+function handlerFiles(directory: string): string[] {
+  return readdirSync(directory).flatMap((name) => {
+    const path = join(directory, name);
+    if (statSync(path).isDirectory()) return handlerFiles(path);
+    return name.endsWith('.ts') ? [relative(ROOT, path)] : [];
+  });
+}
+
+describe('the route table', () => {
+  it('lists every handler file under functions/, and every entry has a file that exports a handler', async () => {
+    const files = handlerFiles(join(ROOT, 'functions')).filter((f) => f !== 'functions/routes.ts');
+    expect(new Set(routeList.map((r) => r.handler))).toEqual(new Set(files));
+    for (const route of routeList) expect(typeof (await loadHandler(route))).toBe('function');
+  });
+
+  it('has each method and path once, and each operation id once, equal to its key', () => {
+    const keys = routeList.map((r) => `${r.method} ${r.path.replace(/\{[^}]+\}/g, '{}')}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    for (const [name, route] of Object.entries(routes)) expect(route.operationId).toBe(name);
+  });
+
+  it('gives every route a sane throttle, status and path', () => {
+    for (const route of routeList) {
+      expect(route.path, route.operationId).toMatch(/^(\/[a-z0-9-]+|\/\{[A-Za-z]+\})+$/);
+      expect(route.throttle.rate, route.operationId).toBeGreaterThan(0);
+      expect(route.throttle.burst, route.operationId).toBeGreaterThanOrEqual(1);
+      expect([200, 201, 204]).toContain(route.successStatus);
+      if (route.organization) expect(route.auth, route.operationId).toBe('bearer');
+      if (route.rateLimit) expect(route.throttle.rate * 60, route.operationId).toBeLessThanOrEqual(route.rateLimit.perMinute);
+    }
+  });
+
+  it('marks the contract limits: 10/min for check-email-availability, 3/min for resend-verification-email', () => {
+    expect(routes.checkEmailAvailability.rateLimit).toEqual({ perMinute: 10 });
+    expect(routes.resendVerificationEmail.rateLimit).toEqual({ perMinute: 3 });
+    expect(routes.resendVerificationEmail.internal).toBe(true);
+  });
+});
