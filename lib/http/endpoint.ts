@@ -22,8 +22,8 @@ export interface HandlerInput<R extends RouteDefinition, S extends RequestSchema
   body: Parsed<S['body']>;
   query: Parsed<S['query']>;
   path: Parsed<S['path']>;
-  actor: R['auth'] extends 'bearer' ? Actor : undefined;
-  organization: R['organization'] extends object ? OrganizationContext : undefined;
+  actor: R['auth'] extends 'bearer' ? Actor : R['auth'] extends 'none' ? undefined : Actor | undefined;
+  organization: R['organization'] extends object ? OrganizationContext : OrganizationContext | undefined;
   requestId: string;
   ip: string;
   userAgent: string | undefined;
