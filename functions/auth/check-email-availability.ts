@@ -1,9 +1,9 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { checkEmailAvailability } from '../../lib/users';
-import { CheckEmailAvailabilityDto } from '../../schemas/auth/check-email-availability';
+import { CheckEmailAvailabilityDto, EmailAvailabilityEntity } from '../../schemas/auth/check-email-availability';
 import { routes } from '../routes';
 
 /** POST /auth/check-email-availability: no auth, 10 requests per minute. */
-export const handler = endpoint(routes.checkEmailAvailability, { body: CheckEmailAvailabilityDto }, ({ body }) =>
+export const handler = endpoint(routes.checkEmailAvailability, { body: CheckEmailAvailabilityDto, response: EmailAvailabilityEntity }, ({ body }) =>
   checkEmailAvailability(body),
 );

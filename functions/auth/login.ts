@@ -1,7 +1,7 @@
 import { login } from '../../lib/auth';
 import { endpoint } from '../../lib/http/endpoint';
-import { LoginEmailDto } from '../../schemas/auth/login';
+import { LoginEmailDto, LoginResponseEntity } from '../../schemas/auth/login';
 import { routes } from '../routes';
 
 /** POST /auth/login: creates a session; 401 for wrong credentials, inactive or extraction-only users. */
-export const handler = endpoint(routes.login, { body: LoginEmailDto }, ({ body, ip }) => login(body, ip));
+export const handler = endpoint(routes.login, { body: LoginEmailDto, response: LoginResponseEntity }, ({ body, ip }) => login(body, ip));

@@ -1,7 +1,7 @@
 import { refreshAccessToken } from '../../lib/auth';
 import { endpoint } from '../../lib/http/endpoint';
-import { RefreshTokenDto } from '../../schemas/auth/refresh-token';
+import { RefreshTokenDto, RefreshTokenResponseEntity } from '../../schemas/auth/refresh-token';
 import { routes } from '../routes';
 
 /** POST /auth/refresh: a new access token with the same refresh token. */
-export const handler = endpoint(routes.refreshToken, { body: RefreshTokenDto }, ({ body }) => refreshAccessToken(body.refreshToken));
+export const handler = endpoint(routes.refreshToken, { body: RefreshTokenDto, response: RefreshTokenResponseEntity }, ({ body }) => refreshAccessToken(body.refreshToken));

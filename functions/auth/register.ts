@@ -1,7 +1,7 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { register } from '../../lib/users';
-import { RegisterEmailDto } from '../../schemas/auth/register';
+import { RegisterEmailDto, RegisterResponseEntity } from '../../schemas/auth/register';
 import { routes } from '../routes';
 
 /** POST /auth/register: user, organization, invitations, verification email, and a session. */
-export const handler = endpoint(routes.register, { body: RegisterEmailDto }, ({ body, ip }) => register(body, ip));
+export const handler = endpoint(routes.register, { body: RegisterEmailDto, response: RegisterResponseEntity }, ({ body, ip }) => register(body, ip));

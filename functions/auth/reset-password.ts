@@ -1,7 +1,8 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { resetPassword } from '../../lib/users';
 import { ResetPasswordDto } from '../../schemas/auth/password-reset';
+import { MessageWithSuccessEntity } from '../../schemas/common/fields';
 import { routes } from '../routes';
 
 /** POST /auth/reset-password: always 200; `isSuccess` false for an unknown or expired token. */
-export const handler = endpoint(routes.resetPassword, { body: ResetPasswordDto }, ({ body }) => resetPassword(body));
+export const handler = endpoint(routes.resetPassword, { body: ResetPasswordDto, response: MessageWithSuccessEntity }, ({ body }) => resetPassword(body));

@@ -1,7 +1,8 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { changePassword } from '../../lib/users';
 import { ChangePasswordDto } from '../../schemas/user/update-user';
+import { UserEntity } from '../../schemas/user/user-entity';
 import { routes } from '../routes';
 
 /** POST /user/change-password: 400 when the old password is wrong; returns the fresh profile. */
-export const handler = endpoint(routes.changePassword, { body: ChangePasswordDto }, ({ body, actor }) => changePassword(actor, body));
+export const handler = endpoint(routes.changePassword, { body: ChangePasswordDto, response: UserEntity }, ({ body, actor }) => changePassword(actor, body));

@@ -16,6 +16,7 @@ import type { Actor, ApiContext, ApiEvent, ApiMiddleware, ApiResult, Organizatio
 import { type RequestSchemas, validateRequest } from './validate';
 
 type Parsed<S> = S extends z.ZodMiniType ? z.output<S> : undefined;
+type Answer<S> = S extends z.ZodMiniType ? z.input<S> : unknown;
 
 /** What a handler receives: validated input and who is calling, typed from its route and schemas. */
 export interface HandlerInput<R extends RouteDefinition, S extends RequestSchemas> {
@@ -44,13 +45,13 @@ const connectDatabase = (): ApiMiddleware => ({
 export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
   route: R,
   schemas: S,
-  run: (input: HandlerInput<R, S>) => Promise<unknown>,
+  run: (input: HandlerInput<R, S>) => Promise<Answer<S['response']>>,
 ) {
   const origins = config()
     .CORS_ORIGINS.split(',')
     .map((o) => o.trim())
     .filter(Boolean);
-  return middy<ApiEvent, ApiResult, Error, ApiContext>()
+  const handler = middy<ApiEvent, ApiResult, Error, ApiContext>()
     .use(httpHeaderNormalizer())
     .use(requestContext())
     .use(httpCors({ origins, headers: 'Authorization,Content-Type,organization,X-Request-Id', exposeHeaders: 'X-Request-Id,Retry-After' }) as ApiMiddleware)
@@ -75,4 +76,6 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
         userAgent: api.userAgent,
       } as HandlerInput<R, S>)) as ApiResult;
     });
+  // The OpenAPI builder and the contract tests read the route and its schemas from the handler.
+  return Object.assign(handler, { definition: { route, schemas } });
 }

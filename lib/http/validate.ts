@@ -2,11 +2,15 @@ import type * as z from 'zod/mini';
 import { type ErrorDetail, ValidationFailedError } from './errors';
 import type { ApiEvent, ApiMiddleware, ApiRequest } from './types';
 
-/** The zod schemas a route validates its input with; each is optional. */
+/**
+ * The zod schemas of a route: its input (validated on every request) and the `data` of its
+ * success answer (typed at compile time, checked by the contract tests, described in OpenAPI).
+ */
 export interface RequestSchemas {
   body?: z.ZodMiniType;
   query?: z.ZodMiniType;
   path?: z.ZodMiniType;
+  response?: z.ZodMiniType;
 }
 
 /** Query string as an object; a repeated key becomes an array (`?tags=a&tags=b`). */

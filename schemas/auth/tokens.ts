@@ -32,6 +32,8 @@ export const AutomationTokenListEntity = z
   })
   .register(z.globalRegistry, { id: 'AutomationTokenListEntity' });
 
+export const AutomationTokenList = z.array(AutomationTokenListEntity);
+
 export const GenerateTokenResponseEntity = z
   .union([
     z.object({ token: z.string(), id: Id, label: z.nullable(z.string()), scopes: z.array(ScopeEnum), expiresAt: DateTime }),

@@ -23,3 +23,5 @@ export const MessageEntity = z.object({ message: z.string() }).register(z.global
 export const MessageWithSuccessEntity = z
   .object({ message: z.string(), isSuccess: z.boolean() })
   .register(z.globalRegistry, { id: 'MessageWithSuccessEntity' });
+
+export const EmptyEntity = z.strictObject({}).register(z.globalRegistry, { id: 'EmptyEntity' });

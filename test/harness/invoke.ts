@@ -1,7 +1,8 @@
 import { expect } from 'vitest';
 import type { RouteDefinition } from '../../lib/http/route';
 import { buildApiGatewayEvent, buildLambdaContext } from '../../infra/local/apigw-event';
-import { loadHandler } from '../../infra/local/router';
+import { type LambdaHandler, loadHandler } from '../../infra/local/router';
+import type { RequestSchemas } from '../../lib/http/validate';
 
 export interface InvokeOptions {
   body?: unknown;
@@ -45,15 +46,18 @@ export async function invoke<T = any>(route: RouteDefinition, options: InvokeOpt
     { method: route.method, url: `${pathname}${query ? `?${query}` : ''}`, headers, body, sourceIp: options.ip ?? '203.0.113.10' },
     options.path ?? {},
   );
-  const handler = await loadHandler(route);
+  const handler = (await loadHandler(route)) as LambdaHandler & { definition?: { schemas: RequestSchemas } };
   const result = await handler(event, buildLambdaContext(route));
   const responseHeaders: Record<string, string> = {};
   for (const [name, value] of Object.entries(result.headers ?? {})) responseHeaders[name.toLowerCase()] = String(value);
-  return {
-    status: result.statusCode ?? 200,
-    headers: responseHeaders,
-    body: result.body ? JSON.parse(result.body) : undefined,
-  };
+  const parsed = result.body ? JSON.parse(result.body) : undefined;
+  // Every success answer the suite sees must match the route's declared response schema.
+  const responseSchema = handler.definition?.schemas.response;
+  if (responseSchema && (result.statusCode ?? 200) < 300) {
+    const check = responseSchema.safeParse(parsed?.data);
+    if (!check.success) throw new Error(`${route.operationId} answered data that does not match its response schema: ${check.error.message}`);
+  }
+  return { status: result.statusCode ?? 200, headers: responseHeaders, body: parsed };
 }
 
 /** Asserts the error envelope: status, code, and (optionally) the fields named in details. */
