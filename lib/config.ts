@@ -33,6 +33,8 @@ const ConfigSchema = z.object({
   CORS_ORIGINS: z._default(z.string(), '*'),
   /** scrypt cost as log2(N); stored with each hash, so lowering it for tests never breaks verification. */
   PASSWORD_HASH_LOG_N: positiveInt(15),
+  /** Stripe secret key; unset means the offline sandbox processor. */
+  STRIPE_SECRET_KEY: z.optional(z.string().check(z.minLength(1))),
   LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),
 });
 

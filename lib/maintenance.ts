@@ -1,15 +1,18 @@
+import { createMissingProcessorCustomers } from './billing/customers';
 import { logger } from './log';
 import { deliverDueEmails } from './mail/outbox';
 import { pruneRateLimitCounters } from './rate-limit';
 
 /**
- * Periodic upkeep: retry due emails from the outbox and drop old rate-limit windows. The local
+ * Periodic upkeep: retry due emails from the outbox, drop old rate-limit windows, and create the
+ * payment-processor customers that could not be created at the time. The local
  * server runs it on a timer; in the cloud a scheduled function runs the same call.
  */
-export async function runMaintenance(): Promise<{ emailsSent: number }> {
+export async function runMaintenance(): Promise<{ emailsSent: number; customersCreated: number }> {
   const emailsSent = await deliverDueEmails();
   await pruneRateLimitCounters();
-  return { emailsSent };
+  const customersCreated = await createMissingProcessorCustomers();
+  return { emailsSent, customersCreated };
 }
 
 export function startMaintenanceLoop(intervalMs: number): () => void {

@@ -8,7 +8,10 @@ import { compileRoutePath } from './apigw-event';
 export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const compiled = routeList.map((route) => ({ route, ...compileRoutePath(route.path) }));
+// Literal segments win over parameters, as in API Gateway: /organization/invitations before /organization/{orgId}.
+const compiled = routeList
+  .map((route) => ({ route, ...compileRoutePath(route.path) }))
+  .sort((a, b) => a.params.length - b.params.length);
 const handlers = new Map<string, Promise<LambdaHandler>>();
 
 export type RouteMatch =

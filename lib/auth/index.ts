@@ -31,7 +31,10 @@ export async function refreshAccessToken(refreshToken: string) {
   if (!row) throw new NotFoundError('Unknown refresh token');
   if (row.expiresAt <= now()) throw new BadRequestError('The refresh token has expired', 'TOKEN_EXPIRED');
   if (!row.user || !canSignIn(row.user)) throw new BadRequestError('The user of this refresh token no longer exists', 'USER_GONE');
-  const { token: accessToken } = await signAccessToken({ userId: row.userId, sessionId: row.sessionId });
+  const [{ token: accessToken }] = await Promise.all([
+    signAccessToken({ userId: row.userId, sessionId: row.sessionId }),
+    db().update(users).set({ lastActiveAt: now() }).where(eq(users.id, row.userId)),
+  ]);
   return { accessToken, refreshToken };
 }
 

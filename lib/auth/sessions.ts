@@ -33,6 +33,7 @@ export async function startLoginSession(executor: Executor, userId: string, ip: 
       createdIp: ip,
     })
     .returning({ id: sessions.id });
+  await executor.update(users).set({ lastActiveAt: now() }).where(eq(users.id, userId));
   const { token: accessToken } = await signAccessToken({ userId, sessionId: session!.id });
   return { accessToken, refreshToken };
 }

@@ -1,4 +1,4 @@
-import type * as z from 'zod/mini';
+import * as z from 'zod/mini';
 import { type ErrorDetail, ValidationFailedError } from './errors';
 import type { ApiEvent, ApiMiddleware, ApiRequest } from './types';
 
@@ -12,6 +12,9 @@ export interface RequestSchemas {
   path?: z.ZodMiniType;
   response?: z.ZodMiniType;
 }
+
+// zod/mini ships without messages; load the English ones so error details read well.
+z.config(z.locales.en());
 
 /** Query string as an object; a repeated key becomes an array (`?tags=a&tags=b`). */
 export function parseQuery(event: ApiEvent): Record<string, string | string[]> {

@@ -1,79 +1,391 @@
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, ilike, inArray, or, type SQL, sql } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
+import { startLoginSession } from '../auth/sessions';
 import { addMonths, now } from '../clock';
-import type { Executor } from '../db/client';
-import { invitations, organizationMembers, users } from '../db/schema';
-import type { AfterCommit } from '../db/transaction';
+import { db, type Executor } from '../db/client';
+import { invitations, organizationMembers, organizationPlans, organizations, users } from '../db/schema';
+import { type AfterCommit, transaction } from '../db/transaction';
+import { BadRequestError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../http/errors';
+import type { Actor, OrganizationContext } from '../http/types';
 import { queueEmails } from '../mail/outbox';
 import { emails } from '../mail/templates';
-import type { OrganizationRole } from '../organizations/roles';
-import { hashToken, newOpaqueToken } from '../secrets';
+import { planUsageByOrganization } from '../organizations/active-plan';
+import { toOrganizationDetails, toOrganizationEntity } from '../organizations/entity';
+import { ROLES_BY_RANK, type OrganizationRole } from '../organizations/roles';
+import { type PageWindow, pageWindow, type PagingInput, toPage } from '../paging';
+import { hashPassword, hashToken, newOpaqueToken } from '../secrets';
+import { buildUserProfile } from '../users/profile';
 
 export const INVITATION_TOKEN_PREFIX = 'cebs_inv_';
 
+type OrganizationRow = typeof organizations.$inferSelect;
+
+/**
+ * Locks the organization's plan row for the rest of the transaction and checks that `extraSeats`
+ * more fit. Concurrent invites to one organization queue on the lock, so they cannot overbook.
+ */
+async function reserveSeats(tx: Executor, organizationId: string, extraSeats: number): Promise<void> {
+  if (extraSeats <= 0) return;
+  await tx.select({ id: organizationPlans.id }).from(organizationPlans).where(eq(organizationPlans.organizationId, organizationId)).for('update');
+  const usage = (await planUsageByOrganization(tx, [organizationId])).get(organizationId);
+  if (!usage) throw new ForbiddenError('The organization has no plan', 'NO_ACTIVE_PLAN');
+  if (usage.seatsUsed + extraSeats > usage.plan.seats) {
+    throw new ForbiddenError(
+      `The plan's seat limit is reached (${usage.plan.seats} seats, ${usage.seatsUsed} taken, ${extraSeats} more asked)`,
+      'SEAT_LIMIT_REACHED',
+    );
+  }
+}
+
 interface InviteInput {
-  organization: { id: string; name: string };
+  organization: OrganizationRow;
   inviter: { id: string; name: string } | null;
   emails: string[];
   role: OrganizationRole;
 }
 
 /**
- * Invites each address that is not yet a member: a new pending invitation, or a fresh token and
- * email for one that exists and is not accepted. Tokens are valid one month and stored hashed;
- * the emails leave through the outbox after commit. Returns the addresses invited.
+ * Invites each address that is not yet a member, within the plan's seats (403 otherwise): a new
+ * pending invitation, or a fresh token and email for one that exists and is not accepted. With
+ * auto-accept on, an existing user is added at once. Tokens are valid one month and stored
+ * hashed; the emails leave through the outbox after commit.
  */
-export async function inviteToOrganization(tx: Executor, afterCommit: AfterCommit, input: InviteInput): Promise<string[]> {
+export async function inviteToOrganization(tx: Executor, afterCommit: AfterCommit, input: InviteInput): Promise<{ invited: string[]; added: string[] }> {
   const addresses = [...new Set(input.emails.map((e) => e.toLowerCase()))];
-  if (addresses.length === 0) return [];
-  const members = await tx
-    .select({ email: users.email })
-    .from(organizationMembers)
-    .innerJoin(users, eq(users.id, organizationMembers.userId))
-    .where(and(eq(organizationMembers.organizationId, input.organization.id), inArray(users.email, addresses)));
+  if (addresses.length === 0) return { invited: [], added: [] };
+  const organizationId = input.organization.id;
+  const [existingUsers, members, earlier] = await Promise.all([
+    tx.select({ id: users.id, email: users.email, name: users.name }).from(users).where(inArray(users.email, addresses)),
+    tx
+      .select({ email: users.email })
+      .from(organizationMembers)
+      .innerJoin(users, eq(users.id, organizationMembers.userId))
+      .where(and(eq(organizationMembers.organizationId, organizationId), inArray(users.email, addresses))),
+    tx
+      .select({ email: invitations.email, status: invitations.status, expiresAt: invitations.expiresAt })
+      .from(invitations)
+      .where(and(eq(invitations.organizationId, organizationId), inArray(invitations.email, addresses))),
+  ]);
   const memberEmails = new Set(members.map((m) => m.email));
-  const toInvite = addresses.filter((email) => !memberEmails.has(email));
-  if (toInvite.length === 0) return [];
+  const candidates = addresses.filter((email) => !memberEmails.has(email));
+  if (candidates.length === 0) return { invited: [], added: [] };
 
-  const issuedAt = now();
-  const tokens = new Map(toInvite.map((email) => [email, newOpaqueToken(INVITATION_TOKEN_PREFIX)]));
-  const existingUsers = await tx.select({ id: users.id, email: users.email }).from(users).where(inArray(users.email, toInvite));
-  const userIdByEmail = new Map(existingUsers.map((u) => [u.email, u.id]));
+  const at = now();
+  // A pending, unexpired invitation already holds its seat; re-sending it takes no new one.
+  const holdingSeat = new Set(earlier.filter((i) => i.status === 'pending' && i.expiresAt > at).map((i) => i.email));
+  await reserveSeats(tx, organizationId, candidates.filter((email) => !holdingSeat.has(email)).length);
+
+  const userByEmail = new Map(existingUsers.map((u) => [u.email, u]));
+  const autoAdded = input.organization.autoAcceptInvitations ? candidates.filter((email) => userByEmail.has(email)) : [];
+  const tokens = new Map(candidates.map((email) => [email, newOpaqueToken(INVITATION_TOKEN_PREFIX)]));
 
   await tx
     .insert(invitations)
     .values(
-      toInvite.map((email) => ({
-        organizationId: input.organization.id,
-        email,
-        role: input.role,
-        status: 'pending' as const,
-        tokenHash: hashToken(tokens.get(email)!),
-        expiresAt: addMonths(issuedAt, 1),
-        invitedById: input.inviter?.id ?? null,
-        invitedUserId: userIdByEmail.get(email) ?? null,
-      })),
+      candidates.map((email) => {
+        const added = autoAdded.includes(email);
+        return {
+          organizationId,
+          email,
+          role: input.role,
+          status: added ? ('accepted' as const) : ('pending' as const),
+          tokenHash: hashToken(tokens.get(email)!),
+          expiresAt: addMonths(at, 1),
+          invitedById: input.inviter?.id ?? null,
+          invitedUserId: userByEmail.get(email)?.id ?? null,
+          acceptedById: added ? userByEmail.get(email)!.id : null,
+        };
+      }),
     )
     .onConflictDoUpdate({
       target: [invitations.organizationId, invitations.email],
       set: {
         role: sql`excluded.role`,
-        status: 'pending',
+        status: sql`excluded.status`,
         tokenHash: sql`excluded.token_hash`,
         expiresAt: sql`excluded.expires_at`,
         invitedById: sql`excluded.invited_by_id`,
         invitedUserId: sql`excluded.invited_user_id`,
-        updatedAt: issuedAt,
+        acceptedById: sql`excluded.accepted_by_id`,
+        rejectionReason: null,
+        updatedAt: at,
       },
-      // An accepted invitation is final: it is never reissued.
-      setWhere: sql`${invitations.status} <> 'accepted'`,
     });
+  if (autoAdded.length > 0) {
+    await tx
+      .insert(organizationMembers)
+      .values(autoAdded.map((email) => ({ organizationId, userId: userByEmail.get(email)!.id, role: input.role })))
+      .onConflictDoNothing();
+  }
 
-  await queueEmails(
-    tx,
-    afterCommit,
-    toInvite.map((email) =>
-      emails.invitation(email, input.organization.name, input.organization.id, input.inviter?.name ?? null, tokens.get(email)!),
-    ),
+  const invited = candidates.filter((email) => !autoAdded.includes(email));
+  await queueEmails(tx, afterCommit, [
+    ...invited.map((email) => emails.invitation(email, input.organization.name, organizationId, input.inviter?.name ?? null, tokens.get(email)!)),
+    ...autoAdded.map((email) => emails.addedToOrganization(email, input.organization.name, input.inviter?.name ?? null)),
+  ]);
+  return { invited, added: autoAdded };
+}
+
+/** Roles an inviter may hand out: a plain member only client or member; others up to their own rank. */
+function assertMayInvite(inviterRole: OrganizationRole, role: OrganizationRole): void {
+  const allowed =
+    inviterRole === 'member'
+      ? role === 'client' || role === 'member'
+      : ROLES_BY_RANK.indexOf(role) >= ROLES_BY_RANK.indexOf(inviterRole);
+  if (!allowed) throw new UnauthenticatedError(`Your role (${inviterRole}) may not invite someone as ${role}`, 'INVITE_ROLE_NOT_ALLOWED');
+}
+
+async function loadOrganization(executor: Executor, organizationId: string): Promise<OrganizationRow> {
+  const [organization] = await executor.select().from(organizations).where(eq(organizations.id, organizationId)).limit(1);
+  if (!organization) throw new NotFoundError('Unknown organization');
+  return organization;
+}
+
+/** POST /organization/{orgId}/invite */
+export async function inviteUsers(organization: OrganizationContext, actor: Actor, input: { emails: string[]; role?: OrganizationRole }) {
+  const role = input.role ?? 'member';
+  assertMayInvite(organization.role, role);
+  const result = await transaction(async (tx, afterCommit) =>
+    inviteToOrganization(tx, afterCommit, {
+      organization: await loadOrganization(tx, organization.id),
+      inviter: { id: actor.user.id, name: actor.user.name },
+      emails: input.emails,
+      role,
+    }),
   );
-  return toInvite;
+  const parts = [`${result.invited.length} invitation(s) sent`];
+  if (result.added.length > 0) parts.push(`${result.added.length} existing user(s) added`);
+  const skipped = new Set(input.emails.map((e) => e.toLowerCase())).size - result.invited.length - result.added.length;
+  if (skipped > 0) parts.push(`${skipped} already member(s) skipped`);
+  return { message: parts.join(', ') };
+}
+
+const invitedBy = alias(users, 'invited_by');
+const invitedUser = alias(users, 'invited_user');
+const acceptedBy = alias(users, 'accepted_by');
+
+const personOf = (row: { id: string; name: string; email: string } | null) => (row ? { id: row.id, name: row.name, email: row.email } : null);
+
+interface InvitationListQuery extends PagingInput {
+  sortOrder?: 'asc' | 'desc';
+  sortBy?: 'createdAt' | 'updatedAt' | 'email';
+  status?: 'pending' | 'accepted' | 'rejected';
+  userRole?: OrganizationRole;
+  organization?: string;
+  searchText?: string;
+}
+
+/** One page of invitations with inviting, invited and accepting users and the organization: two queries. */
+async function pageOfInvitations(filters: SQL[], query: InvitationListQuery, window: PageWindow) {
+  const where = and(...filters);
+  const sortColumn = { createdAt: invitations.createdAt, updatedAt: invitations.updatedAt, email: invitations.email }[query.sortBy ?? 'updatedAt'];
+  // "Most recently updated first" unless the caller asks for an order.
+  const direction = (query.sortOrder ?? 'desc') === 'asc' ? asc : desc;
+  const [[totals], rows] = await Promise.all([
+    db().select({ total: sql<number>`count(*)::int` }).from(invitations).where(where),
+    db()
+      .select({ invitation: invitations, organization: organizations, invitedBy, invitedUser, acceptedBy })
+      .from(invitations)
+      .innerJoin(organizations, eq(organizations.id, invitations.organizationId))
+      .leftJoin(invitedBy, eq(invitedBy.id, invitations.invitedById))
+      .leftJoin(invitedUser, eq(invitedUser.id, invitations.invitedUserId))
+      .leftJoin(acceptedBy, eq(acceptedBy.id, invitations.acceptedById))
+      .where(where)
+      .orderBy(direction(sortColumn), direction(invitations.id))
+      .limit(window.size)
+      .offset(window.offset),
+  ]);
+  const records = rows.map((row) => ({
+    id: row.invitation.id,
+    email: row.invitation.email,
+    role: row.invitation.role as OrganizationRole,
+    status: row.invitation.status,
+    expiresAt: row.invitation.expiresAt.toISOString(),
+    invitedBy: personOf(row.invitedBy),
+    invitedUser: personOf(row.invitedUser),
+    acceptedBy: personOf(row.acceptedBy),
+    organization: toOrganizationEntity(row.organization),
+    createdAt: row.invitation.createdAt.toISOString(),
+    updatedAt: row.invitation.updatedAt.toISOString(),
+  }));
+  return toPage(window, totals!.total, records, { emptyAsNull: true });
+}
+
+function commonFilters(query: InvitationListQuery): SQL[] {
+  const filters: SQL[] = [];
+  if (query.status) filters.push(eq(invitations.status, query.status));
+  if (query.userRole) filters.push(eq(invitations.role, query.userRole));
+  if (query.searchText) {
+    const pattern = `%${query.searchText.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    filters.push(or(ilike(invitations.email, pattern), ilike(organizations.name, pattern))!);
+  }
+  return filters;
+}
+
+/** GET /organization/invitations: invitations of the caller's organizations (or the one given). */
+export async function listInvitations(actor: Actor, query: InvitationListQuery) {
+  const mine = db()
+    .select({ id: organizationMembers.organizationId })
+    .from(organizationMembers)
+    .where(eq(organizationMembers.userId, actor.user.id));
+  const filters = commonFilters(query);
+  if (query.organization) {
+    const [membership] = await db()
+      .select({ role: organizationMembers.role })
+      .from(organizationMembers)
+      .where(and(eq(organizationMembers.organizationId, query.organization), eq(organizationMembers.userId, actor.user.id)));
+    if (!membership) throw new ForbiddenError('You are not a member of this organization', 'NOT_A_MEMBER');
+    filters.push(eq(invitations.organizationId, query.organization));
+  } else {
+    filters.push(inArray(invitations.organizationId, mine));
+  }
+  return pageOfInvitations(filters, query, pageWindow(query));
+}
+
+/** GET /organization/pending-invitations: the caller's own pending, unexpired invitations. */
+export async function listPendingInvitations(actor: Actor, query: InvitationListQuery) {
+  const filters = [
+    ...commonFilters({ ...query, status: 'pending' }),
+    eq(invitations.email, actor.user.email),
+    gt(invitations.expiresAt, now()),
+  ];
+  if (query.organization) filters.push(eq(invitations.organizationId, query.organization));
+  return pageOfInvitations(filters, query, pageWindow(query));
+}
+
+async function findInvitation(executor: Executor, organizationId: string, invitationId: string) {
+  const [invitation] = await executor
+    .select()
+    .from(invitations)
+    .where(and(eq(invitations.id, invitationId), eq(invitations.organizationId, organizationId)))
+    .limit(1)
+    .for('update');
+  if (!invitation) throw new NotFoundError('Unknown invitation');
+  return invitation;
+}
+
+/** DELETE /organization/{orgId}/invitation/{invitationId}: pending only (400 otherwise); frees its seat. */
+export async function deleteInvitation(organization: OrganizationContext, invitationId: string) {
+  return transaction(async (tx) => {
+    const invitation = await findInvitation(tx, organization.id, invitationId);
+    if (invitation.status !== 'pending') throw new BadRequestError(`The invitation is ${invitation.status}`, 'INVITATION_NOT_PENDING');
+    await tx.delete(invitations).where(eq(invitations.id, invitation.id));
+    return { message: `Invitation to ${invitation.email} deleted` };
+  });
+}
+
+/** POST .../resend: new one-month token and email; a rejected invitation becomes pending again (and takes a seat). */
+export async function resendInvitation(organization: OrganizationContext, actor: Actor, invitationId: string) {
+  return transaction(async (tx, afterCommit) => {
+    const invitation = await findInvitation(tx, organization.id, invitationId);
+    if (invitation.status === 'accepted') throw new BadRequestError('The invitation was already accepted', 'INVITATION_NOT_PENDING');
+    const holdsSeat = invitation.status === 'pending' && invitation.expiresAt > now();
+    await reserveSeats(tx, organization.id, holdsSeat ? 0 : 1);
+    const token = newOpaqueToken(INVITATION_TOKEN_PREFIX);
+    await tx
+      .update(invitations)
+      .set({ status: 'pending', tokenHash: hashToken(token), expiresAt: addMonths(now(), 1), rejectionReason: null, invitedById: actor.user.id })
+      .where(eq(invitations.id, invitation.id));
+    const org = await loadOrganization(tx, organization.id);
+    await queueEmails(tx, afterCommit, [emails.invitation(invitation.email, org.name, org.id, actor.user.name, token)]);
+    return { message: `Invitation sent again to ${invitation.email}` };
+  });
+}
+
+/** The invitation of an emailed token, checked against the organization and email; 404/400 per the contract. */
+async function invitationForToken(tx: Executor, organizationId: string, token: string, email: string) {
+  const [invitation] = await tx
+    .select()
+    .from(invitations)
+    .where(and(eq(invitations.tokenHash, hashToken(token)), eq(invitations.organizationId, organizationId), eq(invitations.email, email)))
+    .limit(1)
+    .for('update');
+  if (!invitation) throw new NotFoundError('Unknown invitation');
+  if (invitation.status !== 'pending') throw new BadRequestError(`The invitation is no longer pending (${invitation.status})`, 'INVITATION_NOT_PENDING');
+  if (invitation.expiresAt <= now()) throw new BadRequestError('The invitation has expired', 'TOKEN_EXPIRED');
+  return invitation;
+}
+
+async function organizationWithActivePlan(tx: Executor, organizationId: string): Promise<OrganizationRow> {
+  const [row] = await tx
+    .select({ organization: organizations, planActive: organizationPlans.isActive })
+    .from(organizations)
+    .leftJoin(organizationPlans, eq(organizationPlans.organizationId, organizations.id))
+    .where(eq(organizations.id, organizationId))
+    .limit(1);
+  if (!row) throw new NotFoundError('Unknown organization');
+  if (!row.planActive) throw new ForbiddenError('The organization has no active plan', 'NO_ACTIVE_PLAN');
+  return row.organization;
+}
+
+interface AcceptInput {
+  token: string;
+  email: string;
+  name?: string;
+  password?: string;
+}
+
+/**
+ * POST .../invitation/accept (no auth): joins the organization with the invited role. An invitee
+ * without an account must send name and password: the account is created (email counts as
+ * verified: the emailed token proves it) and signed in (`login`); for an existing user `login` is null.
+ */
+export async function acceptInvitation(organizationId: string, input: AcceptInput, ip: string | null) {
+  const [existing] = await db().select().from(users).where(eq(users.email, input.email)).limit(1);
+  if (!existing && (!input.name || !input.password)) {
+    // Checked before hashing, but only after the invitation itself is known to be valid.
+    await transaction(async (tx) => {
+      await organizationWithActivePlan(tx, organizationId);
+      await invitationForToken(tx, organizationId, input.token, input.email);
+    });
+    throw new BadRequestError('name and password are required to create your account', 'INVITEE_DETAILS_REQUIRED');
+  }
+  const passwordHash = existing ? null : await hashPassword(input.password!);
+  const result = await transaction(async (tx) => {
+    const organization = await organizationWithActivePlan(tx, organizationId);
+    const invitation = await invitationForToken(tx, organizationId, input.token, input.email);
+    let userId = existing?.id;
+    if (!userId) {
+      const [created] = await tx
+        .insert(users)
+        .values({ email: input.email, name: input.name!, passwordHash: passwordHash!, isEmailVerified: true, emailVerifiedAt: now() })
+        .onConflictDoNothing()
+        .returning({ id: users.id });
+      if (!created) throw new BadRequestError('An account with this email was just created; sign in and accept again', 'USER_NOT_CREATED');
+      userId = created.id;
+    }
+    const role = invitation.role as OrganizationRole;
+    await tx.insert(organizationMembers).values({ organizationId, userId, role }).onConflictDoNothing();
+    await tx
+      .update(invitations)
+      .set({ status: 'accepted', acceptedById: userId, invitedUserId: invitation.invitedUserId ?? userId })
+      .where(eq(invitations.id, invitation.id));
+    const login = existing ? null : await startLoginSession(tx, userId, ip);
+    return { organization, role, userId, login };
+  });
+  return {
+    ...toOrganizationDetails(result.organization, result.role),
+    login: result.login ? { ...result.login, userProfile: await buildUserProfile(result.userId) } : null,
+  };
+}
+
+/** POST .../invitation/reject (no auth): marks it rejected (freeing its seat) and tells the organization. */
+export async function rejectInvitation(organizationId: string, input: { token: string; email: string; reason?: string }): Promise<void> {
+  await transaction(async (tx, afterCommit) => {
+    const [organization] = await tx.select().from(organizations).where(eq(organizations.id, organizationId)).limit(1);
+    if (!organization) throw new NotFoundError('Unknown organization');
+    const invitation = await invitationForToken(tx, organizationId, input.token, input.email);
+    await tx.update(invitations).set({ status: 'rejected', rejectionReason: input.reason ?? null }).where(eq(invitations.id, invitation.id));
+    const recipients = await tx
+      .select({ email: users.email })
+      .from(organizationMembers)
+      .innerJoin(users, eq(users.id, organizationMembers.userId))
+      .where(and(eq(organizationMembers.organizationId, organizationId), inArray(organizationMembers.role, ['owner', 'admin'])));
+    const addresses = new Set([...recipients.map((r) => r.email), ...(organization.email ? [organization.email] : [])]);
+    await queueEmails(
+      tx,
+      afterCommit,
+      [...addresses].map((to) => emails.invitationRejected(to, organization.name, invitation.email, input.reason ?? null)),
+    );
+  });
 }

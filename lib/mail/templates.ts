@@ -48,4 +48,15 @@ export const emails = {
       [`${inviterName ?? 'A colleague'} invited you to join ${organizationName}. The invitation is valid for one month.`],
       { label: 'Accept invitation', url: appLink('/invitations/accept', { token, email: to, organization: organizationId }) },
     ),
+
+  addedToOrganization: (to: string, organizationName: string, inviterName: string | null) =>
+    message(to, `You were added to ${organizationName}`, [
+      `${inviterName ?? 'A colleague'} added you to ${organizationName}. It is in your list of organizations the next time you sign in.`,
+    ]),
+
+  invitationRejected: (to: string, organizationName: string, inviteeEmail: string, reason: string | null) =>
+    message(to, `${inviteeEmail} declined the invitation to ${organizationName}`, [
+      `${inviteeEmail} declined the invitation to join ${organizationName}.`,
+      ...(reason ? [`Reason given: ${reason}`] : []),
+    ]),
 };

@@ -1,8 +1,22 @@
 import { randomBytes } from 'node:crypto';
-import { eq, sql } from 'drizzle-orm';
-import type { Executor } from '../db/client';
-import { organizationMembers, organizationPlans, organizations } from '../db/schema';
+import { and, asc, desc, eq, ilike, inArray, isNull, ne, or, sql } from 'drizzle-orm';
+import { ensureProcessorCustomer } from '../billing/customers';
+import { billingSummary } from '../billing/summary';
+import { now } from '../clock';
+import { db, type Executor } from '../db/client';
+import { caseAccess, cases, devices, invitations, organizationMembers, organizationPlans, organizations, users } from '../db/schema';
+import { type AfterCommit, transaction } from '../db/transaction';
+import { isUniqueViolation } from '../db/errors';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../http/errors';
+import type { Actor, OrganizationContext } from '../http/types';
+import { inviteToOrganization } from '../invitations';
+import { pageWindow, type PagingInput, toPage } from '../paging';
+import { forgetCachedProfile } from '../users/profile';
+import { planUsageByOrganization, toActivePlanEntity } from './active-plan';
+import { toOrganizationDetails, toOrganizationEntity } from './entity';
+import { findMembership } from './membership';
 import { FREE_PLAN } from './plans';
+import type { OrganizationRole } from './roles';
 
 type OrganizationRow = typeof organizations.$inferSelect;
 
@@ -18,22 +32,23 @@ export function slugify(name: string): string {
   return slug || 'organization';
 }
 
-export async function isOrganizationNameTaken(executor: Executor, name: string): Promise<boolean> {
+export async function isOrganizationNameTaken(executor: Executor, name: string, exceptId?: string): Promise<boolean> {
   const [row] = await executor
     .select({ id: organizations.id })
     .from(organizations)
-    .where(eq(sql`lower(${organizations.name})`, name.toLowerCase()))
+    .where(and(eq(sql`lower(${organizations.name})`, name.toLowerCase()), exceptId ? ne(organizations.id, exceptId) : undefined))
     .limit(1);
   return row !== undefined;
 }
 
 /**
- * Inserts the organization with `ownerId` as owner, on the free plan. Returns null when the name
- * is taken (the unique index decides, so two racing sign-ups cannot both get it). A slug clash
- * between different names gets a random suffix.
+ * Inserts the organization with `ownerId` as owner, on the free plan, and asks for its
+ * payment-processor customer after commit. Returns null when the name is taken (the unique index
+ * decides, so two racing requests cannot both get it). A slug clash gets a random suffix.
  */
 export async function insertOrganization(
   tx: Executor,
+  afterCommit: AfterCommit,
   input: { name: string; ownerId: string; email: string },
 ): Promise<OrganizationRow | null> {
   const baseSlug = slugify(input.name);
@@ -47,9 +62,346 @@ export async function insertOrganization(
     if (organization) {
       await tx.insert(organizationMembers).values({ organizationId: organization.id, userId: input.ownerId, role: 'owner' });
       await tx.insert(organizationPlans).values({ organizationId: organization.id, ...FREE_PLAN, isActive: true });
+      afterCommit(() => ensureProcessorCustomer(organization.id));
       return organization;
     }
     if (await isOrganizationNameTaken(tx, input.name)) return null;
   }
   throw new Error('Could not allocate a unique organization slug');
 }
+
+/** POST /organization: the caller becomes owner; free plan; processor customer; invitations. */
+export async function createOrganization(actor: Actor, input: { name: string; inviteEmails?: string[] }) {
+  const organization = await transaction(async (tx, afterCommit) => {
+    const created = await insertOrganization(tx, afterCommit, { name: input.name, ownerId: actor.user.id, email: actor.user.email });
+    if (!created) throw new BadRequestError('An organization with this name already exists', 'ORGANIZATION_NAME_TAKEN');
+    await inviteToOrganization(tx, afterCommit, {
+      organization: created,
+      inviter: { id: actor.user.id, name: actor.user.name },
+      emails: (input.inviteEmails ?? []).filter((email) => email !== actor.user.email),
+      role: 'member',
+    });
+    return created;
+  });
+  forgetCachedProfile(actor.user.id);
+  return toOrganizationDetails(organization, 'owner');
+}
+
+async function loadOrganization(organizationId: string): Promise<OrganizationRow> {
+  const [organization] = await db().select().from(organizations).where(eq(organizations.id, organizationId)).limit(1);
+  if (!organization) throw new NotFoundError('Unknown organization');
+  return organization;
+}
+
+/** GET /organization/{orgId}: details without the active plan. */
+export async function getOrganizationDetails(organization: OrganizationContext) {
+  return toOrganizationDetails(await loadOrganization(organization.id), organization.role);
+}
+
+/** GET /organization/slug/{slug}: 403 for an unknown slug as for an organization the caller is not in. */
+export async function getOrganizationBySlug(actor: Actor, slug: string) {
+  const [row] = await db()
+    .select({ organization: organizations, role: organizationMembers.role })
+    .from(organizations)
+    .innerJoin(
+      organizationMembers,
+      and(eq(organizationMembers.organizationId, organizations.id), eq(organizationMembers.userId, actor.user.id)),
+    )
+    .where(eq(organizations.slug, slug))
+    .limit(1);
+  if (!row) throw new ForbiddenError('You are not a member of this organization', 'NOT_A_MEMBER');
+  return toOrganizationDetails(row.organization, row.role);
+}
+
+export interface UpdateOrganizationInput {
+  name?: string;
+  email?: string;
+  contact?: string;
+  city?: string;
+  state?: string;
+  country?: string;
+  description?: string;
+  phone?: string[];
+  logo?: string | null;
+  metadata?: Record<string, unknown>;
+  autoAcceptInvitations?: boolean;
+  communicationPreferences?: Record<string, unknown>;
+  acceptBankLinkingTerms?: boolean;
+}
+
+/** PATCH /organization/{orgId}: renaming regenerates the slug; a taken name is 400. */
+export async function updateOrganization(organization: OrganizationContext, input: UpdateOrganizationInput) {
+  const { acceptBankLinkingTerms, ...fields } = input;
+  const changes: Partial<typeof organizations.$inferInsert> = Object.fromEntries(
+    Object.entries(fields).filter(([, value]) => value !== undefined),
+  );
+  if (acceptBankLinkingTerms) changes.bankLinkingTermsAcceptedAt = now();
+  const current = await loadOrganization(organization.id);
+  if (input.name !== undefined && input.name !== current.name) {
+    if (await isOrganizationNameTaken(db(), input.name, current.id)) {
+      throw new BadRequestError('An organization with this name already exists', 'ORGANIZATION_NAME_TAKEN');
+    }
+    changes.slug = slugify(input.name);
+  }
+  if (Object.keys(changes).length === 0) return toOrganizationDetails(current, organization.role);
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      const [updated] = await db().update(organizations).set(changes).where(eq(organizations.id, organization.id)).returning();
+      return toOrganizationDetails(updated!, organization.role);
+    } catch (error) {
+      if (isUniqueViolation(error, 'organizations_name_lower_key')) {
+        throw new BadRequestError('An organization with this name already exists', 'ORGANIZATION_NAME_TAKEN');
+      }
+      if (isUniqueViolation(error, 'organizations_slug_key') && changes.slug && attempt < 5) {
+        changes.slug = `${slugify(input.name!)}-${randomBytes(3).toString('hex')}`;
+        continue;
+      }
+      throw error;
+    }
+  }
+}
+
+/** POST /organization/validate-name: false when any organization already uses the name (case-insensitive). */
+export async function validateOrganizationName(input: { name: string }) {
+  return { isValid: !(await isOrganizationNameTaken(db(), input.name)) };
+}
+
+/** GET /organization/user/organizations: every organization of the caller in one page, with its active plan. */
+export async function listMyOrganizations(actor: Actor) {
+  const rows = await db()
+    .select({ organization: organizations, role: organizationMembers.role })
+    .from(organizationMembers)
+    .innerJoin(organizations, eq(organizations.id, organizationMembers.organizationId))
+    .where(eq(organizationMembers.userId, actor.user.id))
+    .orderBy(asc(organizationMembers.createdAt));
+  const usage = await planUsageByOrganization(db(), rows.map((r) => r.organization.id));
+  const records = rows.map(({ organization, role }) => {
+    const plan = usage.get(organization.id);
+    return {
+      organization: toOrganizationEntity(organization, plan ? toActivePlanEntity(plan) : null),
+      permission: { role },
+      billing: billingSummary(organization),
+    };
+  });
+  return toPage({ offset: 0, size: Math.max(records.length, 1), mode: 'page' }, records.length, records);
+}
+
+/** GET /organization/{orgId}/usages-stat: plan allowances and use, and whether the device is new. */
+export async function usagesStat(organization: OrganizationContext, query: { deviceId?: string; deviceType?: string }) {
+  const [current, usage, device] = await Promise.all([
+    loadOrganization(organization.id),
+    planUsageByOrganization(db(), [organization.id]),
+    query.deviceId
+      ? db()
+          .select({ id: devices.id })
+          .from(devices)
+          .where(and(eq(devices.organizationId, organization.id), eq(devices.deviceId, query.deviceId)))
+          .limit(1)
+      : Promise.resolve([]),
+  ]);
+  const plan = usage.get(organization.id);
+  if (!plan) throw new BadRequestError('The organization has no active plan record', 'NO_ACTIVE_PLAN_RECORD');
+  const entity = toActivePlanEntity(plan);
+  return {
+    billingModel: current.billingMode,
+    planType: entity.type,
+    isPlanActive: entity.isActive,
+    // A plan with no base fee owed is paid; a failed base fee makes it unpaid until settled.
+    isPlanPaid: current.baseFeeFailedAt === null,
+    seats: entity.seats,
+    seatsUsed: entity.seatsUsed,
+    remainingSeats: entity.remainingSeats,
+    devices: entity.devices,
+    devicesUsed: entity.deviceUsed,
+    remainingDevices: entity.remainingDevices,
+    storage: entity.storage,
+    storageUsed: entity.storageUsed,
+    remainingStorage: entity.remainingStorage,
+    storageInKb: entity.storageInKb,
+    storageUsedInKb: entity.storageUsedInKb,
+    storageInMb: entity.storageInMb,
+    storageUsedInMb: entity.storageUsedInMb,
+    storageInGb: entity.storageInGb,
+    storageUsedInGb: entity.storageUsedInGb,
+    storageInTb: entity.storageInTb,
+    storageUsedInTb: entity.storageUsedInTb,
+    canManageBilling: ['owner', 'admin', 'billing'].includes(organization.role),
+    isNewDevice: query.deviceId ? device.length === 0 : null,
+  };
+}
+
+/** GET /organization/{orgId}/storage-stats: live cases only (not archived, not deleted), largest first. */
+export async function storageStats(organization: OrganizationContext, query: { caseIds?: string[] }) {
+  const rows = await db()
+    .select({ caseId: cases.id, caseName: cases.name, storage: cases.storageBytes })
+    .from(cases)
+    .where(
+      and(
+        eq(cases.organizationId, organization.id),
+        isNull(cases.archivedAt),
+        isNull(cases.deletedAt),
+        query.caseIds?.length ? inArray(cases.id, query.caseIds) : undefined,
+      ),
+    )
+    .orderBy(desc(cases.storageBytes), asc(cases.name));
+  return { totalStorage: rows.reduce((sum, row) => sum + row.storage, 0), cases: rows };
+}
+
+interface MembersQuery extends PagingInput {
+  sortOrder?: 'asc' | 'desc';
+  searchText?: string;
+  role?: OrganizationRole;
+}
+
+/** GET /organization/{orgId}/members: one page and the total, in two queries; `data` null when none match. */
+export async function listMembers(organization: OrganizationContext, query: MembersQuery) {
+  const window = pageWindow(query);
+  const pattern = query.searchText ? `%${query.searchText.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined;
+  const where = and(
+    eq(organizationMembers.organizationId, organization.id),
+    query.role ? eq(organizationMembers.role, query.role) : undefined,
+    pattern ? or(ilike(users.name, pattern), ilike(users.email, pattern)) : undefined,
+  );
+  const direction = query.sortOrder === 'desc' ? desc : asc;
+  const [[totals], rows] = await Promise.all([
+    db().select({ total: sql<number>`count(*)::int` }).from(organizationMembers).innerJoin(users, eq(users.id, organizationMembers.userId)).where(where),
+    db()
+      .select({ id: users.id, name: users.name, email: users.email, role: organizationMembers.role, lastActiveAt: users.lastActiveAt })
+      .from(organizationMembers)
+      .innerJoin(users, eq(users.id, organizationMembers.userId))
+      .where(where)
+      .orderBy(direction(organizationMembers.createdAt), direction(users.id))
+      .limit(window.size)
+      .offset(window.offset),
+  ]);
+  const records = rows.map((row) => ({
+    user: { id: row.id, name: row.name, email: row.email },
+    role: row.role,
+    lastActivityAt: row.lastActiveAt?.toISOString() ?? null,
+  }));
+  return toPage(window, totals!.total, records, { emptyAsNull: true });
+}
+
+/** Only an owner may give or take the owner role, and an organization always keeps one owner. */
+async function assertOwnerChangesAllowed(tx: Executor, organization: OrganizationContext, changes: Array<{ userId: string; from: OrganizationRole; to: OrganizationRole }>) {
+  const touchesOwner = changes.some((c) => c.from !== c.to && (c.from === 'owner' || c.to === 'owner'));
+  if (!touchesOwner) return;
+  if (organization.role !== 'owner') throw new ForbiddenError('Only an owner may give or take the owner role', 'INSUFFICIENT_ROLE');
+  const [owners] = await tx
+    .select({ n: sql<number>`count(*)::int` })
+    .from(organizationMembers)
+    .where(and(eq(organizationMembers.organizationId, organization.id), eq(organizationMembers.role, 'owner')));
+  const demoted = changes.filter((c) => c.from === 'owner' && c.to !== 'owner').length;
+  const promoted = changes.filter((c) => c.from !== 'owner' && c.to === 'owner').length;
+  if (owners!.n - demoted + promoted < 1) throw new BadRequestError('The organization must keep at least one owner', 'LAST_OWNER');
+}
+
+/** PATCH /organization/{orgId}/update-user-role: sets the role of the listed members; non-members are skipped. */
+export async function updateUserRoles(organization: OrganizationContext, input: { userIds: string[]; role: OrganizationRole }) {
+  const updated = await transaction(async (tx) => {
+    const members = await tx
+      .select({ userId: organizationMembers.userId, role: organizationMembers.role })
+      .from(organizationMembers)
+      .where(and(eq(organizationMembers.organizationId, organization.id), inArray(organizationMembers.userId, input.userIds)))
+      .for('update');
+    await assertOwnerChangesAllowed(tx, organization, members.map((m) => ({ userId: m.userId, from: m.role, to: input.role })));
+    if (members.length === 0) return 0;
+    await tx
+      .update(organizationMembers)
+      .set({ role: input.role })
+      .where(and(eq(organizationMembers.organizationId, organization.id), inArray(organizationMembers.userId, members.map((m) => m.userId))));
+    return members.length;
+  });
+  for (const userId of input.userIds) forgetCachedProfile(userId);
+  return { message: `Role ${input.role} set for ${updated} member(s)` };
+}
+
+interface MemberUpdate {
+  userId: string;
+  role?: OrganizationRole;
+  name?: string;
+  email?: string;
+}
+
+/**
+ * PATCH /organization/{orgId}/user: all or nothing, in one transaction. Name and email change the
+ * account itself, so only for members who belong to no other organization (403 otherwise).
+ */
+export async function updateOrganizationUsers(organization: OrganizationContext, input: { users: MemberUpdate[] }) {
+  const empty = input.users.findIndex((entry) => entry.role === undefined && entry.name === undefined && entry.email === undefined);
+  if (empty >= 0) throw new BadRequestError(`users[${empty}] changes nothing: give a role, a name or an email`, 'NOTHING_TO_CHANGE');
+  const userIds = [...new Set(input.users.map((entry) => entry.userId))];
+  await transaction(async (tx) => {
+    const members = await tx
+      .select({
+        userId: organizationMembers.userId,
+        role: organizationMembers.role,
+        otherOrganizations: sql<number>`(select count(*)::int from ${organizationMembers} other where other.user_id = ${organizationMembers.userId} and other.organization_id <> ${organization.id})`,
+      })
+      .from(organizationMembers)
+      .where(and(eq(organizationMembers.organizationId, organization.id), inArray(organizationMembers.userId, userIds)))
+      .for('update');
+    const byId = new Map(members.map((m) => [m.userId, m]));
+    const missing = userIds.find((id) => !byId.has(id));
+    if (missing) throw new NotFoundError(`User ${missing} is not a member of this organization`);
+    const accountChange = input.users.find((entry) => (entry.name !== undefined || entry.email !== undefined) && byId.get(entry.userId)!.otherOrganizations > 0);
+    if (accountChange) {
+      throw new ForbiddenError(`User ${accountChange.userId} belongs to other organizations: their name and email cannot be changed here`, 'MEMBER_OF_OTHER_ORGANIZATIONS');
+    }
+    const newEmails = input.users.filter((entry) => entry.email !== undefined);
+    if (newEmails.length > 0) {
+      const taken = await tx
+        .select({ id: users.id, email: users.email })
+        .from(users)
+        .where(inArray(users.email, newEmails.map((entry) => entry.email!)));
+      const clash = taken.find((account) => newEmails.some((entry) => entry.email === account.email && entry.userId !== account.id));
+      if (clash || new Set(newEmails.map((e) => e.email)).size < newEmails.length) {
+        throw new BadRequestError(`The email ${clash?.email ?? 'given twice'} belongs to another account`, 'EMAIL_TAKEN');
+      }
+    }
+    await assertOwnerChangesAllowed(
+      tx,
+      organization,
+      input.users.filter((entry) => entry.role).map((entry) => ({ userId: entry.userId, from: byId.get(entry.userId)!.role, to: entry.role! })),
+    );
+    for (const entry of input.users) {
+      if (entry.role) {
+        await tx
+          .update(organizationMembers)
+          .set({ role: entry.role })
+          .where(and(eq(organizationMembers.organizationId, organization.id), eq(organizationMembers.userId, entry.userId)));
+      }
+      if (entry.name !== undefined || entry.email !== undefined) {
+        const account: Partial<typeof users.$inferInsert> = {};
+        if (entry.name !== undefined) account.name = entry.name;
+        if (entry.email !== undefined) Object.assign(account, { email: entry.email, isEmailVerified: false, emailVerifiedAt: null });
+        await tx.update(users).set(account).where(eq(users.id, entry.userId));
+      }
+    }
+  });
+  for (const userId of userIds) forgetCachedProfile(userId);
+  return { message: `${userIds.length} member(s) updated` };
+}
+
+/** DELETE /organization/{orgId}/user/{userId}: removes the member, their invitations and case access here; frees the seat. */
+export async function removeOrganizationUser(organization: OrganizationContext, userId: string) {
+  await transaction(async (tx) => {
+    const [member] = await tx
+      .select({ role: organizationMembers.role, email: users.email })
+      .from(organizationMembers)
+      .innerJoin(users, eq(users.id, organizationMembers.userId))
+      .where(and(eq(organizationMembers.organizationId, organization.id), eq(organizationMembers.userId, userId)))
+      .for('update');
+    if (!member) throw new NotFoundError('This user is not a member of the organization');
+    await assertOwnerChangesAllowed(tx, organization, [{ userId, from: member.role, to: 'client' }]);
+    await tx.delete(invitations).where(and(eq(invitations.organizationId, organization.id), eq(invitations.email, member.email)));
+    await tx
+      .delete(caseAccess)
+      .where(and(eq(caseAccess.userId, userId), inArray(caseAccess.caseId, tx.select({ id: cases.id }).from(cases).where(eq(cases.organizationId, organization.id)))));
+    await tx.delete(organizationMembers).where(and(eq(organizationMembers.organizationId, organization.id), eq(organizationMembers.userId, userId)));
+  });
+  forgetCachedProfile(userId);
+  return { message: 'The user was removed from the organization' };
+}
+
+export { findMembership };

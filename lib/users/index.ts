@@ -1,9 +1,9 @@
 import { and, eq, ne, sql } from 'drizzle-orm';
 import { startLoginSession } from '../auth/sessions';
 import { now } from '../clock';
-import { db } from '../db/client';
+import { db, type Executor } from '../db/client';
 import { emailTokens, extractionCodes, sessions, users } from '../db/schema';
-import { transaction } from '../db/transaction';
+import { type AfterCommit, transaction } from '../db/transaction';
 import { BadRequestError, NotFoundError } from '../http/errors';
 import type { Actor } from '../http/types';
 import { inviteToOrganization } from '../invitations';
@@ -48,8 +48,8 @@ export async function register(input: RegisterInput, ip: string | null) {
     if (!user) throw new BadRequestError('An account with this email already exists', 'USER_NOT_CREATED');
 
     const organization = input.organizationName
-      ? await insertOrganization(tx, { name: input.organizationName, ownerId: user.id, email: user.email })
-      : await insertOrganizationWithFreeName(tx, `${user.name}'s Organization`, user);
+      ? await insertOrganization(tx, afterCommit, { name: input.organizationName, ownerId: user.id, email: user.email })
+      : await insertOrganizationWithFreeName(tx, afterCommit, `${user.name}'s Organization`, user);
     if (!organization) throw new BadRequestError('An organization with this name already exists', 'ORGANIZATION_NAME_TAKEN');
 
     await inviteToOrganization(tx, afterCommit, {
@@ -72,10 +72,10 @@ export async function register(input: RegisterInput, ip: string | null) {
 }
 
 /** A name the user did not choose must not fail sign-up: "Ann's Organization (2)" when taken. */
-async function insertOrganizationWithFreeName(tx: Parameters<typeof insertOrganization>[0], baseName: string, user: { id: string; email: string }) {
+async function insertOrganizationWithFreeName(tx: Executor, afterCommit: AfterCommit, baseName: string, user: { id: string; email: string }) {
   for (let n = 1; n <= 20; n += 1) {
     const name = n === 1 ? baseName : `${baseName} (${n})`;
-    const organization = await insertOrganization(tx, { name, ownerId: user.id, email: user.email });
+    const organization = await insertOrganization(tx, afterCommit, { name, ownerId: user.id, email: user.email });
     if (organization) return organization;
   }
   return null;

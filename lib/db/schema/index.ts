@@ -1,4 +1,6 @@
 export * from './users';
 export * from './organizations';
 export * from './platform';
+export * from './cases';
+export * from './billing';
 export * from './relations';

@@ -29,6 +29,10 @@ export const organizations = pgTable(
     billingCadence: text('billing_cadence', { enum: ['monthly', 'annual'] }),
     hasPaymentMethod: boolean('has_payment_method').notNull().default(false),
     baseFeeFailedAt: timestamptz('base_fee_failed_at'),
+    /** The customer at the payment processor; null until created (after commit, retried by maintenance). */
+    processorCustomerId: text('processor_customer_id'),
+    communicationPreferences: jsonb('communication_preferences').$type<Record<string, unknown>>().notNull().default({}),
+    bankLinkingTermsAcceptedAt: timestamptz('bank_linking_terms_accepted_at'),
     ...timestamps,
   },
   (t) => [

@@ -1,5 +1,5 @@
 import { relations } from 'drizzle-orm';
-import { organizationMembers, organizationPlans, organizations } from './organizations';
+import { invitations, organizationMembers, organizationPlans, organizations } from './organizations';
 import { users } from './users';
 
 export const usersRelations = relations(users, ({ many }) => ({
@@ -9,6 +9,10 @@ export const usersRelations = relations(users, ({ many }) => ({
 export const organizationMembersRelations = relations(organizationMembers, ({ one }) => ({
   user: one(users, { fields: [organizationMembers.userId], references: [users.id] }),
   organization: one(organizations, { fields: [organizationMembers.organizationId], references: [organizations.id] }),
+}));
+
+export const invitationsRelations = relations(invitations, ({ one }) => ({
+  organization: one(organizations, { fields: [invitations.organizationId], references: [organizations.id] }),
 }));
 
 export const organizationsRelations = relations(organizations, ({ many, one }) => ({

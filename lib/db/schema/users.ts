@@ -23,6 +23,8 @@ export const users = pgTable(
     termsAcceptedAt: timestamptz('terms_accepted_at'),
     termsVersion: text('terms_version'),
     deletedAt: timestamptz('deleted_at'),
+    /** Last sign-in or token refresh: the members list's lastActivityAt. */
+    lastActiveAt: timestamptz('last_active_at'),
     ...timestamps,
   },
   (t) => [uniqueIndex('users_email_key').on(t.email)],

@@ -1,0 +1,12 @@
+import { endpoint } from '../../lib/http/endpoint';
+import { acceptInvitation } from '../../lib/invitations';
+import { AcceptInvitationResponseEntity, AcceptOrganizationInvitationRequestDto } from '../../schemas/organization/members';
+import { OrganizationIdPath } from '../../schemas/organization/organization';
+import { routes } from '../routes';
+
+/** POST /organization/{orgId}/invitation/accept (no auth): organization details plus `login`. */
+export const handler = endpoint(
+  routes.acceptInvitation,
+  { path: OrganizationIdPath, body: AcceptOrganizationInvitationRequestDto, response: AcceptInvitationResponseEntity },
+  ({ path, body, ip }) => acceptInvitation(path.orgId, body, ip),
+);

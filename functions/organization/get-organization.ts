@@ -1,0 +1,9 @@
+import { endpoint } from '../../lib/http/endpoint';
+import { getOrganizationDetails } from '../../lib/organizations';
+import { OrganizationDetailsResponseEntity, OrganizationIdPath } from '../../schemas/organization/organization';
+import { routes } from '../routes';
+
+/** GET /organization/{orgId}: details (activePlan not loaded); 403 without a role. */
+export const handler = endpoint(routes.getOrganization, { path: OrganizationIdPath, response: OrganizationDetailsResponseEntity }, ({ organization }) =>
+  getOrganizationDetails(organization),
+);

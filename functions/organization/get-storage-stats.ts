@@ -1,0 +1,11 @@
+import { endpoint } from '../../lib/http/endpoint';
+import { storageStats } from '../../lib/organizations';
+import { OrganizationIdPath, StorageStatsEntity, StorageStatsQuery } from '../../schemas/organization/organization';
+import { routes } from '../routes';
+
+/** GET /organization/{orgId}/storage-stats: live cases only, largest first. */
+export const handler = endpoint(
+  routes.getStorageStats,
+  { path: OrganizationIdPath, query: StorageStatsQuery, response: StorageStatsEntity },
+  ({ organization, query }) => storageStats(organization, query),
+);

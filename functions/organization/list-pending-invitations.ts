@@ -1,0 +1,11 @@
+import { endpoint } from '../../lib/http/endpoint';
+import { listPendingInvitations } from '../../lib/invitations';
+import { InvitationPageEntity, PendingInvitationsQuery } from '../../schemas/organization/members';
+import { routes } from '../routes';
+
+/** GET /organization/pending-invitations (internal): the caller's own pending invitations. */
+export const handler = endpoint(
+  routes.listPendingInvitations,
+  { query: PendingInvitationsQuery, response: InvitationPageEntity },
+  ({ query, actor }) => listPendingInvitations(actor, query),
+);

@@ -1,0 +1,10 @@
+import { endpoint } from '../../lib/http/endpoint';
+import { rejectInvitation } from '../../lib/invitations';
+import { RejectOrganizationInvitationRequestDto } from '../../schemas/organization/members';
+import { OrganizationIdPath } from '../../schemas/organization/organization';
+import { routes } from '../routes';
+
+/** POST /organization/{orgId}/invitation/reject (internal, no auth): 200 without `data`; the organization is told. */
+export const handler = endpoint(routes.rejectInvitation, { path: OrganizationIdPath, body: RejectOrganizationInvitationRequestDto }, ({ path, body }) =>
+  rejectInvitation(path.orgId, body),
+);

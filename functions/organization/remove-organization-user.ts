@@ -1,0 +1,10 @@
+import { endpoint } from '../../lib/http/endpoint';
+import { removeOrganizationUser } from '../../lib/organizations';
+import { MessageEntity } from '../../schemas/common/fields';
+import { MemberPath } from '../../schemas/organization/members';
+import { routes } from '../routes';
+
+/** DELETE /organization/{orgId}/user/{userId}: removes the member, their invitations and case access; frees a seat. */
+export const handler = endpoint(routes.removeOrganizationUser, { path: MemberPath, response: MessageEntity }, ({ organization, path }) =>
+  removeOrganizationUser(organization, path.userId),
+);

@@ -1,0 +1,56 @@
+import { bigint, index, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid, boolean } from 'drizzle-orm/pg-core';
+import { id, timestamps, timestamptz } from '../columns';
+import { organizations } from './organizations';
+import { users } from './users';
+
+/** A case of an organization. Evidence tables hang off it (case-material issue). */
+export const cases = pgTable(
+  'cases',
+  {
+    ...id,
+    organizationId: uuid('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    isPro: boolean('is_pro').notNull().default(false),
+    /** Bytes of evidence stored for the case, kept up to date by the importers. */
+    storageBytes: bigint('storage_bytes', { mode: 'number' }).notNull().default(0),
+    archivedAt: timestamptz('archived_at'),
+    deletedAt: timestamptz('deleted_at'),
+    ...timestamps,
+  },
+  (t) => [index('cases_organization_idx').on(t.organizationId)],
+);
+
+export const caseAccess = pgTable(
+  'case_access',
+  {
+    caseId: uuid('case_id')
+      .notNull()
+      .references(() => cases.id, { onDelete: 'cascade' }),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    access: text('access', { enum: ['owner', 'admin', 'viewer', 'opposing_counsel'] }).notNull(),
+    ...timestamps,
+  },
+  (t) => [primaryKey({ columns: [t.caseId, t.userId] }), index('case_access_user_idx').on(t.userId)],
+);
+
+/** Devices registered by the desktop extractor; each counts against the plan's device allowance. */
+export const devices = pgTable(
+  'devices',
+  {
+    ...id,
+    organizationId: uuid('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    deviceId: text('device_id').notNull(),
+    deviceType: text('device_type', {
+      enum: ['unknown', 'android', 'ios', 'facebook_dump', 'instagram_dump', 'threads_dump', 'email'],
+    }).notNull(),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex('devices_organization_device_key').on(t.organizationId, t.deviceId)],
+);

@@ -1,0 +1,84 @@
+import { and, count, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
+import { now } from '../clock';
+import type { Executor } from '../db/client';
+import { cases, devices, invitations, organizationMembers, organizationPlans } from '../db/schema';
+
+type PlanRow = typeof organizationPlans.$inferSelect;
+
+export interface PlanUsage {
+  plan: PlanRow;
+  seatsUsed: number;
+  devicesUsed: number;
+  storageUsed: number;
+}
+
+/**
+ * Each organization's plan with what it uses, in one query whatever the number of organizations:
+ * seats (members plus unexpired pending invitations), devices, and bytes of cases not deleted.
+ */
+export async function planUsageByOrganization(executor: Executor, organizationIds: string[]): Promise<Map<string, PlanUsage>> {
+  if (organizationIds.length === 0) return new Map();
+  const at = now();
+  const members = executor
+    .select({ n: count() })
+    .from(organizationMembers)
+    .where(eq(organizationMembers.organizationId, organizationPlans.organizationId));
+  const pending = executor
+    .select({ n: count() })
+    .from(invitations)
+    .where(and(eq(invitations.organizationId, organizationPlans.organizationId), eq(invitations.status, 'pending'), gt(invitations.expiresAt, at)));
+  const deviceCount = executor.select({ n: count() }).from(devices).where(eq(devices.organizationId, organizationPlans.organizationId));
+  const storage = executor
+    .select({ n: sql`coalesce(sum(${cases.storageBytes}), 0)` })
+    .from(cases)
+    .where(and(eq(cases.organizationId, organizationPlans.organizationId), isNull(cases.deletedAt)));
+  const rows = await executor
+    .select({
+      plan: organizationPlans,
+      seatsUsed: sql<number>`((${members}) + (${pending}))::int`,
+      devicesUsed: sql<number>`(${deviceCount})::int`,
+      storageUsed: sql<number>`(${storage})::bigint`.mapWith(Number),
+    })
+    .from(organizationPlans)
+    .where(inArray(organizationPlans.organizationId, organizationIds));
+  return new Map(rows.map((row) => [row.plan.organizationId, row]));
+}
+
+const round2 = (value: number) => Math.round(value * 100) / 100;
+
+/** The contract's activePlan object. `subscription` is null on every public route. */
+export function toActivePlanEntity({ plan, seatsUsed, devicesUsed, storageUsed }: PlanUsage, subscription: Record<string, unknown> | null = null) {
+  const units = { Kb: 1024, Mb: 1024 ** 2, Gb: 1024 ** 3, Tb: 1024 ** 4 } as const;
+  return {
+    id: plan.id,
+    subscription,
+    relatedSubscription: null,
+    organization: null,
+    seats: plan.seats,
+    seatsUsed,
+    devices: plan.devices,
+    deviceUsed: devicesUsed,
+    storage: plan.storageBytes,
+    storageUsed,
+    payments: null,
+    type: plan.type,
+    isActive: plan.isActive,
+    isBetweenPlanChanges: plan.isBetweenPlanChanges,
+    storageInKb: round2(plan.storageBytes / units.Kb),
+    storageUsedInKb: round2(storageUsed / units.Kb),
+    storageInMb: round2(plan.storageBytes / units.Mb),
+    storageUsedInMb: round2(storageUsed / units.Mb),
+    storageInGb: round2(plan.storageBytes / units.Gb),
+    storageUsedInGb: round2(storageUsed / units.Gb),
+    storageInTb: round2(plan.storageBytes / units.Tb),
+    storageUsedInTb: round2(storageUsed / units.Tb),
+    isFreePlan: plan.type === 'free',
+    remainingSeats: Math.max(0, plan.seats - seatsUsed),
+    remainingDevices: Math.max(0, plan.devices - devicesUsed),
+    remainingStorage: Math.max(0, plan.storageBytes - storageUsed),
+    createdAt: plan.createdAt.toISOString(),
+    updatedAt: plan.updatedAt.toISOString(),
+  };
+}
+
+export type ActivePlanEntity = ReturnType<typeof toActivePlanEntity>;

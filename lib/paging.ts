@@ -1,0 +1,51 @@
+export interface PagingInput {
+  page?: number;
+  perPage?: number;
+  skip?: number;
+  limit?: number;
+}
+
+export interface PageWindow {
+  offset: number;
+  size: number;
+  /** How the caller asked: page/perPage or skip/limit; echoed in the Page object. */
+  mode: 'page' | 'skip';
+}
+
+/** skip/limit when either is given, else page/perPage (page 1, perPage `defaultSize`). */
+export function pageWindow(input: PagingInput, defaultSize = 10): PageWindow {
+  if (input.skip !== undefined || input.limit !== undefined) {
+    return { offset: input.skip ?? 0, size: input.limit ?? defaultSize, mode: 'skip' };
+  }
+  const size = input.perPage ?? defaultSize;
+  return { offset: ((input.page ?? 1) - 1) * size, size, mode: 'page' };
+}
+
+export interface Page<T> {
+  total: number;
+  page?: number;
+  perPage?: number;
+  skip?: number;
+  limit?: number;
+  totalPages: number;
+  nextPage: number | null;
+  previousPage: number | null;
+  data: T[] | null;
+}
+
+/**
+ * The contract's Page object. `emptyAsNull`: lists whose contract says `data` is null (not [])
+ * when nothing matches.
+ */
+export function toPage<T>(window: PageWindow, total: number, records: T[], options: { emptyAsNull?: boolean } = {}): Page<T> {
+  const page = Math.floor(window.offset / window.size) + 1;
+  const totalPages = Math.ceil(total / window.size);
+  return {
+    total,
+    ...(window.mode === 'page' ? { page, perPage: window.size } : { skip: window.offset, limit: window.size }),
+    totalPages,
+    nextPage: page < totalPages ? page + 1 : null,
+    previousPage: page > 1 ? Math.min(page - 1, Math.max(totalPages, 1)) : null,
+    data: records.length === 0 && options.emptyAsNull ? null : records,
+  };
+}
