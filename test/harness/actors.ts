@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
-import { users } from '../../lib/db/schema';
+import { cases, organizationMembers, users } from '../../lib/db/schema';
 import { expectData, invoke } from './invoke';
 import { mailSink } from './setup';
 
@@ -64,4 +64,20 @@ export function tokenFromEmail(address: string, subject: string): string {
   const token = new URL(/https?:\/\/\S+/.exec(message.text)![0]).searchParams.get('token');
   if (!token) throw new Error('Email has no token link');
   return token;
+}
+
+/** A new user who is a member of `organizationId` with `role` (rows written directly; invitation routes have their own tests). */
+export async function addMember(organizationId: string, role: (typeof organizationMembers.$inferInsert)['role']): Promise<TestUser> {
+  const member = await createUser();
+  await db().insert(organizationMembers).values({ organizationId, userId: member.id, role });
+  return member;
+}
+
+/** A case row in an organization (the case routes come with the case-material work). */
+export async function createCaseRow(organizationId: string, values: Partial<typeof cases.$inferInsert> = {}) {
+  const [row] = await db()
+    .insert(cases)
+    .values({ organizationId, name: `Case ${randomBytes(3).toString('hex')}`, ...values })
+    .returning();
+  return row!;
 }
