@@ -35,6 +35,17 @@ const ConfigSchema = z.object({
   PASSWORD_HASH_LOG_N: positiveInt(15),
   /** Stripe secret key; unset means the offline sandbox processor. */
   STRIPE_SECRET_KEY: z.optional(z.string().check(z.minLength(1))),
+  /** Stripe API base URL override (tests point the real SDK at a local double). */
+  STRIPE_API_BASE: z.optional(z.url()),
+  /** Signing secret of the Stripe webhook endpoint (whsec_...). */
+  STRIPE_WEBHOOK_SECRET: z.optional(z.string().check(z.minLength(1))),
+  FEATURE_SELF_SERVE_PLANS: flag(true),
+  FEATURE_CREDITS: flag(true),
+  FEATURE_BILLING_REPORTS: flag(true),
+  /** S3 bucket for attachments and reports; unset means DATA_DIR/objects with signed local links. */
+  STORAGE_BUCKET: z.optional(z.string().check(z.minLength(3))),
+  /** Public base URL of this API (local download links point at it). */
+  PUBLIC_BASE_URL: z._default(z.string().check(z.url()), 'http://localhost:3000'),
   LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),
 });
 

@@ -1,3 +1,4 @@
+import { retryStuckCharges } from './billing/charges';
 import { createMissingProcessorCustomers } from './billing/customers';
 import { logger } from './log';
 import { deliverDueEmails } from './mail/outbox';
@@ -5,14 +6,15 @@ import { pruneRateLimitCounters } from './rate-limit';
 
 /**
  * Periodic upkeep: retry due emails from the outbox, drop old rate-limit windows, and create the
- * payment-processor customers that could not be created at the time. The local
+ * payment-processor customers and invoices that could not be created at the time. The local
  * server runs it on a timer; in the cloud a scheduled function runs the same call.
  */
-export async function runMaintenance(): Promise<{ emailsSent: number; customersCreated: number }> {
+export async function runMaintenance(): Promise<{ emailsSent: number; customersCreated: number; chargesRetried: number }> {
   const emailsSent = await deliverDueEmails();
   await pruneRateLimitCounters();
   const customersCreated = await createMissingProcessorCustomers();
-  return { emailsSent, customersCreated };
+  const chargesRetried = await retryStuckCharges();
+  return { emailsSent, customersCreated, chargesRetried };
 }
 
 export function startMaintenanceLoop(intervalMs: number): () => void {

@@ -4,6 +4,7 @@ import { now } from '../../lib/clock';
 import { config } from '../../lib/config';
 import type { LocalMailSink } from '../../lib/mail/transport';
 import { buildApiGatewayEvent, buildLambdaContext } from './apigw-event';
+import { handleDevRoute } from './dev-routes';
 import { loadHandler, matchRoute } from './router';
 
 /** Lambda's synchronous payload limit; larger bodies never reach a function in the cloud either. */
@@ -46,7 +47,8 @@ async function readBody(req: IncomingMessage): Promise<string | null> {
 
 /**
  * Serves every route of the route table over HTTP by building the API Gateway event and invoking
- * the same middy handler that Lambda runs. Adds GET /health and, local only, GET /_dev/emails.
+ * the same middy handler that Lambda runs. Adds GET /health and, local only, GET /_dev/emails,
+ * the sandbox processor's card set-up page and signed downloads of the local object store.
  */
 export function createLocalServer(options: { mailSink: LocalMailSink }): Server {
   return createServer(async (req, res) => {
@@ -56,6 +58,9 @@ export function createLocalServer(options: { mailSink: LocalMailSink }): Server 
       if (method === 'GET' && pathname === '/health') return sendJson(res, 200, { status: 'ok' });
       if (method === 'GET' && pathname === '/_dev/emails') {
         return sendJson(res, 200, { data: options.mailSink.messages, statusCode: 200, timestamp: now().toISOString() });
+      }
+      if (pathname.startsWith('/_sandbox/') || pathname.startsWith('/_local/')) {
+        if (await handleDevRoute(req, res, new URL(req.url ?? '/', 'http://localhost'))) return;
       }
       if (method === 'OPTIONS') {
         res.writeHead(204, corsHeaders());

@@ -28,6 +28,10 @@ export interface HandlerInput<R extends RouteDefinition, S extends RequestSchema
   requestId: string;
   ip: string;
   userAgent: string | undefined;
+  /** Lowercased request headers. */
+  headers: Record<string, string | undefined>;
+  /** The body as sent, for routes with `rawBody` (the JSON parser is skipped there). */
+  rawBody: string | undefined;
 }
 
 const connectDatabase = (): ApiMiddleware => ({
@@ -59,12 +63,13 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
     .use(connectDatabase())
     .use(authenticate(route))
     .use(rateLimit(route))
-    .use(httpJsonBodyParser({ disableContentTypeError: true }) as ApiMiddleware)
+    .use(route.rawBody ? [] : [httpJsonBodyParser({ disableContentTypeError: true }) as ApiMiddleware])
     .use(validateRequest(schemas))
     .use(organizationContext(route))
     .use(responseEnvelope(route))
-    .handler(async (_event, context) => {
+    .handler(async (event, context) => {
       const { api } = context;
+      const rawBody = route.rawBody && event.body !== undefined ? (event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body) : undefined;
       return (await run({
         body: api.body,
         query: api.query,
@@ -74,6 +79,8 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
         requestId: api.requestId,
         ip: api.ip,
         userAgent: api.userAgent,
+        headers: event.headers ?? {},
+        rawBody,
       } as HandlerInput<R, S>)) as ApiResult;
     });
   // The OpenAPI builder and the contract tests read the route and its schemas from the handler.

@@ -34,6 +34,8 @@ export interface RouteDefinition {
   successStatus: 200 | 201 | 204;
   /** The reject-invitation answer has no `data`; 204 answers have no body at all. */
   envelope?: 'no-data';
+  /** The handler gets the body unparsed (`rawBody`), e.g. to verify a webhook signature over it. */
+  rawBody?: true;
   /** The service's own per-client limit, counted in Postgres per IP and per user. */
   rateLimit?: { perMinute: number };
   /** API Gateway throttle for the route: steady requests per second and burst. */

@@ -6,14 +6,32 @@ export interface CustomerInput {
   email: string;
 }
 
+export interface InvoiceLine {
+  description: string;
+  amountCents: number;
+}
+
+export interface InvoiceResult {
+  invoiceId: string;
+  hostedInvoiceUrl: string | null;
+  /** paid: settled at once; open: waiting (no card, or the processor settles later); failed: declined. */
+  status: 'paid' | 'open' | 'failed';
+}
+
 /**
  * The payment processor behind billing. Stripe when STRIPE_SECRET_KEY is set; otherwise the
- * sandbox processor, which keeps its records in Postgres so every flow runs offline.
+ * sandbox processor, which keeps its records in Postgres so every flow runs offline. Every call
+ * that creates something takes an idempotency key, so a retry never charges twice.
  */
 export interface PaymentProcessor {
   readonly name: 'stripe' | 'sandbox';
-  /** Creates (idempotently per organization) the billing customer and returns its id. */
   createCustomer(input: CustomerInput): Promise<string>;
+  /** A checkout session in setup mode: the card is saved, nothing is charged. */
+  createSetupSession(input: { customerId: string; successUrl: string; cancelUrl: string; idempotencyKey: string }): Promise<{ id: string; url: string }>;
+  /** Invoices the lines to the customer and tries to collect with the saved card. */
+  chargeInvoice(input: { customerId: string; lines: InvoiceLine[]; idempotencyKey: string; metadata: Record<string, string> }): Promise<InvoiceResult>;
+  /** Tries again to collect an open invoice (after a card was attached). */
+  payInvoice(invoiceId: string, idempotencyKey: string): Promise<InvoiceResult>;
 }
 
 let processor: Promise<PaymentProcessor> | undefined;

@@ -1,8 +1,20 @@
+import { randomBytes } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { config } from '../../config';
 import { db } from '../../db/client';
-import { sandboxCustomers } from '../../db/schema';
-import type { CustomerInput, PaymentProcessor } from '.';
+import { sandboxCheckoutSessions, sandboxCustomers, sandboxInvoices } from '../../db/schema';
+import type { CustomerInput, InvoiceLine, InvoiceResult, PaymentProcessor } from '.';
 
-/** Offline processor: customers are rows in Postgres, ids look like Stripe's (`cus_sandbox_...`). */
+/** A card number ending in this is declined, like Stripe's test card 4000 0000 0000 0002. */
+export const SANDBOX_DECLINED_LAST4 = '0002';
+
+const sandboxId = (prefix: string) => `${prefix}_sandbox_${randomBytes(10).toString('hex')}`;
+
+/**
+ * Offline processor: customers, checkout sessions and invoices are rows in Postgres, with ids
+ * shaped like Stripe's. Invoices settle at once against the saved card; a card ending 0002 is
+ * declined. The local server serves the checkout page (`/_sandbox/checkout/{id}`).
+ */
 export class SandboxProcessor implements PaymentProcessor {
   readonly name = 'sandbox' as const;
 
@@ -13,5 +25,59 @@ export class SandboxProcessor implements PaymentProcessor {
       .values({ id, name: input.name, email: input.email, organizationId: input.organizationId })
       .onConflictDoNothing();
     return id;
+  }
+
+  async createSetupSession(input: { customerId: string; successUrl: string; cancelUrl: string; idempotencyKey: string }) {
+    const [created] = await db()
+      .insert(sandboxCheckoutSessions)
+      .values({ id: sandboxId('cs'), customerId: input.customerId, successUrl: input.successUrl, cancelUrl: input.cancelUrl, status: 'open', idempotencyKey: input.idempotencyKey })
+      .onConflictDoNothing()
+      .returning();
+    const session =
+      created ?? (await db().select().from(sandboxCheckoutSessions).where(eq(sandboxCheckoutSessions.idempotencyKey, input.idempotencyKey)))[0]!;
+    return { id: session.id, url: new URL(`/_sandbox/checkout/${session.id}`, config().APP_URL).toString() };
+  }
+
+  async chargeInvoice(input: { customerId: string; lines: InvoiceLine[]; idempotencyKey: string }): Promise<InvoiceResult> {
+    const amountCents = input.lines.reduce((sum, line) => sum + line.amountCents, 0);
+    const [created] = await db()
+      .insert(sandboxInvoices)
+      .values({ id: sandboxId('in'), customerId: input.customerId, amountCents, status: 'open', lines: input.lines, idempotencyKey: input.idempotencyKey })
+      .onConflictDoNothing()
+      .returning();
+    const invoice = created ?? (await db().select().from(sandboxInvoices).where(eq(sandboxInvoices.idempotencyKey, input.idempotencyKey)))[0]!;
+    if (invoice.status !== 'open') return this.result(invoice.id, invoice.status === 'paid' ? 'paid' : 'failed');
+    return this.collect(invoice.id, input.customerId);
+  }
+
+  async payInvoice(invoiceId: string): Promise<InvoiceResult> {
+    const [invoice] = await db().select().from(sandboxInvoices).where(eq(sandboxInvoices.id, invoiceId));
+    if (!invoice) throw new Error(`No sandbox invoice ${invoiceId}`);
+    if (invoice.status === 'paid') return this.result(invoice.id, 'paid');
+    return this.collect(invoice.id, invoice.customerId);
+  }
+
+  /** Collects with the saved card: paid, declined (stays open, reported failed), or open without a card. */
+  private async collect(invoiceId: string, customerId: string): Promise<InvoiceResult> {
+    const [customer] = await db().select().from(sandboxCustomers).where(eq(sandboxCustomers.id, customerId));
+    if (!customer?.defaultPaymentMethod) return this.result(invoiceId, 'open');
+    if (customer.cardLast4 === SANDBOX_DECLINED_LAST4) return this.result(invoiceId, 'failed');
+    await db().update(sandboxInvoices).set({ status: 'paid' }).where(eq(sandboxInvoices.id, invoiceId));
+    return this.result(invoiceId, 'paid');
+  }
+
+  private result(invoiceId: string, status: InvoiceResult['status']): InvoiceResult {
+    return { invoiceId, hostedInvoiceUrl: new URL(`/_sandbox/invoices/${invoiceId}`, config().APP_URL).toString(), status };
+  }
+
+  /** The sandbox's checkout page was submitted with a card: saves it on the customer. */
+  async completeSetupSession(sessionId: string, cardNumber: string): Promise<{ customerId: string; paymentMethodId: string; last4: string } | null> {
+    const [session] = await db().select().from(sandboxCheckoutSessions).where(eq(sandboxCheckoutSessions.id, sessionId));
+    if (!session || session.status !== 'open') return null;
+    const last4 = cardNumber.replace(/\D/g, '').slice(-4);
+    const paymentMethodId = sandboxId('pm');
+    await db().update(sandboxCustomers).set({ defaultPaymentMethod: paymentMethodId, cardLast4: last4 }).where(eq(sandboxCustomers.id, session.customerId));
+    await db().update(sandboxCheckoutSessions).set({ status: 'complete' }).where(eq(sandboxCheckoutSessions.id, sessionId));
+    return { customerId: session.customerId, paymentMethodId, last4 };
   }
 }

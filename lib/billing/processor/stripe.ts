@@ -1,5 +1,6 @@
 import type Stripe from 'stripe';
-import type { CustomerInput, PaymentProcessor } from '.';
+import { config } from '../../config';
+import type { CustomerInput, InvoiceLine, InvoiceResult, PaymentProcessor } from '.';
 
 /** Stripe through the official SDK, imported on first use so routes that never bill don't load it. */
 export class StripeProcessor implements PaymentProcessor {
@@ -9,7 +10,13 @@ export class StripeProcessor implements PaymentProcessor {
   constructor(private readonly secretKey: string) {}
 
   private stripe(): Promise<Stripe> {
-    this.client ??= import('stripe').then(({ default: StripeClient }) => new StripeClient(this.secretKey, { maxNetworkRetries: 2 }));
+    this.client ??= import('stripe').then(({ default: StripeClient }) => {
+      const api = config().STRIPE_API_BASE ? new URL(config().STRIPE_API_BASE!) : undefined;
+      return new StripeClient(this.secretKey, {
+        maxNetworkRetries: 2,
+        ...(api ? { host: api.hostname, port: Number(api.port || (api.protocol === 'https:' ? 443 : 80)), protocol: api.protocol.replace(':', '') as 'http' | 'https' } : {}),
+      });
+    });
     return this.client;
   }
 
@@ -21,5 +28,55 @@ export class StripeProcessor implements PaymentProcessor {
       { idempotencyKey: `organization-customer-${input.organizationId}` },
     );
     return customer.id;
+  }
+
+  async createSetupSession(input: { customerId: string; successUrl: string; cancelUrl: string; idempotencyKey: string }) {
+    const stripe = await this.stripe();
+    const session = await stripe.checkout.sessions.create(
+      { mode: 'setup', customer: input.customerId, currency: 'usd', success_url: input.successUrl, cancel_url: input.cancelUrl },
+      { idempotencyKey: input.idempotencyKey },
+    );
+    return { id: session.id, url: session.url! };
+  }
+
+  async chargeInvoice(input: { customerId: string; lines: InvoiceLine[]; idempotencyKey: string; metadata: Record<string, string> }): Promise<InvoiceResult> {
+    const stripe = await this.stripe();
+    const invoice = await stripe.invoices.create(
+      { customer: input.customerId, collection_method: 'charge_automatically', auto_advance: false, pending_invoice_items_behavior: 'exclude', metadata: input.metadata },
+      { idempotencyKey: `${input.idempotencyKey}:invoice` },
+    );
+    for (const [index, line] of input.lines.entries()) {
+      await stripe.invoiceItems.create(
+        { customer: input.customerId, invoice: invoice.id, amount: line.amountCents, currency: 'usd', description: line.description },
+        { idempotencyKey: `${input.idempotencyKey}:line:${index}` },
+      );
+    }
+    await stripe.invoices.finalizeInvoice(invoice.id!, {}, { idempotencyKey: `${input.idempotencyKey}:finalize` });
+    return this.payInvoice(invoice.id!, `${input.idempotencyKey}:pay`);
+  }
+
+  async payInvoice(invoiceId: string, idempotencyKey: string): Promise<InvoiceResult> {
+    const stripe = await this.stripe();
+    try {
+      const paid = await stripe.invoices.pay(invoiceId, {}, { idempotencyKey });
+      return { invoiceId, hostedInvoiceUrl: paid.hosted_invoice_url ?? null, status: paid.status === 'paid' ? 'paid' : 'open' };
+    } catch (error) {
+      // A declined card or no card on file: the invoice stays open; the webhook reports failure.
+      if ((error as { type?: string }).type === 'StripeCardError' || (error as { code?: string }).code === 'invoice_payment_intent_requires_action') {
+        const invoice = await stripe.invoices.retrieve(invoiceId);
+        return { invoiceId, hostedInvoiceUrl: invoice.hosted_invoice_url ?? null, status: 'failed' };
+      }
+      if ((error as { code?: string }).code === 'invoice_no_customer_payment_method' || (error as { code?: string }).code === 'resource_missing') {
+        const invoice = await stripe.invoices.retrieve(invoiceId);
+        return { invoiceId, hostedInvoiceUrl: invoice.hosted_invoice_url ?? null, status: 'open' };
+      }
+      throw error;
+    }
+  }
+
+  /** Verifies a webhook's signature with the signing secret and returns the event. */
+  async constructEvent(payload: string, signature: string, secret: string): Promise<Stripe.Event> {
+    const stripe = await this.stripe();
+    return stripe.webhooks.constructEvent(payload, signature, secret);
   }
 }

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { id, timestamps, timestamptz } from '../columns';
 import { users } from './users';
 
@@ -33,9 +33,18 @@ export const organizations = pgTable(
     processorCustomerId: text('processor_customer_id'),
     communicationPreferences: jsonb('communication_preferences').$type<Record<string, unknown>>().notNull().default({}),
     bankLinkingTermsAcceptedAt: timestamptz('bank_linking_terms_accepted_at'),
+    /** Current base-fee period of a self-serve tier. */
+    billingPeriodStart: timestamptz('billing_period_start'),
+    billingPeriodEnd: timestamptz('billing_period_end'),
+    paymentMethodLast4: text('payment_method_last4'),
+    /** Prepaid credits in cents; charges draw on them first. Never below zero (checked). */
+    creditBalanceCents: integer('credit_balance_cents').notNull().default(0),
+    /** Share of each charge that credits may pay, 0..100. */
+    creditDeductPercentage: integer('credit_deduct_percentage').notNull().default(100),
     ...timestamps,
   },
   (t) => [
+    check('organizations_credit_balance_nonnegative', sql`${t.creditBalanceCents} >= 0`),
     // Names are unique case-insensitively: the database enforces it, not a read before the write.
     uniqueIndex('organizations_name_lower_key').on(sql`lower(${t.name})`),
     uniqueIndex('organizations_slug_key').on(t.slug),

@@ -1,0 +1,9 @@
+import { reconciliation } from '../../lib/billing/statements';
+import { endpoint } from '../../lib/http/endpoint';
+import { ReconciliationResponseEntity, StatementQuery } from '../../schemas/billing/billing';
+import { routes } from '../routes';
+
+/** GET /billing/reconciliation: rows newest first grouped by case, subtotals over all rows. */
+export const handler = endpoint(routes.getReconciliation, { query: StatementQuery, response: ReconciliationResponseEntity }, ({ organization, query }) =>
+  reconciliation(organization.id, query),
+);

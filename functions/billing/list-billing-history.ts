@@ -1,0 +1,9 @@
+import { listBillingHistory } from '../../lib/billing/history';
+import { endpoint } from '../../lib/http/endpoint';
+import { BillingHistoryQuery, BillingHistoryResponseEntity } from '../../schemas/billing/billing';
+import { routes } from '../routes';
+
+/** GET /billing/history (internal): audit entries newest first. */
+export const handler = endpoint(routes.listBillingHistory, { query: BillingHistoryQuery, response: BillingHistoryResponseEntity }, ({ organization, query }) =>
+  listBillingHistory(organization.id, query),
+);

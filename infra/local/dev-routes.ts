@@ -1,0 +1,59 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { completeSandboxCheckout } from '../../lib/billing/payment-methods';
+import { DirectoryStorage, objectStorage } from '../../lib/storage';
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+async function formBody(req: IncomingMessage): Promise<URLSearchParams> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8').slice(0, 10_000));
+}
+
+/**
+ * Local-only pages that stand in for what lives outside our walls in the cloud: the sandbox
+ * processor's card set-up page, and signed download links of the directory object store.
+ * Returns false when the request is not one of them.
+ */
+export async function handleDevRoute(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+  const checkout = /^\/_sandbox\/checkout\/([A-Za-z0-9_]+)(\/complete)?$/.exec(url.pathname);
+  if (checkout && req.method === 'GET' && !checkout[2]) {
+    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
+    res.end(`<!doctype html><html><head><title>Sandbox card set-up</title></head><body style="font-family:sans-serif;max-width:32rem;margin:3rem auto">
+<h1>Save a card (sandbox)</h1><p>No money moves. A card number ending in 0002 is declined.</p>
+<form method="post" action="/_sandbox/checkout/${escapeHtml(checkout[1]!)}/complete">
+<label>Card number <input name="cardNumber" value="4242 4242 4242 4242" autocomplete="off"></label>
+<button type="submit">Save card</button></form></body></html>`);
+    return true;
+  }
+  if (checkout && req.method === 'POST' && checkout[2]) {
+    const card = (await formBody(req)).get('cardNumber') ?? '4242424242424242';
+    const completed = await completeSandboxCheckout(checkout[1]!, card);
+    if (!completed) {
+      res.writeHead(404, { 'Content-Type': 'text/plain' });
+      res.end('This checkout session is unknown or already completed');
+      return true;
+    }
+    res.writeHead(303, { Location: completed.successUrl });
+    res.end();
+    return true;
+  }
+  const object = /^\/_local\/objects\/(.+)$/.exec(url.pathname);
+  if (object && req.method === 'GET') {
+    const storage = objectStorage();
+    const key = object[1]!.split('/').map(decodeURIComponent).join('/');
+    const bytes =
+      storage instanceof DirectoryStorage
+        ? await storage.readSigned(key, Number(url.searchParams.get('expires')), url.searchParams.get('signature') ?? '')
+        : null;
+    if (!bytes) {
+      res.writeHead(403, { 'Content-Type': 'text/plain' });
+      res.end('The link is invalid or has expired');
+      return true;
+    }
+    res.writeHead(200, { 'Content-Type': key.endsWith('.pdf') ? 'application/pdf' : 'application/octet-stream', 'Content-Length': bytes.length });
+    res.end(bytes);
+    return true;
+  }
+  return false;
+}

@@ -1,0 +1,212 @@
+import { and, asc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
+import { addSeconds, now } from '../clock';
+import { db, type Executor, type Tx } from '../db/client';
+import { billingHistory, billingRows, cases, creditLedger, organizations } from '../db/schema';
+import { type AfterCommit, transaction } from '../db/transaction';
+import { logger } from '../log';
+import { ensureProcessorCustomer } from './customers';
+import { paymentProcessor } from './processor';
+import { PRO_UPGRADE_SKU } from './tiers';
+
+type BillingRow = typeof billingRows.$inferSelect;
+
+export interface ChargeLine {
+  caseId: string | null;
+  skuKey: string;
+  description: string;
+  quantity: number;
+  unitAmountCents: number;
+  periodStart?: Date;
+  periodEnd?: Date;
+}
+
+/** Statuses whose amounts count as charged (owed or paid). */
+export const CHARGED_STATUSES = ['processing', 'INVOICED', 'paid'] as const;
+/** Statuses that never count toward charged totals. */
+export const NON_CHARGEABLE_STATUSES = ['waived', 'voided'] as const;
+
+/**
+ * Records a charge (one or more lines invoiced together) under `chargeKey`, idempotently: a
+ * repeat with the same key finds the rows already there and charges nothing. Credits pay first
+ * (the balance row is locked, so concurrent charges never take it below zero); what remains is
+ * invoiced at the processor after commit. Returns the rows and whether this call created them.
+ */
+export async function recordCharge(
+  tx: Tx,
+  afterCommit: AfterCommit,
+  input: { organizationId: string; chargeKey: string; lines: ChargeLine[]; createdById: string | null },
+): Promise<{ rows: BillingRow[]; created: boolean }> {
+  const inserted = await tx
+    .insert(billingRows)
+    .values(
+      input.lines.map((line, index) => ({
+        organizationId: input.organizationId,
+        caseId: line.caseId,
+        skuKey: line.skuKey,
+        description: line.description,
+        quantity: line.quantity,
+        unitAmountCents: line.unitAmountCents,
+        amountCents: line.quantity * line.unitAmountCents,
+        status: 'processing' as const,
+        idempotencyKey: `${input.chargeKey}:${index}`,
+        chargeKey: input.chargeKey,
+        periodStart: line.periodStart ?? null,
+        periodEnd: line.periodEnd ?? null,
+        createdById: input.createdById,
+      })),
+    )
+    .onConflictDoNothing()
+    .returning();
+  if (inserted.length === 0) {
+    const existing = await tx.select().from(billingRows).where(eq(billingRows.chargeKey, input.chargeKey)).orderBy(asc(billingRows.idempotencyKey));
+    return { rows: existing, created: false };
+  }
+
+  const total = inserted.reduce((sum, row) => sum + row.amountCents, 0);
+  const drawn = await drawCredits(tx, input.organizationId, Math.max(total, 0), inserted[0]!.id);
+  const [first, ...rest] = inserted;
+  const rows = [{ ...first!, creditsAppliedCents: drawn }, ...rest];
+  if (drawn > 0) await tx.update(billingRows).set({ creditsAppliedCents: drawn }).where(eq(billingRows.id, first!.id));
+  if (total <= drawn) {
+    // Credits (or a net credit) cover everything: settled now, no invoice.
+    await settleRows(tx, rows.map((r) => r.id), 'paid');
+    return { rows: rows.map((r) => ({ ...r, status: 'paid' as const })), created: true };
+  }
+  afterCommit(() => invoiceCharge(input.chargeKey));
+  return { rows, created: true };
+}
+
+/** Takes up to the organization's deduct share of `amountCents` from its credits; returns what was taken. */
+async function drawCredits(tx: Tx, organizationId: string, amountCents: number, billingRowId: string): Promise<number> {
+  if (amountCents <= 0) return 0;
+  const [organization] = await tx
+    .select({ balance: organizations.creditBalanceCents, percentage: organizations.creditDeductPercentage })
+    .from(organizations)
+    .where(eq(organizations.id, organizationId))
+    .for('update');
+  if (!organization || organization.balance <= 0) return 0;
+  const drawn = Math.min(organization.balance, Math.floor((amountCents * organization.percentage) / 100));
+  if (drawn <= 0) return 0;
+  await adjustCredits(tx, organizationId, -drawn, 'charge', 'Paid from credits', billingRowId, organization.balance);
+  return drawn;
+}
+
+/**
+ * Changes the credit balance and writes the ledger entry in the same transaction. The caller
+ * holds the row lock (or passes the balance it read under it); the database refuses a negative balance.
+ */
+export async function adjustCredits(
+  tx: Executor,
+  organizationId: string,
+  amountCents: number,
+  kind: (typeof creditLedger.$inferInsert)['kind'],
+  description: string,
+  billingRowId: string | null,
+  lockedBalance?: number,
+): Promise<number> {
+  let balance = lockedBalance;
+  if (balance === undefined) {
+    const [row] = await tx.select({ balance: organizations.creditBalanceCents }).from(organizations).where(eq(organizations.id, organizationId)).for('update');
+    balance = row!.balance;
+  }
+  const after = balance + amountCents;
+  await tx.update(organizations).set({ creditBalanceCents: after }).where(eq(organizations.id, organizationId));
+  await tx.insert(creditLedger).values({ organizationId, amountCents, balanceAfterCents: after, kind, description, billingRowId });
+  return after;
+}
+
+/**
+ * Invoices the unpaid part of a charge at the processor (after commit). Safe to repeat: the
+ * processor call carries the charge's idempotency key, so a retry after a lost answer finds the
+ * same invoice instead of charging twice. On failure the rows stay `processing` and the
+ * maintenance job retries.
+ */
+export async function invoiceCharge(chargeKey: string): Promise<void> {
+  const rows = await db().select().from(billingRows).where(eq(billingRows.chargeKey, chargeKey)).orderBy(asc(billingRows.idempotencyKey));
+  const open = rows.filter((row) => row.status === 'processing' && row.invoiceId === null);
+  if (open.length === 0) return;
+  const organizationId = open[0]!.organizationId;
+  const customerId = await ensureProcessorCustomer(organizationId);
+  if (!customerId) throw new Error(`Organization ${organizationId} has no processor customer`);
+  const lines = open.map((row, index) => ({
+    description: row.description,
+    amountCents: row.amountCents - (index === 0 ? row.creditsAppliedCents : 0),
+  }));
+  const processor = await paymentProcessor();
+  const result = await processor.chargeInvoice({ customerId, lines, idempotencyKey: `charge:${chargeKey}`, metadata: { chargeKey, organizationId } });
+  await transaction(async (tx) => {
+    await tx
+      .update(billingRows)
+      .set({ invoiceId: result.invoiceId, hostedInvoiceUrl: result.hostedInvoiceUrl, status: 'INVOICED' })
+      .where(and(inArray(billingRows.id, open.map((r) => r.id)), eq(billingRows.status, 'processing')));
+    if (result.status !== 'open') await settleInvoice(tx, result.invoiceId, result.status);
+  });
+}
+
+/** Marks every row of an invoice paid or failed (webhook or sandbox settlement); a repeat changes nothing. */
+export async function settleInvoice(tx: Tx, invoiceId: string, outcome: 'paid' | 'failed'): Promise<number> {
+  const rows = await tx
+    .select({ id: billingRows.id })
+    .from(billingRows)
+    .where(and(eq(billingRows.invoiceId, invoiceId), inArray(billingRows.status, outcome === 'paid' ? ['processing', 'INVOICED', 'failed'] : ['processing', 'INVOICED'])));
+  if (rows.length === 0) return 0;
+  await settleRows(tx, rows.map((r) => r.id), outcome);
+  return rows.length;
+}
+
+/** Sets the outcome on rows and applies what it means: Pro cases, delinquency of a failed base fee. */
+async function settleRows(tx: Tx, rowIds: string[], outcome: 'paid' | 'failed'): Promise<void> {
+  const rows = await tx.update(billingRows).set({ status: outcome }).where(inArray(billingRows.id, rowIds)).returning();
+  const proCases = rows.filter((r) => r.skuKey === PRO_UPGRADE_SKU.key && r.caseId).map((r) => r.caseId!);
+  const baseFees = rows.filter((r) => r.skuKey.startsWith('platform_base_fee') && r.amountCents > 0);
+  if (outcome === 'paid' && proCases.length > 0) await tx.update(cases).set({ isPro: true }).where(inArray(cases.id, proCases));
+  for (const row of baseFees) {
+    await tx
+      .update(organizations)
+      .set({ baseFeeFailedAt: outcome === 'failed' ? sql`coalesce(${organizations.baseFeeFailedAt}, ${now()})` : null })
+      .where(eq(organizations.id, row.organizationId));
+  }
+  const organizationIds = [...new Set(rows.map((r) => r.organizationId))];
+  for (const organizationId of organizationIds) {
+    const own = rows.filter((r) => r.organizationId === organizationId);
+    await tx.insert(billingHistory).values({
+      organizationId,
+      category: 'invoicing',
+      caseId: own.find((r) => r.caseId)?.caseId ?? null,
+      description: `${own.length} billing row(s) ${outcome === 'paid' ? 'paid' : 'failed to collect'}${own[0]?.invoiceId ? ` (invoice ${own[0].invoiceId})` : ''}`,
+    });
+  }
+}
+
+/** Maintenance: charges whose invoicing failed or never ran are invoiced again (same idempotency key). */
+export async function retryStuckCharges(olderThanSeconds = 60, limit = 50): Promise<number> {
+  const stuck = await db()
+    .selectDistinct({ chargeKey: billingRows.chargeKey })
+    .from(billingRows)
+    .where(and(eq(billingRows.status, 'processing'), isNull(billingRows.invoiceId), lt(billingRows.createdAt, addSeconds(now(), -olderThanSeconds))))
+    .limit(limit);
+  let retried = 0;
+  for (const { chargeKey } of stuck) {
+    try {
+      await invoiceCharge(chargeKey);
+      retried += 1;
+    } catch (error) {
+      logger.warn('charge retry failed', { chargeKey, error });
+    }
+  }
+  return retried;
+}
+
+/** After a card is attached: try again to collect the organization's open invoices. */
+export async function collectOpenInvoices(organizationId: string): Promise<void> {
+  const open = await db()
+    .selectDistinct({ invoiceId: billingRows.invoiceId })
+    .from(billingRows)
+    .where(and(eq(billingRows.organizationId, organizationId), inArray(billingRows.status, ['INVOICED', 'failed'])));
+  const processor = await paymentProcessor();
+  for (const { invoiceId } of open) {
+    if (!invoiceId) continue;
+    const result = await processor.payInvoice(invoiceId, `pay:${invoiceId}:${now().getTime()}`);
+    if (result.status !== 'open') await transaction((tx) => settleInvoice(tx, invoiceId, result.status as 'paid' | 'failed'));
+  }
+}

@@ -1,0 +1,40 @@
+import { eq } from 'drizzle-orm';
+import { db, type Tx } from '../db/client';
+import { organizations } from '../db/schema';
+import { type AfterCommit, transaction } from '../db/transaction';
+import { collectOpenInvoices } from './charges';
+import { recordBillingHistory } from './history';
+
+/**
+ * A card was saved for a processor customer (checkout completed, payment method attached, or the
+ * sandbox checkout page): the organization has a card on file, and its open invoices are
+ * collected after commit. Repeating it changes nothing more.
+ */
+export async function recordPaymentMethod(tx: Tx, afterCommit: AfterCommit, customerId: string, last4: string | null): Promise<boolean> {
+  const [organization] = await tx.select().from(organizations).where(eq(organizations.processorCustomerId, customerId)).for('update');
+  if (!organization) return false;
+  if (organization.hasPaymentMethod && (last4 === null || organization.paymentMethodLast4 === last4)) return true;
+  await tx
+    .update(organizations)
+    .set({ hasPaymentMethod: true, paymentMethodLast4: last4 ?? organization.paymentMethodLast4 })
+    .where(eq(organizations.id, organization.id));
+  await recordBillingHistory(tx, {
+    organizationId: organization.id,
+    category: 'payment_method',
+    description: last4 ? `Card ending ${last4} saved for payments` : 'Card saved for payments',
+  });
+  afterCommit(() => collectOpenInvoices(organization.id));
+  return true;
+}
+
+/** The sandbox checkout page was submitted: save the card like Stripe's checkout would. */
+export async function completeSandboxCheckout(sessionId: string, cardNumber: string): Promise<{ successUrl: string } | null> {
+  const { SandboxProcessor } = await import('./processor/sandbox');
+  const processor = new SandboxProcessor();
+  const completed = await processor.completeSetupSession(sessionId, cardNumber);
+  if (!completed) return null;
+  await transaction((tx, afterCommit) => recordPaymentMethod(tx, afterCommit, completed.customerId, completed.last4));
+  const { sandboxCheckoutSessions } = await import('../db/schema');
+  const [session] = await db().select().from(sandboxCheckoutSessions).where(eq(sandboxCheckoutSessions.id, sessionId));
+  return { successUrl: session!.successUrl };
+}

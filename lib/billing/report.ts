@@ -1,0 +1,140 @@
+import { and, asc, count, eq, gte, inArray, lte, type SQL } from 'drizzle-orm';
+import { addSeconds, now } from '../clock';
+import { config } from '../config';
+import { db } from '../db/client';
+import { billingRows, cases, organizations } from '../db/schema';
+import { BadRequestError, NotFoundError } from '../http/errors';
+import { newId } from '../ids';
+import { objectStorage } from '../storage';
+import { CHARGED_STATUSES } from './charges';
+import { recordBillingHistory } from './history';
+
+export const MAX_REPORT_ROWS = 50_000;
+const DOWNLOAD_LINK_SECONDS = 15 * 60;
+
+interface ReportQuery {
+  caseIds?: string[];
+  startDate?: string;
+  endDate?: string;
+  format: 'json' | 'pdf';
+}
+
+type BillingRow = typeof billingRows.$inferSelect;
+
+function reportRow(row: BillingRow) {
+  return {
+    date: row.createdAt.toISOString(),
+    skuKey: row.skuKey,
+    description: row.description,
+    quantity: row.quantity,
+    unitAmountCents: row.unitAmountCents,
+    amountCents: row.amountCents,
+    status: row.status,
+    ...(row.invoiceId ? { invoiceId: row.invoiceId } : {}),
+  };
+}
+
+const isCharged = (row: BillingRow) => (CHARGED_STATUSES as readonly string[]).includes(row.status) && !row.informational;
+
+/**
+ * POST /billing/report: the organization's billing over a window (default: the current billing
+ * period up to now), optionally some cases, as JSON or as a stored PDF with a time-limited link.
+ * Over 50,000 rows is refused before any row is loaded.
+ */
+export async function billingReport(organizationId: string, actorId: string, query: ReportQuery) {
+  if (!config().FEATURE_BILLING_REPORTS) throw new NotFoundError('Billing reports are not available');
+  const [organization] = await db().select().from(organizations).where(eq(organizations.id, organizationId));
+  const at = now();
+  const monthStart = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
+  const startDate = query.startDate ? new Date(query.startDate) : (organization!.billingPeriodStart ?? monthStart);
+  const endDate = query.endDate ? new Date(query.endDate) : at;
+  if (startDate > endDate) throw new BadRequestError('startDate is after endDate');
+
+  const filters: SQL[] = [eq(billingRows.organizationId, organizationId), gte(billingRows.createdAt, startDate), lte(billingRows.createdAt, endDate)];
+  if (query.caseIds?.length) filters.push(inArray(billingRows.caseId, query.caseIds));
+  const where = and(...filters);
+  const [{ rows: rowCount }] = (await db().select({ rows: count() }).from(billingRows).where(where)) as [{ rows: number }];
+  if (rowCount > MAX_REPORT_ROWS) throw new BadRequestError(`The report would hold ${rowCount} rows; at most ${MAX_REPORT_ROWS} are allowed: narrow the window or the cases`);
+
+  const rows = await db()
+    .select({ row: billingRows, caseName: cases.name })
+    .from(billingRows)
+    .leftJoin(cases, eq(cases.id, billingRows.caseId))
+    .where(where)
+    .orderBy(asc(billingRows.createdAt), asc(billingRows.idempotencyKey));
+
+  const sections = new Map<string, { caseId: string; caseName: string; rows: ReturnType<typeof reportRow>[]; subtotalChargedCents: number; subtotalInformationalCents: number }>();
+  const totals = { charged: 0, informational: 0, nonChargeable: 0, failed: 0, refunded: 0 };
+  for (const { row, caseName } of rows) {
+    const key = row.caseId ?? 'organization';
+    let section = sections.get(key);
+    if (!section) {
+      section = { caseId: key, caseName: row.caseId ? (caseName ?? '') : 'Organization-wide charges', rows: [], subtotalChargedCents: 0, subtotalInformationalCents: 0 };
+      sections.set(key, section);
+    }
+    section.rows.push(reportRow(row));
+    if (isCharged(row)) {
+      section.subtotalChargedCents += row.amountCents;
+      totals.charged += row.amountCents;
+    }
+    if (row.informational) {
+      section.subtotalInformationalCents += row.amountCents;
+      totals.informational += row.amountCents;
+    }
+    if (row.status === 'waived' || row.status === 'voided') totals.nonChargeable += row.amountCents;
+    if (row.status === 'failed') totals.failed += row.amountCents;
+    if (row.status === 'refunded') totals.refunded += row.amountCents;
+  }
+  const report = {
+    organizations: [
+      {
+        organizationId,
+        organizationName: organization!.name,
+        tier: organization!.billingTier ?? 'free',
+        billingMode: organization!.billingMode,
+        onCaseBilling: organization!.billingMode === 'pay_as_you_go',
+        window: { startDate: startDate.toISOString(), endDate: endDate.toISOString() },
+        cases: [...sections.values()],
+        totalChargedCents: totals.charged,
+        totalInformationalCents: totals.informational,
+        totalNonChargeableCents: totals.nonChargeable,
+        totalFailedCents: totals.failed,
+        totalRefundedCents: totals.refunded,
+      },
+    ],
+    grandTotalChargedCents: totals.charged,
+  };
+  if (query.format === 'json') return report;
+
+  const { renderBillingReportPdf } = await import('./report-pdf');
+  const bytes = await renderBillingReportPdf(report, at);
+  const fileName = `billing-report-${organization!.slug}-${startDate.toISOString().slice(0, 10)}-${endDate.toISOString().slice(0, 10)}.pdf`;
+  const key = `reports/${organizationId}/${newId()}/${fileName}`;
+  await objectStorage().put(key, bytes, 'application/pdf');
+  await recordBillingHistory(db(), { organizationId, category: 'invoicing', description: `Billing report (PDF, ${rowCount} rows) generated`, createdById: actorId });
+  return {
+    fileName,
+    contentType: 'application/pdf' as const,
+    sizeBytes: bytes.byteLength,
+    storageKey: key,
+    rowCount,
+    downloadUrl: await objectStorage().downloadUrl(key, DOWNLOAD_LINK_SECONDS),
+    expiresAt: addSeconds(at, DOWNLOAD_LINK_SECONDS).toISOString(),
+  };
+}
+
+export type BillingReport = {
+  organizations: Array<{
+    organizationName: string;
+    tier: string;
+    billingMode: string;
+    window: { startDate: string; endDate: string };
+    cases: Array<{ caseId: string; caseName: string; rows: ReturnType<typeof reportRow>[]; subtotalChargedCents: number; subtotalInformationalCents: number }>;
+    totalChargedCents: number;
+    totalInformationalCents: number;
+    totalNonChargeableCents: number;
+    totalFailedCents: number;
+    totalRefundedCents: number;
+  }>;
+  grandTotalChargedCents: number;
+};

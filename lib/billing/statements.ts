@@ -1,0 +1,126 @@
+import { and, desc, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
+import { db } from '../db/client';
+import { billingRows, cases } from '../db/schema';
+import { caseForBilling } from './cases';
+
+type BillingRow = typeof billingRows.$inferSelect;
+
+/** A billing row as clients see it; plan-included rows are informational. */
+export function toBillingRowEntity(row: BillingRow) {
+  return {
+    id: row.id,
+    date: row.createdAt.toISOString(),
+    skuKey: row.skuKey,
+    description: row.description,
+    quantity: row.quantity,
+    unitAmountCents: row.unitAmountCents,
+    amountCents: row.amountCents,
+    status: row.status,
+    informational: row.informational,
+    creditsAppliedCents: row.creditsAppliedCents,
+    caseId: row.caseId,
+    chargeScope: row.caseId ? ('case' as const) : ('platform' as const),
+    ...(row.invoiceId ? { invoiceId: row.invoiceId } : {}),
+    processorInvoiceId: row.invoiceId,
+    hostedInvoiceUrl: row.hostedInvoiceUrl,
+  };
+}
+
+/**
+ * Totals by kind, in SQL over every matching row (never only a page): charged (owed or paid, not
+ * informational), informational (list value of plan-included rows), non-chargeable (waived,
+ * voided), failed and refunded.
+ */
+export const totalsColumns = {
+  chargedCents: sql<number>`coalesce(sum(${billingRows.amountCents}) filter (where ${billingRows.status} in ('processing', 'INVOICED', 'paid') and not ${billingRows.informational}), 0)::bigint`.mapWith(Number),
+  informationalCents: sql<number>`coalesce(sum(${billingRows.amountCents}) filter (where ${billingRows.informational}), 0)::bigint`.mapWith(Number),
+  nonChargeableCents: sql<number>`coalesce(sum(${billingRows.amountCents}) filter (where ${billingRows.status} in ('waived', 'voided')), 0)::bigint`.mapWith(Number),
+  failedCents: sql<number>`coalesce(sum(${billingRows.amountCents}) filter (where ${billingRows.status} = 'failed'), 0)::bigint`.mapWith(Number),
+  refundedCents: sql<number>`coalesce(sum(${billingRows.amountCents}) filter (where ${billingRows.status} = 'refunded'), 0)::bigint`.mapWith(Number),
+  rowCount: sql<number>`count(*)::int`,
+};
+
+/** GET /cases/{caseId}/billing/statement: the case's rows newest first, totals over all rows. */
+export async function caseStatement(organizationId: string, userId: string, caseId: string, query: { limit?: number; skip?: number }) {
+  const target = await caseForBilling(organizationId, caseId, userId);
+  const limit = query.limit ?? 50;
+  const skip = query.skip ?? 0;
+  const where = and(eq(billingRows.organizationId, organizationId), eq(billingRows.caseId, caseId));
+  const [rows, [totals]] = await Promise.all([
+    db().select().from(billingRows).where(where).orderBy(desc(billingRows.createdAt), desc(billingRows.idempotencyKey)).limit(limit).offset(skip),
+    db().select(totalsColumns).from(billingRows).where(where),
+  ]);
+  return {
+    caseId,
+    caseName: target.name,
+    isPro: target.isPro,
+    rows: rows.map(toBillingRowEntity),
+    total: totals!.rowCount,
+    limit,
+    skip,
+    totalChargedCents: totals!.chargedCents,
+    totalInformationalCents: totals!.informationalCents,
+  };
+}
+
+/**
+ * GET /billing/reconciliation: a page of the organization's rows newest first, grouped by case
+ * (organization-wide charges in the group 'organization', chargeScope 'platform'); each group's
+ * subtotal covers all of its rows. Four queries whatever the page size.
+ */
+export async function reconciliation(organizationId: string, query: { limit?: number; skip?: number }) {
+  const limit = query.limit ?? 50;
+  const skip = query.skip ?? 0;
+  const where = eq(billingRows.organizationId, organizationId);
+  const [rows, [totals]] = await Promise.all([
+    db()
+      .select({ row: billingRows, caseName: cases.name })
+      .from(billingRows)
+      .leftJoin(cases, eq(cases.id, billingRows.caseId))
+      .where(where)
+      .orderBy(desc(billingRows.createdAt), desc(billingRows.idempotencyKey))
+      .limit(limit)
+      .offset(skip),
+    db().select(totalsColumns).from(billingRows).where(where),
+  ]);
+  const caseIds = [...new Set(rows.map((r) => r.row.caseId).filter((id): id is string => id !== null))];
+  const groupFilters: SQL[] = [];
+  if (caseIds.length > 0) groupFilters.push(inArray(billingRows.caseId, caseIds));
+  if (rows.some((r) => r.row.caseId === null)) groupFilters.push(isNull(billingRows.caseId));
+  const subtotals =
+    groupFilters.length === 0
+      ? []
+      : await db()
+          .select({ caseId: billingRows.caseId, ...totalsColumns })
+          .from(billingRows)
+          .where(and(where, sql`(${sql.join(groupFilters, sql` or `)})`))
+          .groupBy(billingRows.caseId);
+  const subtotalOf = new Map(subtotals.map((s) => [s.caseId ?? 'organization', s]));
+
+  const groups = new Map<string, { caseId: string; caseName: string | null; chargeScope: 'case' | 'platform'; subtotalChargedCents: number; subtotalInformationalCents: number; rows: ReturnType<typeof toBillingRowEntity>[] }>();
+  for (const { row, caseName } of rows) {
+    const key = row.caseId ?? 'organization';
+    let group = groups.get(key);
+    if (!group) {
+      const subtotal = subtotalOf.get(key);
+      group = {
+        caseId: key,
+        caseName: row.caseId ? caseName : null,
+        chargeScope: row.caseId ? 'case' : 'platform',
+        subtotalChargedCents: subtotal?.chargedCents ?? 0,
+        subtotalInformationalCents: subtotal?.informationalCents ?? 0,
+        rows: [],
+      };
+      groups.set(key, group);
+    }
+    group.rows.push(toBillingRowEntity(row));
+  }
+  return {
+    groups: [...groups.values()],
+    total: totals!.rowCount,
+    limit,
+    skip,
+    totalChargedCents: totals!.chargedCents,
+    totalInformationalCents: totals!.informationalCents,
+  };
+}

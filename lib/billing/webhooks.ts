@@ -1,0 +1,61 @@
+import type Stripe from 'stripe';
+import { config } from '../config';
+import { processedWebhookEvents } from '../db/schema';
+import { transaction } from '../db/transaction';
+import { BadRequestError, NotFoundError } from '../http/errors';
+import { settleInvoice } from './charges';
+import { recordPaymentMethod } from './payment-methods';
+
+let verifier: Promise<Stripe> | undefined;
+
+/** The SDK's signature check needs a client; no API call is made with it. */
+function stripeVerifier(): Promise<Stripe> {
+  verifier ??= import('stripe').then(({ default: StripeClient }) => new StripeClient(config().STRIPE_SECRET_KEY ?? 'sk_webhook_verification_only'));
+  return verifier;
+}
+
+const customerIdOf = (value: string | { id: string } | null | undefined) => (typeof value === 'string' ? value : (value?.id ?? null));
+
+/**
+ * POST /webhooks/stripe: verifies the signature over the raw body, then applies the event once
+ * (its id is recorded in the same transaction, so a replay has no second effect).
+ */
+export async function handleStripeWebhook(rawBody: string | undefined, signature: string | undefined): Promise<{ received: true; duplicate: boolean }> {
+  const secret = config().STRIPE_WEBHOOK_SECRET;
+  if (!secret) throw new NotFoundError('Stripe webhooks are not configured');
+  if (!rawBody || !signature) throw new BadRequestError('Missing body or Stripe-Signature header', 'INVALID_SIGNATURE');
+  let event: Stripe.Event;
+  try {
+    event = (await stripeVerifier()).webhooks.constructEvent(rawBody, signature, secret);
+  } catch {
+    throw new BadRequestError('The webhook signature does not verify', 'INVALID_SIGNATURE');
+  }
+  const duplicate = await transaction(async (tx, afterCommit) => {
+    const [fresh] = await tx.insert(processedWebhookEvents).values({ eventId: event.id, type: event.type }).onConflictDoNothing().returning();
+    if (!fresh) return true;
+    switch (event.type) {
+      case 'invoice.paid':
+        await settleInvoice(tx, event.data.object.id!, 'paid');
+        break;
+      case 'invoice.payment_failed':
+        await settleInvoice(tx, event.data.object.id!, 'failed');
+        break;
+      case 'checkout.session.completed': {
+        const session = event.data.object;
+        const customerId = customerIdOf(session.customer);
+        if (session.mode === 'setup' && customerId) await recordPaymentMethod(tx, afterCommit, customerId, null);
+        break;
+      }
+      case 'payment_method.attached': {
+        const method = event.data.object;
+        const customerId = customerIdOf(method.customer);
+        if (customerId) await recordPaymentMethod(tx, afterCommit, customerId, method.card?.last4 ?? null);
+        break;
+      }
+      default:
+        break;
+    }
+    return false;
+  });
+  return { received: true, duplicate };
+}

@@ -1,0 +1,114 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join, normalize } from 'node:path';
+import { addSeconds, now } from '../clock';
+import { config } from '../config';
+
+/** Where evidence attachments and reports are kept: S3 in the cloud, a directory locally. */
+export interface ObjectStorage {
+  put(key: string, body: Uint8Array, contentType: string): Promise<void>;
+  /** A time-limited URL that downloads the object without credentials. */
+  downloadUrl(key: string, expiresInSeconds: number): Promise<string>;
+  exists(key: string): Promise<boolean>;
+}
+
+/** Amazon S3 with presigned GET URLs; the SDK is imported on first use. */
+class S3Storage implements ObjectStorage {
+  private client: Promise<import('@aws-sdk/client-s3').S3Client> | undefined;
+
+  constructor(private readonly bucket: string) {}
+
+  private s3() {
+    this.client ??= import('@aws-sdk/client-s3').then(({ S3Client }) => new S3Client({}));
+    return this.client;
+  }
+
+  async put(key: string, body: Uint8Array, contentType: string): Promise<void> {
+    const { PutObjectCommand } = await import('@aws-sdk/client-s3');
+    await (await this.s3()).send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType, ServerSideEncryption: 'aws:kms' }));
+  }
+
+  async downloadUrl(key: string, expiresInSeconds: number): Promise<string> {
+    const [{ GetObjectCommand }, { getSignedUrl }] = await Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/s3-request-presigner')]);
+    return getSignedUrl(await this.s3(), new GetObjectCommand({ Bucket: this.bucket, Key: key }), { expiresIn: expiresInSeconds });
+  }
+
+  async exists(key: string): Promise<boolean> {
+    const { HeadObjectCommand } = await import('@aws-sdk/client-s3');
+    try {
+      await (await this.s3()).send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+/**
+ * A directory (DATA_DIR/objects) with HMAC-signed, expiring download links that the local server
+ * answers at /_local/objects/{key}: the same contract as presigned S3 URLs.
+ */
+export class DirectoryStorage implements ObjectStorage {
+  constructor(
+    private readonly root: string,
+    private readonly secret: string,
+  ) {}
+
+  private pathOf(key: string): string {
+    const path = normalize(join(this.root, key));
+    if (!path.startsWith(normalize(this.root))) throw new Error('Object key escapes the storage directory');
+    return path;
+  }
+
+  async put(key: string, body: Uint8Array): Promise<void> {
+    const path = this.pathOf(key);
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, body);
+  }
+
+  async downloadUrl(key: string, expiresInSeconds: number): Promise<string> {
+    const expires = Math.floor(addSeconds(now(), expiresInSeconds).getTime() / 1000);
+    const url = new URL(`/_local/objects/${key.split('/').map(encodeURIComponent).join('/')}`, config().PUBLIC_BASE_URL);
+    url.searchParams.set('expires', String(expires));
+    url.searchParams.set('signature', this.sign(key, expires));
+    return url.toString();
+  }
+
+  async exists(key: string): Promise<boolean> {
+    try {
+      await readFile(this.pathOf(key));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The bytes of a signed, unexpired link; null otherwise. */
+  async readSigned(key: string, expires: number, signature: string): Promise<Buffer | null> {
+    if (!Number.isFinite(expires) || expires * 1000 < now().getTime()) return null;
+    const expected = Buffer.from(this.sign(key, expires));
+    const given = Buffer.from(signature);
+    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return null;
+    try {
+      return await readFile(this.pathOf(key));
+    } catch {
+      return null;
+    }
+  }
+
+  private sign(key: string, expires: number): string {
+    return createHmac('sha256', this.secret).update(`${key}\n${expires}`).digest('base64url');
+  }
+}
+
+let storage: ObjectStorage | undefined;
+
+export function objectStorage(): ObjectStorage {
+  const { STORAGE_BUCKET, DATA_DIR, JWT_SECRET } = config();
+  storage ??= STORAGE_BUCKET ? new S3Storage(STORAGE_BUCKET) : new DirectoryStorage(join(DATA_DIR, 'objects'), JWT_SECRET ?? `local-objects:${DATA_DIR}`);
+  return storage;
+}
+
+export function useObjectStorage(next: ObjectStorage | undefined): void {
+  storage = next;
+}

@@ -1,0 +1,239 @@
+import * as z from 'zod/mini';
+import { CADENCES, TIER_KEYS } from '../../lib/billing/tiers';
+import { DateTime, Id } from '../common/fields';
+import { QueryInt } from '../common/paging';
+
+/** limit (default 50, at most 200) and skip, for statements, reconciliation, history and credits. */
+export const LedgerPagingQuery = { limit: z.optional(QueryInt(1, 200)), skip: z.optional(QueryInt(0, 100_000_000)) };
+
+export const CaseIdPath = z.object({ caseId: Id });
+
+export const CreateBillingSetupSessionDto = z
+  .strictObject({ successUrl: z.url().check(z.maxLength(2048)), cancelUrl: z.url().check(z.maxLength(2048)) })
+  .register(z.globalRegistry, { id: 'CreateBillingSetupSessionDto' });
+
+export const BillingSetupSessionEntity = z.object({ url: z.string() }).register(z.globalRegistry, { id: 'BillingSetupSessionEntity' });
+
+export const SelectPlanDto = z
+  .strictObject({
+    tier: z.enum(TIER_KEYS),
+    cadence: z.optional(z.enum(CADENCES)),
+    successUrl: z.optional(z.url().check(z.maxLength(2048))),
+    cancelUrl: z.optional(z.url().check(z.maxLength(2048))),
+  })
+  .register(z.globalRegistry, { id: 'SelectPlanDto' });
+
+export const SelectPlanResponseEntity = z
+  .object({
+    tier: z.enum(TIER_KEYS),
+    cadence: z.enum(CADENCES),
+    billingMode: z.literal('pay_as_you_go'),
+    prorationCents: z.number(),
+    paymentRequired: z.boolean(),
+    setupSessionUrl: z.nullable(z.string()),
+  })
+  .register(z.globalRegistry, { id: 'SelectPlanResponseEntity' });
+
+export const CaseProUpgradeResponseEntity = z
+  .object({ caseId: Id, status: z.literal('processing') })
+  .register(z.globalRegistry, { id: 'CaseProUpgradeResponseEntity' });
+
+export const BillingRowEntity = z
+  .object({
+    id: Id,
+    date: DateTime,
+    skuKey: z.string(),
+    description: z.string(),
+    quantity: z.number(),
+    unitAmountCents: z.number(),
+    amountCents: z.number(),
+    status: z.string(),
+    informational: z.boolean(),
+    creditsAppliedCents: z.number(),
+    caseId: z.nullable(Id),
+    chargeScope: z.enum(['case', 'platform']),
+    invoiceId: z.optional(z.string()),
+    processorInvoiceId: z.nullable(z.string()),
+    hostedInvoiceUrl: z.nullable(z.string()),
+  })
+  .register(z.globalRegistry, { id: 'BillingRowEntity' });
+
+export const StatementQuery = z.object(LedgerPagingQuery);
+
+export const CaseStatementResponseEntity = z
+  .object({
+    caseId: Id,
+    caseName: z.string(),
+    isPro: z.boolean(),
+    rows: z.array(BillingRowEntity),
+    total: z.number(),
+    limit: z.number(),
+    skip: z.number(),
+    totalChargedCents: z.number(),
+    totalInformationalCents: z.number(),
+  })
+  .register(z.globalRegistry, { id: 'CaseStatementResponseEntity' });
+
+export const ReconciliationResponseEntity = z
+  .object({
+    groups: z.array(
+      z.object({
+        caseId: z.string(),
+        caseName: z.nullable(z.string()),
+        chargeScope: z.enum(['case', 'platform']),
+        subtotalChargedCents: z.number(),
+        subtotalInformationalCents: z.number(),
+        rows: z.array(BillingRowEntity),
+      }),
+    ),
+    total: z.number(),
+    limit: z.number(),
+    skip: z.number(),
+    totalChargedCents: z.number(),
+    totalInformationalCents: z.number(),
+  })
+  .register(z.globalRegistry, { id: 'ReconciliationResponseEntity' });
+
+export const BillingHistoryCategoryEnum = z.enum(['subscription', 'invoicing', 'payment_method', 'case_billing', 'admin']);
+
+export const BillingHistoryQuery = z.object({ ...LedgerPagingQuery, category: z.optional(BillingHistoryCategoryEnum), caseId: z.optional(Id) });
+
+export const BillingHistoryResponseEntity = z
+  .array(
+    z.object({
+      id: Id,
+      category: BillingHistoryCategoryEnum,
+      caseId: z.nullable(Id),
+      description: z.string(),
+      reason: z.nullable(z.string()),
+      createdBy: z.optional(z.nullable(z.object({ id: Id, name: z.string(), email: z.string() }))),
+      createdAt: DateTime,
+    }),
+  )
+  .register(z.globalRegistry, { id: 'BillingHistoryResponseEntity' });
+
+export const PlanTierEntity = z
+  .object({
+    key: z.enum(TIER_KEYS),
+    name: z.string(),
+    monthlyPriceCents: z.nullable(z.number()),
+    annualPriceCents: z.number(),
+    seatCap: z.number(),
+    storageCapBytes: z.number(),
+    deviceCap: z.number(),
+    aiTokensPerMonth: z.number(),
+    casesPerMonth: z.nullable(z.number()),
+    features: z.array(z.string()),
+    cadences: z.array(z.enum(CADENCES)),
+    annualOnly: z.boolean(),
+    includesPro: z.boolean(),
+  })
+  .register(z.globalRegistry, { id: 'PlanTierEntity' });
+
+export const PlanTierList = z.array(PlanTierEntity);
+
+export const CurrentPlanResponseEntity = z
+  .object({
+    plan: z.nullable(
+      z.object({
+        tier: z.enum(TIER_KEYS),
+        tierName: z.string(),
+        cadence: z.nullable(z.enum(CADENCES)),
+        billingMode: z.string(),
+        basePriceCents: z.number(),
+        periodStart: z.nullable(DateTime),
+        periodEnd: z.nullable(DateTime),
+        paymentMethod: z.nullable(z.object({ type: z.literal('card'), last4: z.nullable(z.string()) })),
+      }),
+    ),
+    usage: z.object({
+      seats: z.object({ used: z.number(), cap: z.number() }),
+      storage: z.object({ usedBytes: z.number(), capBytes: z.number() }),
+      aiTokens: z.object({ usedThisMonth: z.number(), cap: z.number() }),
+      cases: z.object({ createdThisMonth: z.number(), cap: z.nullable(z.number()) }),
+    }),
+    delinquent: z.boolean(),
+  })
+  .register(z.globalRegistry, { id: 'CurrentPlanResponseEntity' });
+
+export const CreditsQuery = z.object(LedgerPagingQuery);
+
+export const CreditBalanceEntity = z
+  .object({
+    balanceCents: z.number(),
+    currency: z.string(),
+    effectiveDeductPercentage: z.number(),
+    ledger: z.array(
+      z.object({
+        id: Id,
+        amountCents: z.number(),
+        balanceAfterCents: z.number(),
+        kind: z.string(),
+        description: z.string(),
+        billingRowId: z.nullable(Id),
+        createdAt: DateTime,
+      }),
+    ),
+    total: z.number(),
+    limit: z.number(),
+    skip: z.number(),
+  })
+  .register(z.globalRegistry, { id: 'CreditBalanceEntity' });
+
+export const BillingReportQueryDto = z
+  .strictObject({
+    caseIds: z.optional(z.array(Id).check(z.maxLength(500))),
+    startDate: z.optional(DateTime),
+    endDate: z.optional(DateTime),
+    format: z.enum(['json', 'pdf']),
+  })
+  .register(z.globalRegistry, { id: 'BillingReportQueryDto' });
+
+const ReportRow = z.object({
+  date: DateTime,
+  skuKey: z.string(),
+  description: z.string(),
+  quantity: z.number(),
+  unitAmountCents: z.number(),
+  amountCents: z.number(),
+  status: z.string(),
+  invoiceId: z.optional(z.string()),
+});
+
+export const BillingReportResponseEntity = z
+  .object({
+    organizations: z.array(
+      z.object({
+        organizationId: Id,
+        organizationName: z.string(),
+        tier: z.string(),
+        billingMode: z.string(),
+        onCaseBilling: z.boolean(),
+        window: z.object({ startDate: DateTime, endDate: DateTime }),
+        cases: z.array(z.object({ caseId: z.string(), caseName: z.string(), rows: z.array(ReportRow), subtotalChargedCents: z.number(), subtotalInformationalCents: z.number() })),
+        totalChargedCents: z.number(),
+        totalInformationalCents: z.number(),
+        totalNonChargeableCents: z.number(),
+        totalFailedCents: z.number(),
+        totalRefundedCents: z.number(),
+      }),
+    ),
+    grandTotalChargedCents: z.number(),
+  })
+  .register(z.globalRegistry, { id: 'BillingReportResponseEntity' });
+
+export const BillingReportFileResponseEntity = z
+  .object({
+    fileName: z.string(),
+    contentType: z.literal('application/pdf'),
+    sizeBytes: z.number(),
+    storageKey: z.string(),
+    rowCount: z.number(),
+    downloadUrl: z.string(),
+    expiresAt: DateTime,
+  })
+  .register(z.globalRegistry, { id: 'BillingReportFileResponseEntity' });
+
+export const BillingReportAnswer = z.union([BillingReportResponseEntity, BillingReportFileResponseEntity]);
+
+export const StripeWebhookResponseEntity = z.object({ received: z.literal(true), duplicate: z.boolean() });
