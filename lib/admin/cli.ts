@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { grantCredits } from '../billing/admin';
 import { closeDb, connectDb } from '../db/client';
 import { migrateDatabase } from '../db/migrate';
 import { runMaintenance } from '../maintenance';
@@ -8,18 +8,26 @@ const USAGE = `Usage: npm run admin -- <command>
 
   super-admin grant <email>    make a user a super admin
   super-admin revoke <email>   take super admin away
+  credits grant <organizationId> <cents> <reason...>
+                               add prepaid credits (negative cents take them back)
   maintenance run              deliver due emails, prune rate-limit windows
 
 Works on DATABASE_URL, or on the PGlite in DATA_DIR (stop \`npm start\` first: one process owns that directory).`;
 
 /** Runs one admin command; returns the process exit code. */
 export async function runAdminCommand(argv: string[], print: (line: string) => void = console.log): Promise<number> {
-  const { positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true });
+  // Plain positionals: a negative amount of credits must not be read as an option.
+  const positionals = argv;
   const [area, action, subject] = positionals;
   if (area === 'super-admin' && (action === 'grant' || action === 'revoke') && subject) {
     const found = await setSuperAdmin(subject, action === 'grant');
     print(found ? `${subject}: super admin ${action === 'grant' ? 'granted' : 'revoked'}` : `No user with email ${subject}`);
     return found ? 0 : 1;
+  }
+  if (area === 'credits' && action === 'grant' && subject && /^-?\d+$/.test(positionals[3] ?? '') && positionals.length > 4) {
+    const balance = await grantCredits(subject, Number(positionals[3]), positionals.slice(4).join(' '));
+    print(balance === null ? `No organization ${subject}` : `credits: balance of ${subject} is now ${balance} cents`);
+    return balance === null ? 1 : 0;
   }
   if (area === 'maintenance' && action === 'run') {
     const { emailsSent } = await runMaintenance();
