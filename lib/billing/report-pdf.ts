@@ -14,16 +14,29 @@ export function formatCents(cents: number): string {
 /** The standard fonts speak WinAnsi only: anything else prints as '?'. */
 const printable = (text: string) => text.replace(/[^\x20-\x7E\xA0-\xFF]/g, '?');
 
+/**
+ * Row columns in characters. Rows are set in Courier (monospace), one text run per row: columns
+ * line up, and a 50,000-row report stays a few hundred thousand PDF operators, not millions.
+ */
 const COLUMNS = [
-  { title: 'Date', x: 0, width: 70 },
-  { title: 'SKU', x: 72, width: 130 },
-  { title: 'Description', x: 204, width: 250 },
-  { title: 'Qty', x: 456, width: 30, right: true },
-  { title: 'Unit', x: 488, width: 70, right: true },
-  { title: 'Amount', x: 560, width: 70, right: true },
-  { title: 'Status', x: 636, width: 60 },
-  { title: 'Invoice', x: 698, width: 72 },
+  { title: 'Date', chars: 10 },
+  { title: 'SKU', chars: 32 },
+  { title: 'Description', chars: 56 },
+  { title: 'Qty', chars: 5, right: true },
+  { title: 'Unit', chars: 13, right: true },
+  { title: 'Amount', chars: 14, right: true },
+  { title: 'Status', chars: 13 },
+  { title: 'Invoice', chars: 30 },
 ] as const;
+const ROW_SIZE = 7;
+
+function rowText(cells: string[]): string {
+  return COLUMNS.map((column, index) => {
+    const text = printable(cells[index] ?? '');
+    const cut = text.length > column.chars ? `${text.slice(0, column.chars - 1)}.` : text;
+    return 'right' in column ? cut.padStart(column.chars) : cut.padEnd(column.chars);
+  }).join(' ');
+}
 
 /** Renders the billing report as a paginated table with section subtotals and the totals. */
 export async function renderBillingReportPdf(report: BillingReport, generatedAt: Date): Promise<Uint8Array> {
@@ -32,20 +45,13 @@ export async function renderBillingReportPdf(report: BillingReport, generatedAt:
   pdf.setCreationDate(generatedAt);
   const font = await pdf.embedFont(StandardFonts.Helvetica);
   const bold = await pdf.embedFont(StandardFonts.HelveticaBold);
+  const mono = await pdf.embedFont(StandardFonts.Courier);
+  const monoBold = await pdf.embedFont(StandardFonts.CourierBold);
   let page: PDFPage = pdf.addPage([PAGE.width, PAGE.height]);
   let y = PAGE.height - PAGE.margin;
 
-  const fit = (text: string, width: number, f: PDFFont, size: number) => {
-    let value = printable(text);
-    while (value.length > 1 && f.widthOfTextAtSize(value, size) > width) value = `${value.slice(0, -2)}.`;
-    return value;
-  };
-  const write = (text: string, x: number, options: { font?: PDFFont; size?: number; width?: number; right?: boolean } = {}) => {
-    const f = options.font ?? font;
-    const size = options.size ?? 8;
-    const value = options.width ? fit(text, options.width, f, size) : printable(text);
-    const offset = options.right && options.width ? options.width - f.widthOfTextAtSize(value, size) : 0;
-    page.drawText(value, { x: PAGE.margin + x + offset, y, size, font: f, color: rgb(0.1, 0.1, 0.1) });
+  const write = (text: string, x: number, options: { font?: PDFFont; size?: number } = {}) => {
+    page.drawText(printable(text), { x: PAGE.margin + x, y, size: options.size ?? 8, font: options.font ?? font, color: rgb(0.1, 0.1, 0.1) });
   };
   const newLine = (height = LINE) => {
     y -= height;
@@ -55,8 +61,8 @@ export async function renderBillingReportPdf(report: BillingReport, generatedAt:
     }
   };
   const header = () => {
-    for (const column of COLUMNS) write(column.title, column.x, { font: bold, width: column.width, right: 'right' in column });
-    newLine();
+    write(rowText(COLUMNS.map((column) => column.title)), 0, { font: monoBold, size: ROW_SIZE });
+    newLine(10);
   };
 
   for (const section of report.organizations) {
@@ -70,8 +76,8 @@ export async function renderBillingReportPdf(report: BillingReport, generatedAt:
       header();
       for (const row of group.rows) {
         const cells = [row.date.slice(0, 10), row.skuKey, row.description, String(row.quantity), formatCents(row.unitAmountCents), formatCents(row.amountCents), row.status, row.invoiceId ?? ''];
-        COLUMNS.forEach((column, index) => write(cells[index]!, column.x, { width: column.width, right: 'right' in column }));
-        newLine();
+        write(rowText(cells), 0, { font: mono, size: ROW_SIZE });
+        newLine(10);
       }
       write(`Subtotal charged ${formatCents(group.subtotalChargedCents)}   Included in plan (list value) ${formatCents(group.subtotalInformationalCents)}`, 0, { font: bold });
       newLine(18);
