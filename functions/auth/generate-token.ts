@@ -1,7 +1,7 @@
 import { generateToken } from '../../lib/auth/automation-tokens';
 import { endpoint } from '../../lib/http/endpoint';
-import { GenerateTokenDto, GenerateTokenResponseEntity } from '../../schemas/auth/tokens';
+import { GenerateTokenBody, GenerateTokenResponseEntity } from '../../schemas/auth/tokens';
 import { routes } from '../routes';
 
 /** POST /auth/generate-token: a scoped automation token, or a legacy full-access token without scopes. */
-export const handler = endpoint(routes.generateToken, { body: GenerateTokenDto, response: GenerateTokenResponseEntity }, ({ body, actor }) => generateToken(actor, body));
+export const handler = endpoint(routes.generateToken, { body: GenerateTokenBody, response: GenerateTokenResponseEntity }, ({ body, actor }) => generateToken(actor, body));

@@ -84,7 +84,8 @@ export async function listTokens(actor: Actor) {
 export async function revokeToken(actor: Actor, tokenId: string): Promise<void> {
   const [row] = await db()
     .update(sessions)
-    .set({ revokedAt: sql`coalesce(${sessions.revokedAt}, ${now()})` })
+    // The time goes through the column's encoder: postgres.js (under drizzle) cannot bind a bare Date.
+    .set({ revokedAt: sql`coalesce(${sessions.revokedAt}, ${sql.param(now(), sessions.revokedAt)})` })
     .where(and(eq(sessions.id, tokenId), eq(sessions.userId, actor.user.id), eq(sessions.kind, 'automation')))
     .returning({ id: sessions.id });
   if (!row) throw new NotFoundError('No automation token of yours has this id');

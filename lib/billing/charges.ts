@@ -163,7 +163,7 @@ async function settleRows(tx: Tx, rowIds: string[], outcome: 'paid' | 'failed'):
   for (const row of baseFees) {
     await tx
       .update(organizations)
-      .set({ baseFeeFailedAt: outcome === 'failed' ? sql`coalesce(${organizations.baseFeeFailedAt}, ${now()})` : null })
+      .set({ baseFeeFailedAt: outcome === 'failed' ? sql`coalesce(${organizations.baseFeeFailedAt}, ${sql.param(now(), organizations.baseFeeFailedAt)})` : null })
       .where(eq(organizations.id, row.organizationId));
   }
   const organizationIds = [...new Set(rows.map((r) => r.organizationId))];

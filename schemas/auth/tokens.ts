@@ -14,6 +14,9 @@ export const GenerateTokenDto = z
   })
   .register(z.globalRegistry, { id: 'GenerateTokenDto' });
 
+/** An empty request (no body at all) asks for a legacy token, like `{}`. */
+export const GenerateTokenBody = z._default(GenerateTokenDto, {});
+
 export const UpdateTokenScopesDto = z
   .strictObject({ scopes: z.array(ScopeEnum).check(z.maxLength(SCOPES.length * 4)) })
   .register(z.globalRegistry, { id: 'UpdateTokenScopesDto' });
