@@ -3,4 +3,5 @@ export * from './organizations';
 export * from './platform';
 export * from './cases';
 export * from './billing';
+export * from './material';
 export * from './relations';

@@ -48,6 +48,9 @@ export const extractionCodes = pgTable(
     /** Stored lowercased, like users.email. */
     custodianEmail: text('custodian_email').notNull(),
     custodianName: text('custodian_name'),
+    /** The case the code collects evidence for, when it was issued for one. */
+    caseId: uuid('case_id'),
+    deviceId: text('device_id'),
     usedAt: timestamptz('used_at'),
     ...timestamps,
   },

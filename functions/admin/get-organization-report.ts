@@ -1,0 +1,9 @@
+import { endpoint } from '../../lib/http/endpoint';
+import { organizationReport } from '../../lib/reports/org-report';
+import { OrganizationActivityReportPageEntity, OrgReportQuery } from '../../schemas/material/material';
+import { routes } from '../routes';
+
+/** GET /admin/report/org-report (internal, super admin only) */
+export const handler = endpoint(routes.getOrganizationReport, { query: OrgReportQuery, response: OrganizationActivityReportPageEntity }, ({ query }) =>
+  organizationReport(query),
+);

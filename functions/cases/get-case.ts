@@ -1,0 +1,9 @@
+import { getCase } from '../../lib/cases';
+import { endpoint } from '../../lib/http/endpoint';
+import { CaseEntity, CasePath } from '../../schemas/cases/cases';
+import { routes } from '../routes';
+
+/** GET /cases/{caseId} (extension) */
+export const handler = endpoint(routes.getCase, { path: CasePath, response: CaseEntity }, ({ organization, actor, path }) =>
+  getCase(organization, actor, path.caseId),
+);

@@ -1,0 +1,142 @@
+import { and, asc, count, desc, eq, isNull } from 'drizzle-orm';
+import { now } from '../clock';
+import { db } from '../db/client';
+import { caseAccess, cases, organizationMembers } from '../db/schema';
+import { transaction } from '../db/transaction';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../http/errors';
+import type { Actor, OrganizationContext } from '../http/types';
+import { pageWindow, type PagingInput, toPage } from '../paging';
+import { type CaseAccessLevel, caseWithAccess } from './access';
+
+type CaseRow = typeof cases.$inferSelect;
+
+/** The Case extension entity, with the caller's access. */
+export function toCaseEntity(row: CaseRow, access: CaseAccessLevel | null) {
+  return {
+    id: row.id,
+    organizationId: row.organizationId,
+    name: row.name,
+    isPro: row.isPro,
+    archivedAt: row.archivedAt?.toISOString() ?? null,
+    deletedAt: row.deletedAt?.toISOString() ?? null,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    access,
+  };
+}
+
+/** POST /cases: a case in the header's organization; the creator gets owner access. */
+export async function createCase(organization: OrganizationContext, actor: Actor, input: { name: string }) {
+  const created = await transaction(async (tx) => {
+    const [row] = await tx.insert(cases).values({ organizationId: organization.id, name: input.name }).returning();
+    await tx.insert(caseAccess).values({ caseId: row!.id, userId: actor.user.id, access: 'owner' });
+    return row!;
+  });
+  return toCaseEntity(created, 'owner');
+}
+
+/** GET /cases: the cases of the organization the caller has access to, newest first. */
+export async function listCases(organization: OrganizationContext, actor: Actor, query: PagingInput & { includeArchived?: boolean; sortOrder?: 'asc' | 'desc' }) {
+  const window = pageWindow(query);
+  const where = and(
+    eq(cases.organizationId, organization.id),
+    isNull(cases.deletedAt),
+    query.includeArchived ? undefined : isNull(cases.archivedAt),
+  );
+  const direction = query.sortOrder === 'asc' ? asc : desc;
+  const [rows, [totals]] = await Promise.all([
+    db()
+      .select({ case: cases, access: caseAccess.access })
+      .from(cases)
+      .innerJoin(caseAccess, and(eq(caseAccess.caseId, cases.id), eq(caseAccess.userId, actor.user.id)))
+      .where(where)
+      .orderBy(direction(cases.createdAt), direction(cases.id))
+      .limit(window.size)
+      .offset(window.offset),
+    db()
+      .select({ total: count() })
+      .from(cases)
+      .innerJoin(caseAccess, and(eq(caseAccess.caseId, cases.id), eq(caseAccess.userId, actor.user.id)))
+      .where(where),
+  ]);
+  return toPage(window, totals!.total, rows.map((r) => toCaseEntity(r.case, r.access)));
+}
+
+/** GET /cases/{caseId} */
+export async function getCase(organization: OrganizationContext, actor: Actor, caseId: string) {
+  const found = await caseWithAccess(caseId, actor.user.id, organization.id);
+  return toCaseEntity(found.case, found.access);
+}
+
+function assertManages(access: CaseAccessLevel, orgRole: string): void {
+  if (access !== 'owner' && access !== 'admin' && orgRole !== 'owner' && orgRole !== 'admin') {
+    throw new ForbiddenError('Owner or admin access to the case is required', 'INSUFFICIENT_ROLE');
+  }
+}
+
+/** PATCH /cases/{caseId}: rename, archive (archived: true) or restore (false). */
+export async function updateCase(organization: OrganizationContext, actor: Actor, caseId: string, input: { name?: string; archived?: boolean }) {
+  const found = await caseWithAccess(caseId, actor.user.id, organization.id);
+  assertManages(found.access, found.orgRole);
+  const changes: Partial<typeof cases.$inferInsert> = {};
+  if (input.name !== undefined) changes.name = input.name;
+  if (input.archived !== undefined) changes.archivedAt = input.archived ? (found.case.archivedAt ?? now()) : null;
+  if (Object.keys(changes).length === 0) return toCaseEntity(found.case, found.access);
+  const [updated] = await db().update(cases).set(changes).where(eq(cases.id, caseId)).returning();
+  return toCaseEntity(updated!, found.access);
+}
+
+/** DELETE /cases/{caseId}: soft delete (the evidence stays, the case disappears from every list). */
+export async function deleteCase(organization: OrganizationContext, actor: Actor, caseId: string) {
+  const found = await caseWithAccess(caseId, actor.user.id, organization.id);
+  if (found.access !== 'owner' && found.orgRole !== 'owner' && found.orgRole !== 'admin') {
+    throw new ForbiddenError('Only the case owner or an organization admin may delete a case', 'INSUFFICIENT_ROLE');
+  }
+  await db().update(cases).set({ deletedAt: now() }).where(eq(cases.id, caseId));
+  return { message: `Case "${found.case.name}" deleted` };
+}
+
+/** PUT /cases/{caseId}/access/{userId}: grant or change a member's access; only an owner grants owner. */
+export async function grantCaseAccess(organization: OrganizationContext, actor: Actor, caseId: string, userId: string, access: CaseAccessLevel) {
+  const found = await caseWithAccess(caseId, actor.user.id, organization.id);
+  assertManages(found.access, found.orgRole);
+  if (access === 'owner' && found.access !== 'owner' && found.orgRole !== 'owner') {
+    throw new ForbiddenError('Only a case owner may grant owner access', 'INSUFFICIENT_ROLE');
+  }
+  const [member] = await db()
+    .select({ userId: organizationMembers.userId })
+    .from(organizationMembers)
+    .where(and(eq(organizationMembers.organizationId, organization.id), eq(organizationMembers.userId, userId)));
+  if (!member) throw new NotFoundError('This user is not a member of the organization');
+  await transaction(async (tx) => {
+    await assertKeepsOwner(tx, caseId, userId, access);
+    await tx
+      .insert(caseAccess)
+      .values({ caseId, userId, access })
+      .onConflictDoUpdate({ target: [caseAccess.caseId, caseAccess.userId], set: { access, updatedAt: now() } });
+  });
+  return { caseId, userId, access };
+}
+
+/** DELETE /cases/{caseId}/access/{userId}: revoke; the last owner cannot be removed. */
+export async function revokeCaseAccess(organization: OrganizationContext, actor: Actor, caseId: string, userId: string) {
+  const found = await caseWithAccess(caseId, actor.user.id, organization.id);
+  if (userId !== actor.user.id) assertManages(found.access, found.orgRole);
+  const removed = await transaction(async (tx) => {
+    await assertKeepsOwner(tx, caseId, userId, null);
+    return tx.delete(caseAccess).where(and(eq(caseAccess.caseId, caseId), eq(caseAccess.userId, userId))).returning();
+  });
+  if (removed.length === 0) throw new NotFoundError('This user has no access to the case');
+  return { message: 'Access revoked' };
+}
+
+/** A case always keeps an owner: changing or removing the last one is 400. */
+async function assertKeepsOwner(tx: Parameters<Parameters<typeof transaction>[0]>[0], caseId: string, userId: string, next: CaseAccessLevel | null) {
+  if (next === 'owner') return;
+  const owners = await tx
+    .select({ userId: caseAccess.userId })
+    .from(caseAccess)
+    .where(and(eq(caseAccess.caseId, caseId), eq(caseAccess.access, 'owner')))
+    .for('update');
+  if (owners.length === 1 && owners[0]!.userId === userId) throw new BadRequestError('A case must keep at least one owner', 'LAST_OWNER');
+}

@@ -1,0 +1,290 @@
+import { sql } from 'drizzle-orm';
+import { bigint, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { id, timestamps, timestamptz } from '../columns';
+import { cases, devices } from './cases';
+import { organizations } from './organizations';
+import { users } from './users';
+
+/** Postgres full-text vector, kept up to date by the database (generated column). */
+const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' });
+
+export interface EmailAddress {
+  name?: string;
+  email?: string;
+}
+
+/** Tags, shared by emails and professional-network conversations. */
+export const tags = pgTable(
+  'tags',
+  {
+    ...id,
+    organizationId: uuid('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    caseId: uuid('case_id').references(() => cases.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    nameLowercase: text('name_lowercase').notNull(),
+    backgroundColor: text('background_color').notNull().default('#E5E7EB'),
+    textColor: text('text_color').notNull().default('#111827'),
+    type: text('type', { enum: ['system', 'organization', 'case', 'user'] }).notNull().default('case'),
+    severity: text('severity', { enum: ['info', 'warning', 'danger'] }).notNull().default('info'),
+    origin: text('origin', { enum: ['manual', 'auto-import'] }).notNull().default('manual'),
+    creatorAccessType: text('creator_access_type', { enum: ['org', 'opposing_council'] }),
+    isActive: boolean('is_active').notNull().default(true),
+    ...timestamps,
+  },
+  (t) => [index('tags_organization_idx').on(t.organizationId)],
+);
+
+export const emailThreads = pgTable(
+  'email_threads',
+  {
+    ...id,
+    caseId: uuid('case_id')
+      .notNull()
+      .references(() => cases.id, { onDelete: 'cascade' }),
+    /** Message-ID of the thread's root, the key importers thread by. */
+    rootMessageId: text('root_message_id').notNull(),
+    subject: text('subject'),
+    participants: text('participants').array().notNull().default(sql`'{}'::text[]`),
+    messageCount: integer('message_count').notNull().default(0),
+    lastMessageAt: timestamptz('last_message_at'),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex('email_threads_case_root_key').on(t.caseId, t.rootMessageId), index('email_threads_case_activity_idx').on(t.caseId, t.lastMessageAt)],
+);
+
+export const emails = pgTable(
+  'emails',
+  {
+    ...id,
+    caseId: uuid('case_id')
+      .notNull()
+      .references(() => cases.id, { onDelete: 'cascade' }),
+    threadId: uuid('thread_id')
+      .notNull()
+      .references(() => emailThreads.id, { onDelete: 'cascade' }),
+    /** The mailbox the evidence came from (import source id). */
+    grantId: text('grant_id').notNull(),
+    /** Message-ID header; unique per case, so a re-import adds nothing twice. */
+    externalId: text('external_id').notNull(),
+    sourceEmail: text('source_email').notNull(),
+    subject: text('subject'),
+    body: text('body'),
+    snippet: text('snippet'),
+    object: text('object'),
+    date: timestamptz('date'),
+    from: jsonb('from').$type<EmailAddress[]>().notNull().default([]),
+    to: jsonb('to').$type<EmailAddress[]>().notNull().default([]),
+    cc: jsonb('cc').$type<EmailAddress[]>().notNull().default([]),
+    bcc: jsonb('bcc').$type<EmailAddress[]>().notNull().default([]),
+    replyTo: jsonb('reply_to').$type<EmailAddress[]>().notNull().default([]),
+    folders: text('folders').array().notNull().default(sql`'{}'::text[]`),
+    starred: boolean('starred').notNull().default(false),
+    unread: boolean('unread').notNull().default(false),
+    threadIndex: integer('thread_index').notNull().default(0),
+    /** Lowercased addresses and domains of from/to/cc/bcc: filters use GIN indexes, not scans. */
+    participantEmails: text('participant_emails').array().notNull().default(sql`'{}'::text[]`),
+    participantDomains: text('participant_domains').array().notNull().default(sql`'{}'::text[]`),
+    inReplyTo: text('in_reply_to'),
+    ...timestamps,
+  },
+  (t) => [
+    uniqueIndex('emails_case_external_key').on(t.caseId, t.externalId),
+    index('emails_thread_date_idx').on(t.threadId, t.date),
+    index('emails_participant_domains_idx').using('gin', t.participantDomains),
+    index('emails_participant_emails_idx').using('gin', t.participantEmails),
+    index('emails_folders_idx').using('gin', t.folders),
+  ],
+);
+
+export const attachments = pgTable(
+  'attachments',
+  {
+    ...id,
+    emailId: uuid('email_id')
+      .notNull()
+      .references(() => emails.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    providerId: text('provider_id').notNull(),
+    convertedName: text('converted_name'),
+    convertedProviderId: text('converted_provider_id').notNull().default(''),
+    provider: text('provider').notNull().default('s3'),
+    size: bigint('size', { mode: 'number' }).notNull(),
+    transferState: integer('transfer_state'),
+    ...timestamps,
+  },
+  (t) => [index('attachments_email_idx').on(t.emailId)],
+);
+
+/** A tag on an email, with who added (and maybe removed) it. A removed tag no longer counts. */
+export const emailTags = pgTable(
+  'email_tags',
+  {
+    emailId: uuid('email_id')
+      .notNull()
+      .references(() => emails.id, { onDelete: 'cascade' }),
+    tagId: uuid('tag_id')
+      .notNull()
+      .references(() => tags.id, { onDelete: 'cascade' }),
+    addedBy: text('added_by', { enum: ['user', 'ai', 'auto', 'auto-import', 'system', 'default'] }).notNull(),
+    addedById: text('added_by_id'),
+    removedAt: timestamptz('removed_at'),
+    removedBy: text('removed_by', { enum: ['user', 'ai', 'auto', 'auto-import', 'system', 'default'] }),
+    removedById: text('removed_by_id'),
+    ...timestamps,
+  },
+  (t) => [primaryKey({ columns: [t.emailId, t.tagId] }), index('email_tags_tag_idx').on(t.tagId)],
+);
+
+/**
+ * A profile whose evidence was collected (professional network or chat platform). Visibility
+ * to opposing counsel is explicit: only profiles marked visible are shown to them.
+ */
+export const materialProfiles = pgTable(
+  'material_profiles',
+  {
+    ...id,
+    caseId: uuid('case_id')
+      .notNull()
+      .references(() => cases.id, { onDelete: 'cascade' }),
+    platform: text('platform', { enum: ['professional_network', 'chat_platform'] }).notNull(),
+    externalId: text('external_id').notNull(),
+    name: text('name').notNull(),
+    visibleToOpposingCounsel: boolean('visible_to_opposing_counsel').notNull().default(false),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex('material_profiles_case_platform_external_key').on(t.caseId, t.platform, t.externalId)],
+);
+
+export const networkConversations = pgTable(
+  'network_conversations',
+  {
+    ...id,
+    caseId: uuid('case_id')
+      .notNull()
+      .references(() => cases.id, { onDelete: 'cascade' }),
+    profileId: uuid('profile_id')
+      .notNull()
+      .references(() => materialProfiles.id, { onDelete: 'cascade' }),
+    externalId: text('external_id').notNull(),
+    title: text('title'),
+    participants: text('participants').array().notNull().default(sql`'{}'::text[]`),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex('network_conversations_profile_external_key').on(t.profileId, t.externalId)],
+);
+
+export const networkConversationTags = pgTable(
+  'network_conversation_tags',
+  {
+    conversationId: uuid('conversation_id')
+      .notNull()
+      .references(() => networkConversations.id, { onDelete: 'cascade' }),
+    tagId: uuid('tag_id')
+      .notNull()
+      .references(() => tags.id, { onDelete: 'cascade' }),
+    ...timestamps,
+  },
+  (t) => [primaryKey({ columns: [t.conversationId, t.tagId] }), index('network_conversation_tags_tag_idx').on(t.tagId)],
+);
+
+export const networkMessages = pgTable(
+  'network_messages',
+  {
+    ...id,
+    caseId: uuid('case_id')
+      .notNull()
+      .references(() => cases.id, { onDelete: 'cascade' }),
+    conversationId: uuid('conversation_id')
+      .notNull()
+      .references(() => networkConversations.id, { onDelete: 'cascade' }),
+    profileId: uuid('profile_id')
+      .notNull()
+      .references(() => materialProfiles.id, { onDelete: 'cascade' }),
+    /** Stable key of the message in its export (hash of its fields), so re-imports add nothing twice. */
+    externalId: text('external_id').notNull(),
+    from: text('from').notNull(),
+    to: text('to').notNull(),
+    date: timestamptz('date').notNull(),
+    subject: text('subject'),
+    content: text('content').notNull(),
+    folder: text('folder'),
+    isDraft: boolean('is_draft').notNull().default(false),
+    attachments: text('attachments').notNull().default(''),
+    search: tsvector('search')
+      .notNull()
+      .generatedAlwaysAs(sql`to_tsvector('simple', coalesce(subject, '') || ' ' || content)`),
+    ...timestamps,
+  },
+  (t) => [
+    uniqueIndex('network_messages_conversation_external_key').on(t.conversationId, t.externalId),
+    index('network_messages_case_date_idx').on(t.caseId, t.date),
+    index('network_messages_search_idx').using('gin', t.search),
+  ],
+);
+
+export const supportTickets = pgTable(
+  'support_tickets',
+  {
+    ...id,
+    caseId: uuid('case_id')
+      .notNull()
+      .references(() => cases.id, { onDelete: 'cascade' }),
+    profileId: uuid('profile_id')
+      .notNull()
+      .references(() => materialProfiles.id, { onDelete: 'cascade' }),
+    ticketId: bigint('ticket_id', { mode: 'number' }).notNull(),
+    subject: text('subject'),
+    status: text('status'),
+    ticketCreatedAt: timestamptz('ticket_created_at'),
+    comments: jsonb('comments').$type<Array<{ author: string; comment: string; createdAt: string }>>().notNull().default([]),
+    /** Subject and every comment's text, searchable. */
+    search: tsvector('search')
+      .notNull()
+      .generatedAlwaysAs(sql`to_tsvector('simple', coalesce(subject, '') || ' ' || jsonb_path_query_array(comments, '$[*].comment')::text)`),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex('support_tickets_profile_ticket_key').on(t.profileId, t.ticketId), index('support_tickets_search_idx').using('gin', t.search)],
+);
+
+/** Notes pulled off a device by the desktop extractor, per case; re-importing a note id adds nothing. */
+export const deviceNotes = pgTable(
+  'device_notes',
+  {
+    ...id,
+    caseId: uuid('case_id')
+      .notNull()
+      .references(() => cases.id, { onDelete: 'cascade' }),
+    deviceId: uuid('device_id')
+      .notNull()
+      .references(() => devices.id, { onDelete: 'cascade' }),
+    noteId: bigint('note_id', { mode: 'number' }).notNull(),
+    title: text('title').notNull(),
+    summary: text('summary'),
+    noteCreatedAt: text('note_created_at'),
+    noteModifiedAt: text('note_modified_at'),
+    htmlContent: text('html_content'),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
+    attachmentKeys: text('attachment_keys').array().notNull().default(sql`'{}'::text[]`),
+    importedById: uuid('imported_by_id').references(() => users.id, { onDelete: 'set null' }),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex('device_notes_case_device_note_key').on(t.caseId, t.deviceId, t.noteId)],
+);
+
+/** Each use of an extraction code by the desktop extractor, for the organization report. */
+export const extractionAttempts = pgTable(
+  'extraction_attempts',
+  {
+    ...id,
+    organizationId: uuid('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    extractionCodeId: uuid('extraction_code_id'),
+    deviceId: text('device_id'),
+    outcome: text('outcome', { enum: ['success', 'failed', 'cancelled'] }).notNull(),
+    ...timestamps,
+  },
+  (t) => [index('extraction_attempts_organization_idx').on(t.organizationId)],
+);

@@ -1,0 +1,92 @@
+import { and, count, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
+import { db } from '../db/client';
+import { materialProfiles, networkConversations, networkConversationTags, networkMessages } from '../db/schema';
+import { pageWindow, type PagingInput, toPage } from '../paging';
+import { materialAccess, prefixTsQuery } from './access';
+
+/** GET /{platform}/{caseId}/profiles (extension): the case's profiles; opposing counsel see only visible ones. */
+export async function listProfiles(caseId: string, userId: string, platform: 'professional_network' | 'chat_platform', query: PagingInput) {
+  const { opposing } = await materialAccess(caseId, userId);
+  const where = and(
+    eq(materialProfiles.caseId, caseId),
+    eq(materialProfiles.platform, platform),
+    opposing ? eq(materialProfiles.visibleToOpposingCounsel, true) : undefined,
+  );
+  const window = pageWindow(query);
+  const [rows, [totals]] = await Promise.all([
+    db().select().from(materialProfiles).where(where).orderBy(materialProfiles.name, materialProfiles.id).limit(window.size).offset(window.offset),
+    db().select({ total: count() }).from(materialProfiles).where(where),
+  ]);
+  return toPage(
+    window,
+    totals!.total,
+    rows.map((p) => ({ id: p.id, externalId: p.externalId, name: p.name, platform: p.platform, visibleToOpposingCounsel: p.visibleToOpposingCounsel })),
+  );
+}
+
+/**
+ * GET /professional-network/{caseId}/search-messages: full-text search (GIN index on a generated
+ * tsvector of subject and content, word-prefix matching) across every conversation of the case,
+ * newest first, optionally only conversations carrying all given tags. Opposing counsel never see
+ * messages of profiles not visible to them.
+ */
+export async function searchMessages(caseId: string, userId: string, query: PagingInput & { searchText: string; tags?: string[] }) {
+  const { opposing } = await materialAccess(caseId, userId);
+  const window = pageWindow(query);
+  const tsQuery = prefixTsQuery(query.searchText);
+  if (!tsQuery) return toPage(window, 0, []);
+  const filters: SQL[] = [eq(networkMessages.caseId, caseId), sql`${networkMessages.search} @@ to_tsquery('simple', ${tsQuery})`];
+  const tagIds = [...new Set(query.tags ?? [])];
+  if (tagIds.length) {
+    filters.push(
+      inArray(
+        networkMessages.conversationId,
+        db()
+          .select({ id: networkConversationTags.conversationId })
+          .from(networkConversationTags)
+          .where(inArray(networkConversationTags.tagId, tagIds))
+          .groupBy(networkConversationTags.conversationId)
+          .having(sql`count(distinct ${networkConversationTags.tagId}) = ${tagIds.length}`),
+      ),
+    );
+  }
+  if (opposing) {
+    filters.push(
+      inArray(
+        networkMessages.profileId,
+        db().select({ id: materialProfiles.id }).from(materialProfiles).where(and(eq(materialProfiles.caseId, caseId), eq(materialProfiles.visibleToOpposingCounsel, true))),
+      ),
+    );
+  }
+  const where = and(...filters);
+  const [rows, [totals]] = await Promise.all([
+    db()
+      .select({ message: networkMessages, title: networkConversations.title, participants: networkConversations.participants })
+      .from(networkMessages)
+      .innerJoin(networkConversations, eq(networkConversations.id, networkMessages.conversationId))
+      .where(where)
+      .orderBy(desc(networkMessages.date), desc(networkMessages.id))
+      .limit(window.size)
+      .offset(window.offset),
+    db().select({ total: count() }).from(networkMessages).where(where),
+  ]);
+  return toPage(
+    window,
+    totals!.total,
+    rows.map(({ message, title, participants }) => ({
+      id: message.id,
+      from: message.from,
+      to: message.to,
+      date: message.date.toISOString(),
+      subject: message.subject,
+      content: message.content,
+      folder: message.folder,
+      isDraft: message.isDraft,
+      attachments: message.attachments,
+      conversationId: message.conversationId,
+      conversationTitle: title,
+      participants,
+      profileId: message.profileId,
+    })),
+  );
+}

@@ -1,0 +1,234 @@
+import * as z from 'zod/mini';
+import { DateTime, Id, QueryBoolean } from '../common/fields';
+import { PageEntity, PagingQuery, QueryList } from '../common/paging';
+
+const Address = z.object({ name: z.optional(z.string()), email: z.optional(z.string()) });
+
+export const AttachmentEntity = z
+  .object({
+    id: Id,
+    name: z.string(),
+    providerId: z.string(),
+    convertedName: z.nullable(z.string()),
+    convertedProviderId: z.string(),
+    provider: z.string(),
+    size: z.number(),
+    transferState: z.nullable(z.number()),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  })
+  .register(z.globalRegistry, { id: 'AttachmentEntity' });
+
+export const TagEntity = z
+  .object({
+    id: Id,
+    name: z.string(),
+    nameLowercase: z.string(),
+    backgroundColor: z.string(),
+    textColor: z.string(),
+    type: z.enum(['system', 'organization', 'case', 'user']),
+    severity: z.enum(['info', 'warning', 'danger']),
+    origin: z.enum(['manual', 'auto-import']),
+    creatorAccessType: z.optional(z.nullable(z.enum(['org', 'opposing_council']))),
+    isActive: z.boolean(),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  })
+  .register(z.globalRegistry, { id: 'TagEntity' });
+
+const AddedBy = z.enum(['user', 'ai', 'auto', 'auto-import', 'system', 'default']);
+
+export const AttachedTagEntity = z
+  .object({
+    tagId: Id,
+    tag: z.string(),
+    addedBy: AddedBy,
+    addedById: z.nullable(z.string()),
+    removedAt: z.nullable(DateTime),
+    removedBy: z.nullable(AddedBy),
+    removedById: z.nullable(z.string()),
+  })
+  .register(z.globalRegistry, { id: 'AttachedTagEntity' });
+
+export const EmailRecordEntity = z
+  .object({
+    id: Id,
+    emailDataProvider: z.null(),
+    sourceEmail: z.string(),
+    body: z.nullable(z.string()),
+    date: z.nullable(DateTime),
+    attachments: z.nullable(z.array(AttachmentEntity)),
+    bcc: z.array(Address),
+    cc: z.array(Address),
+    from: z.array(Address),
+    replyTo: z.array(Address),
+    to: z.array(Address),
+    folders: z.array(z.string()),
+    grantId: z.string(),
+    externalId: z.string(),
+    object: z.nullable(z.string()),
+    snippet: z.nullable(z.string()),
+    starred: z.boolean(),
+    unread: z.boolean(),
+    subject: z.nullable(z.string()),
+    threadId: Id,
+    threadIndex: z.number(),
+    tags: z.nullable(z.array(TagEntity)),
+    attachedTags: z.optional(z.array(AttachedTagEntity)),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  })
+  .register(z.globalRegistry, { id: 'EmailRecordEntity' });
+
+export const EmailPageEntity = PageEntity(EmailRecordEntity).register(z.globalRegistry, { id: 'EmailPageEntity' });
+
+const Domain = z.string().check(z.trim(), z.minLength(1), z.maxLength(253));
+
+export const ThreadEmailsQuery = z.object({
+  ...PagingQuery,
+  folders: z.optional(QueryList(z.string().check(z.minLength(1), z.maxLength(200)))),
+  domains: z.optional(QueryList(Domain)),
+  excludeDomains: z.optional(QueryList(Domain)),
+  tags: z.optional(QueryList(Id)),
+  excludeTags: z.optional(QueryList(Id)),
+  excludeEmails: z.optional(QueryList(z.string().check(z.minLength(3), z.maxLength(254)))),
+  starred: z.optional(QueryBoolean),
+  unread: z.optional(QueryBoolean),
+  untagged: z.optional(QueryBoolean),
+  sortBy: z.optional(z.enum(['date'])),
+});
+
+export const ThreadPath = z.object({ caseId: Id, threadId: Id });
+
+export const EmailThreadPageEntity = PageEntity(
+  z.object({
+    id: Id,
+    subject: z.nullable(z.string()),
+    participants: z.array(z.string()),
+    messageCount: z.number(),
+    lastMessageAt: z.nullable(DateTime),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  }),
+).register(z.globalRegistry, { id: 'EmailThreadPageEntity' });
+
+export const MaterialPagingQuery = z.object(PagingQuery);
+
+export const ProfilePageEntity = PageEntity(
+  z.object({ id: Id, externalId: z.string(), name: z.string(), platform: z.enum(['professional_network', 'chat_platform']), visibleToOpposingCounsel: z.boolean() }),
+).register(z.globalRegistry, { id: 'ProfilePageEntity' });
+
+export const SearchMessagesQuery = z.object({
+  ...PagingQuery,
+  searchText: z.string().check(z.trim(), z.minLength(1), z.maxLength(200)),
+  tags: z.optional(QueryList(Id, 20)),
+});
+
+export const ProfessionalNetworkMessageEntity = z
+  .object({
+    id: Id,
+    from: z.string(),
+    to: z.string(),
+    date: DateTime,
+    subject: z.nullable(z.string()),
+    content: z.string(),
+    folder: z.nullable(z.string()),
+    isDraft: z.boolean(),
+    attachments: z.string(),
+    conversationId: Id,
+    conversationTitle: z.nullable(z.string()),
+    participants: z.array(z.string()),
+    profileId: Id,
+  })
+  .register(z.globalRegistry, { id: 'ProfessionalNetworkMessageEntity' });
+
+export const ProfessionalNetworkMessagePageEntity = PageEntity(ProfessionalNetworkMessageEntity).register(z.globalRegistry, {
+  id: 'ProfessionalNetworkMessagePageEntity',
+});
+
+export const ChatProfilePath = z.object({ caseId: Id, chatPlatformId: Id });
+
+export const SupportTicketsQuery = z.object({ ...PagingQuery, searchText: z.optional(z.string().check(z.trim(), z.maxLength(200))) });
+
+export const SupportTicketEntity = z
+  .object({
+    id: Id,
+    chatUserProvider: Id,
+    ticketId: z.number(),
+    subject: z.nullable(z.string()),
+    status: z.nullable(z.string()),
+    ticketCreatedAt: z.nullable(DateTime),
+    comments: z.array(z.object({ author: z.string(), comment: z.string(), createdAt: z.string() })),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  })
+  .register(z.globalRegistry, { id: 'SupportTicketEntity' });
+
+export const SupportTicketPageEntity = PageEntity(SupportTicketEntity).register(z.globalRegistry, { id: 'SupportTicketPageEntity' });
+
+const JsonObject = z.record(z.string().check(z.maxLength(200)), z.unknown());
+const ShortText = z.string().check(z.maxLength(500));
+
+export const ImportNotesQuery = z.object({ caseId: Id });
+
+export const ImportCaseNotesDto = z
+  .strictObject({
+    deviceId: z.string().check(z.minLength(1), z.maxLength(200)),
+    deviceType: z.enum(['unknown', 'android', 'ios', 'facebook_dump', 'instagram_dump', 'threads_dump', 'email']),
+    deviceMetadata: z.optional(JsonObject),
+    systemId: z.string().check(z.minLength(1), z.maxLength(200)),
+    appVersion: z.string().check(z.minLength(1), z.maxLength(50)),
+    osDetails: z.object({
+      arch: z.optional(ShortText),
+      platform: z.optional(ShortText),
+      version: z.optional(ShortText),
+      osType: z.optional(ShortText),
+      machine: z.optional(ShortText),
+      totalMemory: z.optional(z.number()),
+      cpus: JsonObject,
+      extraInformation: JsonObject,
+    }),
+    notes: z
+      .array(
+        z.strictObject({
+          id: z.int().check(z.minimum(0)),
+          title: z.string().check(z.maxLength(1000)),
+          summary: z.optional(z.string().check(z.maxLength(10_000))),
+          createdAt: z.optional(ShortText),
+          modifiedAt: z.optional(ShortText),
+          htmlContent: z.optional(z.string().check(z.maxLength(1_000_000))),
+          metadata: z.optional(JsonObject),
+          attachments: z.optional(z.array(z.string().check(z.minLength(1), z.maxLength(1024))).check(z.maxLength(100))),
+        }),
+      )
+      .check(z.maxLength(5000)),
+  })
+  .register(z.globalRegistry, { id: 'ImportCaseNotesDto' });
+
+export const ImportNotesResponseEntity = z
+  .object({
+    message: z.string(),
+    isSuccess: z.boolean(),
+    deviceRegistrationId: z.optional(Id),
+    importedCount: z.optional(z.number()),
+    skippedCount: z.optional(z.number()),
+  })
+  .register(z.globalRegistry, { id: 'ImportNotesResponseEntity' });
+
+export const OrgReportQuery = z.object({ ...PagingQuery, searchText: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(100))) });
+
+export const OrganizationActivityReportPageEntity = PageEntity(
+  z.object({
+    organization: z.record(z.string(), z.unknown()),
+    otherData: z.object({
+      accountAgeInDays: z.number(),
+      totalCases: z.number(),
+      totalExtractionCodes: z.number(),
+      unusedExtractionCodes: z.number(),
+      totalUniqueDevices: z.number(),
+      unusedExtractionCodesOnRecentCases: z.number(),
+      extractionAttemptsByOutcome: z.object({ success: z.number(), failed: z.number(), cancelled: z.number() }),
+      extractionAttemptsPerDevice: z.object({ average: z.number(), max: z.number() }),
+    }),
+  }),
+).register(z.globalRegistry, { id: 'OrganizationActivityReportPageEntity' });
