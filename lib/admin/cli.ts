@@ -1,4 +1,7 @@
 import { grantCredits } from '../billing/admin';
+import { importSupportTicketsJson } from '../material/importers/chat-platform';
+import { importEmailFile } from '../material/importers/email';
+import { importNetworkMessagesCsv } from '../material/importers/professional-network';
 import { closeDb, connectDb } from '../db/client';
 import { migrateDatabase } from '../db/migrate';
 import { runMaintenance } from '../maintenance';
@@ -10,6 +13,10 @@ const USAGE = `Usage: npm run admin -- <command>
   super-admin revoke <email>   take super admin away
   credits grant <organizationId> <cents> <reason...>
                                add prepaid credits (negative cents take them back)
+  import email --case <caseId> [--grant <id>] [--source <address>] <file.mbox|file.eml>
+  import professional-network --case <caseId> --profile <name> <messages.csv>
+  import chat-platform --case <caseId> --profile <name> <tickets.json>
+                               add evidence to a case (re-importing adds nothing twice)
   maintenance run              deliver due emails, prune rate-limit windows
 
 Works on DATABASE_URL, or on the PGlite in DATA_DIR (stop \`npm start\` first: one process owns that directory).`;
@@ -29,6 +36,24 @@ export async function runAdminCommand(argv: string[], print: (line: string) => v
     print(balance === null ? `No organization ${subject}` : `credits: balance of ${subject} is now ${balance} cents`);
     return balance === null ? 1 : 0;
   }
+  if (area === 'import' && action) {
+    const { flags, rest } = splitFlags(positionals.slice(2));
+    const file = rest[0];
+    if (!flags.case || !file) {
+      print(USAGE);
+      return 2;
+    }
+    let summary: { read: number; imported: number; skipped: number } | undefined;
+    if (action === 'email') summary = await importEmailFile(flags.case, file, { grantId: flags.grant, sourceEmail: flags.source });
+    if (action === 'professional-network' && flags.profile) summary = await importNetworkMessagesCsv(flags.case, file, flags.profile);
+    if (action === 'chat-platform' && flags.profile) summary = await importSupportTicketsJson(flags.case, file, flags.profile);
+    if (!summary) {
+      print(USAGE);
+      return 2;
+    }
+    print(`import ${action}: ${summary.read} read, ${summary.imported} imported, ${summary.skipped} already there`);
+    return 0;
+  }
   if (area === 'maintenance' && action === 'run') {
     const { emailsSent } = await runMaintenance();
     print(`maintenance done: ${emailsSent} email(s) sent`);
@@ -36,6 +61,18 @@ export async function runAdminCommand(argv: string[], print: (line: string) => v
   }
   print(USAGE);
   return 2;
+}
+
+/** `--name value` pairs and the remaining positionals. */
+function splitFlags(args: string[]): { flags: Record<string, string | undefined>; rest: string[] } {
+  const flags: Record<string, string | undefined> = {};
+  const rest: string[] = [];
+  for (let i = 0; i < args.length; i += 1) {
+    const arg = args[i]!;
+    if (arg.startsWith('--')) flags[arg.slice(2)] = args[++i];
+    else rest.push(arg);
+  }
+  return { flags, rest };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
