@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import { db } from '../../lib/db/client';
+import { caseAccess, cases, emails, emailTags, emailThreads, materialProfiles, organizationMembers, tags } from '../../lib/db/schema';
+import { createUser, type TestUser } from '../harness/actors';
+
+/** An organization owner with a case they own. */
+export async function caseWithOwner() {
+  const owner = await createUser();
+  const [row] = await db().insert(cases).values({ organizationId: owner.organizationId, name: `Case ${randomBytes(3).toString('hex')}` }).returning();
+  await db().insert(caseAccess).values({ caseId: row!.id, userId: owner.id, access: 'owner' });
+  return { owner, caseId: row!.id, organizationId: owner.organizationId };
+}
+
+/** A member of the organization holding `access` to the case. */
+export async function memberWithAccess(organizationId: string, caseId: string, access: 'owner' | 'admin' | 'viewer' | 'opposing_counsel', role: 'member' | 'client' = 'member'): Promise<TestUser> {
+  const user = await createUser();
+  await db().insert(organizationMembers).values({ organizationId, userId: user.id, role });
+  await db().insert(caseAccess).values({ caseId, userId: user.id, access });
+  return user;
+}
+
+export async function createTag(organizationId: string, caseId: string, name: string) {
+  const [tag] = await db().insert(tags).values({ organizationId, caseId, name, nameLowercase: name.toLowerCase() }).returning();
+  return tag!;
+}
+
+export interface SeedEmail {
+  from?: string;
+  to?: string[];
+  cc?: string[];
+  folders?: string[];
+  starred?: boolean;
+  unread?: boolean;
+  tagIds?: string[];
+  removedTagIds?: string[];
+  minute: number;
+}
+
+/** A thread with the given emails (dated 2026-11-01 plus `minute` minutes), rows written directly. */
+export async function seedThread(caseId: string, specs: SeedEmail[]) {
+  const [thread] = await db()
+    .insert(emailThreads)
+    .values({ caseId, rootMessageId: `<${randomBytes(6).toString('hex')}@seed>`, subject: 'Seeded', messageCount: specs.length })
+    .returning();
+  const ids: string[] = [];
+  for (const [index, spec] of specs.entries()) {
+    const from = spec.from ?? 'ann@lee.example';
+    const to = spec.to ?? ['bob@roe.example'];
+    const cc = spec.cc ?? [];
+    const participants = [from, ...to, ...cc].map((a) => a.toLowerCase());
+    const [email] = await db()
+      .insert(emails)
+      .values({
+        caseId,
+        threadId: thread!.id,
+        grantId: 'seed',
+        externalId: `<${randomBytes(6).toString('hex')}@seed>`,
+        sourceEmail: 'ann@lee.example',
+        subject: `Email ${index}`,
+        body: `Body ${index}`,
+        date: new Date(Date.UTC(2026, 10, 1, 0, spec.minute)),
+        from: [{ email: from }],
+        to: to.map((email) => ({ email })),
+        cc: cc.map((email) => ({ email })),
+        folders: spec.folders ?? ['INBOX'],
+        starred: spec.starred ?? false,
+        unread: spec.unread ?? false,
+        threadIndex: index,
+        participantEmails: participants,
+        participantDomains: [...new Set(participants.map((p) => p.split('@')[1]!))],
+      })
+      .returning();
+    for (const tagId of spec.tagIds ?? []) await db().insert(emailTags).values({ emailId: email!.id, tagId, addedBy: 'user' });
+    for (const tagId of spec.removedTagIds ?? []) await db().insert(emailTags).values({ emailId: email!.id, tagId, addedBy: 'user', removedAt: new Date(), removedBy: 'user' });
+    ids.push(email!.id);
+  }
+  return { threadId: thread!.id, emailIds: ids };
+}
+
+export async function createProfile(caseId: string, platform: 'professional_network' | 'chat_platform', name: string, visibleToOpposingCounsel: boolean) {
+  const [profile] = await db().insert(materialProfiles).values({ caseId, platform, externalId: name, name, visibleToOpposingCounsel }).returning();
+  return profile!;
+}
