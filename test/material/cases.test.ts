@@ -1,0 +1,92 @@
+import { eq } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { routes } from '../../functions/routes';
+import { db } from '../../lib/db/client';
+import { caseAccess, organizationPlans } from '../../lib/db/schema';
+import { addMember, createUser } from '../harness/actors';
+import { expectData, expectError, invoke } from '../harness/invoke';
+
+async function ownerWithCase(name = 'Lee v. Roe') {
+  const owner = await createUser();
+  const as = { token: owner.accessToken, organization: owner.organizationId };
+  const created = expectData(await invoke(routes.createCase, { ...as, body: { name } }), 201);
+  return { owner, as, created };
+}
+
+describe('case extension routes', () => {
+  it('creates a case in the header organization with the creator as owner, then lists and gets it', async () => {
+    const { owner, as, created } = await ownerWithCase();
+    expect(created).toMatchObject({ organizationId: owner.organizationId, name: 'Lee v. Roe', isPro: false, archivedAt: null, deletedAt: null, access: 'owner' });
+    const list = expectData(await invoke(routes.listCases, as));
+    expect(list).toMatchObject({ total: 1, data: [expect.objectContaining({ id: created.id })] });
+    expect(expectData(await invoke(routes.getCase, { ...as, path: { caseId: created.id } }))).toMatchObject({ id: created.id, access: 'owner' });
+  });
+
+  it('renames, archives (hidden from the list unless asked), restores and soft-deletes', async () => {
+    const { as, created } = await ownerWithCase();
+    const path = { caseId: created.id };
+    expect(expectData(await invoke(routes.updateCase, { ...as, path, body: { name: 'Renamed' } })).name).toBe('Renamed');
+    const archived = expectData(await invoke(routes.updateCase, { ...as, path, body: { archived: true } }));
+    expect(archived.archivedAt).not.toBeNull();
+    expect(expectData(await invoke(routes.listCases, as)).total).toBe(0);
+    expect(expectData(await invoke(routes.listCases, { ...as, query: { includeArchived: 'true' } })).total).toBe(1);
+    expect(expectData(await invoke(routes.updateCase, { ...as, path, body: { archived: false } })).archivedAt).toBeNull();
+    expectData(await invoke(routes.deleteCase, { ...as, path }));
+    expectError(await invoke(routes.getCase, { ...as, path }), 404, 'NOT_FOUND');
+    expect(expectData(await invoke(routes.listCases, { ...as, query: { includeArchived: 'true' } })).total).toBe(0);
+  });
+
+  it('grants and revokes access to members; viewers read but do not manage; the last owner stays', async () => {
+    const { owner, as, created } = await ownerWithCase();
+    const path = (userId: string) => ({ caseId: created.id, userId });
+    const colleague = await addMember(owner.organizationId, 'member');
+    expect(expectData(await invoke(routes.grantCaseAccess, { ...as, path: path(colleague.id), body: { access: 'viewer' } }))).toEqual({ caseId: created.id, userId: colleague.id, access: 'viewer' });
+    const asColleague = { token: colleague.accessToken, organization: owner.organizationId };
+    expect(expectData(await invoke(routes.getCase, { ...asColleague, path: { caseId: created.id } })).access).toBe('viewer');
+    expectError(await invoke(routes.updateCase, { ...asColleague, path: { caseId: created.id }, body: { name: 'Nope' } }), 403, 'INSUFFICIENT_ROLE');
+    expectError(await invoke(routes.grantCaseAccess, { ...asColleague, path: path(colleague.id), body: { access: 'owner' } }), 403, 'INSUFFICIENT_ROLE');
+
+    expectError(await invoke(routes.revokeCaseAccess, { ...as, path: path(owner.id) }), 400, 'LAST_OWNER');
+    expectError(await invoke(routes.grantCaseAccess, { ...as, path: path(owner.id), body: { access: 'viewer' } }), 400, 'LAST_OWNER');
+    expectData(await invoke(routes.revokeCaseAccess, { ...as, path: path(colleague.id) }));
+    expectError(await invoke(routes.getCase, { ...asColleague, path: { caseId: created.id } }), 403, 'INSUFFICIENT_ROLE');
+    expectError(await invoke(routes.revokeCaseAccess, { ...as, path: path(colleague.id) }), 404, 'NOT_FOUND');
+    expect(await db().select().from(caseAccess).where(eq(caseAccess.caseId, created.id))).toHaveLength(1);
+  });
+
+  it('grants access only to members of the organization', async () => {
+    const { as, created } = await ownerWithCase();
+    const outsider = await createUser();
+    expectError(await invoke(routes.grantCaseAccess, { ...as, path: { caseId: created.id, userId: outsider.id }, body: { access: 'viewer' } }), 404, 'NOT_FOUND');
+  });
+
+  it('never shows a case to another organization, even with its own header', async () => {
+    const { created } = await ownerWithCase();
+    const other = await createUser();
+    const asOther = { token: other.accessToken, organization: other.organizationId };
+    const refused = await invoke(routes.getCase, { ...asOther, path: { caseId: created.id } });
+    expectError(refused, 403, 'FORBIDDEN');
+    expect(JSON.stringify(refused.body)).not.toContain('Lee v. Roe');
+    expectError(await invoke(routes.getCase, { token: other.accessToken, organization: created.organizationId, path: { caseId: created.id } }), 403, 'NOT_A_MEMBER');
+    expectError(await invoke(routes.deleteCase, { ...asOther, path: { caseId: created.id } }), 403, 'FORBIDDEN');
+  });
+
+  it.each([
+    [{}, 'body.name'],
+    [{ name: '' }, 'body.name'],
+    [{ name: 'x'.repeat(101) }, 'body.name'],
+    [{ name: 'ok', extra: 1 }, 'body'],
+  ])('answers 400 naming the field for %j', async (body, field) => {
+    const owner = await createUser();
+    expectError(await invoke(routes.createCase, { token: owner.accessToken, organization: owner.organizationId, body }), 400, 'VALIDATION_FAILED', [field]);
+  });
+
+  it('needs member role or above and an active plan to open a case', async () => {
+    const owner = await createUser();
+    const client = await addMember(owner.organizationId, 'client');
+    expectError(await invoke(routes.createCase, { token: client.accessToken, organization: owner.organizationId, body: { name: 'x' } }), 403, 'INSUFFICIENT_ROLE');
+    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
+    expectError(await invoke(routes.createCase, { token: owner.accessToken, organization: owner.organizationId, body: { name: 'x' } }), 403, 'NO_ACTIVE_PLAN');
+    expectError(await invoke(routes.createCase, { organization: owner.organizationId, body: { name: 'x' } }), 401, 'UNAUTHENTICATED');
+  });
+});

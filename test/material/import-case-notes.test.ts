@@ -1,0 +1,89 @@
+import { eq } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { routes } from '../../functions/routes';
+import { db } from '../../lib/db/client';
+import { deviceNotes, devices, organizationPlans } from '../../lib/db/schema';
+import { objectStorage } from '../../lib/storage';
+import { createUser } from '../harness/actors';
+import { expectData, expectError, invoke } from '../harness/invoke';
+import { caseWithOwner, memberWithAccess } from './material-helpers';
+
+const body = (overrides: Record<string, unknown> = {}) => ({
+  deviceId: 'device-1',
+  deviceType: 'ios',
+  deviceMetadata: { model: 'iPhone 15' },
+  systemId: 'sys-1',
+  appVersion: '3.2.0',
+  osDetails: { arch: 'arm64', platform: 'darwin', version: '14.1', osType: 'Darwin', machine: 'mac', totalMemory: 16, cpus: { count: 8 }, extraInformation: {} },
+  notes: [
+    { id: 1, title: 'Meeting', summary: 'Met Bob', createdAt: '2026-10-01', htmlContent: '<p>Met Bob</p>' },
+    { id: 2, title: 'Call', metadata: { folder: 'Notes' } },
+  ],
+  ...overrides,
+});
+
+describe('POST /extraction/case/import-notes', () => {
+  it('registers the device and stores the notes; re-importing the same ids adds nothing', async () => {
+    const s = await caseWithOwner();
+    const call = (payload: unknown) => invoke(routes.importCaseNotes, { token: s.owner.accessToken, organization: s.organizationId, query: { caseId: s.caseId }, body: payload });
+    const first = expectData(await call(body()));
+    expect(first).toMatchObject({ isSuccess: true, importedCount: 2, skippedCount: 0, message: expect.stringContaining('Imported 2 note(s)') });
+    const again = expectData(await call(body({ notes: [{ id: 2, title: 'Call (edited)' }, { id: 3, title: 'New' }] })));
+    expect(again).toMatchObject({ importedCount: 1, skippedCount: 1, message: expect.stringContaining('1 already imported') });
+
+    const stored = await db().select().from(deviceNotes).where(eq(deviceNotes.caseId, s.caseId));
+    expect(stored.map((n) => [n.noteId, n.title]).sort()).toEqual([[1, 'Meeting'], [2, 'Call'], [3, 'New']]);
+    const [device] = await db().select().from(devices).where(eq(devices.organizationId, s.organizationId));
+    expect(device).toMatchObject({ deviceId: 'device-1', deviceType: 'ios', metadata: expect.objectContaining({ model: 'iPhone 15', systemId: 'sys-1', appVersion: '3.2.0' }) });
+  });
+
+  it('links attachments already in object storage, and imports nothing when one is missing', async () => {
+    const s = await caseWithOwner();
+    await objectStorage().put(`uploads/${s.caseId}/photo.jpg`, new Uint8Array([1, 2, 3]), 'image/jpeg');
+    const call = (notes: unknown[]) => invoke(routes.importCaseNotes, { token: s.owner.accessToken, organization: s.organizationId, query: { caseId: s.caseId }, body: body({ notes }) });
+    const ok = expectData(await call([{ id: 7, title: 'With photo', attachments: [`uploads/${s.caseId}/photo.jpg`] }]));
+    expect(ok.importedCount).toBe(1);
+    const missing = await call([{ id: 8, title: 'Broken', attachments: [`uploads/${s.caseId}/photo.jpg`, `uploads/${s.caseId}/missing.jpg`] }]);
+    expectError(missing, 400, 'BAD_REQUEST');
+    expect(missing.body.error.message).toContain('missing.jpg');
+    const stored = await db().select().from(deviceNotes).where(eq(deviceNotes.caseId, s.caseId));
+    expect(stored.map((n) => n.noteId)).toEqual([7]);
+    expect(stored[0]!.attachmentKeys).toEqual([`uploads/${s.caseId}/photo.jpg`]);
+  });
+
+  it('refuses a new device beyond the plan allowance', async () => {
+    const s = await caseWithOwner();
+    await db().update(organizationPlans).set({ devices: 1 }).where(eq(organizationPlans.organizationId, s.organizationId));
+    const call = (deviceId: string) => invoke(routes.importCaseNotes, { token: s.owner.accessToken, organization: s.organizationId, query: { caseId: s.caseId }, body: body({ deviceId }) });
+    expectData(await call('first'));
+    expectData(await call('first'));
+    expectError(await call('second'), 403, 'DEVICE_LIMIT_REACHED');
+  });
+
+  it.each([
+    [{ deviceType: 'fax' }, 'body.deviceType'],
+    [{ deviceId: undefined }, 'body.deviceId'],
+    [{ osDetails: { arch: 'x' } }, 'body.osDetails.cpus'],
+    [{ notes: [{ id: 'one', title: 'x' }] }, 'body.notes.0.id'],
+    [{ notes: [{ id: 1 }] }, 'body.notes.0.title'],
+  ])('answers 400 naming the field for %j', async (change, field) => {
+    const s = await caseWithOwner();
+    expectError(
+      await invoke(routes.importCaseNotes, { token: s.owner.accessToken, organization: s.organizationId, query: { caseId: s.caseId }, body: body(change) }),
+      400,
+      'VALIDATION_FAILED',
+      [field],
+    );
+  });
+
+  it('needs the caseId, the organization header, and owner or admin access to a case of that organization', async () => {
+    const s = await caseWithOwner();
+    expectError(await invoke(routes.importCaseNotes, { token: s.owner.accessToken, organization: s.organizationId, body: body() }), 400, 'VALIDATION_FAILED', ['query.caseId']);
+    expectError(await invoke(routes.importCaseNotes, { token: s.owner.accessToken, query: { caseId: s.caseId }, body: body() }), 400, 'VALIDATION_FAILED', ['headers.organization']);
+    const viewer = await memberWithAccess(s.organizationId, s.caseId, 'viewer');
+    expectError(await invoke(routes.importCaseNotes, { token: viewer.accessToken, organization: s.organizationId, query: { caseId: s.caseId }, body: body() }), 403, 'INSUFFICIENT_ROLE');
+    const other = await createUser();
+    expectError(await invoke(routes.importCaseNotes, { token: other.accessToken, organization: other.organizationId, query: { caseId: s.caseId }, body: body() }), 403, 'FORBIDDEN');
+    expect(await db().select().from(deviceNotes).where(eq(deviceNotes.caseId, s.caseId))).toHaveLength(0);
+  });
+});

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { routes } from '../../functions/routes';
+import { testClock } from '../../lib/clock';
+import { db } from '../../lib/db/client';
+import { devices, extractionAttempts, extractionCodes } from '../../lib/db/schema';
+import { hashToken } from '../../lib/secrets';
+import { createCaseRow, createUser, updateUserRow } from '../harness/actors';
+import { expectData, expectError, invoke } from '../harness/invoke';
+
+describe('GET /admin/report/org-report', () => {
+  it('lists organizations with their activity figures, computed per organization', async () => {
+    testClock.freeze(new Date('2026-11-22T12:00:00Z'));
+    const admin = await createUser();
+    await updateUserRow(admin.id, { isSuperAdmin: true });
+    const firm = await createUser({ organizationName: 'Reported Firm Zeta' });
+    const recent = await createCaseRow(firm.organizationId, { name: 'Recent' });
+    const old = await createCaseRow(firm.organizationId, { name: 'Old', createdAt: new Date('2026-01-01T00:00:00Z') });
+    await createCaseRow(firm.organizationId, { name: 'Deleted', deletedAt: new Date() });
+    await db().insert(extractionCodes).values([
+      { organizationId: firm.organizationId, codeHash: hashToken('a'), custodianEmail: 'a@x.example', caseId: recent.id },
+      { organizationId: firm.organizationId, codeHash: hashToken('b'), custodianEmail: 'b@x.example', caseId: old.id },
+      { organizationId: firm.organizationId, codeHash: hashToken('c'), custodianEmail: 'c@x.example', caseId: recent.id, usedAt: new Date() },
+    ]);
+    await db().insert(devices).values([
+      { organizationId: firm.organizationId, deviceId: 'd1', deviceType: 'ios' },
+      { organizationId: firm.organizationId, deviceId: 'd2', deviceType: 'android' },
+    ]);
+    await db().insert(extractionAttempts).values([
+      { organizationId: firm.organizationId, deviceId: 'd1', outcome: 'success' },
+      { organizationId: firm.organizationId, deviceId: 'd1', outcome: 'failed' },
+      { organizationId: firm.organizationId, deviceId: 'd1', outcome: 'failed' },
+      { organizationId: firm.organizationId, deviceId: 'd2', outcome: 'cancelled' },
+    ]);
+
+    const page = expectData(await invoke(routes.getOrganizationReport, { token: admin.accessToken, query: { searchText: 'zeta' } }));
+    expect(page).toMatchObject({ total: 1, page: 1, perPage: 10 });
+    const [entry] = page.data;
+    expect(entry.organization).toMatchObject({ name: 'Reported Firm Zeta', activePlan: expect.objectContaining({ type: 'free', seats: 5, subscription: expect.objectContaining({ billingMode: 'free' }) }) });
+    expect(entry.otherData).toEqual({
+      accountAgeInDays: 0,
+      totalCases: 2,
+      totalExtractionCodes: 3,
+      unusedExtractionCodes: 2,
+      totalUniqueDevices: 2,
+      unusedExtractionCodesOnRecentCases: 1,
+      extractionAttemptsByOutcome: { success: 1, failed: 2, cancelled: 1 },
+      extractionAttemptsPerDevice: { average: 2, max: 3 },
+    });
+    testClock.advance(3 * 86_400);
+    const { accessToken } = expectData(await invoke(routes.login, { body: { email: admin.email, password: admin.password } }));
+    const later = expectData(await invoke(routes.getOrganizationReport, { token: accessToken, query: { searchText: firm.email } }));
+    expect(later.data[0].otherData.accountAgeInDays).toBe(3);
+  });
+
+  it('pages, and answers an empty page when nothing matches', async () => {
+    const admin = await createUser();
+    await updateUserRow(admin.id, { isSuperAdmin: true });
+    const page = expectData(await invoke(routes.getOrganizationReport, { token: admin.accessToken, query: { perPage: '1', page: '1' } }));
+    expect(page.data).toHaveLength(1);
+    expect(page.nextPage).toBe(page.totalPages > 1 ? 2 : null);
+    expect(expectData(await invoke(routes.getOrganizationReport, { token: admin.accessToken, query: { searchText: 'no-such-organization-name' } }))).toMatchObject({ total: 0, data: [] });
+  });
+
+  it('is for super admins only', async () => {
+    const user = await createUser();
+    expectError(await invoke(routes.getOrganizationReport, { token: user.accessToken }), 403, 'FORBIDDEN');
+    expectError(await invoke(routes.getOrganizationReport, {}), 401, 'UNAUTHENTICATED');
+    expectError(await invoke(routes.getOrganizationReport, { token: user.accessToken, query: { perPage: '1000' } }), 403, 'FORBIDDEN');
+  });
+});
