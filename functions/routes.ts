@@ -578,7 +578,8 @@ export const routes = {
     internal: true,
     successStatus: 200,
     throttle: { rate: 2, burst: 5 },
-    lambda: { memoryMb: 1536, timeoutSeconds: 60 },
+    // API Gateway answers 503 after 29 s, so the function must finish within that.
+    lambda: { memoryMb: 1536, timeoutSeconds: 29 },
   },
   stripeWebhook: {
     operationId: 'stripeWebhook',

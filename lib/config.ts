@@ -47,6 +47,18 @@ const ConfigSchema = z.object({
   /** Public base URL of this API (local download links point at it). */
   PUBLIC_BASE_URL: z._default(z.string().check(z.url()), 'http://localhost:3000'),
   LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),
+  // Cloud only (set by the CDK stack in infra/; see lib/aws/secrets.ts). Secrets are read from
+  // AWS Secrets Manager at cold start, never passed in the environment.
+  /** RDS credentials (JSON username/password); used when DATABASE_URL is unset. */
+  DATABASE_SECRET_ARN: z.optional(z.string().check(z.minLength(1))),
+  /** Where to connect with those credentials: the RDS Proxy endpoint. */
+  DATABASE_HOST: z.optional(z.string().check(z.minLength(1))),
+  DATABASE_PORT: z.optional(z.pipe(z.string().check(z.regex(/^\d+$/)), z.transform(Number))),
+  DATABASE_NAME: z.optional(z.string().check(z.minLength(1))),
+  /** Secret whose string is the JWT signing key (becomes JWT_SECRET). */
+  JWT_SECRET_ARN: z.optional(z.string().check(z.minLength(1))),
+  /** Secret JSON with STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET. */
+  STRIPE_SECRET_ARN: z.optional(z.string().check(z.minLength(1))),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
@@ -57,6 +69,14 @@ let current: Config | undefined;
 export function config(): Config {
   current ??= ConfigSchema.parse(process.env);
   return current;
+}
+
+/**
+ * Cloud only: values read from Secrets Manager at cold start (lib/aws/secrets.ts) join the
+ * environment and the config is validated again with them.
+ */
+export function applySecrets(values: Record<string, string>): void {
+  current = ConfigSchema.parse({ ...process.env, ...values });
 }
 
 /** Tests flip feature flags and limits through this, never through process.env. */

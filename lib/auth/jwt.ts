@@ -15,8 +15,10 @@ let key: Uint8Array | undefined;
  * The access-token signing key: JWT_SECRET, or for local runs a key generated once and kept in
  * DATA_DIR so tokens survive a restart. A Lambda without JWT_SECRET refuses to start.
  */
-function signingKey(): Uint8Array {
+async function signingKey(): Promise<Uint8Array> {
   if (key) return key;
+  // Cloud (infra/): the key is the secret named by JWT_SECRET_ARN, read once per cold start.
+  if (!config().JWT_SECRET && config().JWT_SECRET_ARN) await (await import('../aws/secrets')).loadCloudSecrets();
   const { JWT_SECRET, DATA_DIR } = config();
   if (JWT_SECRET) {
     key = new TextEncoder().encode(JWT_SECRET);
@@ -50,14 +52,15 @@ export async function signAccessToken(claims: AccessTokenClaims): Promise<{ toke
     .setAudience(AUDIENCE)
     .setIssuedAt(Math.floor(issuedAt.getTime() / 1000))
     .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
-    .sign(signingKey());
+    .sign(await signingKey());
   return { token, expiresAt };
 }
 
 /** Verifies signature (algorithm pinned), issuer, audience and expiry; null when any fails. */
 export async function verifyAccessToken(token: string): Promise<AccessTokenClaims | null> {
+  const secret = await signingKey(); // outside the try: a key that cannot be read is a 500, not a 401
   try {
-    const { payload } = await jwtVerify(token, signingKey(), {
+    const { payload } = await jwtVerify(token, secret, {
       algorithms: [ALGORITHM],
       issuer: ISSUER,
       audience: AUDIENCE,

@@ -55,15 +55,31 @@ export async function closeDb(): Promise<void> {
 }
 
 async function open(): Promise<Connection> {
-  const { DATABASE_URL, DATA_DIR } = config();
+  const { DATABASE_URL, DATA_DIR, DATABASE_SECRET_ARN } = config();
   if (DATABASE_URL) return openPostgres(DATABASE_URL);
+  // Cloud (infra/): credentials from Secrets Manager, read at cold start together with the other
+  // secrets; verified TLS to the RDS Proxy; unnamed statements, because named prepared
+  // statements pin proxy connections.
+  if (DATABASE_SECRET_ARN) {
+    const { cloudDatabaseUrl, loadCloudSecrets } = await import('../aws/secrets');
+    const [url] = await Promise.all([cloudDatabaseUrl(), loadCloudSecrets()]);
+    return openPostgres(url, { ssl: 'verify-full', prepare: false });
+  }
   return openPglite(`${DATA_DIR}/pglite`);
 }
 
-export async function openPostgres(url: string, options: { max?: number } = {}): Promise<Connection> {
+export async function openPostgres(
+  url: string,
+  options: { max?: number; ssl?: 'verify-full'; prepare?: boolean } = {},
+): Promise<Connection> {
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
-  const client = postgres(url, { max: options.max ?? config().DB_POOL_MAX, onnotice: () => {} });
+  const client = postgres(url, {
+    max: options.max ?? config().DB_POOL_MAX,
+    onnotice: () => {},
+    ...(options.ssl ? { ssl: options.ssl } : {}),
+    ...(options.prepare === false ? { prepare: false } : {}),
+  });
   return {
     db: drizzle(client, { schema }) as unknown as Database,
     driver: 'postgres',

@@ -1,0 +1,129 @@
+import { spawn } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Stack } from 'aws-cdk-lib';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { FORBIDDEN_BUNDLE_SOURCES } from './bundling';
+import type { ServiceFunction } from './constructs/service-function';
+
+/**
+ * Looking at the Lambda bundles the stack staged: their size, what they contain, and how they
+ * behave when a fresh Node process loads them (used by `npm run size` and test/infra).
+ */
+
+export interface Bundle {
+  name: string;
+  /** Staged asset directory (index.mjs, index.mjs.map, ...). */
+  directory: string;
+  /** Minified index.mjs, bytes. */
+  bytes: number;
+  /** Repository-relative module paths in the bundle (from its source map). */
+  sources: string[];
+  /** The function's literal environment variables (tokens left out). */
+  environment: Record<string, string>;
+}
+
+export function bundleOf(name: string, construct: ServiceFunction): Bundle {
+  const directory = construct.bundleDirectory;
+  if (!directory) throw new Error(`${name}: bundle not staged (was bundling skipped?)`);
+  const cfn = construct.function.node.defaultChild as CfnFunction;
+  const resolved = Stack.of(construct).resolve(cfn.environment) as { variables?: Record<string, unknown> } | undefined;
+  const environment = Object.fromEntries(Object.entries(resolved?.variables ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+  return { name, directory, bytes: statSync(join(directory, 'index.mjs')).size, sources: construct.bundleSources(), environment };
+}
+
+/** Modules that must never be bundled (PGlite, the local server, the sandbox processor, ...) found in the bundle. */
+export function forbiddenSources(bundle: Bundle): string[] {
+  return bundle.sources.filter((source) => FORBIDDEN_BUNDLE_SOURCES.some((forbidden) => forbidden.test(source)));
+}
+
+/**
+ * Copies a bundle into a fresh directory outside the repository, so that loading it cannot fall
+ * back on the repository's node_modules: what loads there loads in Lambda (where only the
+ * runtime's @aws-sdk/* is added). Returns the directory; remove it when done.
+ */
+export function isolateBundle(bundle: Bundle): string {
+  const directory = mkdtempSync(join(tmpdir(), `cebs-bundle-${bundle.name}-`));
+  cpSync(bundle.directory, directory, { recursive: true });
+  writeFileSync(join(directory, 'run.mjs'), RUNNER);
+  return directory;
+}
+
+/**
+ * Loads index.mjs (timing it from process start: the Init phase of a cold start, minus the Lambda
+ * runtime client) and, when an event is given on stdin, invokes the handler once.
+ */
+const RUNNER = `
+const loadStart = performance.now();
+const module = await import(new URL('./index.mjs', import.meta.url));
+const loaded = performance.now();
+let input = '';
+for await (const chunk of process.stdin) input += chunk;
+const request = input ? JSON.parse(input) : undefined;
+let result;
+if (request) {
+  const started = Date.now();
+  const context = { ...request.context, getRemainingTimeInMillis: () => 30000 - (Date.now() - started), done() {}, fail() {}, succeed() {} };
+  result = await module.handler(request.event, context);
+}
+process.stdout.write(JSON.stringify({ initMs: loaded, importMs: loaded - loadStart, handler: typeof module.handler, result }));
+process.exit(0);
+`;
+
+export interface RunResult {
+  initMs: number;
+  importMs: number;
+  handler: string;
+  result?: { statusCode?: number; body?: string; headers?: Record<string, string> };
+  stderr: string;
+}
+
+/** One fresh `node run.mjs` in an isolated bundle directory. */
+export function runBundle(directory: string, environment: Record<string, string>, request?: { event: unknown; context: unknown }): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['run.mjs'], {
+      cwd: directory,
+      // Only what Lambda would set: no inherited NODE_OPTIONS (tsx, vitest) or DATABASE_URL.
+      env: { PATH: process.env.PATH ?? '', TZ: 'UTC', AWS_LAMBDA_FUNCTION_NAME: 'bundle-check', AWS_REGION: 'us-east-1', ...environment },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      try {
+        if (code !== 0) throw new Error(`exit ${code}`);
+        resolve({ ...(JSON.parse(stdout) as Omit<RunResult, 'stderr'>), stderr });
+      } catch (error) {
+        reject(new Error(`bundle in ${directory} failed (${(error as Error).message}): ${stderr.slice(0, 2000)}`));
+      }
+    });
+    child.stdin.end(request ? JSON.stringify(request) : '');
+  });
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** Median init and import time of a bundle over `runs` fresh processes (one warm-up run first, for the file cache). */
+export async function measureInit(bundle: Bundle, runs: number): Promise<{ initMs: number; importMs: number }> {
+  const directory = isolateBundle(bundle);
+  try {
+    await runBundle(directory, bundle.environment);
+    const samples: RunResult[] = [];
+    for (let run = 0; run < runs; run += 1) samples.push(await runBundle(directory, bundle.environment));
+    return { initMs: median(samples.map((s) => s.initMs)), importMs: median(samples.map((s) => s.importMs)) };
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+export function readBundleText(bundle: Bundle): string {
+  return readFileSync(join(bundle.directory, 'index.mjs'), 'utf8');
+}

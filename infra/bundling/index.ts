@@ -1,0 +1,95 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { type BundlingOptions, LogLevel, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+
+/**
+ * How every Lambda bundle is built (route functions, maintenance, migrations, and the empty
+ * handler `npm run size` compares against): esbuild run locally by NodejsFunction, no Docker.
+ */
+
+export const REPOSITORY_ROOT = join(import.meta.dirname, '..', '..');
+export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
+export const LAMBDA_ARCHITECTURE = Architecture.ARM_64;
+
+/**
+ * Modules that never enter a Lambda bundle. They are imported lazily (dynamic import) only on
+ * paths the cloud does not take: PGlite when DATABASE_URL and DATABASE_SECRET_ARN are unset, the
+ * sandbox payment processor when no Stripe key is configured. Left external, such an import
+ * fails loudly instead of shipping megabytes of WASM or a fake processor.
+ */
+export const LOCAL_ONLY_MODULES = ['@electric-sql/pglite', 'drizzle-orm/pglite', './lib/billing/processor/sandbox.ts'];
+
+/** Provided by the Node.js Lambda runtime (AWS SDK v3); imported lazily by the code that uses it. */
+export const RUNTIME_PROVIDED_MODULES = ['@aws-sdk/*'];
+
+/**
+ * What a bundle's source map must never list (checked by test/infra and `npm run size`), matched
+ * against repository-relative source paths. Packages that ship their own source maps appear under
+ * their original sources (drizzle's PGlite driver as `node_modules/src/pglite/driver.ts`), hence
+ * the loose PGlite pattern.
+ */
+export const FORBIDDEN_BUNDLE_SOURCES: readonly RegExp[] = [
+  /pglite/i,
+  /^lib\/billing\/processor\/sandbox/,
+  /^infra\/local\//,
+  /^lib\/admin\//,
+  /^lib\/db\/migrate-cli/,
+  /^test\//,
+];
+
+/**
+ * CommonJS code in the bundle (stripe, pdf-lib, postgres internals) calls `require` for Node
+ * built-ins; an ESM bundle has none unless we create one.
+ */
+const REQUIRE_BANNER = "import { createRequire as __createRequire } from 'node:module';const require = __createRequire(import.meta.url);";
+
+/**
+ * Built-ins imported as CommonJS instead of through Node's ESM facade. The facade evaluates every
+ * export of the module when it is first imported: for `node:http` that loads undici (about 25 ms
+ * of a cold start, measured with Node 24), for `crypto`/`process` a few ms more, and for the
+ * modules postgres.js needs (net, tls, os) it moves their cost from module load to the first
+ * query. Only built-ins without subpath modules are listed, so `fs/promises` & co. are untouched.
+ */
+const BUILTIN_SHIM_DIR = join(import.meta.dirname, 'node');
+export const BUILTIN_ALIASES: string[] = readdirSync(BUILTIN_SHIM_DIR)
+  .filter((file) => file.endsWith('.cjs'))
+  .sort()
+  .flatMap((file) => {
+    const name = file.slice(0, -'.cjs'.length);
+    const target = `./infra/bundling/node/${file}`;
+    return [`${name}=${target}`, `node:${name}=${target}`];
+  });
+
+export interface LambdaBundlingOptions {
+  /** Copy extra files next to the bundle (the migration function takes drizzle/). */
+  copyDirectories?: string[];
+}
+
+/** NodejsFunction bundling: ESM, minified, source maps, only what the entry imports. */
+export function lambdaBundling(options: LambdaBundlingOptions = {}): BundlingOptions {
+  const copies = options.copyDirectories ?? [];
+  return {
+    format: OutputFormat.ESM,
+    target: 'node24',
+    minify: true,
+    sourceMap: true,
+    // Stack traces map to file:line without shipping the sources (smaller package and map).
+    sourcesContent: false,
+    mainFields: ['module', 'main'],
+    logLevel: LogLevel.WARNING,
+    externalModules: [...RUNTIME_PROVIDED_MODULES, ...LOCAL_ONLY_MODULES],
+    banner: REQUIRE_BANNER,
+    esbuildArgs: { '--alias': BUILTIN_ALIASES, '--legal-comments': 'none' },
+    ...(copies.length > 0
+      ? {
+          commandHooks: {
+            beforeBundling: () => [],
+            beforeInstall: () => [],
+            afterBundling: (inputDir: string, outputDir: string) =>
+              copies.map((directory) => `cp -R "${join(inputDir, directory)}" "${join(outputDir, directory)}"`),
+          },
+        }
+      : {}),
+  };
+}

@@ -1,0 +1,139 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Duration, RemovalPolicy, type AssetStaging } from 'aws-cdk-lib';
+import type { ISecurityGroup, IVpc } from 'aws-cdk-lib/aws-ec2';
+import { SubnetType } from 'aws-cdk-lib/aws-ec2';
+import { type IManagedPolicy, PolicyDocument, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import type { Asset } from 'aws-cdk-lib/aws-s3-assets';
+import { Construct } from 'constructs';
+import { buildSync } from 'esbuild';
+import {
+  BUILTIN_ALIASES,
+  LAMBDA_ARCHITECTURE,
+  LAMBDA_RUNTIME,
+  LOCAL_ONLY_MODULES,
+  type LambdaBundlingOptions,
+  lambdaBundling,
+  REPOSITORY_ROOT,
+  RUNTIME_PROVIDED_MODULES,
+} from '../bundling';
+import type { EnvironmentSettings } from '../environments';
+import { normalizeSources } from '../permissions';
+
+export interface ServiceFunctionProps {
+  /** Entry module, relative to the repository root; it exports `handler`. */
+  entry: string;
+  description: string;
+  settings: EnvironmentSettings;
+  vpc: IVpc;
+  securityGroup: ISecurityGroup;
+  /** ENI permissions every VPC function needs (one customer-managed policy for all). */
+  networkPolicy: IManagedPolicy;
+  environment: Record<string, string>;
+  memoryMb?: number | undefined;
+  timeoutSeconds?: number | undefined;
+  reservedConcurrency?: number | undefined;
+  /** Asynchronous invocations (schedules, custom resources): retries after a failure. */
+  retryAttempts?: number;
+  bundling?: LambdaBundlingOptions;
+}
+
+/**
+ * One Lambda function of the service: a NodejsFunction (esbuild, ESM, arm64) in the private
+ * subnets, its own log group and its own role with nothing in it but its log group and the VPC
+ * networking policy. Callers add the secrets and service actions the function needs.
+ */
+export class ServiceFunction extends Construct {
+  readonly function: NodejsFunction;
+  readonly role: Role;
+  readonly logGroup: LogGroup;
+  private readonly policy: PolicyDocument;
+
+  constructor(scope: Construct, id: string, private readonly props: ServiceFunctionProps) {
+    super(scope, id);
+    const { settings } = props;
+    this.logGroup = new LogGroup(this, 'Logs', {
+      retention: settings.logRetention,
+      removalPolicy: settings.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    // One inline policy on the role (no separate AWS::IAM::Policy resource: stacks hold at most
+    // 500 resources and every route costs a few).
+    this.policy = new PolicyDocument({
+      statements: [new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [this.logGroup.logGroupArn] })],
+    });
+    this.role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `${props.description} (${settings.name})`.slice(0, 1000),
+      managedPolicies: [props.networkPolicy],
+      inlinePolicies: { access: this.policy },
+    });
+    this.function = new NodejsFunction(this, 'Function', {
+      entry: join(REPOSITORY_ROOT, props.entry),
+      handler: 'handler',
+      projectRoot: REPOSITORY_ROOT,
+      depsLockFilePath: join(REPOSITORY_ROOT, 'package-lock.json'),
+      runtime: LAMBDA_RUNTIME,
+      architecture: LAMBDA_ARCHITECTURE,
+      description: props.description.slice(0, 256),
+      memorySize: props.memoryMb ?? settings.lambda.memoryMb,
+      timeout: Duration.seconds(props.timeoutSeconds ?? settings.lambda.timeoutSeconds),
+      ...(props.reservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: props.reservedConcurrency }),
+      ...(props.retryAttempts === undefined ? {} : { retryAttempts: props.retryAttempts }),
+      role: this.role,
+      logGroup: this.logGroup,
+      vpc: props.vpc,
+      vpcSubnets: { subnetType: SubnetType.PRIVATE_WITH_EGRESS },
+      securityGroups: [props.securityGroup],
+      environment: {
+        ...(settings.sourceMapsAtRuntime ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
+        ...props.environment,
+      },
+      bundling: lambdaBundling(props.bundling),
+    });
+  }
+
+  addToRolePolicy(statement: PolicyStatement): void {
+    this.policy.addStatements(statement);
+  }
+
+  /** Directory of the staged bundle (index.mjs and its map); undefined when bundling was skipped. */
+  get bundleDirectory(): string | undefined {
+    const asset = this.function.node.tryFindChild('Code') as Asset | undefined;
+    const staging = asset?.node.tryFindChild('Stage') as AssetStaging | undefined;
+    const directory = staging?.absoluteStagedPath;
+    return directory && existsSync(join(directory, 'index.mjs.map')) ? directory : undefined;
+  }
+
+  /**
+   * Repository-relative paths of every module in the bundle: from the staged bundle's source map,
+   * or, when CDK skipped bundling this stack, from an esbuild dependency scan with the same
+   * options (so the template does not depend on which stacks were selected).
+   */
+  bundleSources(): string[] {
+    const directory = this.bundleDirectory;
+    if (directory) {
+      const map = JSON.parse(readFileSync(join(directory, 'index.mjs.map'), 'utf8')) as { sources: string[] };
+      return normalizeSources(directory, map.sources);
+    }
+    const result = buildSync({
+      absWorkingDir: REPOSITORY_ROOT,
+      entryPoints: [this.props.entry],
+      bundle: true,
+      write: false,
+      metafile: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node24',
+      mainFields: ['module', 'main'],
+      outfile: 'scan/index.mjs',
+      external: [...RUNTIME_PROVIDED_MODULES, ...LOCAL_ONLY_MODULES],
+      alias: Object.fromEntries(BUILTIN_ALIASES.map((entry) => entry.split('=') as [string, string])),
+      logLevel: 'silent',
+    });
+    // Like the source map, only modules that contribute code after tree shaking.
+    const output = Object.values(result.metafile.outputs).find((candidate) => candidate.entryPoint);
+    return normalizeSources(REPOSITORY_ROOT, Object.entries(output?.inputs ?? {}).filter(([, input]) => input.bytesInOutput > 0).map(([path]) => path));
+  }
+}

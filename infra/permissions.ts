@@ -1,0 +1,61 @@
+/**
+ * Which AWS permissions each function gets, beyond what every function has (its own log group,
+ * the database credentials secret, the JWT key secret, VPC networking).
+ *
+ * The route table does not say which AWS services a route uses, so the stack derives it from the
+ * function's actual bundle (its source map lists every module the bundle contains):
+ *   - mail:     the bundle contains lib/mail/transport.ts (SES sender; the outbox delivers
+ *               queued mail after commit)                      -> ses:SendEmail as the identity
+ *   - payments: the bundle contains the Stripe processor or SDK -> read the Stripe secret
+ *   - storage:  the bundle contains lib/storage                 -> s3:GetObject/PutObject on
+ *               the object bucket, under the prefixes below
+ * A route that cannot reach the code gets nothing, so adding a route never needs an edit here;
+ * PERMISSION_OVERRIDES narrows (or widens) the derived set per operationId.
+ */
+
+import { relative, resolve, sep } from 'node:path';
+import { REPOSITORY_ROOT } from './bundling';
+
+export interface FunctionPermissions {
+  mail: boolean;
+  payments: boolean;
+  /** Object key prefixes (e.g. `reports/`) the function may read (GetObject, HEAD, presigned GET) and write (PutObject). */
+  storage: { read: string[]; write: string[] };
+}
+
+/** Prefixes a storage-using function gets when no override names them. */
+export const DEFAULT_STORAGE_PREFIXES = ['evidence/', 'reports/'];
+
+/** Per operationId (or `maintenance`): fields given here replace the derived ones. */
+export const PERMISSION_OVERRIDES: Readonly<Record<string, Partial<FunctionPermissions>>> = {
+  // lib/billing/report.ts writes reports/<organizationId>/... and presigns a GET for it.
+  createBillingReport: { storage: { read: ['reports/'], write: ['reports/'] } },
+};
+
+const MAIL_SOURCES = ['lib/mail/transport.ts'];
+const PAYMENT_SOURCES = ['lib/billing/processor/stripe.ts', 'node_modules/stripe/'];
+const STORAGE_SOURCES = ['lib/storage/'];
+
+/** Source-map `sources` (relative to the map's directory) -> repository-relative paths, `node_modules/...` for packages. */
+export function normalizeSources(mapDirectory: string, sources: readonly string[]): string[] {
+  return sources.map((source) => {
+    const path = relative(REPOSITORY_ROOT, resolve(mapDirectory, source)).split(sep).join('/');
+    const modules = path.lastIndexOf('node_modules/');
+    return modules >= 0 ? path.slice(modules) : path;
+  });
+}
+
+function contains(sources: readonly string[], needles: readonly string[]): boolean {
+  return sources.some((source) => needles.some((needle) => (needle.startsWith('node_modules/') ? source.startsWith(needle) : !source.startsWith('node_modules/') && source.includes(needle))));
+}
+
+/** Permissions of a function from the (normalized) sources of its bundle and the overrides. */
+export function permissionsFor(name: string, sources: readonly string[]): FunctionPermissions {
+  const usesStorage = contains(sources, STORAGE_SOURCES);
+  const derived: FunctionPermissions = {
+    mail: contains(sources, MAIL_SOURCES),
+    payments: contains(sources, PAYMENT_SOURCES),
+    storage: usesStorage ? { read: DEFAULT_STORAGE_PREFIXES, write: DEFAULT_STORAGE_PREFIXES } : { read: [], write: [] },
+  };
+  return { ...derived, ...PERMISSION_OVERRIDES[name] };
+}

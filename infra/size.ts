@@ -1,0 +1,109 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Stack } from 'aws-cdk-lib';
+import { SecurityGroup, Vpc } from 'aws-cdk-lib/aws-ec2';
+import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { buildApp, cdkJsonContext } from './build-app';
+import { type Bundle, bundleOf, forbiddenSources, measureInit, median } from './bundle-report';
+import { ServiceFunction } from './constructs/service-function';
+import { environments, isEnvironmentName } from './environments';
+
+/**
+ * `npm run size [-- --env prod --runs 7 --json report.json --check]`
+ *
+ * Bundles every function of the stack exactly as `cdk synth` does (NodejsFunction, local esbuild),
+ * then reports per function its minified size and its cold-start init time: a fresh Node process
+ * loads the bundle from a directory outside the repository, with the function's environment
+ * (NODE_OPTIONS included), and reports the time from process start until the handler module is
+ * loaded; median of --runs processes. The same is measured for an empty handler bundled the same
+ * way. Targets: median bundle < 300 KB, none > 1.5 MB, median init < 1.5 x the empty handler's.
+ */
+
+const { values: args } = parseArgs({
+  options: {
+    env: { type: 'string', default: 'prod' },
+    runs: { type: 'string', default: '7' },
+    json: { type: 'string' },
+    check: { type: 'boolean', default: false },
+  },
+});
+const environmentName = args.env ?? 'prod';
+if (!isEnvironmentName(environmentName)) throw new Error(`Unknown environment ${environmentName}`);
+const runs = Number(args.runs);
+
+const outdir = mkdtempSync(join(tmpdir(), 'cebs-size-'));
+try {
+  console.log(`Bundling every function of CaseEvidence-${environmentName} (esbuild, as cdk synth does)...`);
+  const { app, stacks } = buildApp({ environmentNames: [environmentName], nag: false, outdir, context: { ...cdkJsonContext(), environment: environmentName } });
+  const bundles = stacks[0]!.functions.map((deployed) => bundleOf(deployed.name, deployed.construct));
+
+  // The baseline: an empty handler through the same bundling, in the same kind of function.
+  const baselineStack = new Stack(app, 'SizeBaseline', { env: stacks[0]!.env });
+  const vpc = new Vpc(baselineStack, 'Vpc', { maxAzs: 1 });
+  const empty = new ServiceFunction(baselineStack, 'Empty', {
+    entry: 'infra/bench/empty-handler.ts',
+    description: 'Empty handler (size baseline)',
+    settings: environments[environmentName],
+    vpc,
+    securityGroup: new SecurityGroup(baselineStack, 'Sg', { vpc }),
+    networkPolicy: new ManagedPolicy(baselineStack, 'Net', { statements: [new PolicyStatement({ actions: ['ec2:DescribeSubnets'], resources: ['*'] })] }),
+    environment: {},
+  });
+  const baseline = bundleOf('(empty handler)', empty);
+
+  console.log(`Loading each bundle in ${runs} fresh Node processes...`);
+  const rows: Array<Bundle & { initMs: number; importMs: number; forbidden: string[] }> = [];
+  for (const bundle of [baseline, ...bundles]) {
+    rows.push({ ...bundle, ...(await measureInit(bundle, runs)), forbidden: forbiddenSources(bundle) });
+    process.stdout.write('.');
+  }
+  process.stdout.write('\n\n');
+
+  const [emptyRow, ...functionRows] = rows;
+  const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
+  const ms = (value: number) => `${value.toFixed(1)} ms`;
+  const width = Math.max(...rows.map((row) => row.name.length));
+  console.log(`${'function'.padEnd(width)}  ${'minified'.padStart(10)}  ${'init'.padStart(9)}  ${'import'.padStart(9)}`);
+  for (const row of [...functionRows].sort((a, b) => b.bytes - a.bytes).concat(emptyRow!)) {
+    console.log(`${row.name.padEnd(width)}  ${kb(row.bytes).padStart(10)}  ${ms(row.initMs).padStart(9)}  ${ms(row.importMs).padStart(9)}${row.forbidden.length ? `  FORBIDDEN: ${row.forbidden.join(', ')}` : ''}`);
+  }
+
+  const medianBytes = median(functionRows.map((row) => row.bytes));
+  const largest = functionRows.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+  const medianInit = median(functionRows.map((row) => row.initMs));
+  const medianImport = median(functionRows.map((row) => row.importMs));
+  const ratio = medianInit / emptyRow!.initMs;
+  const checks = [
+    { target: 'median bundle < 300 KB', ok: medianBytes < 300 * 1024, value: kb(medianBytes) },
+    { target: 'no bundle > 1.5 MB', ok: largest.bytes <= 1.5 * 1024 * 1024, value: `${kb(largest.bytes)} (${largest.name})` },
+    { target: 'median init < 1.5 x empty handler', ok: ratio < 1.5, value: `${ms(medianInit)} vs ${ms(emptyRow!.initMs)} = ${ratio.toFixed(2)}x` },
+    { target: 'no local-only module in any bundle', ok: rows.every((row) => row.forbidden.length === 0), value: `${rows.filter((row) => row.forbidden.length).length} offending` },
+  ];
+  console.log(`\n${functionRows.length} functions (${environmentName}, Node ${process.version}, NODE_OPTIONS=${environments[environmentName].sourceMapsAtRuntime ? '--enable-source-maps' : '(none)'})`);
+  console.log(`median import ${ms(medianImport)} (empty handler ${ms(emptyRow!.importMs)})`);
+  for (const check of checks) console.log(`${check.ok ? 'PASS' : 'FAIL'}  ${check.target.padEnd(36)} ${check.value}`);
+
+  if (args.json) {
+    writeFileSync(
+      args.json,
+      JSON.stringify(
+        {
+          environment: environmentName,
+          node: process.version,
+          runs,
+          emptyHandler: { bytes: emptyRow!.bytes, initMs: emptyRow!.initMs, importMs: emptyRow!.importMs },
+          functions: functionRows.map(({ name, bytes, initMs, importMs }) => ({ name, bytes, initMs, importMs })),
+          summary: { medianBytes, largest: { name: largest.name, bytes: largest.bytes }, medianInitMs: medianInit, medianImportMs: medianImport, initRatio: ratio },
+          checks,
+        },
+        null,
+        2,
+      ),
+    );
+  }
+  if (args.check && checks.some((check) => !check.ok)) process.exitCode = 1;
+} finally {
+  rmSync(outdir, { recursive: true, force: true });
+}
