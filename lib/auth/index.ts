@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { now } from '../clock';
 import { db } from '../db/client';
 import { sessions, users } from '../db/schema';
@@ -33,7 +33,7 @@ export async function refreshAccessToken(refreshToken: string) {
   if (!row.user || !canSignIn(row.user)) throw new BadRequestError('The user of this refresh token no longer exists', 'USER_GONE');
   const [{ token: accessToken }] = await Promise.all([
     signAccessToken({ userId: row.userId, sessionId: row.sessionId }),
-    db().update(users).set({ lastActiveAt: now() }).where(eq(users.id, row.userId)),
+    db().update(users).set({ lastActiveAt: now(), updatedAt: sql`${users.updatedAt}` }).where(eq(users.id, row.userId)),
   ]);
   return { accessToken, refreshToken };
 }

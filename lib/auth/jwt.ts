@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SignJWT, jwtVerify } from 'jose';
@@ -9,31 +9,34 @@ const ALGORITHM = 'HS256';
 const ISSUER = 'case-evidence-billing';
 const AUDIENCE = 'case-evidence-api';
 
-let key: Uint8Array | undefined;
+let key: KeyObject | undefined;
 
 /**
  * The access-token signing key: JWT_SECRET, or for local runs a key generated once and kept in
- * DATA_DIR so tokens survive a restart. A Lambda without JWT_SECRET refuses to start.
+ * DATA_DIR so tokens survive a restart. A Lambda without JWT_SECRET refuses to start. Kept as a
+ * KeyObject so jose does not import the raw bytes again on every sign and verify.
  */
-async function signingKey(): Promise<Uint8Array> {
+async function signingKey(): Promise<KeyObject> {
   if (key) return key;
   // Cloud (infra/): the key is the secret named by JWT_SECRET_ARN, read once per cold start.
   if (!config().JWT_SECRET && config().JWT_SECRET_ARN) await (await import('../aws/secrets')).loadCloudSecrets();
   const { JWT_SECRET, DATA_DIR } = config();
+  let bytes: Uint8Array;
   if (JWT_SECRET) {
-    key = new TextEncoder().encode(JWT_SECRET);
+    bytes = new TextEncoder().encode(JWT_SECRET);
   } else if (process.env.AWS_LAMBDA_FUNCTION_NAME) {
     throw new Error('JWT_SECRET is required in the cloud');
   } else {
     const file = join(DATA_DIR, 'jwt-secret');
     try {
-      key = new Uint8Array(readFileSync(file));
+      bytes = new Uint8Array(readFileSync(file));
     } catch {
       mkdirSync(DATA_DIR, { recursive: true });
-      key = new Uint8Array(randomBytes(48));
-      writeFileSync(file, key, { mode: 0o600 });
+      bytes = new Uint8Array(randomBytes(48));
+      writeFileSync(file, bytes, { mode: 0o600 });
     }
   }
+  key = createSecretKey(bytes);
   return key;
 }
 

@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, isNull } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
 import { addDays, now } from '../clock';
 import { config } from '../config';
 import { db, type Executor } from '../db/client';
@@ -33,7 +33,7 @@ export async function startLoginSession(executor: Executor, userId: string, ip: 
       createdIp: ip,
     })
     .returning({ id: sessions.id });
-  await executor.update(users).set({ lastActiveAt: now() }).where(eq(users.id, userId));
+  await executor.update(users).set({ lastActiveAt: now(), updatedAt: sql`${users.updatedAt}` }).where(eq(users.id, userId));
   const { token: accessToken } = await signAccessToken({ userId, sessionId: session!.id });
   return { accessToken, refreshToken };
 }

@@ -34,6 +34,22 @@ export interface HandlerInput<R extends RouteDefinition, S extends RequestSchema
   rawBody: string | undefined;
 }
 
+/**
+ * middy's JSON body parser, skipped when there is no body: clients often send
+ * `Content-Type: application/json` on GET and DELETE requests without one.
+ */
+function jsonBody(): ApiMiddleware {
+  const parser = httpJsonBodyParser({ disableContentTypeError: true }) as ApiMiddleware;
+  return {
+    name: 'jsonBody',
+    before: (request) => {
+      const body = request.event.body;
+      if (body === undefined || body === null || body === '') return;
+      return parser.before!(request);
+    },
+  };
+}
+
 const connectDatabase = (): ApiMiddleware => ({
   name: 'connectDatabase',
   before: async () => {
@@ -63,7 +79,7 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
     .use(connectDatabase())
     .use(authenticate(route))
     .use(rateLimit(route))
-    .use(route.rawBody ? [] : [httpJsonBodyParser({ disableContentTypeError: true }) as ApiMiddleware])
+    .use(route.rawBody ? [] : [jsonBody()])
     .use(validateRequest(schemas))
     .use(organizationContext(route))
     .use(responseEnvelope(route))

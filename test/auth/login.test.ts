@@ -23,6 +23,9 @@ describe('POST /auth/login', () => {
     ]);
     const profile = await invoke(routes.getProfile, { token: data.accessToken });
     expect(expectData(profile).id).toBe(user.id);
+    // Signing in is activity, not a profile change: updatedAt stays.
+    const before = await invoke(routes.login, { body: { email: user.email, password: user.password } });
+    expect(expectData(before).userProfile.updatedAt).toBe(data.userProfile.updatedAt);
   });
 
   it.each([

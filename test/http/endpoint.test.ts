@@ -78,6 +78,12 @@ describe('validation', () => {
     expectError(result, 400, 'VALIDATION_FAILED', ['body.name', 'body.count', 'body', 'query.page', 'path.orgId']);
   });
 
+  it('ignores a JSON content type on a request without a body', async () => {
+    const getRoute = probeRoute({ auth: 'none', scope: null, method: 'GET' });
+    const handler = endpoint(getRoute, {}, async () => ({ ok: true }));
+    expect(expectData(await call(handler, getRoute, { headers: { 'content-type': 'application/json' } }))).toEqual({ ok: true });
+  });
+
   it('answers 400 for a missing body and for a body that is not JSON', async () => {
     expectError(await call(handler, route, { path: { orgId: 'x' } }), 400, 'VALIDATION_FAILED', ['body']);
     expectError(

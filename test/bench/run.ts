@@ -1,0 +1,344 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { deepStrictEqual } from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import autocannon from 'autocannon';
+import postgres from 'postgres';
+import { openPostgres } from '../../lib/db/client';
+import { migrateDatabase } from '../../lib/db/migrate';
+import { databaseUrl } from '../harness/databases';
+
+/**
+ * `npm run bench`: POST /auth/login and GET /user/profile through the local server (middy + drizzle,
+ * every middleware) against a bare node:http + postgres.js server running the same SQL
+ * (baseline-server.ts), both on a fresh Postgres database. Prints service/baseline ratios and
+ * writes test/bench/results/latest.json. Any non-2xx answer or socket error fails the run.
+ */
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const RESULTS_FILE = join(import.meta.dirname, 'results', 'latest.json');
+const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
+const BENCH_DATABASE = 'cebs_bench';
+const BENCH_URL = databaseUrl(ADMIN_URL, BENCH_DATABASE);
+const SECONDS = positiveIntEnv('BENCH_SECONDS', 10);
+const CONNECTIONS = positiveIntEnv('BENCH_CONNECTIONS', 32);
+const WARMUP_SECONDS = 2;
+/** Fixed so both servers accept each other's tokens (48 characters). */
+const JWT_SECRET = 'cebs-bench-only-jwt-secret-0123456789abcdefghijk';
+const CREDENTIALS = { email: 'bench@example.com', password: 'bench-password-0123' };
+
+type Target = 'service' | 'baseline';
+const TARGETS: readonly Target[] = ['service', 'baseline'];
+
+interface Scenario {
+  name: string;
+  method: 'GET' | 'POST';
+  path: string;
+  /** Headers and body of every request of the run against this server. */
+  request(url: string): Promise<{ headers: Record<string, string>; body?: string }>;
+}
+
+interface Measurement {
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  requests: number;
+}
+
+interface ScenarioResult {
+  scenario: string;
+  service: Measurement;
+  baseline: Measurement;
+  /** service / baseline: below 1 for rps and above 1 for latency mean the service is slower. */
+  ratio: { rps: number; p50: number; p99: number };
+}
+
+interface Envelope<T> {
+  data: T;
+  statusCode: number;
+  timestamp: string;
+}
+
+interface LoginData {
+  accessToken: string;
+  refreshToken: string;
+  userProfile: unknown;
+}
+
+function positiveIntEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  return value;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolvePort(port));
+    });
+  });
+}
+
+async function recreateDatabase(): Promise<void> {
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`drop database if exists "${BENCH_DATABASE}" with (force)`);
+    await admin.unsafe(`create database "${BENCH_DATABASE}"`);
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+  const connection = await openPostgres(BENCH_URL, { max: 1 });
+  try {
+    await migrateDatabase(connection.db, connection.driver);
+  } finally {
+    await connection.close();
+  }
+}
+
+/** A server under test, as a child process so it never shares the load generator's event loop. */
+class ServerProcess {
+  private readonly child: ChildProcess;
+  private exited: Promise<void>;
+
+  constructor(
+    readonly name: Target,
+    entry: string,
+    readonly url: string,
+    env: NodeJS.ProcessEnv,
+  ) {
+    this.child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    for (const stream of [this.child.stdout, this.child.stderr]) {
+      if (stream) createInterface({ input: stream }).on('line', (line) => process.stderr.write(`[${name}] ${line}\n`));
+    }
+    this.exited = new Promise((resolveExit) => this.child.once('exit', () => resolveExit()));
+  }
+
+  async waitHealthy(timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let gone = false;
+    void this.exited.then(() => (gone = true));
+    while (Date.now() < deadline) {
+      if (gone) throw new Error(`${this.name} server exited before answering GET /health`);
+      try {
+        if ((await fetch(`${this.url}/health`)).ok) return;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((wait) => setTimeout(wait, 100));
+    }
+    throw new Error(`${this.name} server did not answer GET /health within ${timeoutMs} ms`);
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill('SIGTERM');
+    const killer = setTimeout(() => this.child.kill('SIGKILL'), 5_000);
+    await this.exited;
+    clearTimeout(killer);
+  }
+}
+
+async function call<T>(url: string, method: 'GET' | 'POST', path: string, options: { body?: unknown; token?: string } = {}): Promise<Envelope<T>> {
+  const headers: Record<string, string> = {};
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers,
+    ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+  });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`${method} ${url}${path} answered ${response.status}: ${text}`);
+  return JSON.parse(text) as Envelope<T>;
+}
+
+const login = (url: string) => call<LoginData>(url, 'POST', '/auth/login', { body: CREDENTIALS });
+
+/** Creates the bench user through the real register route; returns the scrypt cost of its hash. */
+async function seedUser(serviceUrl: string): Promise<{ logN: number; r: number; p: number }> {
+  await call(serviceUrl, 'POST', '/auth/register', { body: { name: 'Bench User', ...CREDENTIALS, acceptTerms: true } });
+  const sql = postgres(BENCH_URL, { max: 1, onnotice: () => {} });
+  try {
+    const [row] = await sql<{ password_hash: string }[]>`select password_hash from users where email = ${CREDENTIALS.email}`;
+    const [, logN, r, p] = (row?.password_hash ?? '').split('$');
+    return { logN: Number(logN), r: Number(r), p: Number(p) };
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+/** The baseline must answer what the service answers, or the comparison means nothing. */
+async function checkSameAnswers(serviceUrl: string, baselineUrl: string): Promise<void> {
+  const [serviceLogin, baselineLogin] = [await login(serviceUrl), await login(baselineUrl)];
+  const [serviceProfile, baselineProfile] = [
+    await call(serviceUrl, 'GET', '/user/profile', { token: serviceLogin.data.accessToken }),
+    await call(baselineUrl, 'GET', '/user/profile', { token: baselineLogin.data.accessToken }),
+  ];
+  // Each sign-in stamps the user's last activity, so updatedAt differs between the two logins.
+  const shape = ({ data, ...envelope }: Envelope<LoginData>) => ({
+    ...envelope,
+    timestamp: 'x',
+    data: { ...data, accessToken: 'x', refreshToken: 'x', userProfile: { ...(data.userProfile as object), updatedAt: 'x' } },
+  });
+  deepStrictEqual(shape(baselineLogin), shape(serviceLogin), 'baseline login answer differs from the service');
+  deepStrictEqual({ ...baselineProfile, timestamp: 'x' }, { ...serviceProfile, timestamp: 'x' }, 'baseline profile answer differs from the service');
+}
+
+const scenarios: Scenario[] = [
+  {
+    name: 'POST /auth/login',
+    method: 'POST',
+    path: '/auth/login',
+    request: async () => ({ headers: { 'content-type': 'application/json' }, body: JSON.stringify(CREDENTIALS) }),
+  },
+  {
+    name: 'GET /user/profile',
+    method: 'GET',
+    path: '/user/profile',
+    // A fresh access token from the server under test (15-minute lifetime covers the run).
+    request: async (url) => ({ headers: { authorization: `Bearer ${(await login(url)).data.accessToken}` } }),
+  },
+];
+
+/** One autocannon run; throws on any non-2xx answer or socket error (warm-up runs included). */
+async function load(url: string, scenario: Scenario, seconds: number, label: string, warmUp = false): Promise<Measurement> {
+  const { headers, body } = await scenario.request(url);
+  const result = await autocannon({
+    url: `${url}${scenario.path}`,
+    method: scenario.method,
+    headers,
+    ...(body === undefined ? {} : { body }),
+    connections: CONNECTIONS,
+    duration: seconds,
+  });
+  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
+    const codes = Object.entries(result.statusCodeStats ?? {})
+      .map(([code, stats]) => `${code}: ${stats.count ?? 0}`)
+      .join(', ');
+    throw new Error(
+      `${label}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts (status codes ${codes || 'none'}); no numbers reported`,
+    );
+  }
+  if (result['2xx'] === 0 && !warmUp) throw new Error(`${label}: no request completed`);
+  return { rps: result['2xx'] / result.duration, p50Ms: result.latency.p50, p99Ms: result.latency.p99, requests: result['2xx'] };
+}
+
+const round = (value: number, digits = 2) => Number(value.toFixed(digits));
+
+function report(results: ScenarioResult[], header: string[]): string {
+  const lines = [...header, ''];
+  const row = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(14) : cell.padStart(10))).join('');
+  for (const result of results) {
+    lines.push(result.scenario, row(['', 'rps', 'p50 ms', 'p99 ms', 'requests']));
+    for (const target of TARGETS) {
+      const m = result[target];
+      lines.push(row([`  ${target}`, m.rps.toFixed(1), m.p50Ms.toFixed(1), m.p99Ms.toFixed(1), String(m.requests)]));
+    }
+    const { rps, p50, p99 } = result.ratio;
+    lines.push(row(['  ratio', `${rps.toFixed(2)}x`, `${p50.toFixed(2)}x`, `${p99.toFixed(2)}x`, '']), '');
+  }
+  lines.push('ratio = service / baseline (rps below 1x and latency above 1x: the service is slower).');
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const servers: ServerProcess[] = [];
+  const dataDir = mkdtempSync(join(tmpdir(), 'cebs-bench-'));
+  const stopAll = () => Promise.all(servers.map((server) => server.stop()));
+  const onSignal = () => void stopAll().finally(() => process.exit(130));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  // Other work on the machine skews the numbers: recorded so a noisy run can be told apart.
+  const loadBefore = round(loadavg()[0] ?? 0);
+  try {
+    console.error(`bench database ${BENCH_URL} (dropped and recreated)`);
+    await recreateDatabase();
+
+    // Children get the defaults the service runs with (scrypt cost, pool size), not this shell's.
+    const { PASSWORD_HASH_LOG_N: _logN, DATABASE_URL: _url, ...inherited } = process.env;
+    const env = { ...inherited, DATABASE_URL: BENCH_URL, JWT_SECRET, LOG_LEVEL: 'ERROR', DATA_DIR: dataDir };
+    const entries: Record<Target, string> = { service: 'infra/local/server.ts', baseline: 'test/bench/baseline-server.ts' };
+    for (const name of TARGETS) {
+      const port = await freePort();
+      servers.push(new ServerProcess(name, entries[name], `http://127.0.0.1:${port}`, { ...env, PORT: String(port) }));
+    }
+    await Promise.all(servers.map((server) => server.waitHealthy()));
+    const url = (name: Target) => servers.find((server) => server.name === name)!.url;
+
+    const scrypt = await seedUser(url('service'));
+    await checkSameAnswers(url('service'), url('baseline'));
+
+    const results: ScenarioResult[] = [];
+    for (const scenario of scenarios) {
+      const measured = {} as Record<Target, Measurement>;
+      for (const target of TARGETS) {
+        const label = `${scenario.name} on ${target}`;
+        console.error(`${label}: warm-up ${WARMUP_SECONDS} s, then ${SECONDS} s at ${CONNECTIONS} connections`);
+        await load(url(target), scenario, WARMUP_SECONDS, `${label} (warm-up)`, true);
+        measured[target] = await load(url(target), scenario, SECONDS, label);
+      }
+      const { service, baseline } = measured;
+      results.push({
+        scenario: scenario.name,
+        service,
+        baseline,
+        ratio: { rps: service.rps / baseline.rps, p50: service.p50Ms / baseline.p50Ms, p99: service.p99Ms / baseline.p99Ms },
+      });
+    }
+
+    const cpu = cpus();
+    const pg = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+    const [{ server_version: postgresVersion } = { server_version: 'unknown' }] = await pg<{ server_version: string }[]>`show server_version`;
+    await pg.end({ timeout: 5 });
+    const settings = {
+      seconds: SECONDS,
+      warmupSeconds: WARMUP_SECONDS,
+      connections: CONNECTIONS,
+      scrypt,
+      node: process.version,
+      postgres: postgresVersion,
+      cpu: `${cpu.length} x ${cpu[0]?.model.trim() ?? 'unknown'}`,
+      loadAverageBefore: loadBefore,
+    };
+    console.log(
+      report(results, [
+        `${SECONDS} s per run after ${WARMUP_SECONDS} s warm-up, ${CONNECTIONS} connections, autocannon`,
+        `scrypt password hash: log2 N = ${scrypt.logN}, r = ${scrypt.r}, p = ${scrypt.p} (same stored hash for both servers)`,
+        `Node ${settings.node}, PostgreSQL ${settings.postgres}, ${settings.cpu}, load average ${loadBefore} before the run`,
+      ]),
+    );
+
+    const rounded = results.map((result) => ({
+      scenario: result.scenario,
+      ...Object.fromEntries(
+        TARGETS.map((target) => {
+          const m = result[target];
+          return [target, { rps: round(m.rps, 1), p50Ms: round(m.p50Ms, 1), p99Ms: round(m.p99Ms, 1), requests: m.requests }];
+        }),
+      ),
+      ratio: { rps: round(result.ratio.rps), p50: round(result.ratio.p50), p99: round(result.ratio.p99) },
+    }));
+    mkdirSync(join(RESULTS_FILE, '..'), { recursive: true });
+    writeFileSync(RESULTS_FILE, `${JSON.stringify({ measuredAt: new Date().toISOString(), settings, results: rounded }, null, 2)}\n`);
+    console.error(`results written to ${RESULTS_FILE}`);
+  } finally {
+    await stopAll();
+    rmSync(dataDir, { recursive: true, force: true });
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+  process.exitCode = 1;
+});
