@@ -10,6 +10,8 @@ import postgres from 'postgres';
 import { openPostgres } from '../../lib/db/client';
 import { migrateDatabase } from '../../lib/db/migrate';
 import { databaseUrl } from '../harness/databases';
+import { benchMaterial } from './material';
+import { benchBillingReport } from './report';
 
 /**
  * `npm run bench`: POST /auth/login and GET /user/profile through the local server (middy + drizzle,
@@ -20,6 +22,8 @@ import { databaseUrl } from '../harness/databases';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const RESULTS_FILE = join(import.meta.dirname, 'results', 'latest.json');
+/** Which parts to run: http (login/profile), report (50,000-row billing report), material (evidence). */
+const PARTS = new Set((process.env.BENCH_ONLY ?? 'http,report,material').split(',').map((p) => p.trim()));
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
 const BENCH_DATABASE = 'cebs_bench';
 const BENCH_URL = databaseUrl(ADMIN_URL, BENCH_DATABASE);
@@ -274,11 +278,15 @@ async function main(): Promise<void> {
     await Promise.all(servers.map((server) => server.waitHealthy()));
     const url = (name: Target) => servers.find((server) => server.name === name)!.url;
 
-    const scrypt = await seedUser(url('service'));
-    await checkSameAnswers(url('service'), url('baseline'));
+    if (!PARTS.has('http')) {
+      await stopAll();
+      servers.length = 0;
+    }
+    const scrypt = PARTS.has('http') ? await seedUser(url('service')) : { logN: 0, r: 0, p: 0 };
+    if (PARTS.has('http')) await checkSameAnswers(url('service'), url('baseline'));
 
     const results: ScenarioResult[] = [];
-    for (const scenario of scenarios) {
+    for (const scenario of PARTS.has('http') ? scenarios : []) {
       const measured = {} as Record<Target, Measurement>;
       for (const target of TARGETS) {
         const label = `${scenario.name} on ${target}`;
@@ -309,7 +317,7 @@ async function main(): Promise<void> {
       cpu: `${cpu.length} x ${cpu[0]?.model.trim() ?? 'unknown'}`,
       loadAverageBefore: loadBefore,
     };
-    console.log(
+    if (results.length) console.log(
       report(results, [
         `${SECONDS} s per run after ${WARMUP_SECONDS} s warm-up, ${CONNECTIONS} connections, autocannon`,
         `scrypt password hash: log2 N = ${scrypt.logN}, r = ${scrypt.r}, p = ${scrypt.p} (same stored hash for both servers)`,
@@ -327,8 +335,28 @@ async function main(): Promise<void> {
       ),
       ratio: { rps: round(result.ratio.rps), p50: round(result.ratio.p50), p99: round(result.ratio.p99) },
     }));
+    await stopAll();
+    // The in-process parts sign tokens and log like the service does.
+    process.env.JWT_SECRET ??= JWT_SECRET;
+    process.env.LOG_LEVEL ??= 'ERROR';
+    const billingReport = PARTS.has('report') ? await benchBillingReport(ADMIN_URL) : undefined;
+    if (billingReport) {
+      console.log(`\nPOST /billing/report, ${billingReport.rows.toLocaleString('en-US')} rows (each format in a fresh process):`);
+      for (const format of ['json', 'pdf'] as const) {
+        const r = billingReport[format];
+        console.log(`  ${format.padEnd(4)} ${String(r.elapsedMs).padStart(6)} ms   peak RSS ${r.peakRssMb} MB   ${(r.payloadBytes / 1024 / 1024).toFixed(1)} MB out`);
+      }
+    }
+    const material = PARTS.has('material') ? await benchMaterial(ADMIN_URL) : undefined;
+    if (material) {
+      console.log(`\nCase material (in-process through the handlers; seeded in ${material.seed.seedSeconds} s):`);
+      for (const r of material.results) console.log(`  p50 ${String(r.p50Ms).padStart(7)} ms   p99 ${String(r.p99Ms).padStart(7)} ms   ${r.name}`);
+    }
     mkdirSync(join(RESULTS_FILE, '..'), { recursive: true });
-    writeFileSync(RESULTS_FILE, `${JSON.stringify({ measuredAt: new Date().toISOString(), settings, results: rounded }, null, 2)}\n`);
+    writeFileSync(
+      RESULTS_FILE,
+      `${JSON.stringify({ measuredAt: new Date().toISOString(), settings, results: rounded, billingReport, material }, null, 2)}\n`,
+    );
     console.error(`results written to ${RESULTS_FILE}`);
   } finally {
     await stopAll();
