@@ -4,10 +4,9 @@ import { routes } from '../../functions/routes';
 import { buildApiGatewayEvent, buildLambdaContext } from '../../infra/local/apigw-event';
 import { loadHandler } from '../../infra/local/router';
 import { signAccessToken } from '../../lib/auth/jwt';
-import { closeDb, openPostgres, useConnection } from '../../lib/db/client';
-import { migrateDatabase } from '../../lib/db/migrate';
+import { closeDb, useConnection } from '../../lib/db/client';
 import type { RouteDefinition } from '../../lib/http/route';
-import { databaseUrl } from '../harness/databases';
+import { freshBenchDatabase } from './fresh-database';
 
 const EMAILS = Number(process.env.BENCH_EMAILS ?? 200_000);
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 1_000_000);
@@ -49,14 +48,7 @@ async function measure(name: string, route: RouteDefinition, request: { url: str
  * trip path, no HTTP): a filtered page of the big thread, a full-text search, and the org report.
  */
 export async function benchMaterial(adminUrl: string): Promise<{ seed: Record<string, number>; results: LatencyResult[] }> {
-  const database = 'cebs_bench_material';
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`drop database if exists ${database} with (force)`);
-  await admin.unsafe(`create database ${database}`);
-  await admin.end();
-  const url = databaseUrl(adminUrl, database);
-  const connection = await openPostgres(url, { max: 4 });
-  await migrateDatabase(connection.db, 'postgres');
+  const { url, connection } = await freshBenchDatabase(adminUrl, 'cebs_bench_material', 4);
   useConnection(connection);
 
   const sql = postgres(url, { max: 1, onnotice: () => {} });

@@ -1,10 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import postgres from 'postgres';
-import { openPostgres } from '../../lib/db/client';
-import { migrateDatabase } from '../../lib/db/migrate';
 import { MAX_REPORT_ROWS } from '../../lib/billing/report';
-import { databaseUrl } from '../harness/databases';
+import { freshBenchDatabase } from './fresh-database';
 
 export interface ReportBenchResult {
   rows: number;
@@ -17,14 +15,7 @@ export interface ReportBenchResult {
  * POST /billing/report's work (lib/billing/report) as JSON and as PDF, each in its own process.
  */
 export async function benchBillingReport(adminUrl: string): Promise<ReportBenchResult> {
-  const database = 'cebs_bench_report';
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`drop database if exists ${database} with (force)`);
-  await admin.unsafe(`create database ${database}`);
-  await admin.end();
-  const url = databaseUrl(adminUrl, database);
-  const connection = await openPostgres(url, { max: 1 });
-  await migrateDatabase(connection.db, 'postgres');
+  const { url, connection } = await freshBenchDatabase(adminUrl, 'cebs_bench_report');
   await connection.close();
 
   const sql = postgres(url, { max: 1, onnotice: () => {} });
