@@ -25,8 +25,8 @@ type OrganizationRow = typeof organizations.$inferSelect;
  * more fit. Concurrent invites to one organization queue on the lock, so they cannot overbook.
  */
 async function reserveSeats(tx: Executor, organizationId: string, extraSeats: number): Promise<void> {
+  await lockPlan(tx, organizationId);
   if (extraSeats <= 0) return;
-  await tx.select({ id: organizationPlans.id }).from(organizationPlans).where(eq(organizationPlans.organizationId, organizationId)).for('update');
   const usage = (await planUsageByOrganization(tx, [organizationId])).get(organizationId);
   if (!usage) throw new ForbiddenError('The organization has no plan', 'NO_ACTIVE_PLAN');
   if (usage.seatsUsed + extraSeats > usage.plan.seats) {
@@ -35,6 +35,11 @@ async function reserveSeats(tx: Executor, organizationId: string, extraSeats: nu
       'SEAT_LIMIT_REACHED',
     );
   }
+}
+
+/** Serializes every seat-changing write of one organization on its plan row. */
+async function lockPlan(tx: Executor, organizationId: string): Promise<void> {
+  await tx.select({ id: organizationPlans.id }).from(organizationPlans).where(eq(organizationPlans.organizationId, organizationId)).for('update');
 }
 
 interface InviteInput {
@@ -54,6 +59,8 @@ export async function inviteToOrganization(tx: Executor, afterCommit: AfterCommi
   const addresses = [...new Set(input.emails.map((e) => e.toLowerCase()))];
   if (addresses.length === 0) return { invited: [], added: [] };
   const organizationId = input.organization.id;
+  // Lock before reading what holds seats, so a concurrent delete, reject or resend cannot change it.
+  await lockPlan(tx, organizationId);
   const [existingUsers, members, earlier] = await Promise.all([
     tx.select({ id: users.id, email: users.email, name: users.name }).from(users).where(inArray(users.email, addresses)),
     tx
@@ -182,7 +189,12 @@ async function pageOfInvitations(filters: SQL[], query: InvitationListQuery, win
   // "Most recently updated first" unless the caller asks for an order.
   const direction = (query.sortOrder ?? 'desc') === 'asc' ? asc : desc;
   const [[totals], rows] = await Promise.all([
-    db().select({ total: sql<number>`count(*)::int` }).from(invitations).where(where),
+    // Joined like the page query: `searchText` also matches the organization's name.
+    db()
+      .select({ total: sql<number>`count(*)::int` })
+      .from(invitations)
+      .innerJoin(organizations, eq(organizations.id, invitations.organizationId))
+      .where(where),
     db()
       .select({ invitation: invitations, organization: organizations, invitedBy, invitedUser, acceptedBy })
       .from(invitations)
@@ -277,8 +289,10 @@ export async function deleteInvitation(organization: OrganizationContext, invita
 /** POST .../resend: new one-month token and email; a rejected invitation becomes pending again (and takes a seat). */
 export async function resendInvitation(organization: OrganizationContext, actor: Actor, invitationId: string) {
   return transaction(async (tx, afterCommit) => {
+    await lockPlan(tx, organization.id);
     const invitation = await findInvitation(tx, organization.id, invitationId);
     if (invitation.status === 'accepted') throw new BadRequestError('The invitation was already accepted', 'INVITATION_NOT_PENDING');
+    assertMayInvite(organization.role, invitation.role as OrganizationRole);
     const holdsSeat = invitation.status === 'pending' && invitation.expiresAt > now();
     await reserveSeats(tx, organization.id, holdsSeat ? 0 : 1);
     const token = newOpaqueToken(INVITATION_TOKEN_PREFIX);

@@ -1,0 +1,144 @@
+import { eq } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { routes } from '../../functions/routes';
+import { db } from '../../lib/db/client';
+import { invitations, organizationPlans } from '../../lib/db/schema';
+import { addMember, createUser, type TestUser, tokenFromEmail, uniqueEmail } from '../harness/actors';
+import { expectData, expectError, invoke } from '../harness/invoke';
+
+const INVITED = 'You are invited to join';
+const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
+
+/** Invites a fresh address as the owner and returns it with the invitation row and its emailed token. */
+async function invited(owner: TestUser) {
+  const email = uniqueEmail('invitee');
+  expectData(await invoke(routes.inviteUsers, { token: owner.accessToken, path: { orgId: owner.organizationId }, body: { emails: [email] } }), 201);
+  const [row] = await db().select().from(invitations).where(eq(invitations.email, email));
+  return { email, row: row!, token: tokenFromEmail(email, INVITED) };
+}
+
+const deleteInvitation = (caller: { accessToken?: string }, orgId: string, invitationId: string) =>
+  invoke(routes.deleteInvitation, { token: caller.accessToken, path: { orgId, invitationId } });
+
+const invitationById = async (id: string) => (await db().select().from(invitations).where(eq(invitations.id, id)))[0];
+
+const seatsUsed = async (owner: TestUser) =>
+  expectData(await invoke(routes.getOrganizationUsage, { token: owner.accessToken, path: { orgId: owner.organizationId } })).seatsUsed as number;
+
+describe('DELETE /organization/{orgId}/invitation/{invitationId}', () => {
+  it('deletes a pending invitation, frees its seat, and its token no longer accepts', async () => {
+    // Prepare
+    const owner = await createUser();
+    const { email, row, token } = await invited(owner);
+    expect(await seatsUsed(owner)).toBe(2);
+    // Act
+    const result = await deleteInvitation(owner, owner.organizationId, row.id);
+    // Assess
+    expect(expectData(result)).toEqual({ message: `Invitation to ${email} deleted` });
+    expect(await invitationById(row.id)).toBeUndefined();
+    expect(await seatsUsed(owner)).toBe(1);
+    const accept = await invoke(routes.acceptInvitation, {
+      path: { orgId: owner.organizationId },
+      body: { token, email, name: 'Too Late', password: 'a-long-password' },
+    });
+    expectError(accept, 404, 'NOT_FOUND');
+  });
+
+  it('lets the freed seat be used again', async () => {
+    const owner = await createUser();
+    const pending = await Promise.all([invited(owner), invited(owner), invited(owner), invited(owner)]);
+    const next = uniqueEmail('next');
+    const inviteNext = () => invoke(routes.inviteUsers, { token: owner.accessToken, path: { orgId: owner.organizationId }, body: { emails: [next] } });
+    expectError(await inviteNext(), 403, 'SEAT_LIMIT_REACHED');
+    expectData(await deleteInvitation(owner, owner.organizationId, pending[0]!.row.id));
+    expectData(await inviteNext(), 201);
+  });
+
+  it('answers 404 for an unknown invitation', async () => {
+    const owner = await createUser();
+    expectError(await deleteInvitation(owner, owner.organizationId, UNKNOWN_ID), 404, 'NOT_FOUND');
+  });
+
+  it("answers 404 for another organization's invitation and leaves it alone", async () => {
+    const owner = await createUser();
+    const other = await createUser();
+    const { row } = await invited(other);
+    const result = await deleteInvitation(owner, owner.organizationId, row.id);
+    expectError(result, 404, 'NOT_FOUND');
+    expect(result.body.data).toBeUndefined();
+    expect(await invitationById(row.id)).toMatchObject({ status: 'pending' });
+  });
+
+  it.each([
+    ['accepted', 'accept'],
+    ['rejected', 'reject'],
+  ] as const)('answers 400 INVITATION_NOT_PENDING for an %s invitation and keeps it', async (status, action) => {
+    const owner = await createUser();
+    const { email, row, token } = await invited(owner);
+    const path = { orgId: owner.organizationId };
+    if (action === 'accept') {
+      expectData(await invoke(routes.acceptInvitation, { path, body: { token, email, name: 'Ann', password: 'a-long-password' } }), 201);
+    } else {
+      expectData(await invoke(routes.rejectInvitation, { path, body: { token, email } }));
+    }
+    expectError(await deleteInvitation(owner, owner.organizationId, row.id), 400, 'INVITATION_NOT_PENDING');
+    expect(await invitationById(row.id)).toMatchObject({ status });
+  });
+
+  it.each([
+    [{ orgId: 'not-a-uuid', invitationId: UNKNOWN_ID }, ['path.orgId']],
+    [{ orgId: UNKNOWN_ID, invitationId: '42' }, ['path.invitationId']],
+  ])('answers 400 VALIDATION_FAILED for path %j', async (path, fields) => {
+    const owner = await createUser();
+    expectError(await invoke(routes.deleteInvitation, { token: owner.accessToken, path }), 400, 'VALIDATION_FAILED', fields);
+  });
+});
+
+describe('DELETE /organization/{orgId}/invitation/{invitationId} security', () => {
+  it('answers 401 UNAUTHENTICATED without a token', async () => {
+    const owner = await createUser();
+    const { row } = await invited(owner);
+    expectError(await deleteInvitation({}, owner.organizationId, row.id), 401, 'UNAUTHENTICATED');
+    expect(await invitationById(row.id)).toBeDefined();
+  });
+
+  it('answers 403 NOT_A_MEMBER to a member of another organization', async () => {
+    const owner = await createUser();
+    const stranger = await createUser();
+    const { row } = await invited(owner);
+    expectError(await deleteInvitation(stranger, owner.organizationId, row.id), 403, 'NOT_A_MEMBER');
+    expect(await invitationById(row.id)).toBeDefined();
+  });
+
+  it.each([['client'], ['user']] as const)('answers 403 INSUFFICIENT_ROLE to a %s', async (role) => {
+    const owner = await createUser();
+    const weak = await addMember(owner.organizationId, role);
+    const { row } = await invited(owner);
+    expectError(await deleteInvitation(weak, owner.organizationId, row.id), 403, 'INSUFFICIENT_ROLE');
+    expect(await invitationById(row.id)).toBeDefined();
+  });
+
+  it('lets a plain member delete (member role or above)', async () => {
+    const owner = await createUser();
+    const member = await addMember(owner.organizationId, 'member');
+    const { row } = await invited(owner);
+    expectData(await deleteInvitation(member, owner.organizationId, row.id));
+    expect(await invitationById(row.id)).toBeUndefined();
+  });
+
+  it('answers 403 NO_ACTIVE_PLAN when the plan is inactive', async () => {
+    const owner = await createUser();
+    const { row } = await invited(owner);
+    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
+    expectError(await deleteInvitation(owner, owner.organizationId, row.id), 403, 'NO_ACTIVE_PLAN');
+    expect(await invitationById(row.id)).toBeDefined();
+  });
+
+  it('answers 403 INSUFFICIENT_SCOPE to an automation token without members:write', async () => {
+    const owner = await createUser();
+    const { row } = await invited(owner);
+    const scoped = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:write'] } }));
+    expectError(await deleteInvitation({ accessToken: scoped.token }, owner.organizationId, row.id), 403, 'INSUFFICIENT_SCOPE');
+    expect(await invitationById(row.id)).toBeDefined();
+  });
+});
