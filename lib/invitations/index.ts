@@ -14,7 +14,7 @@ import { toOrganizationDetails, toOrganizationEntity } from '../organizations/en
 import { ROLES_BY_RANK, type OrganizationRole } from '../organizations/roles';
 import { type PageWindow, pageWindow, type PagingInput, toPage } from '../paging';
 import { hashPassword, hashToken, newOpaqueToken } from '../secrets';
-import { buildUserProfile } from '../users/profile';
+import { buildUserProfile, forgetCachedProfile } from '../users/profile';
 
 export const INVITATION_TOKEN_PREFIX = 'cebs_inv_';
 
@@ -377,6 +377,7 @@ export async function acceptInvitation(organizationId: string, input: AcceptInpu
     const login = existing ? null : await startLoginSession(tx, userId, ip);
     return { organization, role, userId, login };
   });
+  forgetCachedProfile(result.userId);
   return {
     ...toOrganizationDetails(result.organization, result.role),
     login: result.login ? { ...result.login, userProfile: await buildUserProfile(result.userId) } : null,

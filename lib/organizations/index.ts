@@ -4,7 +4,7 @@ import { ensureProcessorCustomer } from '../billing/customers';
 import { billingSummary } from '../billing/summary';
 import { now } from '../clock';
 import { db, type Executor } from '../db/client';
-import { caseAccess, cases, devices, invitations, organizationMembers, organizationPlans, organizations, users } from '../db/schema';
+import { caseAccess, cases, devices, emailTokens, invitations, organizationMembers, organizationPlans, organizations, users } from '../db/schema';
 import { type AfterCommit, transaction } from '../db/transaction';
 import { isUniqueViolation } from '../db/errors';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../http/errors';
@@ -336,7 +336,9 @@ export async function updateOrganizationUsers(organization: OrganizationContext,
       .select({
         userId: organizationMembers.userId,
         role: organizationMembers.role,
-        otherOrganizations: sql<number>`(select count(*)::int from ${organizationMembers} other where other.user_id = ${organizationMembers.userId} and other.organization_id <> ${organization.id})`,
+        // Table-qualified on purpose: inside a select list drizzle renders a bare column name,
+        // which the subquery would resolve to its own alias.
+        otherOrganizations: sql<number>`(select count(*)::int from organization_members other where other.user_id = organization_members.user_id and other.organization_id <> ${organization.id})`,
       })
       .from(organizationMembers)
       .where(and(eq(organizationMembers.organizationId, organization.id), inArray(organizationMembers.userId, userIds)))
@@ -376,6 +378,8 @@ export async function updateOrganizationUsers(organization: OrganizationContext,
         if (entry.name !== undefined) account.name = entry.name;
         if (entry.email !== undefined) Object.assign(account, { email: entry.email, isEmailVerified: false, emailVerifiedAt: null });
         await tx.update(users).set(account).where(eq(users.id, entry.userId));
+        // Links emailed to the old address must not act on the new one.
+        if (entry.email !== undefined) await tx.delete(emailTokens).where(eq(emailTokens.userId, entry.userId));
       }
     }
   });

@@ -58,7 +58,7 @@ export async function register(input: RegisterInput, ip: string | null) {
       emails: invitees,
       role: 'member',
     });
-    const verificationToken = await issueEmailToken(tx, user.id, 'verify_email');
+    const verificationToken = await issueEmailToken(tx, user, 'verify_email');
     await queueEmail(tx, afterCommit, emails.verifyEmail(user.email, user.name, verificationToken));
     const tokens = await startLoginSession(tx, user.id, ip);
     return { user, organization, tokens };
@@ -139,7 +139,7 @@ export async function verifyEmail(input: { token: string; email?: string }) {
 export async function resendVerificationEmail(actor: Actor) {
   if (actor.user.isEmailVerified) throw new BadRequestError('The email is already verified', 'EMAIL_ALREADY_VERIFIED');
   await transaction(async (tx, afterCommit) => {
-    const token = await issueEmailToken(tx, actor.user.id, 'verify_email');
+    const token = await issueEmailToken(tx, actor.user, 'verify_email');
     await queueEmail(tx, afterCommit, emails.verifyEmail(actor.user.email, actor.user.name, token));
   });
   return { message: `A new verification link was sent to ${actor.user.email}` };
@@ -151,7 +151,7 @@ export async function sendForgotPasswordLink(input: { email: string }) {
   if (!user || user.deletedAt) return { isSuccess: false, message: 'No account is registered with this email' };
   if (!user.isActive || user.accountKind !== 'standard') return { isSuccess: false, message: 'This account cannot sign in' };
   await transaction(async (tx, afterCommit) => {
-    const token = await issueEmailToken(tx, user.id, 'reset_password');
+    const token = await issueEmailToken(tx, user, 'reset_password');
     await queueEmail(tx, afterCommit, emails.resetPassword(user.email, user.name, token));
   });
   return { isSuccess: true, message: 'A password reset link was sent' };
