@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,11 +32,13 @@ export default async function setup(project: TestProject) {
       }
     }
     await admin.close();
-    project.provide('databaseTemplate', { kind: 'postgres', url, template });
+    // Databases of this run carry its id, so cleaning up never touches another run in progress.
+    const runPrefix = `${TEST_DATABASE_PREFIX}${randomBytes(4).toString('hex')}_`;
+    project.provide('databaseTemplate', { kind: 'postgres', url, template, prefix: runPrefix });
     return async () => {
       const cleanup = await openPostgres(url, { max: 1 });
       const leftovers = (await cleanup.db.execute(
-        `select datname from pg_database where datname like '${TEST_DATABASE_PREFIX}%'`,
+        `select datname from pg_database where datname like '${runPrefix}%'`,
       )) as unknown as Array<{ datname: string }>;
       for (const { datname } of leftovers) await cleanup.db.execute(`drop database if exists "${datname}" with (force)`);
       await cleanup.close();
@@ -56,6 +59,6 @@ export default async function setup(project: TestProject) {
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    databaseTemplate: { kind: 'postgres'; url: string; template: string } | { kind: 'pglite'; file: string };
+    databaseTemplate: { kind: 'postgres'; url: string; template: string; prefix: string } | { kind: 'pglite'; file: string };
   }
 }

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { testClock } from '../../lib/clock';
 import { closeDb, openPglite, openPostgres, useConnection } from '../../lib/db/client';
 import { LocalMailSink, useMailTransport } from '../../lib/mail/transport';
-import { databaseUrl, TEST_DATABASE_PREFIX } from './databases';
+import { databaseUrl } from './databases';
 
 /** Every test file gets its own database, cloned from the migrated template, and its own mail sink. */
 export const mailSink = new LocalMailSink();
@@ -15,7 +15,7 @@ beforeAll(async () => {
   useMailTransport(mailSink);
   const template = inject('databaseTemplate');
   if (template.kind === 'postgres') {
-    const name = `${TEST_DATABASE_PREFIX}${randomBytes(6).toString('hex')}`;
+    const name = `${template.prefix}${randomBytes(6).toString('hex')}`;
     const admin = await openPostgres(template.url, { max: 1 });
     await admin.db.execute(`create database "${name}" template "${template.template}"`);
     useConnection(await openPostgres(databaseUrl(template.url, name), { max: 4 }));

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type Stripe from 'stripe';
 import { config } from '../../config';
 import type { CustomerInput, InvoiceLine, InvoiceResult, PaymentProcessor } from '.';
@@ -32,9 +33,12 @@ export class StripeProcessor implements PaymentProcessor {
 
   async createSetupSession(input: { customerId: string; successUrl: string; cancelUrl: string; idempotencyKey: string }) {
     const stripe = await this.stripe();
+    // Stripe refuses a key reused with other parameters (400 idempotency_error), so the return URLs
+    // are part of the key: a repeat with the same URLs reuses the session, other URLs get their own.
+    const urls = createHash('sha256').update(`${input.successUrl}\n${input.cancelUrl}`).digest('hex').slice(0, 16);
     const session = await stripe.checkout.sessions.create(
       { mode: 'setup', customer: input.customerId, currency: 'usd', success_url: input.successUrl, cancel_url: input.cancelUrl },
-      { idempotencyKey: input.idempotencyKey },
+      { idempotencyKey: `${input.idempotencyKey}:${urls}` },
     );
     return { id: session.id, url: session.url! };
   }
@@ -69,6 +73,11 @@ export class StripeProcessor implements PaymentProcessor {
       if ((error as { code?: string }).code === 'invoice_no_customer_payment_method' || (error as { code?: string }).code === 'resource_missing') {
         const invoice = await stripe.invoices.retrieve(invoiceId);
         return { invoiceId, hostedInvoiceUrl: invoice.hosted_invoice_url ?? null, status: 'open' };
+      }
+      if ((error as { type?: string }).type === 'StripeInvalidRequestError') {
+        // Paid meanwhile (on the hosted invoice page, say): Stripe refuses to pay it again, but it is paid.
+        const invoice = await stripe.invoices.retrieve(invoiceId);
+        if (invoice.status === 'paid') return { invoiceId, hostedInvoiceUrl: invoice.hosted_invoice_url ?? null, status: 'paid' };
       }
       throw error;
     }
