@@ -5,6 +5,8 @@ import { transaction } from '../db/transaction';
 import { BadRequestError, NotFoundError } from '../http/errors';
 import { settleInvoice } from './charges';
 import { recordPaymentMethod } from './payment-methods';
+import { paymentProcessor } from './processor';
+import { StripeProcessor } from './processor/stripe';
 
 let verifier: Promise<Stripe> | undefined;
 
@@ -29,6 +31,13 @@ export async function handleStripeWebhook(rawBody: string | undefined, signature
     event = (await stripeVerifier()).webhooks.constructEvent(rawBody, signature, secret);
   } catch {
     throw new BadRequestError('The webhook signature does not verify', 'INVALID_SIGNATURE');
+  }
+  // A saved card must become the invoice default before open invoices are collected. Done before
+  // the transaction (a Stripe call) and idempotent, so a replay repeats it harmlessly.
+  if (event.type === 'checkout.session.completed' && event.data.object.mode === 'setup' && event.data.object.setup_intent) {
+    const processor = await paymentProcessor();
+    const intent = event.data.object.setup_intent;
+    if (processor instanceof StripeProcessor) await processor.makeSetupIntentCardDefault(typeof intent === 'string' ? intent : intent.id);
   }
   const duplicate = await transaction(async (tx, afterCommit) => {
     const [fresh] = await tx.insert(processedWebhookEvents).values({ eventId: event.id, type: event.type }).onConflictDoNothing().returning();

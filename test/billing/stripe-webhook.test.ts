@@ -117,8 +117,8 @@ describe('POST /webhooks/stripe', () => {
 
   it('checkout.session.completed (setup) records the card and collects the open invoices at Stripe', async () => {
     const { owner, customerId, session, fee, pro, legal } = await organizationWithOpenInvoices({ proCase: true });
-    // Checkout saved the card at Stripe; the webhook tells us.
-    double.attachCard(customerId, { last4: '4242' });
+    // Checkout saved the card at Stripe (attached, not yet the invoice default); the webhook tells us.
+    double.attachCard(customerId, { last4: '4242', asDefault: false });
 
     const { result } = await deliver('checkout.session.completed', { ...session, status: 'complete' });
     expect(expectData(result)).toEqual({ received: true, duplicate: false });
@@ -128,6 +128,7 @@ describe('POST /webhooks/stripe', () => {
     expect((await historyOf(owner.organizationId, 'payment_method')).map((h) => h.description)).toEqual(['Card saved for payments']);
 
     expect((await rowsOf(owner.organizationId)).map((r) => r.status)).toEqual(['paid', 'paid']);
+    expect(double.customers.get(customerId)!.invoice_settings.default_payment_method).toMatch(/^pm_/);
     expect(double.invoice(fee.invoiceId!)).toMatchObject({ status: 'paid', amount_paid: 9_900 });
     expect(double.invoice(pro!.invoiceId!)).toMatchObject({ status: 'paid', amount_paid: 14_900 });
     const [proCase] = await db().select().from(cases).where(eq(cases.id, legal!.id));

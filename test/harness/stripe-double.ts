@@ -135,7 +135,8 @@ export interface StripeDouble {
   /** Invoices of a customer, oldest first, in wire format. */
   invoicesOf(customerId: string): Array<Record<string, any>>;
   /** Saves a card on the customer as its default payment method; returns the payment_method object. */
-  attachCard(customerId: string, card?: { last4?: string; declines?: boolean }): Record<string, any>;
+  /** Saves a card on the customer; `asDefault: false` is what setup Checkout does (attached, not the invoice default). */
+  attachCard(customerId: string, card?: { last4?: string; declines?: boolean; asDefault?: boolean }): Record<string, any>;
   /** The next `times` requests matching `method` and `path` fail in the given way. */
   failNext(path: string | RegExp, times: number, mode?: FailureMode, method?: string): void;
   clearFailures(): void;
@@ -242,6 +243,29 @@ export async function startStripeDouble(options: { webhookSecret?: string } = {}
       method: 'GET',
       pattern: /^\/v1\/customers\/([^/]+)$/,
       run: (_body, [id]) => ({ body: customer(id!, 'id') }),
+    },
+    {
+      method: 'POST',
+      pattern: /^\/v1\/customers\/([^/]+)$/,
+      run: (body, [id]) => {
+        const found = customer(id!, 'id');
+        const wanted = body.invoice_settings?.default_payment_method;
+        if (wanted !== undefined) {
+          if (cards.get(id!)?.paymentMethodId !== wanted) throw missing('payment_method', wanted, 'invoice_settings[default_payment_method]');
+          found.invoice_settings = { default_payment_method: wanted };
+        }
+        return { body: found };
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/v1\/setup_intents\/([^/]+)$/,
+      run: (_body, [id]) => {
+        const session = [...checkoutSessions.values()].find((s) => s.setup_intent === id);
+        if (!session) throw missing('setup_intent', id!, 'intent');
+        const card = cards.get(session.customer);
+        return { body: { id, object: 'setup_intent', customer: session.customer, status: card ? 'succeeded' : 'requires_payment_method', payment_method: card?.paymentMethodId ?? null } };
+      },
     },
     {
       method: 'POST',
@@ -356,7 +380,8 @@ export async function startStripeDouble(options: { webhookSecret?: string } = {}
         const amount = invoiceView(record).amount_due as number;
         if (amount > 0) {
           const card = cards.get(record.customer);
-          if (!card) {
+          // Like Stripe: an invoice is collected with the customer's default payment method only.
+          if (!card || customer(record.customer).invoice_settings?.default_payment_method !== card.paymentMethodId) {
             throw new StripeHttpError(400, {
               type: 'invalid_request_error',
               code: 'invoice_no_customer_payment_method',
@@ -496,7 +521,7 @@ export async function startStripeDouble(options: { webhookSecret?: string } = {}
       const last4 = card.last4 ?? '4242';
       const paymentMethodId = newId('pm');
       cards.set(customerId, { paymentMethodId, last4, declines: card.declines ?? false });
-      owner.invoice_settings = { default_payment_method: paymentMethodId };
+      if (card.asDefault ?? true) owner.invoice_settings = { default_payment_method: paymentMethodId };
       return {
         id: paymentMethodId,
         object: 'payment_method',

@@ -83,6 +83,20 @@ export class StripeProcessor implements PaymentProcessor {
     }
   }
 
+  /**
+   * Setup Checkout attaches the card but does not make it the customer's invoice default, and
+   * invoices are collected only with the default: set it from the session's setup intent.
+   */
+  async makeSetupIntentCardDefault(setupIntentId: string): Promise<{ customerId: string; paymentMethodId: string } | null> {
+    const stripe = await this.stripe();
+    const intent = await stripe.setupIntents.retrieve(setupIntentId);
+    const customerId = typeof intent.customer === 'string' ? intent.customer : intent.customer?.id;
+    const paymentMethodId = typeof intent.payment_method === 'string' ? intent.payment_method : intent.payment_method?.id;
+    if (!customerId || !paymentMethodId) return null;
+    await stripe.customers.update(customerId, { invoice_settings: { default_payment_method: paymentMethodId } }, { idempotencyKey: `default-payment-method:${setupIntentId}` });
+    return { customerId, paymentMethodId };
+  }
+
   /** Verifies a webhook's signature with the signing secret and returns the event. */
   async constructEvent(payload: string, signature: string, secret: string): Promise<Stripe.Event> {
     const stripe = await this.stripe();
