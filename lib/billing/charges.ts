@@ -30,12 +30,24 @@ export const NON_CHARGEABLE_STATUSES = ['waived', 'voided'] as const;
  * repeat with the same key finds the rows already there and charges nothing. Credits pay first
  * (the balance row is locked, so concurrent charges never take it below zero); what remains is
  * invoiced at the processor after commit. Returns the rows and whether this call created them.
+ *
+ * The organization row (the credit balance) is locked before the rows are inserted, and FOR NO
+ * KEY UPDATE: inserting a billing row takes a key-share lock on the organization (foreign-key
+ * check), and two charges that each held it and then asked for FOR UPDATE deadlocked; FOR UPDATE
+ * taken first would in turn block the foreign-key checks of a concurrent settlement that this
+ * charge waits for (same charge key). NO KEY UPDATE conflicts with neither, and still serializes
+ * the charges of one organization.
  */
 export async function recordCharge(
   tx: Tx,
   afterCommit: AfterCommit,
   input: { organizationId: string; chargeKey: string; lines: ChargeLine[]; createdById: string | null },
 ): Promise<{ rows: BillingRow[]; created: boolean }> {
+  const [account] = await tx
+    .select({ balance: organizations.creditBalanceCents, percentage: organizations.creditDeductPercentage })
+    .from(organizations)
+    .where(eq(organizations.id, input.organizationId))
+    .for('no key update');
   const inserted = await tx
     .insert(billingRows)
     .values(
@@ -63,7 +75,7 @@ export async function recordCharge(
   }
 
   const total = inserted.reduce((sum, row) => sum + row.amountCents, 0);
-  const drawn = await drawCredits(tx, input.organizationId, Math.max(total, 0), inserted[0]!.id);
+  const drawn = account ? await drawCredits(tx, input.organizationId, Math.max(total, 0), inserted[0]!.id, account) : 0;
   const [first, ...rest] = inserted;
   const rows = [{ ...first!, creditsAppliedCents: drawn }, ...rest];
   if (drawn > 0) await tx.update(billingRows).set({ creditsAppliedCents: drawn }).where(eq(billingRows.id, first!.id));
@@ -76,15 +88,13 @@ export async function recordCharge(
   return { rows, created: true };
 }
 
-/** Takes up to the organization's deduct share of `amountCents` from its credits; returns what was taken. */
-async function drawCredits(tx: Tx, organizationId: string, amountCents: number, billingRowId: string): Promise<number> {
+/**
+ * Takes up to the organization's deduct share of `amountCents` from its credits; returns what was
+ * taken. `organization` is the balance and percentage read under the caller's row lock.
+ */
+async function drawCredits(tx: Tx, organizationId: string, amountCents: number, billingRowId: string, organization: { balance: number; percentage: number }): Promise<number> {
   if (amountCents <= 0) return 0;
-  const [organization] = await tx
-    .select({ balance: organizations.creditBalanceCents, percentage: organizations.creditDeductPercentage })
-    .from(organizations)
-    .where(eq(organizations.id, organizationId))
-    .for('update');
-  if (!organization || organization.balance <= 0) return 0;
+  if (organization.balance <= 0) return 0;
   const drawn = Math.min(organization.balance, Math.floor((amountCents * organization.percentage) / 100));
   if (drawn <= 0) return 0;
   await adjustCredits(tx, organizationId, -drawn, 'charge', 'Paid from credits', billingRowId, organization.balance);

@@ -282,6 +282,15 @@ export async function listMembers(organization: OrganizationContext, query: Memb
   return toPage(window, totals!.total, records, { emptyAsNull: true });
 }
 
+/**
+ * Serializes the membership changes of one organization (roles, removals) on its row. Without it,
+ * two owners demoting or removing each other at the same time each lock only the other's
+ * membership, both count two owners, and the organization is left with none.
+ */
+async function lockMemberships(tx: Executor, organizationId: string): Promise<void> {
+  await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId)).for('no key update');
+}
+
 /** Only an owner may give or take the owner role, and an organization always keeps one owner. */
 async function assertOwnerChangesAllowed(tx: Executor, organization: OrganizationContext, changes: Array<{ userId: string; from: OrganizationRole; to: OrganizationRole }>) {
   const touchesOwner = changes.some((c) => c.from !== c.to && (c.from === 'owner' || c.to === 'owner'));
@@ -299,6 +308,7 @@ async function assertOwnerChangesAllowed(tx: Executor, organization: Organizatio
 /** PATCH /organization/{orgId}/update-user-role: sets the role of the listed members; non-members are skipped. */
 export async function updateUserRoles(organization: OrganizationContext, input: { userIds: string[]; role: OrganizationRole }) {
   const updated = await transaction(async (tx) => {
+    await lockMemberships(tx, organization.id);
     const members = await tx
       .select({ userId: organizationMembers.userId, role: organizationMembers.role })
       .from(organizationMembers)
@@ -332,17 +342,20 @@ export async function updateOrganizationUsers(organization: OrganizationContext,
   if (empty >= 0) throw new BadRequestError(`users[${empty}] changes nothing: give a role, a name or an email`, 'NOTHING_TO_CHANGE');
   const userIds = [...new Set(input.users.map((entry) => entry.userId))];
   await transaction(async (tx) => {
+    await lockMemberships(tx, organization.id);
     const members = await tx
       .select({
         userId: organizationMembers.userId,
         role: organizationMembers.role,
+        email: users.email,
         // Table-qualified on purpose: inside a select list drizzle renders a bare column name,
         // which the subquery would resolve to its own alias.
         otherOrganizations: sql<number>`(select count(*)::int from organization_members other where other.user_id = organization_members.user_id and other.organization_id <> ${organization.id})`,
       })
       .from(organizationMembers)
+      .innerJoin(users, eq(users.id, organizationMembers.userId))
       .where(and(eq(organizationMembers.organizationId, organization.id), inArray(organizationMembers.userId, userIds)))
-      .for('update');
+      .for('update', { of: organizationMembers });
     const byId = new Map(members.map((m) => [m.userId, m]));
     const missing = userIds.find((id) => !byId.has(id));
     if (missing) throw new NotFoundError(`User ${missing} is not a member of this organization`);
@@ -373,13 +386,16 @@ export async function updateOrganizationUsers(organization: OrganizationContext,
           .set({ role: entry.role })
           .where(and(eq(organizationMembers.organizationId, organization.id), eq(organizationMembers.userId, entry.userId)));
       }
-      if (entry.name !== undefined || entry.email !== undefined) {
+      // Sending the address the account already has (a client re-sending the whole form) is no
+      // change: the account stays verified and its emailed links stay valid.
+      const emailChanged = entry.email !== undefined && entry.email !== byId.get(entry.userId)!.email;
+      if (entry.name !== undefined || emailChanged) {
         const account: Partial<typeof users.$inferInsert> = {};
         if (entry.name !== undefined) account.name = entry.name;
-        if (entry.email !== undefined) Object.assign(account, { email: entry.email, isEmailVerified: false, emailVerifiedAt: null });
+        if (emailChanged) Object.assign(account, { email: entry.email, isEmailVerified: false, emailVerifiedAt: null });
         await tx.update(users).set(account).where(eq(users.id, entry.userId));
         // Links emailed to the old address must not act on the new one.
-        if (entry.email !== undefined) await tx.delete(emailTokens).where(eq(emailTokens.userId, entry.userId));
+        if (emailChanged) await tx.delete(emailTokens).where(eq(emailTokens.userId, entry.userId));
       }
     }
   });
@@ -390,6 +406,7 @@ export async function updateOrganizationUsers(organization: OrganizationContext,
 /** DELETE /organization/{orgId}/user/{userId}: removes the member, their invitations and case access here; frees the seat. */
 export async function removeOrganizationUser(organization: OrganizationContext, userId: string) {
   await transaction(async (tx) => {
+    await lockMemberships(tx, organization.id);
     const [member] = await tx
       .select({ role: organizationMembers.role, email: users.email })
       .from(organizationMembers)

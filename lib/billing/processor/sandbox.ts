@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { config } from '../../config';
 import { db } from '../../db/client';
@@ -28,13 +28,16 @@ export class SandboxProcessor implements PaymentProcessor {
   }
 
   async createSetupSession(input: { customerId: string; successUrl: string; cancelUrl: string; idempotencyKey: string }) {
+    // Like the Stripe processor: the return URLs are part of the key, so a repeat with the same URLs
+    // reuses the session and other URLs get their own (never a session returning somewhere else).
+    const urls = createHash('sha256').update(`${input.successUrl}\n${input.cancelUrl}`).digest('hex').slice(0, 16);
+    const idempotencyKey = `${input.idempotencyKey}:${urls}`;
     const [created] = await db()
       .insert(sandboxCheckoutSessions)
-      .values({ id: sandboxId('cs'), customerId: input.customerId, successUrl: input.successUrl, cancelUrl: input.cancelUrl, status: 'open', idempotencyKey: input.idempotencyKey })
+      .values({ id: sandboxId('cs'), customerId: input.customerId, successUrl: input.successUrl, cancelUrl: input.cancelUrl, status: 'open', idempotencyKey })
       .onConflictDoNothing()
       .returning();
-    const session =
-      created ?? (await db().select().from(sandboxCheckoutSessions).where(eq(sandboxCheckoutSessions.idempotencyKey, input.idempotencyKey)))[0]!;
+    const session = created ?? (await db().select().from(sandboxCheckoutSessions).where(eq(sandboxCheckoutSessions.idempotencyKey, idempotencyKey)))[0]!;
     return { id: session.id, url: new URL(`/_sandbox/checkout/${session.id}`, config().APP_URL).toString() };
   }
 

@@ -1,0 +1,134 @@
+import { eq } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { routes } from '../../functions/routes';
+import { now } from '../../lib/clock';
+import { db } from '../../lib/db/client';
+import { cases, organizationPlans } from '../../lib/db/schema';
+import { addMember, createCaseRow, createUser } from '../harness/actors';
+import { expectData, expectError, invoke } from '../harness/invoke';
+
+const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
+
+const storageStats = (caller: { accessToken?: string }, orgId: string, query: Record<string, string | string[]> = {}) =>
+  invoke(routes.getStorageStats, { token: caller.accessToken, path: { orgId }, query });
+
+/** An organization with three live cases, one archived, one deleted, and a case of another organization. */
+async function organizationWithCases() {
+  const owner = await createUser();
+  const other = await createUser();
+  const small = await createCaseRow(owner.organizationId, { name: 'Small matter', storageBytes: 1_000 });
+  const large = await createCaseRow(owner.organizationId, { name: 'Large matter', storageBytes: 9_000_000_000 });
+  const medium = await createCaseRow(owner.organizationId, { name: 'Medium matter', storageBytes: 250_000 });
+  const archived = await createCaseRow(owner.organizationId, { name: 'Archived matter', storageBytes: 50_000_000_000, archivedAt: now() });
+  const deleted = await createCaseRow(owner.organizationId, { name: 'Deleted matter', storageBytes: 70_000_000_000, deletedAt: now() });
+  const foreign = await createCaseRow(other.organizationId, { name: 'Foreign matter', storageBytes: 80_000_000_000 });
+  return { owner, other, small, large, medium, archived, deleted, foreign };
+}
+
+const entry = (row: { id: string; name: string; storageBytes: number }) => ({ caseId: row.id, caseName: row.name, storage: row.storageBytes });
+
+describe('GET /organization/{orgId}/storage-stats', () => {
+  it('lists live cases only, largest first, with the total', async () => {
+    // Prepare
+    const { owner, small, large, medium } = await organizationWithCases();
+    // Act
+    const data = expectData(await storageStats(owner, owner.organizationId));
+    // Assess
+    expect(data).toEqual({
+      totalStorage: 9_000_251_000,
+      cases: [entry(large), entry(medium), entry(small)],
+    });
+  });
+
+  it('orders cases of equal size by name', async () => {
+    const owner = await createUser();
+    const beta = await createCaseRow(owner.organizationId, { name: 'Beta', storageBytes: 10 });
+    const alpha = await createCaseRow(owner.organizationId, { name: 'Alpha', storageBytes: 10 });
+    const data = expectData(await storageStats(owner, owner.organizationId));
+    expect(data.cases.map((c: { caseId: string }) => c.caseId)).toEqual([alpha.id, beta.id]);
+  });
+
+  it.each([
+    ['repeated', (ids: string[]) => ids],
+    ['comma-separated', (ids: string[]) => ids.join(',')],
+    ['comma-separated with spaces', (ids: string[]) => ids.join(' , ')],
+  ])('filters by caseIds given %s', async (_label, form) => {
+    const { owner, small, large } = await organizationWithCases();
+    const data = expectData(await storageStats(owner, owner.organizationId, { caseIds: form([small.id, large.id]) }));
+    expect(data).toEqual({ totalStorage: 9_000_001_000, cases: [entry(large), entry(small)] });
+  });
+
+  it('never counts an archived, deleted, foreign or unknown case, even when asked for by id', async () => {
+    const { owner, medium, archived, deleted, foreign } = await organizationWithCases();
+    const data = expectData(
+      await storageStats(owner, owner.organizationId, { caseIds: [medium.id, archived.id, deleted.id, foreign.id, UNKNOWN_ID] }),
+    );
+    expect(data).toEqual({ totalStorage: 250_000, cases: [entry(medium)] });
+  });
+
+  it('answers an empty breakdown for an organization without cases', async () => {
+    const owner = await createUser();
+    expect(expectData(await storageStats(owner, owner.organizationId))).toEqual({ totalStorage: 0, cases: [] });
+  });
+
+  it('stops counting a case once it is archived', async () => {
+    const owner = await createUser();
+    const kept = await createCaseRow(owner.organizationId, { storageBytes: 5 });
+    const archivedLater = await createCaseRow(owner.organizationId, { storageBytes: 7 });
+    expect(expectData(await storageStats(owner, owner.organizationId)).totalStorage).toBe(12);
+    await db().update(cases).set({ archivedAt: now() }).where(eq(cases.id, archivedLater.id));
+    expect(expectData(await storageStats(owner, owner.organizationId))).toEqual({ totalStorage: 5, cases: [entry(kept)] });
+  });
+
+  it.each([['admin'], ['billing'], ['member'], ['client'], ['user']] as const)('answers a %s (any role)', async (role) => {
+    const { owner, large } = await organizationWithCases();
+    const member = await addMember(owner.organizationId, role);
+    expect(expectData(await storageStats(member, owner.organizationId)).cases[0]).toEqual(entry(large));
+  });
+
+  it('answers while the plan is inactive', async () => {
+    const owner = await createUser();
+    await createCaseRow(owner.organizationId, { storageBytes: 42 });
+    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
+    expect(expectData(await storageStats(owner, owner.organizationId)).totalStorage).toBe(42);
+  });
+
+  it.each([
+    ['a caseId that is not a uuid', { caseIds: 'case-1' }, ['query.caseIds.0']],
+    ['a bad id among good ones', { caseIds: `${UNKNOWN_ID},nope` }, ['query.caseIds.1']],
+    ['more than 100 ids', { caseIds: Array.from({ length: 101 }, () => UNKNOWN_ID).join(',') }, ['query.caseIds']],
+  ])('answers 400 VALIDATION_FAILED for %s', async (_label, query, fields) => {
+    const owner = await createUser();
+    expectError(await storageStats(owner, owner.organizationId, query), 400, 'VALIDATION_FAILED', fields);
+  });
+
+  it('answers 400 naming path.orgId for an id that is not a uuid', async () => {
+    const owner = await createUser();
+    expectError(await storageStats(owner, 'not-a-uuid'), 400, 'VALIDATION_FAILED', ['path.orgId']);
+  });
+});
+
+describe('GET /organization/{orgId}/storage-stats security', () => {
+  it('answers 401 UNAUTHENTICATED without a token', async () => {
+    const owner = await createUser();
+    expectError(await storageStats({}, owner.organizationId), 401, 'UNAUTHENTICATED');
+  });
+
+  it('answers 403 NOT_A_MEMBER to a member of another organization, with no case names', async () => {
+    const { owner, other } = await organizationWithCases();
+    const result = await storageStats(other, owner.organizationId);
+    expectError(result, 403, 'NOT_A_MEMBER');
+    expect(result.body.data).toBeUndefined();
+    expect(JSON.stringify(result.body)).not.toContain('matter');
+    expectError(await storageStats(other, UNKNOWN_ID), 403, 'NOT_A_MEMBER');
+  });
+
+  it('answers 403 INSUFFICIENT_SCOPE to an automation token without organization:read, and accepts one with it', async () => {
+    const owner = await createUser();
+    await createCaseRow(owner.organizationId, { storageBytes: 3 });
+    const casesOnly = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['cases:read', 'organization:write'] } }));
+    const reader = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:read'] } }));
+    expectError(await storageStats({ accessToken: casesOnly.token }, owner.organizationId), 403, 'INSUFFICIENT_SCOPE');
+    expect(expectData(await storageStats({ accessToken: reader.token }, owner.organizationId)).totalStorage).toBe(3);
+  });
+});

@@ -1,0 +1,259 @@
+import { and, eq, inArray } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { routes } from '../../functions/routes';
+import { db } from '../../lib/db/client';
+import { caseAccess, invitations, organizationMembers, organizationPlans } from '../../lib/db/schema';
+import { addMember, createCaseRow, createUser, type TestUser, tokenFromEmail, uniqueEmail } from '../harness/actors';
+import { expectData, expectError, invoke } from '../harness/invoke';
+
+const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
+const INVITED = 'You are invited to join';
+
+const removeUser = (caller: { accessToken?: string }, orgId: string, userId: string) =>
+  invoke(routes.removeOrganizationUser, { token: caller.accessToken, path: { orgId, userId } });
+
+const isMember = async (orgId: string, userId: string) =>
+  (
+    await db()
+      .select()
+      .from(organizationMembers)
+      .where(and(eq(organizationMembers.organizationId, orgId), eq(organizationMembers.userId, userId)))
+  ).length === 1;
+
+const seatsUsed = async (owner: TestUser) =>
+  expectData(await invoke(routes.getOrganizationUsage, { token: owner.accessToken, path: { orgId: owner.organizationId } })).seatsUsed as number;
+
+const invite = async (inviter: TestUser, orgId: string, emails: string[], role = 'member') =>
+  expectData(await invoke(routes.inviteUsers, { token: inviter.accessToken, path: { orgId }, body: { emails, role } }), 201);
+
+/** An existing user who joined `owner`'s organization through an invitation (the accepted invitation row stays). */
+async function joinedByInvitation(owner: TestUser): Promise<TestUser> {
+  const user = await createUser();
+  await invite(owner, owner.organizationId, [user.email]);
+  const token = tokenFromEmail(user.email, INVITED);
+  expectData(await invoke(routes.acceptInvitation, { path: { orgId: owner.organizationId }, body: { token, email: user.email } }), 201);
+  return user;
+}
+
+const accessOf = (userId: string, caseIds: string[]) =>
+  db().select().from(caseAccess).where(and(eq(caseAccess.userId, userId), inArray(caseAccess.caseId, caseIds)));
+
+describe('DELETE /organization/{orgId}/user/{userId}', () => {
+  it('removes the membership, their invitations and case access in this organization only, and frees a seat', async () => {
+    // Prepare
+    const owner = await createUser();
+    const leaver = await joinedByInvitation(owner);
+    const colleague = await addMember(owner.organizationId, 'member');
+    const here = [await createCaseRow(owner.organizationId), await createCaseRow(owner.organizationId)];
+    const elsewhere = await createCaseRow(leaver.organizationId);
+    await db()
+      .insert(caseAccess)
+      .values([
+        { caseId: here[0]!.id, userId: leaver.id, access: 'admin' },
+        { caseId: here[1]!.id, userId: leaver.id, access: 'viewer' },
+        { caseId: elsewhere.id, userId: leaver.id, access: 'owner' },
+        { caseId: here[0]!.id, userId: colleague.id, access: 'viewer' },
+      ]);
+    // An invitation of the leaver's address to another organization is not this organization's.
+    const third = await createUser();
+    await invite(third, third.organizationId, [leaver.email]);
+    expect(await db().select().from(invitations).where(and(eq(invitations.organizationId, owner.organizationId), eq(invitations.email, leaver.email)))).toHaveLength(1);
+    expect(await seatsUsed(owner)).toBe(3);
+    // Act
+    const result = await removeUser(owner, owner.organizationId, leaver.id);
+    // Assess
+    expect(expectData(result)).toEqual({ message: 'The user was removed from the organization' });
+    expect(await isMember(owner.organizationId, leaver.id)).toBe(false);
+    expect(await isMember(leaver.organizationId, leaver.id)).toBe(true);
+    expect(await db().select().from(invitations).where(and(eq(invitations.organizationId, owner.organizationId), eq(invitations.email, leaver.email)))).toHaveLength(0);
+    expect(await db().select().from(invitations).where(and(eq(invitations.organizationId, third.organizationId), eq(invitations.email, leaver.email)))).toHaveLength(1);
+    expect(await accessOf(leaver.id, here.map((c) => c.id))).toHaveLength(0);
+    expect(await accessOf(leaver.id, [elsewhere.id])).toEqual([expect.objectContaining({ access: 'owner' })]);
+    expect(await accessOf(colleague.id, [here[0]!.id])).toHaveLength(1);
+    expect(await seatsUsed(owner)).toBe(2);
+    // The removed user no longer reaches the organization.
+    expectError(await invoke(routes.getOrganization, { token: leaver.accessToken, path: { orgId: owner.organizationId } }), 403, 'NOT_A_MEMBER');
+    const profile = expectData(await invoke(routes.getProfile, { token: leaver.accessToken }));
+    expect(profile.organizations.map((o: any) => o.organization.id)).toEqual([leaver.organizationId]);
+  });
+
+  it('deletes a pending re-invitation of the removed address too, so the seat it held is freed', async () => {
+    const owner = await createUser();
+    const member = await addMember(owner.organizationId, 'member');
+    // A pending invitation row for a member's address (written directly: the invite route skips members).
+    await db().insert(invitations).values({
+      organizationId: owner.organizationId,
+      email: member.email,
+      role: 'admin',
+      tokenHash: `hash-${member.id}`,
+      expiresAt: new Date(Date.now() + 86_400_000),
+    });
+    expect(await seatsUsed(owner)).toBe(3);
+    expectData(await removeUser(owner, owner.organizationId, member.id));
+    expect(await seatsUsed(owner)).toBe(1);
+  });
+
+  it('lets the removed user be invited again', async () => {
+    const owner = await createUser();
+    const leaver = await joinedByInvitation(owner);
+    expectData(await removeUser(owner, owner.organizationId, leaver.id));
+    await invite(owner, owner.organizationId, [leaver.email]);
+    const [row] = await db().select().from(invitations).where(and(eq(invitations.organizationId, owner.organizationId), eq(invitations.email, leaver.email)));
+    expect(row).toMatchObject({ status: 'pending', invitedUserId: leaver.id });
+  });
+
+  it('lets the freed seat be used by a new invitation', async () => {
+    const owner = await createUser();
+    const members = [await addMember(owner.organizationId, 'member'), await addMember(owner.organizationId, 'member')];
+    await invite(owner, owner.organizationId, [uniqueEmail('p'), uniqueEmail('p')]);
+    const next = uniqueEmail('next');
+    expectError(
+      await invoke(routes.inviteUsers, { token: owner.accessToken, path: { orgId: owner.organizationId }, body: { emails: [next] } }),
+      403,
+      'SEAT_LIMIT_REACHED',
+    );
+    expectData(await removeUser(owner, owner.organizationId, members[0]!.id));
+    await invite(owner, owner.organizationId, [next]);
+  });
+
+  it('lets an admin remove a member, and an owner remove an admin', async () => {
+    const owner = await createUser();
+    const admin = await addMember(owner.organizationId, 'admin');
+    const member = await addMember(owner.organizationId, 'full_access');
+    expectData(await removeUser(admin, owner.organizationId, member.id));
+    expect(await isMember(owner.organizationId, member.id)).toBe(false);
+    expectData(await removeUser(owner, owner.organizationId, admin.id));
+    expect(await isMember(owner.organizationId, admin.id)).toBe(false);
+  });
+
+  it('lets an admin leave (remove themselves)', async () => {
+    const owner = await createUser();
+    const admin = await addMember(owner.organizationId, 'admin');
+    expectData(await removeUser(admin, owner.organizationId, admin.id));
+    expect(await isMember(owner.organizationId, admin.id)).toBe(false);
+  });
+
+  it('lets an owner remove another owner, or leave while another owner stays', async () => {
+    const owner = await createUser();
+    const second = await addMember(owner.organizationId, 'owner');
+    const third = await addMember(owner.organizationId, 'owner');
+    expectData(await removeUser(owner, owner.organizationId, second.id));
+    expectData(await removeUser(owner, owner.organizationId, owner.id));
+    expect(await isMember(owner.organizationId, owner.id)).toBe(false);
+    expect(await isMember(owner.organizationId, third.id)).toBe(true);
+  });
+
+  it('answers 400 LAST_OWNER when the last owner would be removed', async () => {
+    const owner = await createUser();
+    await addMember(owner.organizationId, 'admin');
+    expectError(await removeUser(owner, owner.organizationId, owner.id), 400, 'LAST_OWNER');
+    expect(await isMember(owner.organizationId, owner.id)).toBe(true);
+  });
+
+  it('keeps an owner when two owners remove each other at the same time', async () => {
+    for (let round = 0; round < 5; round += 1) {
+      // Prepare
+      const first = await createUser();
+      const second = await addMember(first.organizationId, 'owner');
+      // Act
+      const results = await Promise.all([removeUser(first, first.organizationId, second.id), removeUser(second, first.organizationId, first.id)]);
+      // Assess: one wins; the other is refused (last owner, or no longer a member).
+      expect(results.filter((r) => r.status === 200)).toHaveLength(1);
+      const refused = results.find((r) => r.status !== 200)!;
+      expectError(refused, refused.status, refused.status === 400 ? 'LAST_OWNER' : 'NOT_A_MEMBER');
+      expect([400, 403]).toContain(refused.status);
+      const owners = await db()
+        .select()
+        .from(organizationMembers)
+        .where(and(eq(organizationMembers.organizationId, first.organizationId), eq(organizationMembers.role, 'owner')));
+      expect(owners).toHaveLength(1);
+    }
+  });
+
+  it('answers 403 INSUFFICIENT_ROLE when an admin removes an owner', async () => {
+    const owner = await createUser();
+    await addMember(owner.organizationId, 'owner');
+    const admin = await addMember(owner.organizationId, 'admin');
+    expectError(await removeUser(admin, owner.organizationId, owner.id), 403, 'INSUFFICIENT_ROLE');
+    expect(await isMember(owner.organizationId, owner.id)).toBe(true);
+  });
+
+  it.each([
+    ['a member of another organization', async () => (await createUser()).id],
+    ['an unknown user id', async () => UNKNOWN_ID],
+  ])('answers 404 for %s, removing nothing', async (_label, target) => {
+    const owner = await createUser();
+    const userId = await target();
+    expectError(await removeUser(owner, owner.organizationId, userId), 404, 'NOT_FOUND');
+    expect(await seatsUsed(owner)).toBe(1);
+  });
+
+  it('answers 404 when the user was already removed', async () => {
+    const owner = await createUser();
+    const member = await addMember(owner.organizationId, 'member');
+    expectData(await removeUser(owner, owner.organizationId, member.id));
+    expectError(await removeUser(owner, owner.organizationId, member.id), 404, 'NOT_FOUND');
+  });
+
+  it.each([
+    ['orgId', { orgId: 'not-a-uuid', userId: UNKNOWN_ID }, ['path.orgId']],
+    ['userId', { orgId: UNKNOWN_ID, userId: 'not-a-uuid' }, ['path.userId']],
+    ['both', { orgId: 'x', userId: 'y' }, ['path.orgId', 'path.userId']],
+  ])('answers 400 VALIDATION_FAILED for a %s that is not a uuid', async (_label, path, fields) => {
+    const owner = await createUser();
+    expectError(await removeUser(owner, path.orgId, path.userId), 400, 'VALIDATION_FAILED', fields);
+  });
+});
+
+describe('DELETE /organization/{orgId}/user/{userId} security', () => {
+  it('answers 401 UNAUTHENTICATED without a token, removing nothing', async () => {
+    const owner = await createUser();
+    const member = await addMember(owner.organizationId, 'member');
+    expectError(await removeUser({}, owner.organizationId, member.id), 401, 'UNAUTHENTICATED');
+    expect(await isMember(owner.organizationId, member.id)).toBe(true);
+  });
+
+  it('answers 403 NOT_A_MEMBER to the owner of another organization, removing nothing', async () => {
+    const owner = await createUser();
+    const member = await addMember(owner.organizationId, 'member');
+    const stranger = await createUser();
+    const result = await removeUser(stranger, owner.organizationId, member.id);
+    expectError(result, 403, 'NOT_A_MEMBER');
+    expect(result.body.data).toBeUndefined();
+    expect(await isMember(owner.organizationId, member.id)).toBe(true);
+    // Nor can they probe who is a member: a non-member target answers the same.
+    expectError(await removeUser(stranger, owner.organizationId, UNKNOWN_ID), 403, 'NOT_A_MEMBER');
+  });
+
+  it.each([['full_access'], ['employee'], ['billing'], ['member'], ['user'], ['client']] as const)(
+    'answers 403 INSUFFICIENT_ROLE to a %s, removing nothing (not even themselves)',
+    async (role) => {
+      const owner = await createUser();
+      const caller = await addMember(owner.organizationId, role);
+      const member = await addMember(owner.organizationId, 'client');
+      expectError(await removeUser(caller, owner.organizationId, member.id), 403, 'INSUFFICIENT_ROLE');
+      expectError(await removeUser(caller, owner.organizationId, caller.id), 403, 'INSUFFICIENT_ROLE');
+      expect(await isMember(owner.organizationId, member.id)).toBe(true);
+      expect(await isMember(owner.organizationId, caller.id)).toBe(true);
+    },
+  );
+
+  it('answers 403 NO_ACTIVE_PLAN when the plan is inactive, removing nothing', async () => {
+    const owner = await createUser();
+    const member = await addMember(owner.organizationId, 'member');
+    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
+    expectError(await removeUser(owner, owner.organizationId, member.id), 403, 'NO_ACTIVE_PLAN');
+    expect(await isMember(owner.organizationId, member.id)).toBe(true);
+  });
+
+  it('answers 403 INSUFFICIENT_SCOPE to an automation token without members:write, and accepts one with it', async () => {
+    const owner = await createUser();
+    const member = await addMember(owner.organizationId, 'member');
+    const orgWriter = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:write', 'organization:read'] } }));
+    const membersWriter = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['members:write'] } }));
+    expectError(await removeUser({ accessToken: orgWriter.token }, owner.organizationId, member.id), 403, 'INSUFFICIENT_SCOPE');
+    expect(await isMember(owner.organizationId, member.id)).toBe(true);
+    expectData(await removeUser({ accessToken: membersWriter.token }, owner.organizationId, member.id));
+    expect(await isMember(owner.organizationId, member.id)).toBe(false);
+  });
+});

@@ -1,0 +1,341 @@
+import { and, eq, inArray } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { routes } from '../../functions/routes';
+import { db } from '../../lib/db/client';
+import { organizationMembers, organizationPlans, organizations, users } from '../../lib/db/schema';
+import { addMember, createUser, type TestUser, tokenFromEmail, uniqueEmail, updateUserRow } from '../harness/actors';
+import { expectData, expectError, invoke } from '../harness/invoke';
+
+type Role = (typeof organizationMembers.$inferInsert)['role'];
+
+const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
+
+const updateUsers = (caller: { accessToken?: string }, orgId: string, body: unknown) =>
+  invoke(routes.updateOrganizationUsers, { token: caller.accessToken, path: { orgId }, body });
+
+/** A member of `orgId` who belongs to no other organization (the organization they registered with is gone). */
+async function soleMember(orgId: string, role: Role = 'member', name?: string): Promise<TestUser> {
+  const user = await createUser(name ? { name } : {});
+  await db().delete(organizations).where(eq(organizations.id, user.organizationId));
+  await db().insert(organizationMembers).values({ organizationId: orgId, userId: user.id, role });
+  return user;
+}
+
+const account = async (userId: string) => (await db().select().from(users).where(eq(users.id, userId)))[0]!;
+
+async function rolesIn(orgId: string, userIds: string[]): Promise<Record<string, string>> {
+  const rows = await db()
+    .select({ userId: organizationMembers.userId, role: organizationMembers.role })
+    .from(organizationMembers)
+    .where(and(eq(organizationMembers.organizationId, orgId), inArray(organizationMembers.userId, userIds)));
+  return Object.fromEntries(rows.map((r) => [r.userId, r.role]));
+}
+
+/** What a failed request must leave as it was: the accounts and roles of the people involved. */
+async function snapshot(orgId: string, people: TestUser[]) {
+  const accounts = await Promise.all(people.map((p) => account(p.id)));
+  return { accounts: accounts.map((a) => ({ id: a.id, name: a.name, email: a.email, isEmailVerified: a.isEmailVerified })), roles: await rolesIn(orgId, people.map((p) => p.id)) };
+}
+
+describe('PATCH /organization/{orgId}/user', () => {
+  it("changes roles, and the name and email of members who belong to no other organization", async () => {
+    // Prepare
+    const owner = await createUser();
+    const multi = await addMember(owner.organizationId, 'member');
+    const sole = await soleMember(owner.organizationId, 'client', 'Sam Sole');
+    await updateUserRow(sole.id, { isEmailVerified: true, emailVerifiedAt: new Date() });
+    const newEmail = uniqueEmail('renamed');
+    // Act
+    const result = await updateUsers(owner, owner.organizationId, {
+      users: [
+        { userId: multi.id, role: 'employee' },
+        { userId: sole.id, role: 'admin', name: '  Samantha Sole ', email: newEmail.toUpperCase() },
+      ],
+    });
+    // Assess
+    expect(expectData(result)).toEqual({ message: '2 member(s) updated' });
+    expect(await rolesIn(owner.organizationId, [multi.id, sole.id])).toEqual({ [multi.id]: 'employee', [sole.id]: 'admin' });
+    expect(await account(sole.id)).toMatchObject({ name: 'Samantha Sole', email: newEmail, isEmailVerified: false, emailVerifiedAt: null });
+    // The multi-organization member's account is untouched, and so is their role elsewhere.
+    expect(await account(multi.id)).toMatchObject({ name: multi.name, email: multi.email });
+    expect(await rolesIn(multi.organizationId, [multi.id])).toEqual({ [multi.id]: 'owner' });
+    // The account now signs in with the new address only, and its profile shows the change at once.
+    expectError(await invoke(routes.login, { body: { email: sole.email, password: sole.password } }), 401, 'INVALID_CREDENTIALS');
+    const login = expectData(await invoke(routes.login, { body: { email: newEmail, password: sole.password } }));
+    expect(login.userProfile).toMatchObject({ id: sole.id, name: 'Samantha Sole', email: newEmail, isEmailVerified: false });
+    const profile = expectData(await invoke(routes.getProfile, { token: sole.accessToken }));
+    expect(profile).toMatchObject({ name: 'Samantha Sole', email: newEmail });
+  });
+
+  it('voids the links emailed to the old address when the email changes', async () => {
+    const owner = await createUser();
+    const sole = await soleMember(owner.organizationId);
+    const verification = tokenFromEmail(sole.email, 'Verify');
+    expectData(await updateUsers(owner, owner.organizationId, { users: [{ userId: sole.id, email: uniqueEmail('moved') }] }));
+    expectError(await invoke(routes.verifyEmail, { body: { token: verification } }), 404, 'NOT_FOUND');
+    expect((await account(sole.id)).isEmailVerified).toBe(false);
+  });
+
+  it('keeps the account verified and its links valid when the email sent is the one it already has', async () => {
+    const owner = await createUser();
+    const sole = await soleMember(owner.organizationId);
+    await updateUserRow(sole.id, { isEmailVerified: true, emailVerifiedAt: new Date() });
+    expectData(await invoke(routes.sendForgotPasswordLink, { body: { email: sole.email } }));
+    const resetToken = tokenFromEmail(sole.email, 'Reset');
+    expectData(await updateUsers(owner, owner.organizationId, { users: [{ userId: sole.id, name: 'Same Address', email: sole.email.toUpperCase() }] }));
+    expect(await account(sole.id)).toMatchObject({ name: 'Same Address', email: sole.email, isEmailVerified: true });
+    const result = expectData(await invoke(routes.resetPassword, { body: { token: resetToken, email: sole.email, password: 'a-brand-new-password' } }));
+    expect(result.isSuccess).toBe(true);
+  });
+
+  it('changes only the name when only the name is given', async () => {
+    const owner = await createUser();
+    const sole = await soleMember(owner.organizationId, 'employee');
+    expectData(await updateUsers(owner, owner.organizationId, { users: [{ userId: sole.id, name: 'Only Name' }] }));
+    expect(await account(sole.id)).toMatchObject({ name: 'Only Name', email: sole.email });
+    expect(await rolesIn(owner.organizationId, [sole.id])).toEqual({ [sole.id]: 'employee' });
+  });
+
+  it('lets an admin change members', async () => {
+    const owner = await createUser();
+    const admin = await addMember(owner.organizationId, 'admin');
+    const member = await addMember(owner.organizationId, 'member');
+    expectData(await updateUsers(admin, owner.organizationId, { users: [{ userId: member.id, role: 'billing' }] }));
+    expect(await rolesIn(owner.organizationId, [member.id])).toEqual({ [member.id]: 'billing' });
+  });
+
+  it('lets an owner hand the owner role over', async () => {
+    const owner = await createUser();
+    const successor = await addMember(owner.organizationId, 'admin');
+    expectData(
+      await updateUsers(owner, owner.organizationId, {
+        users: [
+          { userId: successor.id, role: 'owner' },
+          { userId: owner.id, role: 'admin' },
+        ],
+      }),
+    );
+    expect(await rolesIn(owner.organizationId, [owner.id, successor.id])).toEqual({ [owner.id]: 'admin', [successor.id]: 'owner' });
+  });
+
+  it('keeps an owner when two owners demote each other at the same time', async () => {
+    for (let round = 0; round < 5; round += 1) {
+      const first = await createUser();
+      const second = await addMember(first.organizationId, 'owner');
+      const results = await Promise.all([
+        updateUsers(first, first.organizationId, { users: [{ userId: second.id, role: 'member' }] }),
+        updateUsers(second, first.organizationId, { users: [{ userId: first.id, role: 'member' }] }),
+      ]);
+      // One wins; the other is refused as the last owner (400) or as no longer an owner (403).
+      expect(results.filter((r) => r.status === 200)).toHaveLength(1);
+      const refused = results.find((r) => r.status !== 200)!;
+      expectError(refused, refused.status, refused.status === 400 ? 'LAST_OWNER' : 'INSUFFICIENT_ROLE');
+      const roles = Object.values(await rolesIn(first.organizationId, [first.id, second.id]));
+      expect(roles.filter((role) => role === 'owner')).toHaveLength(1);
+    }
+  });
+
+  describe('all or nothing: one failing entry applies none of the others', () => {
+    it('answers 404 when a user is not a member', async () => {
+      const owner = await createUser();
+      const member = await addMember(owner.organizationId, 'member');
+      const sole = await soleMember(owner.organizationId);
+      const outsider = await createUser();
+      const before = await snapshot(owner.organizationId, [member, sole, outsider]);
+      const result = await updateUsers(owner, owner.organizationId, {
+        users: [
+          { userId: member.id, role: 'admin' },
+          { userId: sole.id, name: 'Should Not Stick' },
+          { userId: outsider.id, role: 'admin' },
+        ],
+      });
+      expectError(result, 404, 'NOT_FOUND');
+      expect(await snapshot(owner.organizationId, [member, sole, outsider])).toEqual(before);
+      expect(await rolesIn(owner.organizationId, [outsider.id])).toEqual({});
+    });
+
+    it('answers 404 for an unknown user id', async () => {
+      const owner = await createUser();
+      const member = await addMember(owner.organizationId, 'member');
+      expectError(
+        await updateUsers(owner, owner.organizationId, { users: [{ userId: member.id, role: 'admin' }, { userId: UNKNOWN_ID, role: 'admin' }] }),
+        404,
+        'NOT_FOUND',
+      );
+      expect(await rolesIn(owner.organizationId, [member.id])).toEqual({ [member.id]: 'member' });
+    });
+
+    it.each([
+      ['name', { name: 'Renamed Elsewhere' }],
+      ['email', { email: 'moved.elsewhere@example.com' }],
+    ])('answers 403 MEMBER_OF_OTHER_ORGANIZATIONS for a %s change of a member of another organization', async (_label, change) => {
+      const owner = await createUser();
+      const sole = await soleMember(owner.organizationId);
+      const multi = await addMember(owner.organizationId, 'member');
+      const before = await snapshot(owner.organizationId, [sole, multi]);
+      const result = await updateUsers(owner, owner.organizationId, {
+        users: [
+          { userId: sole.id, name: 'Should Not Stick', role: 'admin' },
+          { userId: multi.id, ...change },
+        ],
+      });
+      expectError(result, 403, 'MEMBER_OF_OTHER_ORGANIZATIONS');
+      expect(await snapshot(owner.organizationId, [sole, multi])).toEqual(before);
+    });
+
+    it('answers 400 NOTHING_TO_CHANGE for an entry with none of role, name or email', async () => {
+      const owner = await createUser();
+      const member = await addMember(owner.organizationId, 'member');
+      const sole = await soleMember(owner.organizationId);
+      const before = await snapshot(owner.organizationId, [member, sole]);
+      const result = await updateUsers(owner, owner.organizationId, { users: [{ userId: sole.id, name: 'Should Not Stick' }, { userId: member.id }] });
+      expectError(result, 400, 'NOTHING_TO_CHANGE');
+      expect(result.body.error.message).toContain('users[1]');
+      expect(await snapshot(owner.organizationId, [member, sole])).toEqual(before);
+    });
+
+    it('answers 400 EMAIL_TAKEN when the new email belongs to another account (in any case)', async () => {
+      const owner = await createUser();
+      const member = await addMember(owner.organizationId, 'member');
+      const sole = await soleMember(owner.organizationId);
+      const elsewhere = await createUser();
+      const before = await snapshot(owner.organizationId, [member, sole, elsewhere]);
+      const result = await updateUsers(owner, owner.organizationId, {
+        users: [
+          { userId: member.id, role: 'admin' },
+          { userId: sole.id, name: 'Should Not Stick', email: elsewhere.email.toUpperCase() },
+        ],
+      });
+      expectError(result, 400, 'EMAIL_TAKEN');
+      expect(await snapshot(owner.organizationId, [member, sole, elsewhere])).toEqual(before);
+    });
+
+    it('answers 400 EMAIL_TAKEN when one request gives the same new email twice', async () => {
+      const owner = await createUser();
+      const first = await soleMember(owner.organizationId);
+      const second = await soleMember(owner.organizationId);
+      const before = await snapshot(owner.organizationId, [first, second]);
+      const email = uniqueEmail('twice');
+      const result = await updateUsers(owner, owner.organizationId, {
+        users: [
+          { userId: first.id, email },
+          { userId: second.id, email: email.toUpperCase() },
+        ],
+      });
+      expectError(result, 400, 'EMAIL_TAKEN');
+      expect(await snapshot(owner.organizationId, [first, second])).toEqual(before);
+    });
+
+    it('answers 400 LAST_OWNER when the only owner would lose the role', async () => {
+      const owner = await createUser();
+      const sole = await soleMember(owner.organizationId);
+      const before = await snapshot(owner.organizationId, [owner, sole]);
+      const result = await updateUsers(owner, owner.organizationId, {
+        users: [
+          { userId: sole.id, name: 'Should Not Stick', role: 'admin' },
+          { userId: owner.id, role: 'admin' },
+        ],
+      });
+      expectError(result, 400, 'LAST_OWNER');
+      expect(await snapshot(owner.organizationId, [owner, sole])).toEqual(before);
+    });
+
+    it('answers 403 INSUFFICIENT_ROLE when an admin gives or takes the owner role', async () => {
+      const owner = await createUser();
+      const admin = await addMember(owner.organizationId, 'admin');
+      const member = await addMember(owner.organizationId, 'member');
+      const before = await snapshot(owner.organizationId, [owner, member]);
+      expectError(
+        await updateUsers(admin, owner.organizationId, { users: [{ userId: member.id, role: 'employee' }, { userId: owner.id, role: 'admin' }] }),
+        403,
+        'INSUFFICIENT_ROLE',
+      );
+      expectError(await updateUsers(admin, owner.organizationId, { users: [{ userId: member.id, role: 'owner' }] }), 403, 'INSUFFICIENT_ROLE');
+      expect(await snapshot(owner.organizationId, [owner, member])).toEqual(before);
+    });
+  });
+
+  it.each([
+    ['no users', {}, ['body.users']],
+    ['users not a list', { users: { userId: UNKNOWN_ID } }, ['body.users']],
+    ['an empty list', { users: [] }, ['body.users']],
+    ['more than 100 entries', { users: Array.from({ length: 101 }, () => ({ userId: UNKNOWN_ID, role: 'member' })) }, ['body.users']],
+    ['an entry without userId', { users: [{ role: 'member' }] }, ['body.users.0.userId']],
+    ['a userId that is not a uuid', { users: [{ userId: 'u-1', role: 'member' }] }, ['body.users.0.userId']],
+    ['an unknown role', { users: [{ userId: UNKNOWN_ID, role: 'boss' }] }, ['body.users.0.role']],
+    ['a bad email', { users: [{ userId: UNKNOWN_ID, email: 'nope' }] }, ['body.users.0.email']],
+    ['an email over 254 characters', { users: [{ userId: UNKNOWN_ID, email: `${'x'.repeat(250)}@example.com` }] }, ['body.users.0.email']],
+    ['a blank name', { users: [{ userId: UNKNOWN_ID, name: '  ' }] }, ['body.users.0.name']],
+    ['a name over 100 characters', { users: [{ userId: UNKNOWN_ID, name: 'n'.repeat(101) }] }, ['body.users.0.name']],
+    ['a name of the wrong type', { users: [{ userId: UNKNOWN_ID, name: 7 }] }, ['body.users.0.name']],
+    ['an unknown field in an entry', { users: [{ userId: UNKNOWN_ID, role: 'member', password: 'x' }] }, ['body.users.0']],
+    ['an unknown top-level field', { users: [{ userId: UNKNOWN_ID, role: 'member' }], notify: true }, ['body']],
+    ['bad fields in two entries', { users: [{ userId: 'x', role: 'member' }, { userId: UNKNOWN_ID, role: 'x' }] }, ['body.users.0.userId', 'body.users.1.role']],
+  ])('answers 400 VALIDATION_FAILED for %s', async (_label, body, fields) => {
+    const owner = await createUser();
+    expectError(await updateUsers(owner, owner.organizationId, body), 400, 'VALIDATION_FAILED', fields);
+  });
+
+  it('answers 400 naming path.orgId for an id that is not a uuid', async () => {
+    const owner = await createUser();
+    expectError(await updateUsers(owner, 'not-a-uuid', { users: [{ userId: owner.id, role: 'owner' }] }), 400, 'VALIDATION_FAILED', ['path.orgId']);
+  });
+});
+
+describe('PATCH /organization/{orgId}/user security', () => {
+  it('answers 401 UNAUTHENTICATED without a token, changing nothing', async () => {
+    const owner = await createUser();
+    const member = await addMember(owner.organizationId, 'member');
+    expectError(await updateUsers({}, owner.organizationId, { users: [{ userId: member.id, role: 'admin' }] }), 401, 'UNAUTHENTICATED');
+    expect(await rolesIn(owner.organizationId, [member.id])).toEqual({ [member.id]: 'member' });
+  });
+
+  it('answers 403 NOT_A_MEMBER to the owner of another organization, changing nothing', async () => {
+    const owner = await createUser();
+    const sole = await soleMember(owner.organizationId);
+    const stranger = await createUser();
+    const before = await snapshot(owner.organizationId, [sole]);
+    const result = await updateUsers(stranger, owner.organizationId, { users: [{ userId: sole.id, email: uniqueEmail('takeover'), role: 'owner' }] });
+    expectError(result, 403, 'NOT_A_MEMBER');
+    expect(result.body.data).toBeUndefined();
+    expect(await snapshot(owner.organizationId, [sole])).toEqual(before);
+  });
+
+  it.each([['full_access'], ['employee'], ['billing'], ['member'], ['user'], ['client']] as const)(
+    'answers 403 INSUFFICIENT_ROLE to a %s, changing nothing',
+    async (role) => {
+      const owner = await createUser();
+      const caller = await addMember(owner.organizationId, role);
+      const sole = await soleMember(owner.organizationId);
+      const before = await snapshot(owner.organizationId, [caller, sole]);
+      const result = await updateUsers(caller, owner.organizationId, {
+        users: [
+          { userId: caller.id, role: 'admin' },
+          { userId: sole.id, name: 'Not Allowed' },
+        ],
+      });
+      expectError(result, 403, 'INSUFFICIENT_ROLE');
+      expect(await snapshot(owner.organizationId, [caller, sole])).toEqual(before);
+    },
+  );
+
+  it('answers 403 NO_ACTIVE_PLAN when the plan is inactive, changing nothing', async () => {
+    const owner = await createUser();
+    const member = await addMember(owner.organizationId, 'member');
+    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
+    expectError(await updateUsers(owner, owner.organizationId, { users: [{ userId: member.id, role: 'admin' }] }), 403, 'NO_ACTIVE_PLAN');
+    expect(await rolesIn(owner.organizationId, [member.id])).toEqual({ [member.id]: 'member' });
+  });
+
+  it('answers 403 INSUFFICIENT_SCOPE to an automation token without members:write, and accepts one with it', async () => {
+    const owner = await createUser();
+    const member = await addMember(owner.organizationId, 'member');
+    const orgWriter = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:write', 'profile:write'] } }));
+    const membersWriter = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['members:write'] } }));
+    const body = { users: [{ userId: member.id, role: 'admin' }] };
+    expectError(await updateUsers({ accessToken: orgWriter.token }, owner.organizationId, body), 403, 'INSUFFICIENT_SCOPE');
+    expect(await rolesIn(owner.organizationId, [member.id])).toEqual({ [member.id]: 'member' });
+    expectData(await updateUsers({ accessToken: membersWriter.token }, owner.organizationId, body));
+    expect(await rolesIn(owner.organizationId, [member.id])).toEqual({ [member.id]: 'admin' });
+  });
+});

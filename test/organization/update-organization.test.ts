@@ -1,0 +1,250 @@
+import { randomBytes } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { routes } from '../../functions/routes';
+import { now, testClock } from '../../lib/clock';
+import { db } from '../../lib/db/client';
+import { organizationPlans, organizations } from '../../lib/db/schema';
+import { addMember, createUser, type TestUser } from '../harness/actors';
+import { expectData, expectError, invoke } from '../harness/invoke';
+
+const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
+
+const patch = (caller: { accessToken?: string }, orgId: string, body: unknown) =>
+  invoke(routes.updateOrganization, { token: caller.accessToken, path: { orgId }, body });
+
+const organizationRow = async (orgId: string) => (await db().select().from(organizations).where(eq(organizations.id, orgId)))[0]!;
+
+const bySlug = (caller: TestUser, slug: string) => invoke(routes.getOrganizationBySlug, { token: caller.accessToken, path: { slug } });
+
+describe('PATCH /organization/{orgId}', () => {
+  it('saves every editable field and answers 201 with the updated details', async () => {
+    // Prepare
+    testClock.freeze();
+    const owner = await createUser({ organizationName: 'Patch Happy LLP' });
+    const before = await organizationRow(owner.organizationId);
+    testClock.advance(60);
+    const body = {
+      email: 'Front.Desk@Example.com',
+      contact: '  Jane Contact ',
+      city: 'Boston',
+      state: 'MA',
+      country: 'US',
+      description: 'Litigation support',
+      phone: ['+1 617 555 0100', '(617) 555-0101'],
+      logo: 'https://cdn.example.com/logo.png',
+      metadata: { crmId: 'abc-123', tags: ['vip'] },
+      autoAcceptInvitations: true,
+      communicationPreferences: { weeklyDigest: false },
+      acceptBankLinkingTerms: true,
+    };
+    // Act
+    const result = await patch(owner, owner.organizationId, body);
+    // Assess
+    const data = expectData(result, 201);
+    expect(data.permission).toEqual({ role: 'owner' });
+    expect(data.organization).toMatchObject({
+      id: owner.organizationId,
+      name: 'Patch Happy LLP',
+      slug: 'patch-happy-llp',
+      email: 'front.desk@example.com',
+      contact: 'Jane Contact',
+      city: 'Boston',
+      state: 'MA',
+      country: 'US',
+      description: 'Litigation support',
+      phone: ['+1 617 555 0100', '(617) 555-0101'],
+      logo: 'https://cdn.example.com/logo.png',
+      metadata: { crmId: 'abc-123', tags: ['vip'] },
+      activePlan: null,
+    });
+    expect(data.organization.updatedAt).toBe(now().toISOString());
+    const row = await organizationRow(owner.organizationId);
+    expect(row).toMatchObject({
+      email: 'front.desk@example.com',
+      contact: 'Jane Contact',
+      city: 'Boston',
+      phone: body.phone,
+      logo: body.logo,
+      metadata: body.metadata,
+      autoAcceptInvitations: true,
+      communicationPreferences: { weeklyDigest: false },
+      slug: before.slug,
+    });
+    expect(row.bankLinkingTermsAcceptedAt?.toISOString()).toBe(now().toISOString());
+    expect(row.createdAt.toISOString()).toBe(before.createdAt.toISOString());
+    // A later GET answers the same.
+    const fetched = expectData(await invoke(routes.getOrganization, { token: owner.accessToken, path: { orgId: owner.organizationId } }));
+    expect(fetched.organization).toEqual(data.organization);
+  });
+
+  it('leaves fields that are not sent as they were, and clears the logo with null', async () => {
+    const owner = await createUser();
+    expectData(await patch(owner, owner.organizationId, { city: 'Paris', logo: 'https://cdn.example.com/a.png' }), 201);
+    const data = expectData(await patch(owner, owner.organizationId, { logo: null }), 201);
+    expect(data.organization).toMatchObject({ city: 'Paris', logo: null });
+    expect(await organizationRow(owner.organizationId)).toMatchObject({ city: 'Paris', logo: null, bankLinkingTermsAcceptedAt: null });
+  });
+
+  it('answers 201 with the unchanged details for an empty body', async () => {
+    const owner = await createUser({ organizationName: 'Nothing Changes' });
+    const before = await organizationRow(owner.organizationId);
+    const data = expectData(await patch(owner, owner.organizationId, {}), 201);
+    expect(data.organization).toMatchObject({ name: 'Nothing Changes', slug: 'nothing-changes', updatedAt: before.updatedAt.toISOString() });
+  });
+
+  it('regenerates the slug on rename; the old slug no longer finds the organization', async () => {
+    // Prepare
+    const owner = await createUser({ organizationName: 'Old Name Partners' });
+    expectData(await bySlug(owner, 'old-name-partners'));
+    // Act
+    const data = expectData(await patch(owner, owner.organizationId, { name: '  Nouvelle Équipe  ' }), 201);
+    // Assess
+    expect(data.organization).toMatchObject({ name: 'Nouvelle Équipe', slug: 'nouvelle-equipe' });
+    expect(await organizationRow(owner.organizationId)).toMatchObject({ name: 'Nouvelle Équipe', slug: 'nouvelle-equipe' });
+    expectError(await bySlug(owner, 'old-name-partners'), 403, 'NOT_A_MEMBER');
+    expect(expectData(await bySlug(owner, 'nouvelle-equipe')).organization.id).toBe(owner.organizationId);
+    // The old name is free again.
+    const other = await createUser();
+    expectData(await invoke(routes.createOrganization, { token: other.accessToken, body: { name: 'Old Name Partners' } }), 201);
+  });
+
+  it('lets an organization change the case of its own name', async () => {
+    const owner = await createUser({ organizationName: 'case change llp' });
+    const data = expectData(await patch(owner, owner.organizationId, { name: 'Case Change LLP' }), 201);
+    expect(data.organization).toMatchObject({ name: 'Case Change LLP', slug: 'case-change-llp' });
+  });
+
+  it("gives a new name whose slug another organization holds a slug of its own", async () => {
+    await createUser({ organizationName: 'Slug Holder' });
+    const owner = await createUser({ organizationName: 'Slug Seeker' });
+    const data = expectData(await patch(owner, owner.organizationId, { name: 'Slug-Holder!' }), 201);
+    expect(data.organization.name).toBe('Slug-Holder!');
+    expect(data.organization.slug).toMatch(/^slug-holder-[0-9a-f]{6}$/);
+    expect((await organizationRow(owner.organizationId)).slug).toBe(data.organization.slug);
+  });
+
+  it.each([
+    ['the same case', (name: string) => name],
+    ['another case', (name: string) => name.toUpperCase()],
+  ])('answers 400 ORGANIZATION_NAME_TAKEN for a name taken in %s, changing nothing', async (_label, variant) => {
+    // Prepare
+    const taken = `Already Taken ${randomBytes(3).toString('hex')}`;
+    await createUser({ organizationName: taken });
+    const owner = await createUser();
+    const before = await organizationRow(owner.organizationId);
+    // Act
+    const result = await patch(owner, owner.organizationId, { name: variant(taken), city: 'Denver' });
+    // Assess
+    expectError(result, 400, 'ORGANIZATION_NAME_TAKEN');
+    expect(await organizationRow(owner.organizationId)).toMatchObject({ name: before.name, slug: before.slug, city: '' });
+  });
+
+  it('lets exactly one of two concurrent renames to the same name through', async () => {
+    const first = await createUser();
+    const second = await createUser();
+    const name = `Contested ${randomBytes(3).toString('hex')}`;
+    const results = await Promise.all([
+      patch(first, first.organizationId, { name }),
+      patch(second, second.organizationId, { name: name.toUpperCase() }),
+    ]);
+    expect(results.map((r) => r.status).sort()).toEqual([201, 400]);
+    expectError(results.find((r) => r.status === 400)!, 400, 'ORGANIZATION_NAME_TAKEN');
+    const names = [(await organizationRow(first.organizationId)).name, (await organizationRow(second.organizationId)).name];
+    expect(names.filter((n) => n.toLowerCase() === name.toLowerCase())).toHaveLength(1);
+  });
+
+  it('lets an admin update the organization', async () => {
+    const owner = await createUser();
+    const admin = await addMember(owner.organizationId, 'admin');
+    const data = expectData(await patch(admin, owner.organizationId, { description: 'Set by the admin' }), 201);
+    expect(data.permission).toEqual({ role: 'admin' });
+    expect((await organizationRow(owner.organizationId)).description).toBe('Set by the admin');
+  });
+
+  it.each([
+    ['name: empty', { name: '' }, ['body.name']],
+    ['name: blank', { name: '   ' }, ['body.name']],
+    ['name: 101 chars', { name: 'n'.repeat(101) }, ['body.name']],
+    ['name: 5', { name: 5 }, ['body.name']],
+    ['name: null', { name: null }, ['body.name']],
+    ['email: not-an-email', { email: 'not-an-email' }, ['body.email']],
+    ['contact: 201 chars', { contact: 'c'.repeat(201) }, ['body.contact']],
+    ['city: 12', { city: 12 }, ['body.city']],
+    ['description: 2001 chars', { description: 'd'.repeat(2001) }, ['body.description']],
+    ['phone: +1 555', { phone: '+1 555' }, ['body.phone']],
+    ['phone: [5]', { phone: [5] }, ['body.phone.0']],
+    ['phone: 11 items', { phone: Array.from({ length: 11 }, (_v, i) => `555-010${i}`) }, ['body.phone']],
+    ['logo: not a url', { logo: 'not a url' }, ['body.logo']],
+    ['metadata: crm', { metadata: 'crm' }, ['body.metadata']],
+    ['metadata: [1, 2]', { metadata: [1, 2] }, ['body.metadata']],
+    ['communicationPreferences: true', { communicationPreferences: true }, ['body.communicationPreferences']],
+    ['autoAcceptInvitations: yes', { autoAcceptInvitations: 'yes' }, ['body.autoAcceptInvitations']],
+    ['acceptBankLinkingTerms: 1', { acceptBankLinkingTerms: 1 }, ['body.acceptBankLinkingTerms']],
+    ['city: Oslo, slug: my-own-slug', { city: 'Oslo', slug: 'my-own-slug' }, ['body']],
+    ['isActive: false', { isActive: false }, ['body']],
+    ['version: eu', { version: 'eu' }, ['body']],
+    ['name: 5, city: 7', { name: 5, city: 7 }, ['body.name', 'body.city']],
+  ])('answers 400 VALIDATION_FAILED naming the field for %s, changing nothing', async (_label, body, fields) => {
+    const owner = await createUser();
+    const before = await organizationRow(owner.organizationId);
+    expectError(await patch(owner, owner.organizationId, body), 400, 'VALIDATION_FAILED', fields);
+    expect(await organizationRow(owner.organizationId)).toEqual(before);
+  });
+
+  it('answers 400 naming path.orgId for an id that is not a uuid', async () => {
+    const owner = await createUser();
+    expectError(await patch(owner, 'not-a-uuid', { city: 'Rome' }), 400, 'VALIDATION_FAILED', ['path.orgId']);
+  });
+
+  it('answers 400 MALFORMED_JSON for a body that is not JSON', async () => {
+    const owner = await createUser();
+    const result = await invoke(routes.updateOrganization, { token: owner.accessToken, path: { orgId: owner.organizationId }, rawBody: '{"city":' });
+    expectError(result, 400, 'MALFORMED_JSON');
+  });
+});
+
+describe('PATCH /organization/{orgId} security', () => {
+  it('answers 401 UNAUTHENTICATED without a token, changing nothing', async () => {
+    const owner = await createUser();
+    expectError(await patch({}, owner.organizationId, { city: 'Nowhere' }), 401, 'UNAUTHENTICATED');
+    expect((await organizationRow(owner.organizationId)).city).toBe('');
+  });
+
+  it('answers 403 NOT_A_MEMBER to a member (even the owner) of another organization, changing nothing', async () => {
+    const owner = await createUser({ organizationName: 'Guarded Firm' });
+    const stranger = await createUser();
+    const result = await patch(stranger, owner.organizationId, { name: 'Hijacked' });
+    expectError(result, 403, 'NOT_A_MEMBER');
+    expect(result.body.data).toBeUndefined();
+    expect((await organizationRow(owner.organizationId)).name).toBe('Guarded Firm');
+    expectError(await patch(stranger, UNKNOWN_ID, { city: 'Nowhere' }), 403, 'NOT_A_MEMBER');
+  });
+
+  it.each([['full_access'], ['employee'], ['billing'], ['member'], ['user'], ['client']] as const)(
+    'answers 403 INSUFFICIENT_ROLE to a %s, changing nothing',
+    async (role) => {
+      const owner = await createUser();
+      const member = await addMember(owner.organizationId, role);
+      expectError(await patch(member, owner.organizationId, { city: 'Forbidden City' }), 403, 'INSUFFICIENT_ROLE');
+      expect((await organizationRow(owner.organizationId)).city).toBe('');
+    },
+  );
+
+  it('answers 403 NO_ACTIVE_PLAN when the plan is inactive, changing nothing', async () => {
+    const owner = await createUser();
+    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
+    expectError(await patch(owner, owner.organizationId, { city: 'Inactive' }), 403, 'NO_ACTIVE_PLAN');
+    expect((await organizationRow(owner.organizationId)).city).toBe('');
+  });
+
+  it('answers 403 INSUFFICIENT_SCOPE to an automation token without organization:write, and accepts one with it', async () => {
+    const owner = await createUser();
+    const reader = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:read', 'members:write'] } }));
+    const writer = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:write'] } }));
+    expectError(await patch({ accessToken: reader.token }, owner.organizationId, { city: 'Scoped' }), 403, 'INSUFFICIENT_SCOPE');
+    expect((await organizationRow(owner.organizationId)).city).toBe('');
+    expectData(await patch({ accessToken: writer.token }, owner.organizationId, { city: 'Scoped' }), 201);
+    expect((await organizationRow(owner.organizationId)).city).toBe('Scoped');
+  });
+});
