@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { now } from '../../lib/clock';
 import { config } from '../../lib/config';
 import type { LocalMailSink } from '../../lib/mail/transport';
+import { handleOpenApiRoute } from '../openapi/serve';
 import { buildApiGatewayEvent, buildLambdaContext } from './apigw-event';
 import { handleDevRoute } from './dev-routes';
 import { loadHandler, matchRoute } from './router';
@@ -48,7 +49,8 @@ async function readBody(req: IncomingMessage): Promise<string | null> {
 /**
  * Serves every route of the route table over HTTP by building the API Gateway event and invoking
  * the same middy handler that Lambda runs. Adds GET /health and, local only, GET /_dev/emails,
- * the sandbox processor's card set-up page and signed downloads of the local object store.
+ * the sandbox processor's card set-up page, signed downloads of the local object store, and the
+ * OpenAPI description (GET /openapi.json) with its reference page (GET /docs).
  */
 export function createLocalServer(options: { mailSink: LocalMailSink }): Server {
   return createServer(async (req, res) => {
@@ -59,6 +61,8 @@ export function createLocalServer(options: { mailSink: LocalMailSink }): Server 
       if (method === 'GET' && pathname === '/_dev/emails') {
         return sendJson(res, 200, { data: options.mailSink.messages, statusCode: 200, timestamp: now().toISOString() });
       }
+      // The API description and its reference page (local server only).
+      if ((pathname === '/openapi.json' || pathname === '/docs' || pathname.startsWith('/docs/')) && (await handleOpenApiRoute(req, res, pathname))) return;
       if (pathname.startsWith('/_sandbox/') || pathname.startsWith('/_local/')) {
         if (await handleDevRoute(req, res, new URL(req.url ?? '/', 'http://localhost'))) return;
       }

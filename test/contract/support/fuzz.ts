@@ -1,0 +1,193 @@
+import fc from 'fast-check';
+import type { Json, RouteWithSchemas } from '../../../infra/openapi/document';
+import { pathParameterNames, takesOrganizationHeader } from '../../../infra/openapi/statuses';
+import type { InvokeOptions } from '../../harness/invoke';
+import { operationsById, resolveSchema } from './requests';
+
+/**
+ * Malformed requests for one operation, made from its valid request by one or more mutations of
+ * what the document says it takes: body (wrong types, missing and extra fields, huge strings,
+ * unicode, not JSON at all), query (bad paging values, bad enums and lists), path (bad ids), the
+ * organization header, and the bearer token.
+ */
+export type Mutation = (request: InvokeOptions) => InvokeOptions;
+
+const unicode = fc.string({ unit: 'binary', minLength: 1, maxLength: 40 });
+const huge = fc.integer({ min: 1_000, max: 120_000 }).chain((length) => fc.constantFrom('x', 'é', '𝕏', '\u0000', ' ').map((c) => c.repeat(length)));
+
+/** Text that is wrong wherever an id, a number, a flag or an enum is expected. */
+const badText = fc.oneof(
+  fc.constantFrom(
+    '',
+    ' ',
+    '0',
+    '-1',
+    '1.5',
+    '1e3',
+    'NaN',
+    'Infinity',
+    '99999999999999999999',
+    'abc',
+    'null',
+    'undefined',
+    'true ',
+    '[]',
+    '{}',
+    '../../etc/passwd',
+    '%00',
+    "' OR 1=1 --",
+    '<script>alert(1)</script>',
+    '１２',
+    '٣',
+    '01a2028b-8234-78ea-a301-3af91dee41ca-x',
+    '01a2028b82344',
+    'g1a2028b-8234-78ea-a301-3af91dee41ca',
+  ),
+  fc.string({ maxLength: 30 }),
+  unicode,
+  huge,
+);
+
+/** Any JSON value (for wrong types). */
+const anyJson = fc.oneof(
+  fc.integer(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.boolean(),
+  fc.constant(null),
+  fc.string({ maxLength: 20 }),
+  unicode,
+  fc.array(fc.integer(), { maxLength: 3 }),
+  fc.dictionary(fc.string({ maxLength: 8 }), fc.integer(), { maxKeys: 3 }),
+);
+
+const notJson = fc.oneof(
+  fc.constantFrom('{', '{"a":', '[1,', "{'a': 1}", 'undefined', '{"a":1}}', '\u0000', 'nul', '{"a":1,}', '\uFEFF{'),
+  fc.string({ minLength: 1, maxLength: 40 }).filter((text) => {
+    try {
+      JSON.parse(text);
+      return false;
+    } catch {
+      return true;
+    }
+  }),
+);
+
+const badAuthorization = fc.oneof(
+  fc.constantFrom('Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', 'bearer  ', 'Bearer a b', 'Bearer eyJhbGciOiJub25lIn0.e30.', 'Bearer cebs_at_', 'Bearer cebs_lt_x', 'Token abc'),
+  fc.string({ maxLength: 60 }).map((s) => `Bearer ${s.trim() || 'x'}`),
+  unicode.map((s) => `Bearer ${s}`),
+  fc.integer({ min: 5_000, max: 20_000 }).map((n) => `Bearer ${'a'.repeat(n)}`),
+);
+
+function withoutKey(object: Record<string, unknown>, key: string): Record<string, unknown> {
+  const { [key]: _removed, ...rest } = object;
+  return rest;
+}
+
+/** The mutations that apply to an operation, read from the document. */
+export function mutationsFor(document: Json, definition: RouteWithSchemas): Array<{ kind: string; arbitrary: fc.Arbitrary<Mutation> }> {
+  const { route, schemas } = definition;
+  const entry = operationsById(document).get(route.operationId)!;
+  const parameters = (entry.operation.parameters ?? []) as Json[];
+  const result: Array<{ kind: string; arbitrary: fc.Arbitrary<Mutation> }> = [];
+
+  if (route.auth === 'bearer') {
+    result.push({
+      kind: 'authorization',
+      arbitrary: fc.oneof(
+        badAuthorization.map((value): Mutation => (r) => ({ ...r, token: undefined, headers: { ...r.headers, authorization: value } })),
+        fc.constant<Mutation>((r) => ({ ...r, token: undefined })),
+      ),
+    });
+  }
+
+  const media = entry.operation.requestBody?.content?.['application/json'] as Json | undefined;
+  if (schemas.body && media) {
+    const body = resolveSchema(document, media.schema);
+    const properties = Object.keys((body.properties as Record<string, Json> | undefined) ?? {});
+    const required = (body.required as string[] | undefined) ?? [];
+    const stringProperties = properties.filter((name) => {
+      const property = resolveSchema(document, (body.properties as Record<string, Json>)[name]);
+      return property.type === 'string' || (Array.isArray(property.type) && property.type.includes('string'));
+    });
+    const current = (r: InvokeOptions) => (r.body && typeof r.body === 'object' && !Array.isArray(r.body) ? (r.body as Record<string, unknown>) : {});
+    const kinds: fc.Arbitrary<Mutation>[] = [
+      anyJson.filter((v) => typeof v !== 'object' || v === null || Array.isArray(v)).map((value): Mutation => (r) => ({ ...r, rawBody: undefined, body: value })),
+      notJson.map((text): Mutation => (r) => ({ ...r, body: undefined, rawBody: text })),
+      fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data').map(
+        (type): Mutation => (r) => ({ ...r, headers: { ...r.headers, 'content-type': type }, rawBody: JSON.stringify(r.body ?? {}), body: undefined }),
+      ),
+    ];
+    if (required.length > 0) kinds.push(fc.constantFrom(...required).map((name): Mutation => (r) => ({ ...r, rawBody: undefined, body: withoutKey(current(r), name) })));
+    if (body.additionalProperties === false) {
+      kinds.push(
+        fc
+          .tuple(fc.oneof(fc.string({ minLength: 1, maxLength: 12 }), unicode, fc.constantFrom('__proto__', 'constructor', 'isAdmin', 'role')), anyJson)
+          .filter(([key]) => !properties.includes(key))
+          .map(([key, value]): Mutation => (r) => ({ ...r, rawBody: undefined, body: { ...current(r), [key]: value } })),
+      );
+    }
+    if (properties.length > 0) {
+      kinds.push(fc.tuple(fc.constantFrom(...properties), anyJson).map(([name, value]): Mutation => (r) => ({ ...r, rawBody: undefined, body: { ...current(r), [name]: value } })));
+    }
+    if (stringProperties.length > 0) {
+      kinds.push(fc.tuple(fc.constantFrom(...stringProperties), fc.oneof(huge, unicode, badText)).map(([name, value]): Mutation => (r) => ({ ...r, rawBody: undefined, body: { ...current(r), [name]: value } })));
+    }
+    result.push({ kind: 'body', arbitrary: fc.oneof(...kinds) });
+  }
+
+  const queryParameters = parameters.filter((p) => p.in === 'query');
+  if (queryParameters.length > 0) {
+    const names = queryParameters.map((p) => p.name as string);
+    const requiredNames = queryParameters.filter((p) => p.required).map((p) => p.name as string);
+    const kinds: fc.Arbitrary<Mutation>[] = [
+      fc
+        .tuple(fc.constantFrom(...names), fc.oneof(badText, fc.array(badText, { minLength: 2, maxLength: 4 }), fc.array(fc.constant('x'), { minLength: 120, maxLength: 200 })))
+        .map(([name, value]): Mutation => (r) => ({ ...r, query: { ...r.query, [name]: value } })),
+    ];
+    if (requiredNames.length > 0) {
+      kinds.push(fc.constantFrom(...requiredNames).map((name): Mutation => (r) => ({ ...r, query: withoutKey(r.query ?? {}, name) as Record<string, string> })));
+    }
+    result.push({ kind: 'query', arbitrary: fc.oneof(...kinds) });
+  }
+
+  const pathNames = pathParameterNames(route.path);
+  if (pathNames.length > 0 && schemas.path) {
+    result.push({
+      kind: 'path',
+      arbitrary: fc.tuple(fc.constantFrom(...pathNames), badText).map(([name, value]): Mutation => (r) => ({ ...r, path: { ...r.path, [name]: value } })),
+    });
+  }
+
+  if (takesOrganizationHeader(route)) {
+    result.push({
+      kind: 'organization header',
+      arbitrary: fc.oneof(
+        badText.map((value): Mutation => (r) => ({ ...r, organization: undefined, headers: { ...r.headers, organization: value } })),
+        fc.constant<Mutation>((r) => ({ ...r, organization: undefined })),
+      ),
+    });
+  }
+
+  if (route.rawBody) {
+    result.push({
+      kind: 'raw body',
+      arbitrary: fc
+        .tuple(fc.oneof(notJson, fc.json({ maxDepth: 2 }), huge), fc.oneof(badText, fc.constant('t=1,v1=00')))
+        .map(([text, signature]): Mutation => (r) => ({ ...r, rawBody: text, headers: { ...r.headers, 'stripe-signature': signature } })),
+    });
+  }
+  return result;
+}
+
+/** One to three mutations applied to the valid request. */
+export function malformedRequest(document: Json, definition: RouteWithSchemas, valid: () => InvokeOptions): fc.Arbitrary<{ kinds: string[]; request: InvokeOptions }> {
+  const available = mutationsFor(document, definition);
+  if (available.length === 0) throw new Error(`${definition.route.operationId} takes nothing that can be malformed`);
+  // Input is what is fuzzed; a broken token (always 401, whatever the input) is one case in nine where there is input.
+  const one = fc.oneof(...available.map(({ kind, arbitrary }) => ({ weight: kind === 'authorization' ? 1 : 4, arbitrary: arbitrary.map((mutate) => ({ kind, mutate })) })));
+  return fc.array(one, { minLength: 1, maxLength: 3 }).map((steps) => ({
+    kinds: steps.map((s) => s.kind),
+    request: steps.reduce((request, step) => step.mutate(request), valid()),
+  }));
+}
