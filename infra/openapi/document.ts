@@ -326,6 +326,11 @@ function describeOperation(route: RouteDefinition): string {
     const plan = route.organization.activePlan ? ', and the organization needs an active plan' : '';
     lines.push(`Needs ${ROLE_RULE_TEXT[route.organization.role]} (${allowed.join(', ')}) in ${where}${plan}; 403 otherwise.`);
   }
+  if (route.case) {
+    const roles = route.case.orRoles ? `, or any access and the ${route.case.orRoles.join(' or ')} role in the organization` : '';
+    const where = route.organization?.from === 'header' ? ' A case of another organization than the header is 403.' : '';
+    lines.push(`Needs ${route.case.access.join(', ')} access to the case${roles}; 403 otherwise.${where}`);
+  }
   if (route.rateLimit) lines.push(`At most ${route.rateLimit.perMinute} requests per minute per client IP and per user (429 with Retry-After).`);
   if (route.internal) lines.push('Internal: part of the contract, not meant for general clients.');
   if (route.extension) lines.push("Extension: ours, not the contract's.");
@@ -438,6 +443,7 @@ export function buildOpenApiDocument(definitions: readonly RouteWithSchemas[], o
             },
           }
         : {}),
+      ...(route.case ? { 'x-case-access': { rule: route.case.name, access: [...route.case.access], ...(route.case.orRoles ? { orRoles: [...route.case.orRoles] } : {}) } } : {}),
       ...(route.superAdmin ? { 'x-super-admin': true } : {}),
       ...(route.rateLimit ? { 'x-rate-limit': { perMinute: route.rateLimit.perMinute } } : {}),
     };

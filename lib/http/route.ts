@@ -1,4 +1,5 @@
 import type { Scope } from '../auth/scopes';
+import type { CaseRule } from '../cases/rules';
 import type { RoleRule } from '../organizations/roles';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -25,6 +26,11 @@ export interface RouteDefinition {
     /** Organization must have an active plan (403 otherwise). */
     activePlan?: boolean;
   };
+  /**
+   * The route acts on one case (`caseId` in the path, or in the query for device-note import): who
+   * may use it, from lib/cases/rules.ts. A case of another organization than the header is 403.
+   */
+  case?: CaseRule;
   /** The `organization` header is declared required by the contract even when not used for the check. */
   organizationHeader?: 'required';
   superAdmin?: boolean;

@@ -726,6 +726,8 @@ export interface paths {
          * @description Bearer token. An automation token needs the `billing:write` scope.
          *
          *     Needs member role or above (owner, admin, full_access, employee, billing, member) in the organization of the `organization` header, and the organization needs an active plan; 403 otherwise.
+         *
+         *     Needs owner, admin access to the case; 403 otherwise. A case of another organization than the header is 403.
          */
         post: operations["upgradeCaseToPro"];
         delete?: never;
@@ -790,6 +792,8 @@ export interface paths {
          * @description Bearer token. An automation token needs the `billing:read` scope.
          *
          *     Needs member role or above (owner, admin, full_access, employee, billing, member) in the organization of the `organization` header; 403 otherwise.
+         *
+         *     Needs owner, admin access to the case; 403 otherwise. A case of another organization than the header is 403.
          */
         get: operations["getCaseStatement"];
         put?: never;
@@ -1003,6 +1007,8 @@ export interface paths {
          *
          *     Needs any role (owner, admin, full_access, employee, billing, member, user, client) in the organization of the `organization` header; 403 otherwise.
          *
+         *     Needs owner, admin, viewer, opposing_counsel access to the case; 403 otherwise. A case of another organization than the header is 403.
+         *
          *     Extension: ours, not the contract's.
          */
         get: operations["getCase"];
@@ -1014,6 +1020,8 @@ export interface paths {
          *
          *     Needs any role (owner, admin, full_access, employee, billing, member, user, client) in the organization of the `organization` header; 403 otherwise.
          *
+         *     Needs owner access to the case, or any access and the owner or admin role in the organization; 403 otherwise. A case of another organization than the header is 403.
+         *
          *     Extension: ours, not the contract's.
          */
         delete: operations["deleteCase"];
@@ -1024,6 +1032,8 @@ export interface paths {
          * @description Bearer token. An automation token needs the `cases:write` scope.
          *
          *     Needs any role (owner, admin, full_access, employee, billing, member, user, client) in the organization of the `organization` header; 403 otherwise.
+         *
+         *     Needs owner, admin access to the case, or any access and the owner or admin role in the organization; 403 otherwise. A case of another organization than the header is 403.
          *
          *     Extension: ours, not the contract's.
          */
@@ -1044,6 +1054,8 @@ export interface paths {
          *
          *     Needs any role (owner, admin, full_access, employee, billing, member, user, client) in the organization of the `organization` header; 403 otherwise.
          *
+         *     Needs owner, admin access to the case, or any access and the owner or admin role in the organization; 403 otherwise. A case of another organization than the header is 403.
+         *
          *     Extension: ours, not the contract's.
          */
         put: operations["grantCaseAccess"];
@@ -1053,6 +1065,8 @@ export interface paths {
          * @description Bearer token. An automation token needs the `cases:write` scope.
          *
          *     Needs any role (owner, admin, full_access, employee, billing, member, user, client) in the organization of the `organization` header; 403 otherwise.
+         *
+         *     Needs owner, admin access to the case, or any access and the owner or admin role in the organization; 403 otherwise. A case of another organization than the header is 403.
          *
          *     Extension: ours, not the contract's.
          */
@@ -1072,6 +1086,8 @@ export interface paths {
         /**
          * The case's email threads, latest activity first
          * @description Bearer token. An automation token needs the `material:read` scope.
+         *
+         *     Needs owner, admin, viewer, opposing_counsel access to the case; 403 otherwise.
          *
          *     Extension: ours, not the contract's.
          */
@@ -1094,6 +1110,8 @@ export interface paths {
         /**
          * Emails of one thread, filtered
          * @description Bearer token. An automation token needs the `material:read` scope.
+         *
+         *     Needs owner, admin, viewer, opposing_counsel access to the case; 403 otherwise.
          */
         get: operations["listThreadEmails"];
         put?: never;
@@ -1114,6 +1132,8 @@ export interface paths {
         /**
          * Search the case's professional-network messages
          * @description Bearer token. An automation token needs the `material:read` scope.
+         *
+         *     Needs owner, admin, viewer, opposing_counsel access to the case; 403 otherwise.
          */
         get: operations["searchNetworkMessages"];
         put?: never;
@@ -1134,6 +1154,8 @@ export interface paths {
         /**
          * The case's professional-network profiles
          * @description Bearer token. An automation token needs the `material:read` scope.
+         *
+         *     Needs owner, admin, viewer, opposing_counsel access to the case; 403 otherwise.
          *
          *     Extension: ours, not the contract's.
          */
@@ -1157,6 +1179,8 @@ export interface paths {
          * The case's chat-platform profiles
          * @description Bearer token. An automation token needs the `material:read` scope.
          *
+         *     Needs owner, admin, viewer, opposing_counsel access to the case; 403 otherwise.
+         *
          *     Extension: ours, not the contract's.
          */
         get: operations["listChatProfiles"];
@@ -1178,6 +1202,8 @@ export interface paths {
         /**
          * A chat-platform profile's support tickets
          * @description Bearer token. An automation token needs the `material:read` scope.
+         *
+         *     Needs owner, admin, viewer, opposing_counsel access to the case; 403 otherwise.
          */
         get: operations["listSupportTickets"];
         put?: never;
@@ -1202,6 +1228,8 @@ export interface paths {
          * @description Bearer token. An automation token needs the `notes:import` scope.
          *
          *     Needs any role (owner, admin, full_access, employee, billing, member, user, client) in the organization of the `organization` header; 403 otherwise.
+         *
+         *     Needs owner, admin access to the case; 403 otherwise. A case of another organization than the header is 403.
          *
          *     Internal: part of the contract, not meant for general clients.
          */
