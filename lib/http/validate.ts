@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import { type ErrorDetail, ValidationFailedError } from './errors';
+import { UNSTORABLE_TEXT_MESSAGE, unstorableTextPaths } from './storable-text';
 import type { ApiEvent, ApiMiddleware, ApiRequest } from './types';
 
 /**
@@ -36,7 +37,8 @@ export function parseQuery(event: ApiEvent): Record<string, string | string[]> {
 
 /**
  * Validates body, query and path against the route's schemas. Every bad field is reported at
- * once as `{ path: 'body.email', message }` under 400 VALIDATION_FAILED.
+ * once as `{ path: 'body.email', message }` under 400 VALIDATION_FAILED. Text Postgres cannot
+ * store (NUL, lone surrogates) is refused on every route, whatever its schema says.
  */
 export function validateRequest(schemas: RequestSchemas): ApiMiddleware {
   const before = (request: ApiRequest) => {
@@ -50,6 +52,7 @@ export function validateRequest(schemas: RequestSchemas): ApiMiddleware {
     for (const [location, entry] of Object.entries(parts)) {
       if (!entry) continue;
       const [schema, input] = entry as [z.ZodMiniType, unknown];
+      for (const path of unstorableTextPaths(input, location)) details.push({ path, message: UNSTORABLE_TEXT_MESSAGE });
       const result = schema.safeParse(input);
       if (result.success) {
         context.api[location as 'body' | 'query' | 'path'] = result.data;

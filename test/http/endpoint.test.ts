@@ -78,6 +78,28 @@ describe('validation', () => {
     expectError(result, 400, 'VALIDATION_FAILED', ['body.name', 'body.count', 'body', 'query.page', 'path.orgId']);
   });
 
+  it('refuses NUL characters anywhere in the input (Postgres stores none) with the field named', async () => {
+    const id = '01a2028b-8234-78ea-a301-3af91dee41ca';
+    const result = await call(handler, route, {
+      url: `/probe/${id}?tags=ok&tags=a%00b`,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'a\u0000', count: 1 }),
+      path: { orgId: id },
+    });
+    expectError(result, 400, 'VALIDATION_FAILED', ['body.name', 'query.tags.1']);
+  });
+
+  it('refuses lone surrogates and NUL characters however deep they sit, and never answers 500 for deep input', async () => {
+    const id = '01a2028b-8234-78ea-a301-3af91dee41ca';
+    const nested = (depth: number) => `${'['.repeat(depth)}"x\\u0000"${']'.repeat(depth)}`;
+    const send = (deep: string) =>
+      call(handler, route, { url: `/probe/${id}`, headers: { 'content-type': 'application/json' }, body: `{"name": "\\ud800", "count": 1, "deep": ${deep}}`, path: { orgId: id } });
+    const result = await send(nested(2_000));
+    expectError(result, 400, 'VALIDATION_FAILED', ['body.name', `body.deep${'.0'.repeat(2_000)}`]);
+    // Far deeper than any client sends: the JSON parser refuses it, still as bad input.
+    expectError(await send(nested(100_000)), 400, 'MALFORMED_JSON');
+  });
+
   it('ignores a JSON content type on a request without a body', async () => {
     const getRoute = probeRoute({ auth: 'none', scope: null, method: 'GET' });
     const handler = endpoint(getRoute, {}, async () => ({ ok: true }));

@@ -13,6 +13,8 @@ import { operationsById, resolveSchema } from './requests';
 export type Mutation = (request: InvokeOptions) => InvokeOptions;
 
 const unicode = fc.string({ unit: 'binary', minLength: 1, maxLength: 40 });
+/** Short text with a NUL character inside: fits every length limit, and Postgres cannot store it. */
+const withNul = fc.tuple(fc.string({ maxLength: 6 }), fc.string({ maxLength: 6 })).map(([before, after]) => `${before}\u0000${after}`);
 const huge = fc.integer({ min: 1_000, max: 120_000 }).chain((length) => fc.constantFrom('x', 'é', '𝕏', '\u0000', ' ').map((c) => c.repeat(length)));
 
 /** Text that is wrong wherever an id, a number, a flag or an enum is expected. */
@@ -131,7 +133,7 @@ export function mutationsFor(document: Json, definition: RouteWithSchemas): Arra
       kinds.push(fc.tuple(fc.constantFrom(...properties), anyJson).map(([name, value]): Mutation => (r) => ({ ...r, rawBody: undefined, body: { ...current(r), [name]: value } })));
     }
     if (stringProperties.length > 0) {
-      kinds.push(fc.tuple(fc.constantFrom(...stringProperties), fc.oneof(huge, unicode, badText)).map(([name, value]): Mutation => (r) => ({ ...r, rawBody: undefined, body: { ...current(r), [name]: value } })));
+      kinds.push(fc.tuple(fc.constantFrom(...stringProperties), fc.oneof(huge, unicode, badText, withNul)).map(([name, value]): Mutation => (r) => ({ ...r, rawBody: undefined, body: { ...current(r), [name]: value } })));
     }
     result.push({ kind: 'body', arbitrary: fc.oneof(...kinds) });
   }
@@ -142,7 +144,7 @@ export function mutationsFor(document: Json, definition: RouteWithSchemas): Arra
     const requiredNames = queryParameters.filter((p) => p.required).map((p) => p.name as string);
     const kinds: fc.Arbitrary<Mutation>[] = [
       fc
-        .tuple(fc.constantFrom(...names), fc.oneof(badText, fc.array(badText, { minLength: 2, maxLength: 4 }), fc.array(fc.constant('x'), { minLength: 120, maxLength: 200 })))
+        .tuple(fc.constantFrom(...names), fc.oneof(badText, withNul, fc.array(badText, { minLength: 2, maxLength: 4 }), fc.array(fc.constant('x'), { minLength: 120, maxLength: 200 })))
         .map(([name, value]): Mutation => (r) => ({ ...r, query: { ...r.query, [name]: value } })),
     ];
     if (requiredNames.length > 0) {

@@ -195,6 +195,12 @@ export function invalidParts(definition: RouteWithSchemas, request: InvokeOption
     if (!schemas.query.safeParse(query).success) parts.push('query');
   }
   if (schemas.path && !schemas.path.safeParse(request.path ?? {}).success) parts.push('path');
+  // lib/http/validate.ts refuses NUL characters in any string of the input, whatever the schema says.
+  const hasNul = (value: unknown): boolean =>
+    typeof value === 'string' ? value.includes('\u0000') : Boolean(value) && typeof value === 'object' && Object.entries(value as object).some(([k, v]) => k.includes('\u0000') || hasNul(v));
+  for (const [part, value] of [['body', schemas.body && body], ['query', schemas.query && request.query], ['path', schemas.path && request.path]] as const) {
+    if (hasNul(value) && !parts.includes(part)) parts.push(`${part} (NUL)`);
+  }
   if (takesOrganizationHeader(route) && !Id.safeParse(request.organization ?? request.headers?.organization).success) parts.push('headers.organization');
   return parts;
 }
