@@ -4,11 +4,12 @@ import { config } from '../config';
 import { db } from '../db/client';
 import { billingRows, cases, creditLedger, organizations, usageEvents } from '../db/schema';
 import { transaction } from '../db/transaction';
-import { BadRequestError, ConflictError, ForbiddenError } from '../http/errors';
+import { ConflictError, ForbiddenError, ValidationFailedError } from '../http/errors';
 import type { Actor } from '../http/types';
 import { planUsageByOrganization } from '../organizations/active-plan';
 import { caseForBilling } from './cases';
 import { adjustCredits, recordCharge } from './charges';
+import { ensureProcessorCustomer } from './customers';
 import { recordBillingHistory } from './history';
 import { paymentProcessor } from './processor';
 import { isDelinquent } from './summary';
@@ -114,20 +115,32 @@ export async function selectPlan(organizationId: string, actor: Actor, input: Se
   if (!config().FEATURE_SELF_SERVE_PLANS) throw new ForbiddenError('Self-serve plan selection is not available', 'FEATURE_DISABLED');
   const tier = TIERS[input.tier];
   const cadence: Cadence = input.cadence ?? (tier.annualOnly ? 'annual' : 'monthly');
-  if (!tier.cadences.includes(cadence)) throw new BadRequestError(`${tier.name} (${tier.key}) is billed annually only`);
-  const before = await loadOrganization(organizationId);
+  if (!tier.cadences.includes(cadence)) {
+    throw new ValidationFailedError([{ path: 'body.cadence', message: `${tier.name} (${tier.key}) is billed annually only` }]);
+  }
+  let before = await loadOrganization(organizationId);
   const paymentRequired = !before.hasPaymentMethod;
   if (paymentRequired && (!input.successUrl || !input.cancelUrl)) {
-    throw new BadRequestError('No card is on file: successUrl and cancelUrl are required to set one up');
+    const missing = (['successUrl', 'cancelUrl'] as const).filter((field) => !input[field]);
+    throw new ValidationFailedError(missing.map((field) => ({ path: `body.${field}`, message: `No card is on file: successUrl and cancelUrl are required to set one up` })));
+  }
+  if (paymentRequired && !before.processorCustomerId) {
+    // The set-up link needs a processor customer: create it now (idempotent), before anything is
+    // committed, rather than answer an error after the plan has already changed.
+    await ensureProcessorCustomer(organizationId);
+    before = await loadOrganization(organizationId);
   }
   if (before.billingMode === 'pay_as_you_go' && before.billingTier === input.tier && before.billingCadence === cadence) {
     return { tier: input.tier, cadence, billingMode: 'pay_as_you_go' as const, prorationCents: 0, paymentRequired, setupSessionUrl: paymentRequired ? await setupSessionUrl(before, input as Required<SelectPlanInput>) : null };
   }
 
-  const at = now();
   const prorationCents = await transaction(async (tx, afterCommit) => {
     const [organization] = await tx.select().from(organizations).where(eq(organizations.id, organizationId)).for('update');
     const current = organization!;
+    // A concurrent identical request (a double click) committed first: nothing left to change or charge.
+    if (current.billingMode === 'pay_as_you_go' && current.billingTier === input.tier && current.billingCadence === cadence) return 0;
+    // Read under the lock, so the period of a change committed meanwhile is never credited beyond its start.
+    const at = now();
     const firstSelection = current.billingMode !== 'pay_as_you_go' || !isTierKey(current.billingTier) || !current.billingCadence;
     const newFee = basePriceCents(input.tier, cadence);
     const periodEnd = addMonths(at, cadence === 'annual' ? 12 : 1);
@@ -155,7 +168,7 @@ export async function selectPlan(organizationId: string, actor: Actor, input: Se
       .update(organizations)
       .set({ billingMode: 'pay_as_you_go', billingTier: input.tier, billingCadence: cadence, billingPeriodStart: at, billingPeriodEnd: periodEnd })
       .where(eq(organizations.id, organizationId));
-    await recordCharge(tx, afterCommit, { organizationId, chargeKey: `base-fee:${organizationId}:${at.getTime()}`, lines, createdById: actor.user.id });
+    await recordCharge(tx, afterCommit, { organizationId, chargeKey: `base-fee:${organizationId}:${at.getTime()}:${input.tier}:${cadence}`, lines, createdById: actor.user.id });
     const net = firstSelection ? 0 : newFee - unusedCredit;
     if (net < 0) {
       // A downgrade worth less than what is left of the period: the difference becomes credits.

@@ -3,7 +3,7 @@ import { addSeconds, now } from '../clock';
 import { config } from '../config';
 import { db } from '../db/client';
 import { billingRows, cases, organizations } from '../db/schema';
-import { BadRequestError, NotFoundError } from '../http/errors';
+import { BadRequestError, NotFoundError, ValidationFailedError } from '../http/errors';
 import { newId } from '../ids';
 import { objectStorage } from '../storage';
 import { CHARGED_STATUSES } from './charges';
@@ -48,7 +48,14 @@ export async function billingReport(organizationId: string, actorId: string, que
   const monthStart = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
   const startDate = query.startDate ? new Date(query.startDate) : (organization!.billingPeriodStart ?? monthStart);
   const endDate = query.endDate ? new Date(query.endDate) : at;
-  if (startDate > endDate) throw new BadRequestError('startDate is after endDate');
+  if (startDate > endDate) {
+    // Name the field the client sent: a defaulted bound is not theirs to fix.
+    const field = query.startDate ? 'startDate' : 'endDate';
+    const message = query.startDate
+      ? `startDate is after endDate (${endDate.toISOString()})`
+      : `endDate is before startDate (the start of the current billing period, ${startDate.toISOString()})`;
+    throw new ValidationFailedError([{ path: `body.${field}`, message }]);
+  }
 
   const filters: SQL[] = [eq(billingRows.organizationId, organizationId), gte(billingRows.createdAt, startDate), lte(billingRows.createdAt, endDate)];
   if (query.caseIds?.length) filters.push(inArray(billingRows.caseId, query.caseIds));

@@ -8,8 +8,11 @@ export const LedgerPagingQuery = { limit: z.optional(QueryInt(1, 200)), skip: z.
 
 export const CaseIdPath = z.object({ caseId: Id });
 
+/** Where the processor's checkout page sends the browser back: http(s) only (never javascript:, data:...). */
+const ReturnUrl = z.url({ protocol: /^https?$/ }).check(z.maxLength(2048));
+
 export const CreateBillingSetupSessionDto = z
-  .strictObject({ successUrl: z.url().check(z.maxLength(2048)), cancelUrl: z.url().check(z.maxLength(2048)) })
+  .strictObject({ successUrl: ReturnUrl, cancelUrl: ReturnUrl })
   .register(z.globalRegistry, { id: 'CreateBillingSetupSessionDto' });
 
 export const BillingSetupSessionEntity = z.object({ url: z.string() }).register(z.globalRegistry, { id: 'BillingSetupSessionEntity' });
@@ -18,8 +21,8 @@ export const SelectPlanDto = z
   .strictObject({
     tier: z.enum(TIER_KEYS),
     cadence: z.optional(z.enum(CADENCES)),
-    successUrl: z.optional(z.url().check(z.maxLength(2048))),
-    cancelUrl: z.optional(z.url().check(z.maxLength(2048))),
+    successUrl: z.optional(ReturnUrl),
+    cancelUrl: z.optional(ReturnUrl),
   })
   .register(z.globalRegistry, { id: 'SelectPlanDto' });
 

@@ -20,7 +20,7 @@ describe('billing end to end on the sandbox processor', () => {
     expectError(await invoke(routes.upgradeCaseToPro, { ...as, path: { caseId: legal.id } }), 403, 'FEATURE_DISABLED');
 
     // No card: the URLs are required, then a set-up link comes back.
-    expectError(await invoke(routes.selectPlan, { ...as, body: { tier: 'tier2' } }), 400, 'BAD_REQUEST');
+    expectError(await invoke(routes.selectPlan, { ...as, body: { tier: 'tier2' } }), 400, 'VALIDATION_FAILED', ['body.successUrl', 'body.cancelUrl']);
     const selected = expectData(await invoke(routes.selectPlan, { ...as, body: { tier: 'tier2', ...urls } }));
     expect(selected).toMatchObject({ tier: 'tier2', cadence: 'monthly', prorationCents: 0, paymentRequired: true });
     expect(selected.setupSessionUrl).toContain('/_sandbox/checkout/cs_sandbox_');

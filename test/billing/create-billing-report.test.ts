@@ -157,13 +157,21 @@ describe('POST /billing/report', () => {
     expect(section.totalChargedCents).toBe(9_900);
   });
 
-  it('answers 400 BAD_REQUEST when startDate is after endDate', async () => {
+  it('answers 400 VALIDATION_FAILED naming body.startDate when startDate is after endDate', async () => {
     const owner = await createUser();
 
     const result = await report(owner, { format: 'json', startDate: '2026-03-02T00:00:00.000Z', endDate: '2026-03-01T00:00:00.000Z' });
 
-    expectError(result, 400, 'BAD_REQUEST');
+    expectError(result, 400, 'VALIDATION_FAILED', ['body.startDate']);
     expect(result.body.error.message).toMatch(/startDate/);
+  });
+
+  it('answers 400 VALIDATION_FAILED naming the date sent when the defaulted bound makes the window empty', async () => {
+    const owner = await createUser();
+    const future = addSeconds(now(), 3_600).toISOString();
+
+    expectError(await report(owner, { format: 'json', startDate: future }), 400, 'VALIDATION_FAILED', ['body.startDate']);
+    expectError(await report(owner, { format: 'json', endDate: '2000-01-01T00:00:00.000Z' }), 400, 'VALIDATION_FAILED', ['body.endDate']);
   });
 
   it('accepts a window of a single instant (startDate equal to endDate)', async () => {

@@ -112,6 +112,9 @@ describe('POST /billing/setup-session', () => {
     ['a successUrl that is not a URL', { ...urls, successUrl: 'done' }, 'body.successUrl'],
     ['a cancelUrl that is not a URL', { ...urls, cancelUrl: 42 }, 'body.cancelUrl'],
     ['a successUrl over 2048 characters', { ...urls, successUrl: `https://app.example.test/${'a'.repeat(2048)}` }, 'body.successUrl'],
+    ['a javascript: successUrl', { ...urls, successUrl: 'javascript:alert(1)' }, 'body.successUrl'],
+    ['a data: cancelUrl', { ...urls, cancelUrl: 'data:text/html,<script>alert(1)</script>' }, 'body.cancelUrl'],
+    ['an ftp: successUrl', { ...urls, successUrl: 'ftp://app.example.test/done' }, 'body.successUrl'],
   ])('answers 400 VALIDATION_FAILED for %s', async (_label, body, field) => {
     const { owner } = await ownerOnPlan();
 

@@ -68,27 +68,28 @@ describe('POST /billing/plan', () => {
     expect(row!.amountCents).toBe(1_499_000);
   });
 
-  it.each(['tier6', 'tier7'])('answers 400 BAD_REQUEST for a monthly cadence on the annual-only %s and changes nothing', async (tier) => {
+  it.each(['tier6', 'tier7'])('answers 400 VALIDATION_FAILED naming body.cadence for a monthly cadence on the annual-only %s and changes nothing', async (tier) => {
     const owner = await createUser();
     const before = await billingColumns(owner.organizationId);
 
-    expectError(await selectPlan(owner, { tier, cadence: 'monthly', ...urls }), 400, 'BAD_REQUEST');
+    expectError(await selectPlan(owner, { tier, cadence: 'monthly', ...urls }), 400, 'VALIDATION_FAILED', ['body.cadence']);
 
     expect(await billingColumns(owner.organizationId)).toEqual(before);
     expect(await rowsOfOrganization(owner.organizationId)).toEqual([]);
   });
 
   it.each([
-    ['neither URL', {}],
-    ['only successUrl', { successUrl: urls.successUrl }],
-    ['only cancelUrl', { cancelUrl: urls.cancelUrl }],
-  ])('answers 400 BAD_REQUEST without a card on file and %s, and changes nothing', async (_label, extra) => {
+    ['neither URL', {}, ['body.successUrl', 'body.cancelUrl']],
+    ['only successUrl', { successUrl: urls.successUrl }, ['body.cancelUrl']],
+    ['only cancelUrl', { cancelUrl: urls.cancelUrl }, ['body.successUrl']],
+  ])('answers 400 VALIDATION_FAILED naming the missing URL without a card on file and %s, and changes nothing', async (_label, extra, fields) => {
     const owner = await createUser();
 
     const result = await selectPlan(owner, { tier: 'tier2', ...extra });
 
-    expectError(result, 400, 'BAD_REQUEST');
-    expect(result.body.error.message).toMatch(/successUrl and cancelUrl/);
+    expectError(result, 400, 'VALIDATION_FAILED', fields);
+    expect(result.body.error.details.map((d: { path: string }) => d.path)).toEqual(fields);
+    expect(result.body.error.details[0].message).toMatch(/successUrl and cancelUrl/);
     expect((await organizationRow(owner.organizationId)).billingMode).toBe('free');
     expect(await rowsOfOrganization(owner.organizationId)).toEqual([]);
   });
@@ -183,6 +184,43 @@ describe('POST /billing/plan', () => {
     expect(history.map((h) => h.description)).toEqual(['Plan Firm (monthly) selected, moved off the legacy subscription']);
   });
 
+  it('CONCURRENCY: 5 simultaneous identical first selections charge one base fee and no proration', async () => {
+    const owner = await createUser();
+
+    const results = await Promise.all(Array.from({ length: 5 }, () => selectPlan(owner, { tier: 'tier2', ...urls })));
+
+    for (const result of results) expect(expectData(result)).toMatchObject({ tier: 'tier2', cadence: 'monthly', prorationCents: 0, paymentRequired: true });
+    const rows = await rowsOfOrganization(owner.organizationId);
+    expect(rows.map((r) => [r.skuKey, r.amountCents])).toEqual([['platform_base_fee_tier2_monthly', 9_900]]);
+    expect(await subscriptionHistory(owner.organizationId)).toHaveLength(1);
+  });
+
+  it('CONCURRENCY: 5 simultaneous identical changes (a double click) charge the change once', async () => {
+    const owner = await createUser();
+    await putOnPlan(owner, 'tier1', { card: true });
+
+    const results = await Promise.all(Array.from({ length: 5 }, () => selectPlan(owner, { tier: 'tier3' })));
+
+    for (const result of results) expect(expectData(result)).toMatchObject({ tier: 'tier3', cadence: 'monthly' });
+    expect(results.filter((r) => r.body.data.prorationCents !== 0)).toHaveLength(1);
+    const rows = await rowsOfOrganization(owner.organizationId);
+    expect(rows.filter((r) => r.skuKey === 'platform_base_fee_tier3_monthly')).toHaveLength(1);
+    expect(rows.filter((r) => r.skuKey === 'platform_base_fee_proration')).toHaveLength(1);
+    expect((await subscriptionHistory(owner.organizationId)).filter((h) => h.description.startsWith('Plan changed'))).toHaveLength(1);
+    expect(await ledgerOf(owner.organizationId)).toEqual([]);
+  });
+
+  it('creates the missing processor customer before anything changes, so a card set-up link comes back (never a 409 after the plan changed)', async () => {
+    const owner = await createUser();
+    await db().update(organizations).set({ processorCustomerId: null }).where(eq(organizations.id, owner.organizationId));
+
+    const data = expectData(await selectPlan(owner, { tier: 'tier1', ...urls }));
+
+    expect(data).toMatchObject({ tier: 'tier1', paymentRequired: true, setupSessionUrl: expect.stringContaining('/_sandbox/checkout/cs_sandbox_') });
+    const organization = await organizationRow(owner.organizationId);
+    expect(organization).toMatchObject({ billingMode: 'pay_as_you_go', billingTier: 'tier1', processorCustomerId: expect.stringMatching(/^cus_sandbox_/) });
+  });
+
   it('answers 403 FEATURE_DISABLED while self-serve plan selection is off, and changes nothing', async () => {
     const owner = await createUser();
     const restore = overrideConfig({ FEATURE_SELF_SERVE_PLANS: false });
@@ -201,6 +239,8 @@ describe('POST /billing/plan', () => {
     ['an unknown cadence', { tier: 'tier1', cadence: 'weekly', ...urls }, 'body.cadence'],
     ['a successUrl that is not a URL', { tier: 'tier1', successUrl: 'not a url', cancelUrl: urls.cancelUrl }, 'body.successUrl'],
     ['a cancelUrl that is not a URL', { tier: 'tier1', successUrl: urls.successUrl, cancelUrl: 'app/cancel' }, 'body.cancelUrl'],
+    ['a javascript: successUrl', { tier: 'tier1', successUrl: 'javascript:alert(1)', cancelUrl: urls.cancelUrl }, 'body.successUrl'],
+    ['a file: cancelUrl', { tier: 'tier1', successUrl: urls.successUrl, cancelUrl: 'file:///etc/passwd' }, 'body.cancelUrl'],
   ])('answers 400 VALIDATION_FAILED for %s', async (_label, body, field) => {
     const owner = await createUser();
 
