@@ -109,7 +109,7 @@ export async function grantCaseAccess(organization: OrganizationContext, actor: 
     .where(and(eq(organizationMembers.organizationId, organization.id), eq(organizationMembers.userId, userId)));
   if (!member) throw new NotFoundError('This user is not a member of the organization');
   await transaction(async (tx) => {
-    await assertKeepsOwner(tx, caseId, userId, access);
+    await assertKeepsOwner(tx, caseId, userId, access, mayChangeOwners(found));
     await tx
       .insert(caseAccess)
       .values({ caseId, userId, access })
@@ -123,20 +123,35 @@ export async function revokeCaseAccess(organization: OrganizationContext, actor:
   const found = await caseWithAccess(caseId, actor.user.id, organization.id);
   if (userId !== actor.user.id) assertManages(found.access, found.orgRole);
   const removed = await transaction(async (tx) => {
-    await assertKeepsOwner(tx, caseId, userId, null);
+    await assertKeepsOwner(tx, caseId, userId, null, mayChangeOwners(found));
     return tx.delete(caseAccess).where(and(eq(caseAccess.caseId, caseId), eq(caseAccess.userId, userId))).returning();
   });
   if (removed.length === 0) throw new NotFoundError('This user has no access to the case');
   return { message: 'Access revoked' };
 }
 
-/** A case always keeps an owner: changing or removing the last one is 400. */
-async function assertKeepsOwner(tx: Parameters<Parameters<typeof transaction>[0]>[0], caseId: string, userId: string, next: CaseAccessLevel | null) {
+/** Whether the caller may change or take away a case owner's access: a case owner, or an organization owner or admin. */
+const mayChangeOwners = (found: { access: CaseAccessLevel; orgRole: string }) => found.access === 'owner' || found.orgRole === 'owner' || found.orgRole === 'admin';
+
+/**
+ * Changing `userId`'s access to `next` (null: revoking): an owner's access is changed only by
+ * someone who may change owners (403 otherwise: a case admin cannot demote the owner), and a
+ * case always keeps an owner (changing or removing the last one is 400).
+ */
+async function assertKeepsOwner(
+  tx: Parameters<Parameters<typeof transaction>[0]>[0],
+  caseId: string,
+  userId: string,
+  next: CaseAccessLevel | null,
+  callerMayChangeOwners: boolean,
+) {
   if (next === 'owner') return;
   const owners = await tx
     .select({ userId: caseAccess.userId })
     .from(caseAccess)
     .where(and(eq(caseAccess.caseId, caseId), eq(caseAccess.access, 'owner')))
     .for('update');
-  if (owners.length === 1 && owners[0]!.userId === userId) throw new BadRequestError('A case must keep at least one owner', 'LAST_OWNER');
+  if (!owners.some((owner) => owner.userId === userId)) return;
+  if (!callerMayChangeOwners) throw new ForbiddenError("Only a case owner or an organization owner or admin may change an owner's access", 'INSUFFICIENT_ROLE');
+  if (owners.length === 1) throw new BadRequestError('A case must keep at least one owner', 'LAST_OWNER');
 }

@@ -5,6 +5,13 @@ import { NotFoundError } from '../http/errors';
 import { pageWindow, type PagingInput, toPage } from '../paging';
 import { materialAccess, prefixTsQuery } from './access';
 
+/** A stored time text as ISO 8601 UTC, or null when it is no time. */
+function isoTime(text: string | undefined): string | null {
+  if (!text) return null;
+  const time = new Date(text);
+  return Number.isNaN(time.getTime()) ? null : time.toISOString();
+}
+
 /**
  * GET /chat-platform/{caseId}/profile/{chatPlatformId}/support-tickets: the profile's tickets
  * with their comments, newest first; searchText over subject and comment text (full-text index).
@@ -46,7 +53,12 @@ export async function profileSupportTickets(caseId: string, profileId: string, u
       subject: ticket.subject,
       status: ticket.status,
       ticketCreatedAt: ticket.ticketCreatedAt?.toISOString() ?? null,
-      comments: ticket.comments,
+      comments: ticket.comments.map((c) => ({
+        author: c.author,
+        comment: c.comment,
+        // The contract types a comment's createdAt as date-time; exports carry free text (or none).
+        createdAt: isoTime(c.createdAt) ?? (ticket.ticketCreatedAt ?? ticket.createdAt).toISOString(),
+      })),
       createdAt: ticket.createdAt.toISOString(),
       updatedAt: ticket.updatedAt.toISOString(),
     })),

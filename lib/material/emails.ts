@@ -1,7 +1,7 @@
 import { and, arrayOverlaps, asc, count, desc, eq, inArray, not, type SQL, sql } from 'drizzle-orm';
 import { db } from '../db/client';
 import { attachments, emailTags, emails, emailThreads, tags } from '../db/schema';
-import { BadRequestError, NotFoundError } from '../http/errors';
+import { NotFoundError, ValidationFailedError } from '../http/errors';
 import { pageWindow, type PagingInput, toPage } from '../paging';
 import { materialAccess } from './access';
 
@@ -76,11 +76,16 @@ export async function threadEmails(caseId: string, threadId: string, userId: str
   const domains = lower(query.domains);
   const excludeDomains = lower(query.excludeDomains);
   const overlapDomains = domains.filter((d) => excludeDomains.includes(d));
-  if (overlapDomains.length) throw new BadRequestError(`domains and excludeDomains overlap: ${overlapDomains.join(', ')}`);
-  const tagIds = query.untagged ? [] : (query.tags ?? []);
-  const excludeTagIds = query.excludeTags ?? [];
-  const overlapTags = (query.tags ?? []).filter((t) => excludeTagIds.includes(t));
-  if (overlapTags.length) throw new BadRequestError(`tags and excludeTags overlap: ${overlapTags.join(', ')}`);
+  if (overlapDomains.length) {
+    throw new ValidationFailedError([{ path: 'query.excludeDomains', message: `domains and excludeDomains overlap: ${overlapDomains.join(', ')}` }]);
+  }
+  // Tag ids are UUIDs: compared lowercased, so the same id in another letter case still overlaps.
+  const tagIds = query.untagged ? [] : lower(query.tags);
+  const excludeTagIds = lower(query.excludeTags);
+  const overlapTags = lower(query.tags).filter((t) => excludeTagIds.includes(t));
+  if (overlapTags.length) {
+    throw new ValidationFailedError([{ path: 'query.excludeTags', message: `tags and excludeTags overlap: ${overlapTags.join(', ')}` }]);
+  }
 
   await materialAccess(caseId, userId);
   const [thread] = await db().select({ id: emailThreads.id }).from(emailThreads).where(and(eq(emailThreads.id, threadId), eq(emailThreads.caseId, caseId)));

@@ -36,7 +36,8 @@ export async function searchMessages(caseId: string, userId: string, query: Pagi
   const tsQuery = prefixTsQuery(query.searchText);
   if (!tsQuery) return toPage(window, 0, []);
   const filters: SQL[] = [eq(networkMessages.caseId, caseId), sql`${networkMessages.search} @@ to_tsquery('simple', ${tsQuery})`];
-  const tagIds = [...new Set(query.tags ?? [])];
+  // Lowercased: the same UUID in another letter case is the same tag, and counts once below.
+  const tagIds = [...new Set((query.tags ?? []).map((id) => id.toLowerCase()))];
   if (tagIds.length) {
     filters.push(
       inArray(

@@ -2,10 +2,42 @@ import { and, eq } from 'drizzle-orm';
 import { caseWithAccess } from '../cases/access';
 import { devices, deviceNotes } from '../db/schema';
 import { transaction } from '../db/transaction';
-import { BadRequestError, ForbiddenError } from '../http/errors';
+import { ForbiddenError, ValidationFailedError } from '../http/errors';
 import type { Actor, OrganizationContext } from '../http/types';
 import { planUsageByOrganization } from '../organizations/active-plan';
 import { objectStorage } from '../storage';
+
+/** Most fields a 400 names at once (a request may carry thousands of notes). */
+const MAX_DETAILS = 50;
+/** Object-storage lookups in flight at once (a request may reference 500,000 attachments). */
+const LOOKUP_CONCURRENCY = 16;
+
+/** Where a case's evidence objects live in object storage (the email importer writes there too). */
+export const casePrefix = (caseId: string) => `cases/${caseId}/`;
+
+/** A key below the case's prefix, without `..`, empty or `.` segments that could step out of it. */
+function isCaseObjectKey(key: string, prefix: string): boolean {
+  if (!key.startsWith(prefix) || key.length === prefix.length) return false;
+  return key
+    .slice(prefix.length)
+    .split('/')
+    .every((segment) => segment !== '' && segment !== '.' && segment !== '..');
+}
+
+/** The keys that are not in object storage, looked up at most LOOKUP_CONCURRENCY at a time. */
+async function missingObjects(keys: string[]): Promise<Set<string>> {
+  const storage = objectStorage();
+  const missing = new Set<string>();
+  let next = 0;
+  const worker = async () => {
+    while (next < keys.length) {
+      const key = keys[next++]!;
+      if (!(await storage.exists(key))) missing.add(key);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(LOOKUP_CONCURRENCY, keys.length) }, worker));
+  return missing;
+}
 
 export interface NoteInput {
   id: number;
@@ -38,14 +70,35 @@ export async function importNotes(organization: OrganizationContext, actor: Acto
   const found = await caseWithAccess(caseId, actor.user.id, organization.id);
   if (found.access !== 'owner' && found.access !== 'admin') throw new ForbiddenError('Importing evidence needs owner or admin access to the case', 'INSUFFICIENT_ROLE');
 
-  const references = [...new Set(input.notes.flatMap((note) => note.attachments ?? []))];
-  const storage = objectStorage();
-  const present = await Promise.all(references.map((key) => storage.exists(key)));
-  const missing = references.filter((_, index) => !present[index]);
-  if (missing.length) throw new BadRequestError(`Attachments not found in storage (upload them first): ${missing.slice(0, 20).join(', ')}`);
+  // Bad input is 400 VALIDATION_FAILED naming the fields (at most MAX_DETAILS of them).
+  const seen = new Set<number>();
+  const repeated = input.notes.flatMap((note, index) => (seen.has(note.id) ? [index] : (seen.add(note.id), [])));
+  if (repeated.length) {
+    throw new ValidationFailedError(
+      repeated.slice(0, MAX_DETAILS).map((index) => ({ path: `body.notes.${index}.id`, message: `Note id ${input.notes[index]!.id} is repeated in the request` })),
+    );
+  }
 
-  const duplicateIds = input.notes.map((n) => n.id).filter((id, index, all) => all.indexOf(id) !== index);
-  if (duplicateIds.length) throw new BadRequestError(`Note ids repeated in the request: ${[...new Set(duplicateIds)].join(', ')}`);
+  // References may only name objects of this case: a key elsewhere in the bucket (another
+  // organization's evidence) is refused before anything is looked up, so nothing leaks either.
+  const prefix = casePrefix(caseId);
+  const outside = input.notes.flatMap((note, noteIndex) =>
+    (note.attachments ?? []).flatMap((key, index) =>
+      isCaseObjectKey(key, prefix) ? [] : [{ path: `body.notes.${noteIndex}.attachments.${index}`, message: `Attachments must be uploaded under ${prefix}` }],
+    ),
+  );
+  if (outside.length) throw new ValidationFailedError(outside.slice(0, MAX_DETAILS));
+
+  const references = [...new Set(input.notes.flatMap((note) => note.attachments ?? []))];
+  const missing = await missingObjects(references);
+  if (missing.size) {
+    const details = input.notes.flatMap((note, noteIndex) =>
+      (note.attachments ?? []).flatMap((key, index) =>
+        missing.has(key) ? [{ path: `body.notes.${noteIndex}.attachments.${index}`, message: `Attachment not found in storage (upload it first): ${key}` }] : [],
+      ),
+    );
+    throw new ValidationFailedError(details.slice(0, MAX_DETAILS));
+  }
 
   const { imported, deviceRowId } = await transaction(async (tx) => {
     const [known] = await tx

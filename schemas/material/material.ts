@@ -158,7 +158,7 @@ export const SupportTicketEntity = z
     subject: z.nullable(z.string()),
     status: z.nullable(z.string()),
     ticketCreatedAt: z.nullable(DateTime),
-    comments: z.array(z.object({ author: z.string(), comment: z.string(), createdAt: z.string() })),
+    comments: z.array(z.object({ author: z.string(), comment: z.string(), createdAt: DateTime })),
     createdAt: DateTime,
     updatedAt: DateTime,
   })

@@ -54,6 +54,32 @@ describe('case extension routes', () => {
     expect(await db().select().from(caseAccess).where(eq(caseAccess.caseId, created.id))).toHaveLength(1);
   });
 
+  it("lets a case admin manage viewers but not demote or remove an owner; a second owner may", async () => {
+    // Prepare: the creator owns the case; a case admin and a second owner
+    const { owner, as, created } = await ownerWithCase();
+    const path = (userId: string) => ({ caseId: created.id, userId });
+    const caseAdmin = await addMember(owner.organizationId, 'member');
+    const secondOwner = await addMember(owner.organizationId, 'member');
+    expectData(await invoke(routes.grantCaseAccess, { ...as, path: path(caseAdmin.id), body: { access: 'admin' } }));
+    expectData(await invoke(routes.grantCaseAccess, { ...as, path: path(secondOwner.id), body: { access: 'owner' } }));
+    const asAdmin = { token: caseAdmin.accessToken, organization: owner.organizationId };
+    const viewer = await addMember(owner.organizationId, 'member');
+    // Act / Assess
+    expectData(await invoke(routes.grantCaseAccess, { ...asAdmin, path: path(viewer.id), body: { access: 'viewer' } }));
+    expectError(await invoke(routes.grantCaseAccess, { ...asAdmin, path: path(owner.id), body: { access: 'viewer' } }), 403, 'INSUFFICIENT_ROLE');
+    expectError(await invoke(routes.revokeCaseAccess, { ...asAdmin, path: path(owner.id) }), 403, 'INSUFFICIENT_ROLE');
+    const accessOf = async (userId: string) => (await db().select().from(caseAccess).where(eq(caseAccess.caseId, created.id))).find((a) => a.userId === userId)?.access;
+    expect(await accessOf(owner.id)).toBe('owner');
+    const asSecondOwner = { token: secondOwner.accessToken, organization: owner.organizationId };
+    expect(expectData(await invoke(routes.grantCaseAccess, { ...asSecondOwner, path: path(owner.id), body: { access: 'admin' } })).access).toBe('admin');
+    expect(await accessOf(owner.id)).toBe('admin');
+  });
+
+  it('answers 400 naming the field for a rename Postgres cannot hold, never a 500', async () => {
+    const { as, created } = await ownerWithCase();
+    expectError(await invoke(routes.updateCase, { ...as, path: { caseId: created.id }, body: { name: 'Re\u0000named' } }), 400, 'VALIDATION_FAILED', ['body.name']);
+  });
+
   it('grants access only to members of the organization', async () => {
     const { as, created } = await ownerWithCase();
     const outsider = await createUser();
@@ -76,6 +102,7 @@ describe('case extension routes', () => {
     [{ name: '' }, 'body.name'],
     [{ name: 'x'.repeat(101) }, 'body.name'],
     [{ name: 'ok', extra: 1 }, 'body'],
+    [{ name: 'Lee\u0000Roe' }, 'body.name'],
   ])('answers 400 naming the field for %j', async (body, field) => {
     const owner = await createUser();
     expectError(await invoke(routes.createCase, { token: owner.accessToken, organization: owner.organizationId, body }), 400, 'VALIDATION_FAILED', [field]);

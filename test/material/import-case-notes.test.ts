@@ -39,16 +39,34 @@ describe('POST /extraction/case/import-notes', () => {
 
   it('links attachments already in object storage, and imports nothing when one is missing', async () => {
     const s = await caseWithOwner();
-    await objectStorage().put(`uploads/${s.caseId}/photo.jpg`, new Uint8Array([1, 2, 3]), 'image/jpeg');
+    await objectStorage().put(`cases/${s.caseId}/notes/photo.jpg`, new Uint8Array([1, 2, 3]), 'image/jpeg');
     const call = (notes: unknown[]) => invoke(routes.importCaseNotes, { token: s.owner.accessToken, organization: s.organizationId, query: { caseId: s.caseId }, body: body({ notes }) });
-    const ok = expectData(await call([{ id: 7, title: 'With photo', attachments: [`uploads/${s.caseId}/photo.jpg`] }]));
+    const ok = expectData(await call([{ id: 7, title: 'With photo', attachments: [`cases/${s.caseId}/notes/photo.jpg`] }]));
     expect(ok.importedCount).toBe(1);
-    const missing = await call([{ id: 8, title: 'Broken', attachments: [`uploads/${s.caseId}/photo.jpg`, `uploads/${s.caseId}/missing.jpg`] }]);
-    expectError(missing, 400, 'BAD_REQUEST');
-    expect(missing.body.error.message).toContain('missing.jpg');
+    const missing = await call([{ id: 8, title: 'Broken', attachments: [`cases/${s.caseId}/notes/photo.jpg`, `cases/${s.caseId}/notes/missing.jpg`] }]);
+    expectError(missing, 400, 'VALIDATION_FAILED', ['body.notes.0.attachments.1']);
+    expect(missing.body.error.details).toHaveLength(1);
+    expect(missing.body.error.details[0].message).toContain('missing.jpg');
     const stored = await db().select().from(deviceNotes).where(eq(deviceNotes.caseId, s.caseId));
     expect(stored.map((n) => n.noteId)).toEqual([7]);
-    expect(stored[0]!.attachmentKeys).toEqual([`uploads/${s.caseId}/photo.jpg`]);
+    expect(stored[0]!.attachmentKeys).toEqual([`cases/${s.caseId}/notes/photo.jpg`]);
+  });
+
+  it('refuses references outside the case prefix, even to objects that exist, without looking them up', async () => {
+    // Prepare: an object of another organization's case, which exists
+    const s = await caseWithOwner();
+    const other = await caseWithOwner();
+    const foreign = `cases/${other.caseId}/notes/secret.pdf`;
+    await objectStorage().put(foreign, new Uint8Array([1]), 'application/pdf');
+    const call = (attachments: string[]) =>
+      invoke(routes.importCaseNotes, { token: s.owner.accessToken, organization: s.organizationId, query: { caseId: s.caseId }, body: body({ notes: [{ id: 1, title: 'x', attachments }] }) });
+    // Act / Assess: the same 400 whether the object exists or not, so nothing is learnt about it
+    for (const key of [foreign, `cases/${other.caseId}/notes/nothing.pdf`, `cases/${s.caseId}/../${other.caseId}/notes/secret.pdf`, `cases/${s.caseId}/`, `uploads/${s.caseId}/a.jpg`]) {
+      const result = await call([key]);
+      expectError(result, 400, 'VALIDATION_FAILED', ['body.notes.0.attachments.0']);
+      expect(result.body.error.details[0].message).toBe(`Attachments must be uploaded under cases/${s.caseId}/`);
+    }
+    expect(await db().select().from(deviceNotes).where(eq(deviceNotes.caseId, s.caseId))).toHaveLength(0);
   });
 
   it('refuses a new device beyond the plan allowance', async () => {
@@ -66,6 +84,12 @@ describe('POST /extraction/case/import-notes', () => {
     [{ osDetails: { arch: 'x' } }, 'body.osDetails.cpus'],
     [{ notes: [{ id: 'one', title: 'x' }] }, 'body.notes.0.id'],
     [{ notes: [{ id: 1 }] }, 'body.notes.0.title'],
+    [{ notes: [{ id: 1, title: 'a' }, { id: 2, title: 'b' }, { id: 1, title: 'c' }] }, 'body.notes.2.id'],
+    // Postgres text and jsonb cannot hold NUL: bad input, never a 500.
+    [{ notes: [{ id: 1, title: 'Me\u0000eting' }] }, 'body.notes.0.title'],
+    [{ notes: [{ id: 1, title: 'x', metadata: { folder: ['No\u0000tes'] } }] }, 'body.notes.0.metadata.folder.0'],
+    [{ deviceId: 'device\u0000' }, 'body.deviceId'],
+    [{ osDetails: { cpus: {}, extraInformation: { 'k\u0000': 1 } } }, 'body.osDetails.extraInformation'],
   ])('answers 400 naming the field for %j', async (change, field) => {
     const s = await caseWithOwner();
     expectError(

@@ -1,8 +1,11 @@
+import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
+import { db } from '../../lib/db/client';
+import { attachments, organizationMembers } from '../../lib/db/schema';
 import { createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { caseWithOwner, createTag, memberWithAccess, seedThread } from './material-helpers';
+import { caseWithOwner, countQueries, createTag, memberWithAccess, seedThread } from './material-helpers';
 
 async function scenario() {
   const { owner, caseId, organizationId } = await caseWithOwner();
@@ -67,6 +70,51 @@ describe('GET /local-emails/{caseId}/threads/{threadId}/emails', () => {
     expect(await s.subjectsOf(resolved)).toEqual(expected);
   });
 
+  it('loads attachments and tags as full records', async () => {
+    const s = await scenario();
+    await db().insert(attachments).values([
+      { emailId: s.emailIds[1]!, name: 'offer.pdf', providerId: 'cases/x/offer.pdf', convertedName: null, convertedProviderId: '', provider: 'object-storage', size: 2048, transferState: null },
+      { emailId: s.emailIds[1]!, name: 'annex.docx', providerId: 'cases/x/annex.docx', convertedName: 'annex.pdf', convertedProviderId: 'cases/x/annex.pdf', provider: 'object-storage', size: 10, transferState: 2 },
+    ]);
+    const page = expectData(await s.list({ starred: 'true' }));
+    const [email] = page.data;
+    expect(email.attachments).toEqual([
+      { id: expect.any(String), name: 'annex.docx', providerId: 'cases/x/annex.docx', convertedName: 'annex.pdf', convertedProviderId: 'cases/x/annex.pdf', provider: 'object-storage', size: 10, transferState: 2, createdAt: expect.any(String), updatedAt: expect.any(String) },
+      { id: expect.any(String), name: 'offer.pdf', providerId: 'cases/x/offer.pdf', convertedName: null, convertedProviderId: '', provider: 'object-storage', size: 2048, transferState: null, createdAt: expect.any(String), updatedAt: expect.any(String) },
+    ]);
+    expect(email.tags).toEqual([
+      {
+        id: s.hot.id,
+        name: 'Hot',
+        nameLowercase: 'hot',
+        backgroundColor: s.hot.backgroundColor,
+        textColor: s.hot.textColor,
+        type: 'case',
+        severity: 'info',
+        origin: 'manual',
+        creatorAccessType: null,
+        isActive: true,
+        createdAt: s.hot.createdAt.toISOString(),
+        updatedAt: s.hot.updatedAt.toISOString(),
+      },
+    ]);
+    expect(email.attachedTags).toEqual([{ tagId: s.hot.id, tag: 'Hot', addedBy: 'user', addedById: null, removedAt: null, removedBy: null, removedById: null }]);
+    // The other emails of the page carry no attachment of another email.
+    expect(expectData(await s.list()).data.filter((e: { attachments: unknown[] }) => e.attachments.length > 0)).toHaveLength(1);
+  });
+
+  it('sends the same number of queries whatever the page holds (no N+1)', async () => {
+    const s = await scenario();
+    const small = await seedThread(s.caseId, [{ minute: 0 }]);
+    await db().insert(attachments).values(s.emailIds.map((emailId) => ({ emailId, name: 'a.txt', providerId: `k/${emailId}`, size: 1 })));
+    const one = await countQueries(() => s.list({}, s.owner.accessToken));
+    const onSmall = await countQueries(() => invoke(routes.listThreadEmails, { token: s.owner.accessToken, path: { caseId: s.caseId, threadId: small.threadId } }));
+    expect(expectData(one.result).data).toHaveLength(5);
+    expect(expectData(onSmall.result).data).toHaveLength(1);
+    expect(one.queries).toBeGreaterThan(3);
+    expect(one.queries).toBe(onSmall.queries);
+  });
+
   it('pages filtered results with page/perPage and skip/limit, totals over every match', async () => {
     const s = await scenario();
     const second = expectData(await s.list({ excludeTags: s.hot.id, perPage: '2', page: '2' }));
@@ -78,14 +126,18 @@ describe('GET /local-emails/{caseId}/threads/{threadId}/emails', () => {
   });
 
   it.each([
-    [{ domains: 'court.example', excludeDomains: 'COURT.example' }, 'domains and excludeDomains overlap'],
-    [{ tags: 'HOT', excludeTags: 'HOT' }, 'tags and excludeTags overlap'],
-  ])('answers 400 when %j overlap', async (query, message) => {
+    [{ domains: 'court.example', excludeDomains: 'COURT.example' }, 'query.excludeDomains', 'domains and excludeDomains overlap'],
+    [{ tags: 'HOT', excludeTags: 'HOT' }, 'query.excludeTags', 'tags and excludeTags overlap'],
+    [{ tags: 'PRIV,UPPERHOT', excludeTags: 'HOT' }, 'query.excludeTags', 'tags and excludeTags overlap'],
+    [{ untagged: '1', tags: 'HOT', excludeTags: 'HOT' }, 'query.excludeTags', 'tags and excludeTags overlap'],
+  ])('answers 400 VALIDATION_FAILED naming the field when %j overlap', async (query, field, message) => {
     const s = await scenario();
-    const resolved = Object.fromEntries(Object.entries(query).map(([k, v]) => [k, v.replace('HOT', s.hot.id)]));
+    const resolved = Object.fromEntries(
+      Object.entries(query).map(([k, v]) => [k, v.replace('UPPERHOT', s.hot.id.toUpperCase()).replace('HOT', s.hot.id).replace('PRIV', s.privileged.id)]),
+    );
     const result = await s.list(resolved);
-    expectError(result, 400, 'BAD_REQUEST');
-    expect(result.body.error.message).toContain(message);
+    expectError(result, 400, 'VALIDATION_FAILED', [field]);
+    expect(result.body.error.details[0].message).toContain(message);
   });
 
   it.each([
@@ -96,6 +148,11 @@ describe('GET /local-emails/{caseId}/threads/{threadId}/emails', () => {
     [{ sortOrder: 'up' }, 'query.sortOrder'],
     [{ perPage: '0' }, 'query.perPage'],
     [{ page: 'two' }, 'query.page'],
+    // Postgres text cannot hold NUL: bad input, never a 500.
+    [{ folders: 'IN\u0000BOX' }, 'query.folders'],
+    [{ domains: 'court\u0000.example' }, 'query.domains'],
+    [{ excludeDomains: 'court\u0000.example' }, 'query.excludeDomains'],
+    [{ excludeEmails: 'bob\u0000@roe.example' }, 'query.excludeEmails'],
   ])('answers 400 naming the field for %j', async (query, field) => {
     const s = await scenario();
     expectError(await s.list(query), 400, 'VALIDATION_FAILED', [field]);
@@ -117,6 +174,11 @@ describe('GET /local-emails/{caseId}/threads/{threadId}/emails', () => {
     expect(JSON.stringify(strangerResult.body)).not.toContain('Email 0');
     const colleague = await memberWithAccess(s.organizationId, s.caseId, 'viewer');
     expectData(await s.list({}, colleague.accessToken));
+    // Case access outlives membership in the table, never in effect: a former member reads nothing.
+    await db().delete(organizationMembers).where(and(eq(organizationMembers.organizationId, s.organizationId), eq(organizationMembers.userId, colleague.id)));
+    const former = await s.list({}, colleague.accessToken);
+    expectError(former, 403, 'INSUFFICIENT_ROLE');
+    expect(JSON.stringify(former.body)).not.toContain('Email 0');
     expectError(await invoke(routes.listThreadEmails, { path: { caseId: s.caseId, threadId: s.threadId } }), 401, 'UNAUTHENTICATED');
   });
 });

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { vi } from 'vitest';
 import { db } from '../../lib/db/client';
 import { caseAccess, cases, emails, emailTags, emailThreads, materialProfiles, organizationMembers, tags } from '../../lib/db/schema';
 import { createUser, type TestUser } from '../harness/actors';
@@ -80,4 +81,16 @@ export async function seedThread(caseId: string, specs: SeedEmail[]) {
 export async function createProfile(caseId: string, platform: 'professional_network' | 'chat_platform', name: string, visibleToOpposingCounsel: boolean) {
   const [profile] = await db().insert(materialProfiles).values({ caseId, platform, externalId: name, name, visibleToOpposingCounsel }).returning();
   return profile!;
+}
+
+/** Runs `run` and counts the SQL statements it sends through the shared connection (N+1 checks). */
+export async function countQueries<T>(run: () => Promise<T>): Promise<{ result: T; queries: number }> {
+  const session = (db() as unknown as { session: { prepareQuery: (...args: unknown[]) => unknown } }).session;
+  const spy = vi.spyOn(session, 'prepareQuery');
+  try {
+    const result = await run();
+    return { result, queries: spy.mock.calls.length };
+  } finally {
+    spy.mockRestore();
+  }
 }

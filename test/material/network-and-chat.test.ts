@@ -45,6 +45,9 @@ describe('GET /professional-network/{caseId}/search-messages', () => {
     const s = await networkScenario();
     const tagged = expectData(await s.search({ searchText: 'contract', tags: `${s.contract.id},${s.urgent.id}` }));
     expect(tagged.data.map((m: { conversationTitle: string }) => m.conversationTitle)).toEqual(['Hidden profile', 'Both tags', 'Both tags']);
+    // The same id twice (another letter case) is still one tag, not a second one no conversation carries.
+    const repeated = expectData(await s.search({ searchText: 'contract', tags: `${s.urgent.id},${s.urgent.id.toUpperCase()}` }));
+    expect(repeated.total).toBe(3);
     const paged = expectData(await s.search({ searchText: 'contract', tags: s.contract.id, perPage: '2', page: '2' }));
     expect(paged).toMatchObject({ total: 4, page: 2, totalPages: 2, previousPage: 1, nextPage: null });
     expect(paged.data).toHaveLength(2);
@@ -84,8 +87,20 @@ describe('GET /chat-platform/{caseId}/profile/{chatPlatformId}/support-tickets',
     const visible = await createProfile(s.caseId, 'chat_platform', 'ann#1', true);
     const hidden = await createProfile(s.caseId, 'chat_platform', 'bob#2', false);
     await db().insert(supportTickets).values([
-      { caseId: s.caseId, profileId: visible.id, ticketId: 1, subject: 'Account locked', status: 'closed', ticketCreatedAt: new Date('2026-09-01T00:00:00Z'), comments: [{ author: 'agent', comment: 'We sent a password reset', createdAt: '2026-09-01T01:00:00Z' }] },
-      { caseId: s.caseId, profileId: visible.id, ticketId: 2, subject: 'Billing question', status: null, ticketCreatedAt: new Date('2026-09-05T00:00:00Z'), comments: [] },
+      { caseId: s.caseId, profileId: visible.id, ticketId: 1, subject: 'Account locked', status: 'closed', ticketCreatedAt: new Date('2026-09-01T00:00:00Z'), comments: [{ author: 'agent', comment: 'We sent a password reset\nlink by email', createdAt: '2026-09-01T01:00:00Z' }] },
+      {
+        caseId: s.caseId,
+        profileId: visible.id,
+        ticketId: 2,
+        subject: 'Billing question',
+        status: null,
+        ticketCreatedAt: new Date('2026-09-05T00:00:00Z'),
+        // As exports carry them: a time without zone designator, and none at all.
+        comments: [
+          { author: 'ann', comment: 'Charged twice', createdAt: '2026-09-05 10:00:00 UTC' },
+          { author: 'agent', comment: 'Refunded', createdAt: '' },
+        ],
+      },
       { caseId: s.caseId, profileId: hidden.id, ticketId: 3, subject: 'Hidden', status: 'open', ticketCreatedAt: null, comments: [] },
     ]);
     const tickets = (profileId: string, query: Record<string, string> = {}, token = s.owner.accessToken) =>
@@ -98,7 +113,15 @@ describe('GET /chat-platform/{caseId}/profile/{chatPlatformId}/support-tickets',
     const page = expectData(await s.tickets(s.visible.id));
     expect(page.data.map((t: { ticketId: number }) => t.ticketId)).toEqual([2, 1]);
     expect(page.data[1]).toMatchObject({ chatUserProvider: s.visible.id, subject: 'Account locked', comments: [expect.objectContaining({ author: 'agent' })] });
+    // Comment times are date-times as the contract types them (the ticket's time when a comment has none).
+    expect(page.data[1].comments[0].createdAt).toBe('2026-09-01T01:00:00.000Z');
+    expect(page.data[0].comments).toEqual([
+      { author: 'ann', comment: 'Charged twice', createdAt: '2026-09-05T10:00:00.000Z' },
+      { author: 'agent', comment: 'Refunded', createdAt: '2026-09-05T00:00:00.000Z' },
+    ]);
     expect(expectData(await s.tickets(s.visible.id, { searchText: 'password' })).data.map((t: { ticketId: number }) => t.ticketId)).toEqual([1]);
+    // A word after a line break inside a comment is found like any other.
+    expect(expectData(await s.tickets(s.visible.id, { searchText: 'link' })).data.map((t: { ticketId: number }) => t.ticketId)).toEqual([1]);
     expect(expectData(await s.tickets(s.visible.id, { searchText: 'billing' })).data.map((t: { ticketId: number }) => t.ticketId)).toEqual([2]);
     expect(expectData(await s.tickets(s.visible.id, { perPage: '1', page: '2' }))).toMatchObject({ total: 2, page: 2, data: [expect.objectContaining({ ticketId: 1 })] });
   });

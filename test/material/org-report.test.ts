@@ -6,6 +6,7 @@ import { devices, extractionAttempts, extractionCodes } from '../../lib/db/schem
 import { hashToken } from '../../lib/secrets';
 import { createCaseRow, createUser, updateUserRow } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
+import { countQueries } from './material-helpers';
 
 describe('GET /admin/report/org-report', () => {
   it('lists organizations with their activity figures, computed per organization', async () => {
@@ -55,10 +56,43 @@ describe('GET /admin/report/org-report', () => {
   it('pages, and answers an empty page when nothing matches', async () => {
     const admin = await createUser();
     await updateUserRow(admin.id, { isSuperAdmin: true });
+    await createUser();
     const page = expectData(await invoke(routes.getOrganizationReport, { token: admin.accessToken, query: { perPage: '1', page: '1' } }));
     expect(page.data).toHaveLength(1);
-    expect(page.nextPage).toBe(page.totalPages > 1 ? 2 : null);
+    expect(page.total).toBeGreaterThanOrEqual(2);
+    expect(page).toMatchObject({ page: 1, perPage: 1, totalPages: page.total, nextPage: 2, previousPage: null });
+    const second = expectData(await invoke(routes.getOrganizationReport, { token: admin.accessToken, query: { perPage: '1', page: '2' } }));
+    expect(second).toMatchObject({ total: page.total, page: 2, previousPage: 1, nextPage: page.total > 2 ? 3 : null });
+    expect(second.data[0].organization.id).not.toBe(page.data[0].organization.id);
+    const skipped = expectData(await invoke(routes.getOrganizationReport, { token: admin.accessToken, query: { skip: '1', limit: '1' } }));
+    expect(skipped).toMatchObject({ total: page.total, skip: 1, limit: 1 });
+    expect(skipped.data[0].organization.id).toBe(second.data[0].organization.id);
     expect(expectData(await invoke(routes.getOrganizationReport, { token: admin.accessToken, query: { searchText: 'no-such-organization-name' } }))).toMatchObject({ total: 0, data: [] });
+  });
+
+  it('sends the same number of queries for one organization as for a full page (aggregate SQL, no N+1)', async () => {
+    const admin = await createUser();
+    await updateUserRow(admin.id, { isSuperAdmin: true });
+    const tag = `Counted Firm ${Date.now()}`;
+    const firms = [];
+    for (let i = 0; i < 4; i += 1) firms.push(await createUser({ organizationName: `${tag} ${i}` }));
+    for (const firm of firms) {
+      await createCaseRow(firm.organizationId, { name: 'c' });
+      await db().insert(devices).values({ organizationId: firm.organizationId, deviceId: 'd', deviceType: 'ios' });
+      await db().insert(extractionAttempts).values({ organizationId: firm.organizationId, deviceId: 'd', outcome: 'success' });
+    }
+    const one = await countQueries(() => invoke(routes.getOrganizationReport, { token: admin.accessToken, query: { searchText: `${tag} 0` } }));
+    const four = await countQueries(() => invoke(routes.getOrganizationReport, { token: admin.accessToken, query: { searchText: tag } }));
+    expect(expectData(one.result).data).toHaveLength(1);
+    expect(expectData(four.result).data).toHaveLength(4);
+    expect(one.queries).toBeGreaterThan(3);
+    expect(four.queries).toBe(one.queries);
+  });
+
+  it('answers 400 naming the field for a searchText Postgres cannot hold, never a 500', async () => {
+    const admin = await createUser();
+    await updateUserRow(admin.id, { isSuperAdmin: true });
+    expectError(await invoke(routes.getOrganizationReport, { token: admin.accessToken, query: { searchText: 'ze\u0000ta' } }), 400, 'VALIDATION_FAILED', ['query.searchText']);
   });
 
   it('is for super admins only', async () => {

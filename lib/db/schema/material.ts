@@ -239,10 +239,16 @@ export const supportTickets = pgTable(
     status: text('status'),
     ticketCreatedAt: timestamptz('ticket_created_at'),
     comments: jsonb('comments').$type<Array<{ author: string; comment: string; createdAt: string }>>().notNull().default([]),
-    /** Subject and every comment's text, searchable. */
+    /**
+     * Subject and every comment's text, searchable. The comments are indexed as JSON string values
+     * (jsonb_to_tsvector), not as the array's JSON text, where a line break reads `\n` and glues
+     * an `n` to the next word.
+     */
     search: tsvector('search')
       .notNull()
-      .generatedAlwaysAs(sql`to_tsvector('simple', coalesce(subject, '') || ' ' || jsonb_path_query_array(comments, '$[*].comment')::text)`),
+      .generatedAlwaysAs(
+        sql`to_tsvector('simple', coalesce(subject, '')) || jsonb_to_tsvector('simple', jsonb_path_query_array(comments, '$[*].comment'), '["string"]')`,
+      ),
     ...timestamps,
   },
   (t) => [uniqueIndex('support_tickets_profile_ticket_key').on(t.profileId, t.ticketId), index('support_tickets_search_idx').using('gin', t.search)],
