@@ -44,8 +44,10 @@ export function toPage<T>(window: PageWindow, total: number, records: T[], optio
     total,
     ...(window.mode === 'page' ? { page, perPage: window.size } : { skip: window.offset, limit: window.size }),
     totalPages,
-    nextPage: page < totalPages ? page + 1 : null,
-    previousPage: page > 1 ? Math.min(page - 1, Math.max(totalPages, 1)) : null,
+    // From the window, not the page number: a skip/limit window need not start on a page boundary
+    // (skip 2, limit 4 of 6 is the end of the list, and has records before it).
+    nextPage: window.offset + window.size < total ? page + 1 : null,
+    previousPage: window.offset > 0 ? Math.max(1, Math.min(page - 1, Math.max(totalPages, 1))) : null,
     data: records.length === 0 && options.emptyAsNull ? null : records,
   };
 }

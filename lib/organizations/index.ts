@@ -348,6 +348,7 @@ export async function updateOrganizationUsers(organization: OrganizationContext,
         userId: organizationMembers.userId,
         role: organizationMembers.role,
         email: users.email,
+        name: users.name,
         // Table-qualified on purpose: inside a select list drizzle renders a bare column name,
         // which the subquery would resolve to its own alias.
         otherOrganizations: sql<number>`(select count(*)::int from organization_members other where other.user_id = organization_members.user_id and other.organization_id <> ${organization.id})`,
@@ -359,10 +360,20 @@ export async function updateOrganizationUsers(organization: OrganizationContext,
     const byId = new Map(members.map((m) => [m.userId, m]));
     const missing = userIds.find((id) => !byId.has(id));
     if (missing) throw new NotFoundError(`User ${missing} is not a member of this organization`);
-    const accountChange = input.users.find((entry) => (entry.name !== undefined || entry.email !== undefined) && byId.get(entry.userId)!.otherOrganizations > 0);
+    // Only a real change counts: re-sending the name or email the account already has (a client
+    // re-sending the whole form) must not make a role change of a multi-organization member a 403.
+    const changesAccount = (entry: MemberUpdate) => {
+      const current = byId.get(entry.userId)!;
+      return (entry.name !== undefined && entry.name !== current.name) || (entry.email !== undefined && entry.email !== current.email);
+    };
+    const accountChange = input.users.find((entry) => changesAccount(entry) && byId.get(entry.userId)!.otherOrganizations > 0);
     if (accountChange) {
       throw new ForbiddenError(`User ${accountChange.userId} belongs to other organizations: their name and email cannot be changed here`, 'MEMBER_OF_OTHER_ORGANIZATIONS');
     }
+    // The login email is the account: whoever sets an owner's could reset the password and sign
+    // in as that owner. Like the owner role itself, only an owner may change it.
+    const ownerEmail = input.users.find((entry) => entry.email !== undefined && entry.email !== byId.get(entry.userId)!.email && byId.get(entry.userId)!.role === 'owner');
+    if (ownerEmail && organization.role !== 'owner') throw new ForbiddenError("Only an owner may change an owner's email", 'INSUFFICIENT_ROLE');
     const newEmails = input.users.filter((entry) => entry.email !== undefined);
     if (newEmails.length > 0) {
       const taken = await tx
@@ -389,9 +400,10 @@ export async function updateOrganizationUsers(organization: OrganizationContext,
       // Sending the address the account already has (a client re-sending the whole form) is no
       // change: the account stays verified and its emailed links stay valid.
       const emailChanged = entry.email !== undefined && entry.email !== byId.get(entry.userId)!.email;
-      if (entry.name !== undefined || emailChanged) {
+      const nameChanged = entry.name !== undefined && entry.name !== byId.get(entry.userId)!.name;
+      if (nameChanged || emailChanged) {
         const account: Partial<typeof users.$inferInsert> = {};
-        if (entry.name !== undefined) account.name = entry.name;
+        if (nameChanged) account.name = entry.name;
         if (emailChanged) Object.assign(account, { email: entry.email, isEmailVerified: false, emailVerifiedAt: null });
         await tx.update(users).set(account).where(eq(users.id, entry.userId));
         // Links emailed to the old address must not act on the new one.

@@ -28,7 +28,8 @@ export const UpdateOrganizationDto = z
     country: z.optional(ShortText(100)),
     description: z.optional(ShortText(2000)),
     phone: z.optional(z.array(ShortText(40)).check(z.maxLength(10))),
-    logo: z.optional(z.nullable(z.url().check(z.maxLength(2048)))),
+    // http(s) only: a javascript: or data: "logo" would be script in any client that links it.
+    logo: z.optional(z.nullable(z.url({ protocol: /^https?$/ }).check(z.maxLength(2048)))),
     metadata: z.optional(JsonObject),
     autoAcceptInvitations: z.optional(z.boolean()),
     communicationPreferences: z.optional(JsonObject),

@@ -272,6 +272,7 @@ describe('POST /auth/generate-token errors', () => {
     [{ scopes: ['profile:read'], label: '   ' }, ['body.label']],
     [{ scopes: ['profile:read'], label: 'x'.repeat(101) }, ['body.label']],
     [{ scopes: ['profile:read'], label: 42 }, ['body.label']],
+    [{ scopes: ['profile:read'], label: 'ci\u0000bot' }, ['body.label']],
     [{ scopes: ['admin:all'], ttlDays: 401 }, ['body.scopes.0', 'body.ttlDays']],
     [{ scopes: ['profile:read'], expiresAt: '2030-01-01T00:00:00Z' }, ['body']],
     [{ ttlDays: 401 }, ['body.ttlDays']],

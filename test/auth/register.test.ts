@@ -109,6 +109,8 @@ describe('POST /auth/register', () => {
     [{ inviteEmails: ['not-an-email'] }, 'body.inviteEmails.0'],
     [{ inviteEmails: 'a@example.com' }, 'body.inviteEmails'],
     [{ organizationName: '' }, 'body.organizationName'],
+    [{ name: 'Nul\u0000Name' }, 'body.name'],
+    [{ organizationName: 'Nul\u0000 LLP' }, 'body.organizationName'],
     [{ role: 'owner' }, 'body'],
   ])('answers 400 VALIDATION_FAILED for %j', async (change, field) => {
     expectError(await invoke(routes.register, { body: registration(change) }), 400, 'VALIDATION_FAILED', [field]);

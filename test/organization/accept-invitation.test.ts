@@ -181,6 +181,7 @@ describe('POST /organization/{orgId}/invitation/accept', () => {
     [{ token: 'x', email: 'a@example.com', password: 'p'.repeat(129) }, ['body.password']],
     [{ token: 'x', email: 'a@example.com', name: '   ' }, ['body.name']],
     [{ token: 'x', email: 'a@example.com', name: 'n'.repeat(101) }, ['body.name']],
+    [{ token: 'x', email: 'a@example.com', name: 'Nul\u0000Name' }, ['body.name']],
     [{ token: 'x', email: 'a@example.com', role: 'owner' }, ['body']],
   ])('answers 400 VALIDATION_FAILED naming the field for %j', async (body, fields) => {
     const owner = await createUser();

@@ -212,6 +212,8 @@ describe('POST /organization', () => {
     [{ name: 'n'.repeat(101) }, ['body.name']],
     [{ name: 42 }, ['body.name']],
     [{ name: null }, ['body.name']],
+    [{ name: 'Nul\u0000 LLP' }, ['body.name']],
+    [{ name: 'Half \ud800 LLP' }, ['body.name']],
     [{ name: 'Fine Name', inviteEmails: 'a@example.com' }, ['body.inviteEmails']],
     [{ name: 'Fine Name', inviteEmails: ['not-an-email'] }, ['body.inviteEmails.0']],
     [{ name: 'Fine Name', inviteEmails: [7] }, ['body.inviteEmails.0']],

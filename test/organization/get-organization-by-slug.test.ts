@@ -59,6 +59,11 @@ describe('GET /organization/slug/{slug}', () => {
     const caller = await createUser();
     expectError(await bySlug(caller, 's'.repeat(81)), 400, 'VALIDATION_FAILED', ['path.slug']);
   });
+
+  it('answers 400 naming path.slug for a slug with a NUL character (not a 500 from the database)', async () => {
+    const caller = await createUser();
+    expectError(await bySlug(caller, 'acme\u0000'), 400, 'VALIDATION_FAILED', ['path.slug']);
+  });
 });
 
 describe('GET /organization/slug/{slug} security', () => {

@@ -195,6 +195,7 @@ describe('GET /organization/{orgId}/usages-stat', () => {
     ['an unknown deviceType', { deviceType: 'phone' }, ['query.deviceType']],
     ['an empty deviceId', { deviceId: '' }, ['query.deviceId']],
     ['a deviceId over 200 characters', { deviceId: 'd'.repeat(201) }, ['query.deviceId']],
+    ['a deviceId with a NUL character', { deviceId: 'dev\u0000ice' }, ['query.deviceId']],
     ['both bad', { deviceId: '', deviceType: 'IOS' }, ['query.deviceId', 'query.deviceType']],
   ])('answers 400 VALIDATION_FAILED for %s', async (_label, query, fields) => {
     const owner = await createUser();

@@ -173,8 +173,12 @@ describe('GET /organization/invitations', () => {
     expect(firstPage).toMatchObject({ page: 1, nextPage: 2, previousPage: null });
     expect(emailsOf(firstPage)).toEqual(newestFirst.slice(0, 3));
     const window = expectData(await list(owner, { skip: '1', limit: '2' }));
-    expect(window).toMatchObject({ total: 4, skip: 1, limit: 2 });
+    expect(window).toMatchObject({ total: 4, skip: 1, limit: 2, nextPage: 2, previousPage: 1 });
     expect(emailsOf(window)).toEqual(newestFirst.slice(1, 3));
+    // The window reaches the end of the list: no next page, though 2 is not the last page number.
+    const tail = expectData(await list(owner, { skip: '2', limit: '3' }));
+    expect(tail).toMatchObject({ total: 4, skip: 2, limit: 3, totalPages: 2, nextPage: null, previousPage: 1 });
+    expect(emailsOf(tail)).toEqual(newestFirst.slice(2));
     const beyond = expectData(await list(owner, { page: '5', perPage: '3' }));
     expect(beyond).toMatchObject({ total: 4, data: null });
   });
@@ -216,6 +220,7 @@ describe('GET /organization/invitations', () => {
     [{ searchText: 'ab' }, 'query.searchText'],
     [{ searchText: '  ab  ' }, 'query.searchText'],
     [{ searchText: 's'.repeat(101) }, 'query.searchText'],
+    [{ searchText: 'abc\u0000' }, 'query.searchText'],
     [{ status: 'deleted' }, 'query.status'],
     [{ userRole: 'boss' }, 'query.userRole'],
     [{ sortBy: 'name' }, 'query.sortBy'],

@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
 import { organizationMembers, organizationPlans } from '../../lib/db/schema';
@@ -95,6 +95,20 @@ describe('GET /organization/{orgId}/members', () => {
     expect(ids(data)).toEqual(all.slice(2, 6).map((u) => u.id));
   });
 
+  it('answers nextPage and previousPage from the skip/limit window, which need not start on a page boundary', async () => {
+    // Prepare: 6 members in all.
+    const { owner, all } = await organizationOf(5);
+    // Act: the last four, the two before them, and the first two.
+    const last = expectData(await listMembers(owner, owner.organizationId, { skip: '2', limit: '4' }));
+    const middle = expectData(await listMembers(owner, owner.organizationId, { skip: '3', limit: '2' }));
+    const first = expectData(await listMembers(owner, owner.organizationId, { skip: '0', limit: '2' }));
+    // Assess: nothing after the end of the list; records before a window that starts mid-page.
+    expect(last).toEqual(expect.objectContaining({ total: 6, skip: 2, limit: 4, totalPages: 2, nextPage: null, previousPage: 1 }));
+    expect(ids(last)).toEqual(all.slice(2).map((u) => u.id));
+    expect(middle).toEqual(expect.objectContaining({ total: 6, skip: 3, limit: 2, totalPages: 3, nextPage: 3, previousPage: 1 }));
+    expect(first).toEqual(expect.objectContaining({ total: 6, skip: 0, limit: 2, nextPage: 2, previousPage: null }));
+  });
+
   it('reverses the order with sortOrder desc', async () => {
     const { owner, all } = await organizationOf(3);
     const data = expectData(await listMembers(owner, owner.organizationId, { sortOrder: 'desc', sortBy: 'createdAt' }));
@@ -161,6 +175,23 @@ describe('GET /organization/{orgId}/members', () => {
     expect(past).toMatchObject({ total: 2, data: null, nextPage: null });
   });
 
+  it('runs the same number of SQL queries whatever the page size', async () => {
+    const { owner } = await organizationOf(5);
+    const session = (db() as unknown as { session: { prepareQuery: (...args: unknown[]) => unknown } }).session;
+    const spy = vi.spyOn(session, 'prepareQuery');
+    try {
+      spy.mockClear();
+      expect(ids(expectData(await listMembers(owner, owner.organizationId, { perPage: '1' })))).toHaveLength(1);
+      const small = spy.mock.calls.length;
+      spy.mockClear();
+      expect(ids(expectData(await listMembers(owner, owner.organizationId, { perPage: '50' })))).toHaveLength(6);
+      expect(small).toBeGreaterThan(0);
+      expect(spy.mock.calls.length).toBe(small);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('lists only members of this organization', async () => {
     const owner = await createUser();
     const other = await createUser();
@@ -201,6 +232,7 @@ describe('GET /organization/{orgId}/members', () => {
     ['an unknown role', { role: 'boss' }, ['query.role']],
     ['a blank searchText', { searchText: '   ' }, ['query.searchText']],
     ['a searchText over 100 characters', { searchText: 's'.repeat(101) }, ['query.searchText']],
+    ['a searchText with a NUL character', { searchText: 'ab\u0000c' }, ['query.searchText']],
     ['two bad fields', { perPage: 'x', role: 'OWNER' }, ['query.perPage', 'query.role']],
   ])('answers 400 VALIDATION_FAILED for %s', async (_label, query, fields) => {
     const owner = await createUser();

@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
 import { devices, organizationMembers, organizationPlans, organizations } from '../../lib/db/schema';
@@ -14,6 +14,25 @@ const join = (organizationId: string, user: TestUser, role: (typeof organization
   db().insert(organizationMembers).values({ organizationId, userId: user.id, role });
 
 describe('GET /organization/user/organizations', () => {
+  it('runs the same number of SQL queries whatever the number of organizations', async () => {
+    const one = await createUser();
+    const many = await createUser();
+    for (const other of await Promise.all(Array.from({ length: 4 }, () => createUser()))) await join(other.organizationId, many, 'member');
+    const session = (db() as unknown as { session: { prepareQuery: (...args: unknown[]) => unknown } }).session;
+    const spy = vi.spyOn(session, 'prepareQuery');
+    try {
+      spy.mockClear();
+      expect(expectData(await listMine(one)).data).toHaveLength(1);
+      const single = spy.mock.calls.length;
+      spy.mockClear();
+      expect(expectData(await listMine(many)).data).toHaveLength(5);
+      expect(single).toBeGreaterThan(0);
+      expect(spy.mock.calls.length).toBe(single);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it("lists every organization of the caller in one page, with permission, billing and the active plan", async () => {
     // Prepare: the caller owns one organization and is a billing member of another.
     const caller = await createUser({ organizationName: 'Mine First LLP' });

@@ -124,6 +124,7 @@ describe('POST /organization/{orgId}/invitation/reject', () => {
     [{ token: ['x'], email: 'a@example.com' }, ['body.token']],
     [{ token: 'x', email: 'a@example.com', reason: 5 }, ['body.reason']],
     [{ token: 'x', email: 'a@example.com', reason: 'r'.repeat(1001) }, ['body.reason']],
+    [{ token: 'x', email: 'a@example.com', reason: 'not\u0000now' }, ['body.reason']],
     [{ token: 'x', email: 'a@example.com', name: 'extra' }, ['body']],
   ])('answers 400 VALIDATION_FAILED naming the field for %j', async (body, fields) => {
     const owner = await createUser();

@@ -183,6 +183,21 @@ describe('PATCH /organization/{orgId}/user', () => {
       expect(await snapshot(owner.organizationId, [sole, multi])).toEqual(before);
     });
 
+    it("changes the role of a member of another organization when the form re-sends the name and email the account already has", async () => {
+      // Prepare
+      const owner = await createUser();
+      const multi = await addMember(owner.organizationId, 'member');
+      const before = await account(multi.id);
+      // Act
+      const result = await updateUsers(owner, owner.organizationId, {
+        users: [{ userId: multi.id, role: 'employee', name: before.name, email: before.email.toUpperCase() }],
+      });
+      // Assess: no account change, so no 403; the role is applied and the account is untouched.
+      expectData(result);
+      expect(await rolesIn(owner.organizationId, [multi.id])).toEqual({ [multi.id]: 'employee' });
+      expect(await account(multi.id)).toEqual(before);
+    });
+
     it('answers 400 NOTHING_TO_CHANGE for an entry with none of role, name or email', async () => {
       const owner = await createUser();
       const member = await addMember(owner.organizationId, 'member');
@@ -240,6 +255,22 @@ describe('PATCH /organization/{orgId}/user', () => {
       expect(await snapshot(owner.organizationId, [owner, sole])).toEqual(before);
     });
 
+    it("answers 403 INSUFFICIENT_ROLE when an admin changes an owner's email (a password reset would take the account), and lets an owner", async () => {
+      // Prepare: an organization whose second owner belongs to no other organization
+      const owner = await createUser();
+      const secondOwner = await soleMember(owner.organizationId, 'owner');
+      const admin = await addMember(owner.organizationId, 'admin');
+      const before = await snapshot(owner.organizationId, [secondOwner]);
+      // Act / Assess
+      expectError(await updateUsers(admin, owner.organizationId, { users: [{ userId: secondOwner.id, email: uniqueEmail('taken-over') }] }), 403, 'INSUFFICIENT_ROLE');
+      expect(await snapshot(owner.organizationId, [secondOwner])).toEqual(before);
+      // The admin may still rename the owner; an owner may change the email.
+      expectData(await updateUsers(admin, owner.organizationId, { users: [{ userId: secondOwner.id, name: 'Renamed Owner' }] }));
+      const address = uniqueEmail('new-owner-address');
+      expectData(await updateUsers(owner, owner.organizationId, { users: [{ userId: secondOwner.id, email: address }] }));
+      expect((await account(secondOwner.id)).email).toBe(address);
+    });
+
     it('answers 403 INSUFFICIENT_ROLE when an admin gives or takes the owner role', async () => {
       const owner = await createUser();
       const admin = await addMember(owner.organizationId, 'admin');
@@ -268,6 +299,7 @@ describe('PATCH /organization/{orgId}/user', () => {
     ['a blank name', { users: [{ userId: UNKNOWN_ID, name: '  ' }] }, ['body.users.0.name']],
     ['a name over 100 characters', { users: [{ userId: UNKNOWN_ID, name: 'n'.repeat(101) }] }, ['body.users.0.name']],
     ['a name of the wrong type', { users: [{ userId: UNKNOWN_ID, name: 7 }] }, ['body.users.0.name']],
+    ['a name with a NUL character', { users: [{ userId: UNKNOWN_ID, name: 'Nul\u0000Name' }] }, ['body.users.0.name']],
     ['an unknown field in an entry', { users: [{ userId: UNKNOWN_ID, role: 'member', password: 'x' }] }, ['body.users.0']],
     ['an unknown top-level field', { users: [{ userId: UNKNOWN_ID, role: 'member' }], notify: true }, ['body']],
     ['bad fields in two entries', { users: [{ userId: 'x', role: 'member' }, { userId: UNKNOWN_ID, role: 'x' }] }, ['body.users.0.userId', 'body.users.1.role']],

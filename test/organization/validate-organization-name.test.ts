@@ -70,6 +70,7 @@ describe('POST /organization/validate-name', () => {
     ['a name over 100 characters', { name: 'n'.repeat(101) }, ['body.name']],
     ['a number', { name: 12 }, ['body.name']],
     ['a list', { name: ['Acme'] }, ['body.name']],
+    ['a name with a NUL character', { name: 'Acme\u0000' }, ['body.name']],
     ['an unknown field', { name: 'Acme', slug: 'acme' }, ['body']],
   ])('answers 400 VALIDATION_FAILED naming the field for %s', async (_label, body, fields) => {
     expectError(await validate(body), 400, 'VALIDATION_FAILED', fields);

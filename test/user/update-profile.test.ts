@@ -157,6 +157,9 @@ describe('PATCH /user/profile', () => {
     ['a user type of the wrong type', { userType: 7 }, ['body.userType']],
     ['several bad fields at once', { name: '', onboardingStep: 500, userType: 'judge' }, ['body.name', 'body.onboardingStep', 'body.userType']],
     ['an array body', [{ name: 'Array Body' }], ['body']],
+    // Text Postgres cannot store: a 500 (NUL) or silent corruption (lone surrogate) before.
+    ['a name with a NUL character', { name: 'Nul\u0000Name' }, ['body.name']],
+    ['a name with an unpaired surrogate', { name: 'Half \ud83d' }, ['body.name']],
   ])('answers 400 VALIDATION_FAILED naming the field for %s, and changes nothing', async (_label, body, fields) => {
     // Prepare
     const user = await createUser({ name: 'Stays The Same' });
