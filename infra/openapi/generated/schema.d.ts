@@ -2067,6 +2067,7 @@ export interface components {
             comments: {
                 author: string;
                 comment: string;
+                /** Format: date-time */
                 createdAt: string;
             }[];
             /** Format: date-time */
