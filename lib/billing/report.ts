@@ -61,7 +61,7 @@ export async function billingReport(organizationId: string, actorId: string, que
   if (query.caseIds?.length) filters.push(inArray(billingRows.caseId, query.caseIds));
   const where = and(...filters);
   const [{ rows: rowCount }] = (await db().select({ rows: count() }).from(billingRows).where(where)) as [{ rows: number }];
-  if (rowCount > MAX_REPORT_ROWS) throw new BadRequestError(`The report would hold ${rowCount} rows; at most ${MAX_REPORT_ROWS} are allowed: narrow the window or the cases`);
+  if (rowCount > MAX_REPORT_ROWS) throw new BadRequestError(`The report would hold ${rowCount} rows; at most ${MAX_REPORT_ROWS} are allowed: narrow the window or the cases`, 'REPORT_TOO_LARGE');
 
   const rows = await db()
     .select({ row: billingRows, caseName: cases.name })

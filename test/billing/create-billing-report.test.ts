@@ -198,11 +198,11 @@ describe('POST /billing/report', () => {
     const tooLarge = await report(owner, { format: 'json', ...window });
     const narrowed = expectData(await report(owner, { format: 'json', ...window, caseIds: [quiet.id] }));
 
-    expectError(tooLarge, 400, 'BAD_REQUEST');
+    expectError(tooLarge, 400, 'REPORT_TOO_LARGE');
     expect(tooLarge.body.error.message).toContain(`${MAX_REPORT_ROWS + 2} rows`);
     expect(narrowed.grandTotalChargedCents).toBe(2_500);
     // Over the limit in PDF too.
-    expectError(await report(owner, { format: 'pdf', ...window }), 400, 'BAD_REQUEST');
+    expectError(await report(owner, { format: 'pdf', ...window }), 400, 'REPORT_TOO_LARGE');
     // Exactly 50,000 rows (bulk rows 2..50,001) is still served.
     const atLimit = { startDate: new Date(WINDOW_START.getTime() + 2).toISOString(), endDate: new Date(WINDOW_START.getTime() + MAX_REPORT_ROWS + 1).toISOString() };
     const full = expectData(await report(owner, { format: 'json', ...atLimit }));
