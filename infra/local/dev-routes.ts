@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { completeSandboxCheckout } from '../../lib/billing/payment-methods';
+import { sandboxInvoice } from '../../lib/billing/processor/sandbox';
 import { DirectoryStorage, objectStorage } from '../../lib/storage';
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -10,9 +11,12 @@ async function formBody(req: IncomingMessage): Promise<URLSearchParams> {
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8').slice(0, 10_000));
 }
 
+const dollars = (cents: number) => `${cents < 0 ? '-' : ''}$${(Math.abs(cents) / 100).toFixed(2).replace(/\B(?=(\d{3})+(?!\d))/g, ',')}`;
+
 /**
  * Local-only pages that stand in for what lives outside our walls in the cloud: the sandbox
- * processor's card set-up page, and signed download links of the directory object store.
+ * processor's card set-up page and hosted invoice pages (Stripe's hosted_invoice_url), and signed
+ * download links of the directory object store.
  * Returns false when the request is not one of them.
  */
 export async function handleDevRoute(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
@@ -36,6 +40,23 @@ export async function handleDevRoute(req: IncomingMessage, res: ServerResponse, 
     }
     res.writeHead(303, { Location: completed.successUrl });
     res.end();
+    return true;
+  }
+  const invoicePath = /^\/_sandbox\/invoices\/([A-Za-z0-9_]+)$/.exec(url.pathname);
+  if (invoicePath && req.method === 'GET') {
+    // Like Stripe's hosted invoice link: the unguessable id is the capability.
+    const invoice = await sandboxInvoice(invoicePath[1]!);
+    if (!invoice) {
+      res.writeHead(404, { 'Content-Type': 'text/plain' });
+      res.end('This invoice is unknown');
+      return true;
+    }
+    const lines = invoice.lines.map((line) => `<tr><td>${escapeHtml(line.description)}</td><td style="text-align:right">${dollars(line.amountCents)}</td></tr>`).join('');
+    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
+    res.end(`<!doctype html><html><head><title>Invoice ${escapeHtml(invoice.id)} (sandbox)</title></head><body style="font-family:sans-serif;max-width:40rem;margin:3rem auto">
+<h1>Invoice (sandbox)</h1><p>${escapeHtml(invoice.id)} &middot; ${escapeHtml(invoice.createdAt.toISOString().slice(0, 10))} &middot; status <strong>${escapeHtml(invoice.status)}</strong></p>
+<table style="width:100%;border-collapse:collapse"><tbody>${lines}</tbody>
+<tfoot><tr><th style="text-align:left">Total</th><th style="text-align:right">${dollars(invoice.amountCents)}</th></tr></tfoot></table></body></html>`);
     return true;
   }
   const object = /^\/_local\/objects\/(.+)$/.exec(url.pathname);

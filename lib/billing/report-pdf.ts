@@ -21,12 +21,12 @@ const printable = (text: string) => text.replace(/[^\x20-\x7E\xA0-\xFF]/g, '?');
 const COLUMNS = [
   { title: 'Date', chars: 10 },
   { title: 'SKU', chars: 32 },
-  { title: 'Description', chars: 56 },
+  { title: 'Description', chars: 53 },
   { title: 'Qty', chars: 5, right: true },
   { title: 'Unit', chars: 13, right: true },
   { title: 'Amount', chars: 14, right: true },
   { title: 'Status', chars: 13 },
-  { title: 'Invoice', chars: 30 },
+  { title: 'Invoice', chars: 33 }, // a whole processor invoice id: finance matches rows by it
 ] as const;
 const ROW_SIZE = 7;
 

@@ -2,7 +2,9 @@ import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalServer, listen } from '../../infra/local/app';
 import { LocalMailSink, useMailTransport } from '../../lib/mail/transport';
-import { uniqueEmail } from '../harness/actors';
+import { routes } from '../../functions/routes';
+import { createUser, uniqueEmail } from '../harness/actors';
+import { expectData, invoke } from '../harness/invoke';
 
 let server: Server;
 let base: string;
@@ -55,6 +57,29 @@ describe('local server', () => {
     const wrongMethod = await fetch(`${base}/auth/login`);
     expect(wrongMethod.status).toBe(405);
     expect(wrongMethod.headers.get('allow')).toBe('POST');
+  });
+
+  it('serves the sandbox card set-up page and the hosted invoice page the billing rows link to', async () => {
+    // Prepare: a plan selected without a card (an open base-fee invoice and a set-up link)
+    const owner = await createUser();
+    const as = { token: owner.accessToken, organization: owner.organizationId };
+    const urls = { successUrl: 'https://app.example.test/done', cancelUrl: 'https://app.example.test/cancel' };
+    const selected = expectData(await invoke(routes.selectPlan, { ...as, body: { tier: 'tier2', ...urls } }));
+    const setupPath = new URL(selected.setupSessionUrl).pathname;
+    // Act: open the set-up page, save a card as its form does, then open the invoice link
+    expect(await (await fetch(`${base}${setupPath}`)).text()).toContain('Save a card (sandbox)');
+    const saved = await fetch(`${base}${setupPath}/complete`, { method: 'POST', body: new URLSearchParams({ cardNumber: '4242 4242 4242 4242' }), redirect: 'manual' });
+    const [row] = expectData(await invoke(routes.getReconciliation, as)).groups[0].rows;
+    const invoicePage = await fetch(`${base}${new URL(row.hostedInvoiceUrl).pathname}`);
+    // Assess
+    expect(saved.status).toBe(303);
+    expect(saved.headers.get('location')).toBe(urls.successUrl);
+    expect(invoicePage.status).toBe(200);
+    const html = await invoicePage.text();
+    expect(html).toContain(row.processorInvoiceId);
+    expect(html).toContain('$99.00');
+    expect(html).toContain('status <strong>paid</strong>');
+    expect((await fetch(`${base}/_sandbox/invoices/in_sandbox_unknown`)).status).toBe(404);
   });
 
   it('answers a CORS preflight', async () => {

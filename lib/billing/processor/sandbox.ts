@@ -84,3 +84,9 @@ export class SandboxProcessor implements PaymentProcessor {
     return { customerId: session.customerId, paymentMethodId, last4 };
   }
 }
+
+/** A sandbox invoice, for the local server's hosted invoice page (`/_sandbox/invoices/{id}`). */
+export async function sandboxInvoice(invoiceId: string) {
+  const [invoice] = await db().select().from(sandboxInvoices).where(eq(sandboxInvoices.id, invoiceId));
+  return invoice ?? null;
+}
