@@ -337,6 +337,10 @@ interface MemberUpdate {
  * PATCH /organization/{orgId}/user: all or nothing, in one transaction. Name and email change the
  * account itself, so only for members who belong to no other organization (403 otherwise).
  */
+/** The fields of an update entry that were given (an absent field must not overwrite an earlier entry's). */
+const definedFields = (entry: MemberUpdate): MemberUpdate =>
+  Object.fromEntries(Object.entries(entry).filter(([, value]) => value !== undefined)) as MemberUpdate;
+
 export async function updateOrganizationUsers(organization: OrganizationContext, input: { users: MemberUpdate[] }) {
   const empty = input.users.findIndex((entry) => entry.role === undefined && entry.name === undefined && entry.email === undefined);
   if (empty >= 0) throw new BadRequestError(`users[${empty}] changes nothing: give a role, a name or an email`, 'NOTHING_TO_CHANGE');
@@ -390,25 +394,49 @@ export async function updateOrganizationUsers(organization: OrganizationContext,
       organization,
       input.users.filter((entry) => entry.role).map((entry) => ({ userId: entry.userId, from: byId.get(entry.userId)!.role, to: entry.role! })),
     );
-    for (const entry of input.users) {
-      if (entry.role) {
-        await tx
-          .update(organizationMembers)
-          .set({ role: entry.role })
-          .where(and(eq(organizationMembers.organizationId, organization.id), eq(organizationMembers.userId, entry.userId)));
-      }
-      // Sending the address the account already has (a client re-sending the whole form) is no
-      // change: the account stays verified and its emailed links stay valid.
-      const emailChanged = entry.email !== undefined && entry.email !== byId.get(entry.userId)!.email;
-      const nameChanged = entry.name !== undefined && entry.name !== byId.get(entry.userId)!.name;
-      if (nameChanged || emailChanged) {
-        const account: Partial<typeof users.$inferInsert> = {};
-        if (nameChanged) account.name = entry.name;
-        if (emailChanged) Object.assign(account, { email: entry.email, isEmailVerified: false, emailVerifiedAt: null });
-        await tx.update(users).set(account).where(eq(users.id, entry.userId));
-        // Links emailed to the old address must not act on the new one.
-        if (emailChanged) await tx.delete(emailTokens).where(eq(emailTokens.userId, entry.userId));
-      }
+    // A fixed number of statements whatever the number of entries: one for the roles, one for
+    // the accounts, one for the voided links. Entries for the same member merge, later fields winning.
+    const merged = [...input.users.reduce((all, entry) => all.set(entry.userId, { ...all.get(entry.userId), ...definedFields(entry) }), new Map<string, MemberUpdate>()).values()];
+    const roleChanges = merged.filter((entry) => entry.role !== undefined && entry.role !== byId.get(entry.userId)!.role);
+    if (roleChanges.length > 0) {
+      const roleOf = sql.join(
+        roleChanges.map((entry) => sql`when ${entry.userId}::uuid then ${entry.role}`),
+        sql` `,
+      );
+      await tx
+        .update(organizationMembers)
+        .set({ role: sql`(case ${organizationMembers.userId} ${roleOf} end)` })
+        .where(and(eq(organizationMembers.organizationId, organization.id), inArray(organizationMembers.userId, roleChanges.map((entry) => entry.userId))));
+    }
+    // Sending the name or address the account already has (a client re-sending the whole form)
+    // is no change: the account stays verified and its emailed links stay valid.
+    const accountChanges = merged
+      .map((entry) => {
+        const current = byId.get(entry.userId)!;
+        return {
+          userId: entry.userId,
+          name: entry.name !== undefined && entry.name !== current.name ? entry.name : null,
+          email: entry.email !== undefined && entry.email !== current.email ? entry.email : null,
+        };
+      })
+      .filter((change) => change.name !== null || change.email !== null);
+    if (accountChanges.length > 0) {
+      const values = sql.join(
+        accountChanges.map((change) => sql`(${change.userId}::uuid, ${change.name}::text, ${change.email}::text)`),
+        sql`, `,
+      );
+      await tx.execute(sql`
+        update ${users} set
+          name = coalesce(changes.name, ${users.name}),
+          email = coalesce(changes.email, ${users.email}),
+          is_email_verified = case when changes.email is null then ${users.isEmailVerified} else false end,
+          email_verified_at = case when changes.email is null then ${users.emailVerifiedAt} else null end,
+          updated_at = ${sql.param(now(), users.updatedAt)}
+        from (values ${values}) as changes(user_id, name, email)
+        where ${users.id} = changes.user_id`);
+      // Links emailed to the old address must not act on the new one.
+      const newAddresses = accountChanges.filter((change) => change.email !== null).map((change) => change.userId);
+      if (newAddresses.length > 0) await tx.delete(emailTokens).where(inArray(emailTokens.userId, newAddresses));
     }
   });
   for (const userId of userIds) forgetCachedProfile(userId);

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { vi } from 'vitest';
 import { db } from '../../lib/db/client';
 import { caseAccess, cases, emails, emailTags, emailThreads, materialProfiles, organizationMembers, tags } from '../../lib/db/schema';
 import { createUser, type TestUser } from '../harness/actors';
@@ -83,14 +82,4 @@ export async function createProfile(caseId: string, platform: 'professional_netw
   return profile!;
 }
 
-/** Runs `run` and counts the SQL statements it sends through the shared connection (N+1 checks). */
-export async function countQueries<T>(run: () => Promise<T>): Promise<{ result: T; queries: number }> {
-  const session = (db() as unknown as { session: { prepareQuery: (...args: unknown[]) => unknown } }).session;
-  const spy = vi.spyOn(session, 'prepareQuery');
-  try {
-    const result = await run();
-    return { result, queries: spy.mock.calls.length };
-  } finally {
-    spy.mockRestore();
-  }
-}
+export { countQueries } from '../harness/queries';

@@ -5,6 +5,7 @@ import { db } from '../../lib/db/client';
 import { organizationMembers, organizationPlans, organizations, users } from '../../lib/db/schema';
 import { addMember, createUser, type TestUser, tokenFromEmail, uniqueEmail, updateUserRow } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
+import { countQueries } from '../harness/queries';
 
 type Role = (typeof organizationMembers.$inferInsert)['role'];
 
@@ -65,6 +66,32 @@ describe('PATCH /organization/{orgId}/user', () => {
     expect(login.userProfile).toMatchObject({ id: sole.id, name: 'Samantha Sole', email: newEmail, isEmailVerified: false });
     const profile = expectData(await invoke(routes.getProfile, { token: sole.accessToken }));
     expect(profile).toMatchObject({ name: 'Samantha Sole', email: newEmail });
+  });
+
+  it('sends the same number of SQL statements for one entry as for five', async () => {
+    // Prepare: five sole members, each to get a new role, name and email
+    const owner = await createUser();
+    const people = await Promise.all(Array.from({ length: 5 }, () => soleMember(owner.organizationId)));
+    const entry = (person: TestUser) => ({ userId: person.id, role: 'employee' as const, name: `Renamed ${person.id.slice(-4)}`, email: uniqueEmail('bulk') });
+    // Act
+    const one = await countQueries(() => updateUsers(owner, owner.organizationId, { users: [entry(people[0]!)] }));
+    const five = await countQueries(() => updateUsers(owner, owner.organizationId, { users: people.map(entry) }));
+    // Assess
+    expectData(one.result);
+    expectData(five.result);
+    expect(one.queries).toBeGreaterThan(3);
+    expect(five.queries).toBe(one.queries);
+    const accounts = await Promise.all(people.map((p) => account(p.id)));
+    expect(accounts.every((a) => a.name.startsWith('Renamed') && a.email.startsWith('bulk') && !a.isEmailVerified)).toBe(true);
+    expect(new Set(Object.values(await rolesIn(owner.organizationId, people.map((p) => p.id))))).toEqual(new Set(['employee']));
+  });
+
+  it('merges entries for the same member, later fields winning', async () => {
+    const owner = await createUser();
+    const sole = await soleMember(owner.organizationId, 'member', 'First Name');
+    expectData(await updateUsers(owner, owner.organizationId, { users: [{ userId: sole.id, role: 'employee', name: 'Early' }, { userId: sole.id, name: 'Late' }] }));
+    expect((await account(sole.id)).name).toBe('Late');
+    expect((await rolesIn(owner.organizationId, [sole.id]))[sole.id]).toBe('employee');
   });
 
   it('voids the links emailed to the old address when the email changes', async () => {
