@@ -245,19 +245,25 @@ export async function currentPlan(organizationId: string) {
 /** GET /billing/credits: balance, currency, deduct percentage and the ledger newest first. */
 export async function credits(organizationId: string, query: { limit?: number; skip?: number }) {
   if (!config().FEATURE_CREDITS) throw new ForbiddenError('Credits are turned off', 'FEATURE_DISABLED');
-  const organization = await loadOrganization(organizationId);
   const limit = query.limit ?? 50;
   const skip = query.skip ?? 0;
-  const [ledger, [totals]] = await Promise.all([
-    db()
-      .select()
-      .from(creditLedger)
-      .where(eq(creditLedger.organizationId, organizationId))
-      .orderBy(desc(creditLedger.createdAt), desc(creditLedger.id))
-      .limit(limit)
-      .offset(skip),
-    db().select({ total: count() }).from(creditLedger).where(eq(creditLedger.organizationId, organizationId)),
-  ]);
+  // One snapshot: a charge committing between the reads must not show a balance the ledger
+  // does not add up to.
+  const { organization, ledger, totals } = await db().transaction(
+    async (tx) => {
+      const [organization] = await tx.select().from(organizations).where(eq(organizations.id, organizationId));
+      const ledger = await tx
+        .select()
+        .from(creditLedger)
+        .where(eq(creditLedger.organizationId, organizationId))
+        .orderBy(desc(creditLedger.createdAt), desc(creditLedger.id))
+        .limit(limit)
+        .offset(skip);
+      const [totals] = await tx.select({ total: count() }).from(creditLedger).where(eq(creditLedger.organizationId, organizationId));
+      return { organization: organization!, ledger, totals };
+    },
+    { isolationLevel: 'repeatable read', accessMode: 'read only' },
+  );
   return {
     balanceCents: organization.creditBalanceCents,
     currency: 'usd',
