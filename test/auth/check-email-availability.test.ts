@@ -15,11 +15,20 @@ describe('POST /auth/check-email-availability', () => {
 
     const free = await invoke(routes.checkEmailAvailability, { body: { email: uniqueEmail('free') }, ip: '198.51.100.1' });
     const taken = await invoke(routes.checkEmailAvailability, { body: { email: user.email.toUpperCase() }, ip: '198.51.100.1' });
-    const custodial = await invoke(routes.checkEmailAvailability, { body: { email: custodian }, ip: '198.51.100.1' });
+    const custodial = await invoke(routes.checkEmailAvailability, { body: { email: custodian.toUpperCase() }, ip: '198.51.100.1' });
 
     expect(expectData(free)).toEqual({ isAvailable: true, type: null });
     expect(expectData(taken)).toEqual({ isAvailable: false, type: 'user' });
     expect(expectData(custodial)).toEqual({ isAvailable: false, type: 'custodian' });
+  });
+
+  it('can only hold custodian emails lowercased, so the lowercased comparison never misses one', async () => {
+    const user = await createUser();
+    const failure = await db()
+      .insert(extractionCodes)
+      .values({ organizationId: user.organizationId, codeHash: hashToken('code-2'), custodianEmail: 'Mixed.Case@Example.com' })
+      .then(() => null, (error: Error & { cause?: Error }) => `${error.message} ${error.cause?.message ?? ''}`);
+    expect(failure).toContain('extraction_codes_custodian_email_lowercase');
   });
 
   it('allows 10 requests per minute per client, then 429 with Retry-After, then again in the next minute', async () => {

@@ -1,4 +1,5 @@
-import { index, integer, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { check, index, integer, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { id, timestamps, timestamptz } from '../columns';
 import { organizations } from './organizations';
 
@@ -45,7 +46,7 @@ export const extractionCodes = pgTable(
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),
     codeHash: text('code_hash').notNull(),
-    /** Stored lowercased, like users.email. */
+    /** Stored lowercased, like users.email (a check constraint holds whoever writes it to that). */
     custodianEmail: text('custodian_email').notNull(),
     custodianName: text('custodian_name'),
     /** The case the code collects evidence for, when it was issued for one. */
@@ -54,5 +55,10 @@ export const extractionCodes = pgTable(
     usedAt: timestamptz('used_at'),
     ...timestamps,
   },
-  (t) => [index('extraction_codes_custodian_email_idx').on(t.custodianEmail), index('extraction_codes_organization_idx').on(t.organizationId)],
+  (t) => [
+    index('extraction_codes_custodian_email_idx').on(t.custodianEmail),
+    index('extraction_codes_organization_idx').on(t.organizationId),
+    // check-email-availability compares the lowercased address with this column as it is.
+    check('extraction_codes_custodian_email_lowercase', sql`${t.custodianEmail} = lower(${t.custodianEmail})`),
+  ],
 );

@@ -1,0 +1,3 @@
+-- Rows written before the constraint are lowercased first, so it can be added.
+UPDATE "extraction_codes" SET "custodian_email" = lower("custodian_email") WHERE "custodian_email" <> lower("custodian_email");--> statement-breakpoint
+ALTER TABLE "extraction_codes" ADD CONSTRAINT "extraction_codes_custodian_email_lowercase" CHECK ("extraction_codes"."custodian_email" = lower("extraction_codes"."custodian_email"));
