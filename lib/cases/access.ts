@@ -2,6 +2,8 @@ import { and, eq } from 'drizzle-orm';
 import { db } from '../db/client';
 import { caseAccess, cases, organizationMembers } from '../db/schema';
 import { ForbiddenError, NotFoundError } from '../http/errors';
+import type { OrganizationRole } from '../organizations/roles';
+import { type CaseRule, caseRuleAllows } from './rules';
 
 export type CaseAccessLevel = (typeof caseAccess.$inferSelect)['access'];
 type CaseRow = typeof cases.$inferSelect;
@@ -23,4 +25,9 @@ export async function caseWithAccess(caseId: string, userId: string, organizatio
   if (organizationId && row.case.organizationId !== organizationId) throw new ForbiddenError('The case belongs to another organization');
   if (!row.orgRole || !row.access) throw new ForbiddenError('You have no access to this case', 'INSUFFICIENT_ROLE');
   return { case: row.case, access: row.access, orgRole: row.orgRole };
+}
+
+/** Refuses (403) a caller whom the route's case rule (lib/cases/rules.ts) does not let through. */
+export function assertCaseRule(found: { access: CaseAccessLevel; orgRole: string }, rule: CaseRule, message: string): void {
+  if (!caseRuleAllows(rule, found.access, found.orgRole as OrganizationRole)) throw new ForbiddenError(message, 'INSUFFICIENT_ROLE');
 }

@@ -6,7 +6,8 @@ import { transaction } from '../db/transaction';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../http/errors';
 import type { Actor, OrganizationContext } from '../http/types';
 import { pageWindow, type PagingInput, toPage } from '../paging';
-import { type CaseAccessLevel, caseWithAccess } from './access';
+import { assertCaseRule, type CaseAccessLevel, caseWithAccess } from './access';
+import { CASE_RULES } from './rules';
 
 type CaseRow = typeof cases.$inferSelect;
 
@@ -68,16 +69,10 @@ export async function getCase(organization: OrganizationContext, actor: Actor, c
   return toCaseEntity(found.case, found.access);
 }
 
-function assertManages(access: CaseAccessLevel, orgRole: string): void {
-  if (access !== 'owner' && access !== 'admin' && orgRole !== 'owner' && orgRole !== 'admin') {
-    throw new ForbiddenError('Owner or admin access to the case is required', 'INSUFFICIENT_ROLE');
-  }
-}
-
 /** PATCH /cases/{caseId}: rename, archive (archived: true) or restore (false). */
 export async function updateCase(organization: OrganizationContext, actor: Actor, caseId: string, input: { name?: string; archived?: boolean }) {
   const found = await caseWithAccess(caseId, actor.user.id, organization.id);
-  assertManages(found.access, found.orgRole);
+  assertCaseRule(found, CASE_RULES.manage, 'Owner or admin access to the case is required');
   const changes: Partial<typeof cases.$inferInsert> = {};
   if (input.name !== undefined) changes.name = input.name;
   if (input.archived !== undefined) changes.archivedAt = input.archived ? (found.case.archivedAt ?? now()) : null;
@@ -89,9 +84,7 @@ export async function updateCase(organization: OrganizationContext, actor: Actor
 /** DELETE /cases/{caseId}: soft delete (the evidence stays, the case disappears from every list). */
 export async function deleteCase(organization: OrganizationContext, actor: Actor, caseId: string) {
   const found = await caseWithAccess(caseId, actor.user.id, organization.id);
-  if (found.access !== 'owner' && found.orgRole !== 'owner' && found.orgRole !== 'admin') {
-    throw new ForbiddenError('Only the case owner or an organization admin may delete a case', 'INSUFFICIENT_ROLE');
-  }
+  assertCaseRule(found, CASE_RULES.delete, 'Only the case owner or an organization owner or admin may delete a case');
   await db().update(cases).set({ deletedAt: now() }).where(eq(cases.id, caseId));
   return { message: `Case "${found.case.name}" deleted` };
 }
@@ -99,7 +92,7 @@ export async function deleteCase(organization: OrganizationContext, actor: Actor
 /** PUT /cases/{caseId}/access/{userId}: grant or change a member's access; only an owner grants owner. */
 export async function grantCaseAccess(organization: OrganizationContext, actor: Actor, caseId: string, userId: string, access: CaseAccessLevel) {
   const found = await caseWithAccess(caseId, actor.user.id, organization.id);
-  assertManages(found.access, found.orgRole);
+  assertCaseRule(found, CASE_RULES.manage, 'Owner or admin access to the case is required');
   if (access === 'owner' && found.access !== 'owner' && found.orgRole !== 'owner') {
     throw new ForbiddenError('Only a case owner may grant owner access', 'INSUFFICIENT_ROLE');
   }
@@ -121,7 +114,8 @@ export async function grantCaseAccess(organization: OrganizationContext, actor: 
 /** DELETE /cases/{caseId}/access/{userId}: revoke; the last owner cannot be removed. */
 export async function revokeCaseAccess(organization: OrganizationContext, actor: Actor, caseId: string, userId: string) {
   const found = await caseWithAccess(caseId, actor.user.id, organization.id);
-  if (userId !== actor.user.id) assertManages(found.access, found.orgRole);
+  // Anyone may give up their own access; taking someone else's is managing the case.
+  if (userId !== actor.user.id) assertCaseRule(found, CASE_RULES.manage, 'Owner or admin access to the case is required');
   const removed = await transaction(async (tx) => {
     await assertKeepsOwner(tx, caseId, userId, null, mayChangeOwners(found));
     return tx.delete(caseAccess).where(and(eq(caseAccess.caseId, caseId), eq(caseAccess.userId, userId))).returning();

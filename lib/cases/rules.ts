@@ -18,9 +18,10 @@ export interface CaseRule {
 }
 
 /**
- * The case rules of the route table (`case` on an entry). Enforced in lib/cases, lib/material and
- * lib/billing through `caseRuleAllows`; the authorization matrix (test/contract) checks every
- * route that takes a case against its rule.
+ * The case rules of the route table (`case` on an entry). `caseWithAccess` (lib/cases/access.ts)
+ * is the read rule itself; the others are applied with `assertCaseRule` in lib/cases,
+ * lib/material and lib/billing. The case-access matrix (test/contract) checks every route that
+ * takes a case against the rule its entry declares.
  */
 export const CASE_RULES = {
   /** Reading a case and its material: any access, opposing counsel included (filtered by profile visibility). */

@@ -1,5 +1,6 @@
 import { and, eq } from 'drizzle-orm';
-import { caseWithAccess } from '../cases/access';
+import { assertCaseRule, caseWithAccess } from '../cases/access';
+import { CASE_RULES } from '../cases/rules';
 import { devices, deviceNotes } from '../db/schema';
 import { transaction } from '../db/transaction';
 import { ForbiddenError, ValidationFailedError } from '../http/errors';
@@ -68,7 +69,7 @@ export interface ImportNotesInput {
  */
 export async function importNotes(organization: OrganizationContext, actor: Actor, caseId: string, input: ImportNotesInput) {
   const found = await caseWithAccess(caseId, actor.user.id, organization.id);
-  if (found.access !== 'owner' && found.access !== 'admin') throw new ForbiddenError('Importing evidence needs owner or admin access to the case', 'INSUFFICIENT_ROLE');
+  assertCaseRule(found, CASE_RULES.import, 'Importing evidence needs owner or admin access to the case');
 
   // Bad input is 400 VALIDATION_FAILED naming the fields (at most MAX_DETAILS of them).
   const seen = new Set<number>();
