@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeList, routes } from '../../functions/routes';
-import { buildOpenApiDocument, type Json, loadRouteDefinitions, type RouteWithSchemas } from '../../infra/openapi/document';
+import type { Json, RouteWithSchemas } from '../../infra/openapi/document';
 import { type Scope, SCOPES } from '../../lib/auth/scopes';
 import { startLoginSession } from '../../lib/auth/sessions';
 import { db } from '../../lib/db/client';
@@ -13,7 +13,8 @@ import { type OrganizationRole, ROLES_BY_RANK } from '../../lib/organizations/ro
 import { addMember, createUser, type TestUser, updateUserRow } from '../harness/actors';
 import { expectData, invoke, type InvokeOptions, type InvokeResult } from '../harness/invoke';
 import { CALLERS, type Caller, callerName, type Expected, expectedFor, meets, tokenScopes } from './support/authorization';
-import { ContractChecker } from './support/contract';
+import type { ContractChecker } from './support/contract';
+import { ipSequence, loadContract } from './support/setup';
 import { invalidParts, type RequestSubject, validRequest } from './support/requests';
 
 /**
@@ -25,7 +26,7 @@ import { invalidParts, type RequestSubject, validRequest } from './support/reque
 
 let document: Json;
 let checker: ContractChecker;
-const definitions = new Map<string, RouteWithSchemas>();
+let definitions: Map<string, RouteWithSchemas>;
 
 let owner: TestUser;
 const members = new Map<OrganizationRole, TestUser>();
@@ -47,11 +48,7 @@ interface Row {
 }
 const matrix = new Map<string, Row[]>();
 
-let ipCounter = 0;
-const uniqueIp = () => {
-  ipCounter += 1;
-  return `198.18.${Math.floor(ipCounter / 250) % 250}.${(ipCounter % 250) + 1}`;
-};
+const uniqueIp = ipSequence('198.18');
 
 async function slugOf(organizationId: string): Promise<string> {
   const [row] = await db().select({ slug: organizations.slug }).from(organizations).where(eq(organizations.id, organizationId));
@@ -100,10 +97,7 @@ async function credentialsFor(caller: Caller, route: RouteDefinition): Promise<P
 const describeExpected = (expected: Expected) => (expected.outcome === 'refused' ? `${expected.status} ${expected.code}` : expected.outcome);
 
 beforeAll(async () => {
-  const loaded = await loadRouteDefinitions();
-  for (const definition of loaded) definitions.set(definition.route.operationId, definition);
-  document = buildOpenApiDocument(loaded);
-  checker = new ContractChecker(document);
+  ({ document, checker, definitions } = await loadContract());
 
   owner = await createUser();
   members.set('owner', owner);

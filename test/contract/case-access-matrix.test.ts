@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeList } from '../../functions/routes';
-import { buildOpenApiDocument, type Json, loadRouteDefinitions, type RouteWithSchemas } from '../../infra/openapi/document';
+import type { Json, RouteWithSchemas } from '../../infra/openapi/document';
 import { startLoginSession } from '../../lib/auth/sessions';
 import { db } from '../../lib/db/client';
 import type { CaseAccess } from '../../lib/cases/rules';
@@ -11,7 +11,8 @@ import type { OrganizationRole } from '../../lib/organizations/roles';
 import { grantCase, putOnPlan } from '../billing/billing-helpers';
 import { addMember, createCaseRow, createUser, type TestUser } from '../harness/actors';
 import { invoke, type InvokeResult } from '../harness/invoke';
-import { ContractChecker } from './support/contract';
+import type { ContractChecker } from './support/contract';
+import { ipSequence, loadContract } from './support/setup';
 import { invalidParts, operationsById, type RequestSubject, validRequest } from './support/requests';
 
 /**
@@ -59,18 +60,14 @@ function allowed(route: RouteDefinition, caller: CaseCaller): boolean {
 
 let document: Json;
 let checker: ContractChecker;
-const definitions = new Map<string, RouteWithSchemas>();
+let definitions: Map<string, RouteWithSchemas>;
 let owner: TestUser;
 let subject: RequestSubject;
 const users = new Map<string, TestUser>();
 const caseRoutes = routeList.filter((route) => route.case);
 const matrix = new Map<string, string[]>();
 
-let ipCounter = 0;
-const uniqueIp = () => {
-  ipCounter += 1;
-  return `198.20.${Math.floor(ipCounter / 250) % 250}.${(ipCounter % 250) + 1}`;
-};
+const uniqueIp = ipSequence('198.20');
 
 /** The required case id parameters of an operation in the document (an optional one, as on the billing history, only filters). */
 function caseIdParameters(operationId: string): string[] {
@@ -79,10 +76,7 @@ function caseIdParameters(operationId: string): string[] {
 }
 
 beforeAll(async () => {
-  const loaded = await loadRouteDefinitions();
-  for (const definition of loaded) definitions.set(definition.route.operationId, definition);
-  document = buildOpenApiDocument(loaded);
-  checker = new ContractChecker(document);
+  ({ document, checker, definitions } = await loadContract());
   owner = await createUser();
   subject = { organizationId: owner.organizationId, organizationSlug: '' };
   // Case billing needs a self-serve plan (403 FEATURE_DISABLED before one is selected).

@@ -5,10 +5,11 @@ import { routeList } from '../../functions/routes';
 import { createLocalServer, listen } from '../../infra/local/app';
 import { matchRoute } from '../../infra/local/router';
 import { type ApiClient, createApiClient } from '../../infra/openapi/client';
-import { buildOpenApiDocument, type Json, loadRouteDefinitions, type RouteWithSchemas } from '../../infra/openapi/document';
+import type { Json, RouteWithSchemas } from '../../infra/openapi/document';
 import { tokenFromEmail, uniqueEmail, updateUserRow } from '../harness/actors';
 import { mailSink } from '../harness/setup';
-import { ContractChecker } from './support/contract';
+import type { ContractChecker } from './support/contract';
+import { loadContract } from './support/setup';
 import { validRequest } from './support/requests';
 
 /**
@@ -23,7 +24,7 @@ let server: Server;
 let base: string;
 let document: Json;
 let checker: ContractChecker;
-const definitions = new Map<string, RouteWithSchemas>();
+let definitions: Map<string, RouteWithSchemas>;
 const problems: string[] = [];
 const successes = new Set<string>();
 
@@ -53,10 +54,7 @@ function ok<T extends { data?: unknown; error?: unknown; response: Response }>(r
 }
 
 beforeAll(async () => {
-  const loaded = await loadRouteDefinitions();
-  for (const definition of loaded) definitions.set(definition.route.operationId, definition);
-  document = buildOpenApiDocument(loaded);
-  checker = new ContractChecker(document);
+  ({ document, checker, definitions } = await loadContract());
   server = createLocalServer({ mailSink });
   base = await listen(server, 0);
   api = createApiClient({ baseUrl: base, token: () => session.accessToken, fetch: checkedFetch });

@@ -2,12 +2,13 @@ import fc from 'fast-check';
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { routeList } from '../../functions/routes';
-import { buildOpenApiDocument, type Json, loadRouteDefinitions, type RouteWithSchemas } from '../../infra/openapi/document';
+import type { Json, RouteWithSchemas } from '../../infra/openapi/document';
 import { db } from '../../lib/db/client';
 import { organizations } from '../../lib/db/schema';
 import { createUser, type TestUser, updateUserRow } from '../harness/actors';
 import { invoke } from '../harness/invoke';
-import { ContractChecker } from './support/contract';
+import type { ContractChecker } from './support/contract';
+import { ipSequence, loadContract } from './support/setup';
 import { malformedRequest, mutationsFor } from './support/fuzz';
 import { invalidParts, type RequestSubject, validRequest } from './support/requests';
 
@@ -23,26 +24,19 @@ const seed = process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED) } : {
 
 let document: Json;
 let checker: ContractChecker;
-const definitions = new Map<string, RouteWithSchemas>();
+let definitions: Map<string, RouteWithSchemas>;
 let owner: TestUser;
 let subject: RequestSubject;
 let sent = 0;
 let runsPerRoute = 0;
 const statuses = new Map<number, number>();
 
-let ipCounter = 0;
-const uniqueIp = () => {
-  ipCounter += 1;
-  return `198.19.${Math.floor(ipCounter / 250) % 250}.${(ipCounter % 250) + 1}`;
-};
+const uniqueIp = ipSequence('198.19');
 
 beforeAll(async () => {
-  const loaded = await loadRouteDefinitions();
-  for (const definition of loaded) definitions.set(definition.route.operationId, definition);
-  document = buildOpenApiDocument(loaded);
-  checker = new ContractChecker(document);
+  ({ document, checker, definitions } = await loadContract());
   // Spread the total over the routes that take anything that can be malformed (all of them, today).
-  const fuzzable = loaded.filter((definition) => mutationsFor(document, definition).length > 0).length;
+  const fuzzable = [...definitions.values()].filter((definition) => mutationsFor(document, definition).length > 0).length;
   runsPerRoute = Math.ceil(TOTAL / fuzzable) + 2;
   owner = await createUser();
   // Super admin too, so the super-admin routes get as far as input validation as well.
