@@ -19,6 +19,7 @@ const server = createLocalServer({ mailSink });
 const host = process.env.HOST ?? '127.0.0.1';
 const url = await listen(server, PORT, host);
 console.log(`Case Evidence and Billing Service on ${url} (${DATABASE_URL ? 'Postgres server' : `PGlite in ${DATA_DIR}`})`);
+console.log(`  API reference ${url}/docs, description ${url}/openapi.json, mail sink ${url}/_dev/emails`);
 
 const shutdown = async () => {
   stopMaintenance();
