@@ -23,13 +23,19 @@ export interface FunctionPermissions {
   storage: { read: string[]; write: string[] };
 }
 
-/** Prefixes a storage-using function gets when no override names them. */
-export const DEFAULT_STORAGE_PREFIXES = ['evidence/', 'reports/'];
+/**
+ * Prefixes a storage-using function gets when no override names them: the key layout of
+ * lib/storage users, `cases/<caseId>/...` for evidence (importers, device-note attachments) and
+ * `reports/<organizationId>/...` for billing reports.
+ */
+export const DEFAULT_STORAGE_PREFIXES = ['cases/', 'reports/'];
 
 /** Per operationId (or `maintenance`): fields given here replace the derived ones. */
 export const PERMISSION_OVERRIDES: Readonly<Record<string, Partial<FunctionPermissions>>> = {
   // lib/billing/report.ts writes reports/<organizationId>/... and presigns a GET for it.
   createBillingReport: { storage: { read: ['reports/'], write: ['reports/'] } },
+  // lib/material/notes.ts only checks that attachments exist under cases/<caseId>/ (HeadObject).
+  importCaseNotes: { storage: { read: ['cases/'], write: [] } },
 };
 
 const MAIL_SOURCES = ['lib/mail/transport.ts'];

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, normalize } from 'node:path';
 import { addSeconds, now } from '../clock';
 import { config } from '../config';
@@ -76,8 +76,8 @@ export class DirectoryStorage implements ObjectStorage {
 
   async exists(key: string): Promise<boolean> {
     try {
-      await readFile(this.pathOf(key));
-      return true;
+      // stat, not read: an attachment may be large, and only its presence matters here.
+      return (await stat(this.pathOf(key))).isFile();
     } catch {
       return false;
     }

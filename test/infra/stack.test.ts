@@ -199,6 +199,12 @@ describe('the synthesized stack', () => {
       expect(fn.Properties.Environment.Variables.STORAGE_BUCKET).toBe('case-evidence-dev-objects-000000000000-us-east-1');
     }
 
+    // Device-note import only looks attachments up, under the case key layout (cases/<caseId>/...).
+    const importNotes = routeFunction(dev, routeList.find((r) => r.operationId === 'importCaseNotes')!);
+    const importS3 = statementsOf(importNotes.role).filter((s) => s.actions.some((a) => a.startsWith('s3:')));
+    expect(importS3.flatMap((s) => s.actions)).toEqual(['s3:GetObject']);
+    expect(importS3.flatMap((s) => s.resources)).toEqual([`arn:aws:s3:::case-evidence-dev-objects-000000000000-us-east-1/cases/*`]);
+
     // Every function: SES iff its bundle holds the SES transport, Stripe iff it holds the processor.
     for (const deployed of dev.functions) {
       const actions = statementsOf(resourcesOfFunction(deployed).role).flatMap((s) => s.actions);
