@@ -36,6 +36,8 @@ export const PERMISSION_OVERRIDES: Readonly<Record<string, Partial<FunctionPermi
   createBillingReport: { storage: { read: ['reports/'], write: ['reports/'] } },
   // lib/material/notes.ts only checks that attachments exist under cases/<caseId>/ (HeadObject).
   importCaseNotes: { storage: { read: ['cases/'], write: [] } },
+  // lib/material/uploads.ts presigns PUTs under cases/<caseId>/notes/ for the desktop extractor.
+  createAttachmentUploads: { storage: { read: [], write: ['cases/'] } },
 };
 
 const MAIL_SOURCES = ['lib/mail/transport.ts'];

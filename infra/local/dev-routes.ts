@@ -13,10 +13,22 @@ async function formBody(req: IncomingMessage): Promise<URLSearchParams> {
 
 const dollars = (cents: number) => `${cents < 0 ? '-' : ''}$${(Math.abs(cents) / 100).toFixed(2).replace(/\B(?=(\d{3})+(?!\d))/g, ',')}`;
 
+/** The request body if it is at most `limit` bytes; null (the rest unread) when it is larger. */
+async function readAtMost(req: IncomingMessage, limit: number): Promise<Buffer | null> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  for await (const chunk of req) {
+    length += (chunk as Buffer).length;
+    if (length > limit) return null;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
 /**
  * Local-only pages that stand in for what lives outside our walls in the cloud: the sandbox
- * processor's card set-up page and hosted invoice pages (Stripe's hosted_invoice_url), and signed
- * download links of the directory object store.
+ * processor's card set-up page and hosted invoice pages (Stripe's hosted_invoice_url), and the
+ * directory object store's signed download and upload links (presigned S3 GET and PUT).
  * Returns false when the request is not one of them.
  */
 export async function handleDevRoute(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
@@ -57,6 +69,24 @@ export async function handleDevRoute(req: IncomingMessage, res: ServerResponse, 
 <h1>Invoice (sandbox)</h1><p>${escapeHtml(invoice.id)} &middot; ${escapeHtml(invoice.createdAt.toISOString().slice(0, 10))} &middot; status <strong>${escapeHtml(invoice.status)}</strong></p>
 <table style="width:100%;border-collapse:collapse"><tbody>${lines}</tbody>
 <tfoot><tr><th style="text-align:left">Total</th><th style="text-align:right">${dollars(invoice.amountCents)}</th></tr></tfoot></table></body></html>`);
+    return true;
+  }
+  const upload = /^\/_local\/uploads\/(.+)$/.exec(url.pathname);
+  if (upload && req.method === 'PUT') {
+    // The stand-in for a presigned S3 PUT: signed over key, content type and size, expiring.
+    const storage = objectStorage();
+    const key = upload[1]!.split('/').map(decodeURIComponent).join('/');
+    const link = {
+      expires: Number(url.searchParams.get('expires')),
+      size: Number(url.searchParams.get('size')),
+      signature: url.searchParams.get('signature') ?? '',
+      contentType: String(req.headers['content-type'] ?? ''),
+    };
+    const outcome = storage instanceof DirectoryStorage ? await storage.writeSigned(key, link, (limit) => readAtMost(req, limit)) : 'forbidden';
+    const answers = { stored: [200, 'Stored'], forbidden: [403, 'The link is invalid or has expired, or the content type differs'], 'too-large': [413, 'The body is larger than the size the link was made for'] } as const;
+    const [status, text] = answers[outcome];
+    res.writeHead(status, { 'Content-Type': 'text/plain' });
+    res.end(text);
     return true;
   }
   const object = /^\/_local\/objects\/(.+)$/.exec(url.pathname);

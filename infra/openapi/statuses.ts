@@ -98,7 +98,8 @@ export function takesOrganizationHeader(route: RouteDefinition): boolean {
  * 400 when it validates input (body, query, path or the organization header) or parses a JSON body;
  * 401 and 403 when it needs a bearer token (a scoped automation token without the route's scope is
  * 403, and so is every automation token on a route without a scope; role rules and super-admin
- * routes are 403 too); 429 when it has the service's own rate limit; 500 always.
+ * routes are 403 too); 403 and 404 when it acts on one case (its case rule, an unknown case); 429
+ * when it has the service's own rate limit; 500 always.
  */
 export function derivedErrorStatuses(route: RouteDefinition, schemas: RequestSchemas): ErrorStatus[] {
   const statuses = new Set<ErrorStatus>([500]);
@@ -109,6 +110,11 @@ export function derivedErrorStatuses(route: RouteDefinition, schemas: RequestSch
   }
   if (route.organization || route.superAdmin) statuses.add(403);
   if (route.rateLimit) statuses.add(429);
+  // A route that acts on one case answers 404 for an unknown or deleted case, 403 by its case rule.
+  if (route.case) {
+    statuses.add(403);
+    statuses.add(404);
+  }
   return [...statuses];
 }
 

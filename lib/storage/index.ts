@@ -9,6 +9,11 @@ export interface ObjectStorage {
   put(key: string, body: Uint8Array, contentType: string): Promise<void>;
   /** A time-limited URL that downloads the object without credentials. */
   downloadUrl(key: string, expiresInSeconds: number): Promise<string>;
+  /**
+   * A time-limited URL that uploads the object with one PUT, without credentials. The upload must
+   * send `content-type: <contentType>`; the local store also holds it to at most `size` bytes.
+   */
+  uploadUrl(key: string, file: { contentType: string; size: number }, expiresInSeconds: number): Promise<string>;
   exists(key: string): Promise<boolean>;
 }
 
@@ -31,6 +36,12 @@ class S3Storage implements ObjectStorage {
   async downloadUrl(key: string, expiresInSeconds: number): Promise<string> {
     const [{ GetObjectCommand }, { getSignedUrl }] = await Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/s3-request-presigner')]);
     return getSignedUrl(await this.s3(), new GetObjectCommand({ Bucket: this.bucket, Key: key }), { expiresIn: expiresInSeconds });
+  }
+
+  async uploadUrl(key: string, file: { contentType: string }, expiresInSeconds: number): Promise<string> {
+    const [{ PutObjectCommand }, { getSignedUrl }] = await Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/s3-request-presigner')]);
+    // The bucket encrypts by default (SSE-KMS), so the uploader needs no encryption header.
+    return getSignedUrl(await this.s3(), new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: file.contentType }), { expiresIn: expiresInSeconds });
   }
 
   async exists(key: string): Promise<boolean> {
@@ -72,6 +83,34 @@ export class DirectoryStorage implements ObjectStorage {
     url.searchParams.set('expires', String(expires));
     url.searchParams.set('signature', this.sign(key, expires));
     return url.toString();
+  }
+
+  async uploadUrl(key: string, file: { contentType: string; size: number }, expiresInSeconds: number): Promise<string> {
+    const expires = Math.floor(addSeconds(now(), expiresInSeconds).getTime() / 1000);
+    const url = new URL(`/_local/uploads/${key.split('/').map(encodeURIComponent).join('/')}`, config().PUBLIC_BASE_URL);
+    url.searchParams.set('expires', String(expires));
+    url.searchParams.set('size', String(file.size));
+    url.searchParams.set('signature', this.sign(`PUT\n${key}\n${file.contentType}\n${file.size}`, expires));
+    return url.toString();
+  }
+
+  /**
+   * Stores the body of a signed, unexpired upload link (the local server's /_local/uploads/{key}):
+   * 'stored', or why not. `read` gets at most `limit` bytes and reports when the body has more.
+   */
+  async writeSigned(
+    key: string,
+    link: { expires: number; size: number; signature: string; contentType: string },
+    read: (limit: number) => Promise<Buffer | null>,
+  ): Promise<'stored' | 'forbidden' | 'too-large'> {
+    if (!Number.isFinite(link.expires) || link.expires * 1000 < now().getTime() || !Number.isSafeInteger(link.size)) return 'forbidden';
+    const expected = Buffer.from(this.sign(`PUT\n${key}\n${link.contentType}\n${link.size}`, link.expires));
+    const given = Buffer.from(link.signature);
+    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return 'forbidden';
+    const body = await read(link.size);
+    if (!body) return 'too-large';
+    await this.put(key, body);
+    return 'stored';
   }
 
   async exists(key: string): Promise<boolean> {

@@ -215,6 +215,34 @@ export const ImportNotesResponseEntity = z
   })
   .register(z.globalRegistry, { id: 'ImportNotesResponseEntity' });
 
+/** An attachment the desktop extractor is about to upload: its file name, type and size. */
+const UploadFile = z.strictObject({
+  name: z.string().check(z.trim(), z.minLength(1), z.maxLength(255)),
+  contentType: z.string().check(z.maxLength(100), z.regex(/^[\w.+-]+\/[\w.+-]+$/, 'Must be a media type such as image/jpeg')),
+  size: z.int().check(z.minimum(1), z.maximum(5 * 1024 ** 3)),
+});
+
+export const CreateAttachmentUploadsDto = z
+  .strictObject({ files: z.array(UploadFile).check(z.minLength(1), z.maxLength(100)) })
+  .register(z.globalRegistry, { id: 'CreateAttachmentUploadsDto' });
+
+export const AttachmentUploadsResponseEntity = z
+  .object({
+    uploads: z.array(
+      z.object({
+        name: z.string(),
+        /** The object key to send in a note's `attachments` once uploaded. */
+        key: z.string(),
+        method: z.literal('PUT'),
+        url: z.string(),
+        /** Headers the upload must carry exactly (the link is signed over them). */
+        headers: z.record(z.string(), z.string()),
+        expiresAt: DateTime,
+      }),
+    ),
+  })
+  .register(z.globalRegistry, { id: 'AttachmentUploadsResponseEntity' });
+
 export const OrgReportQuery = z.object({ ...PagingQuery, searchText: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(100))) });
 
 export const OrganizationActivityReportPageEntity = PageEntity(

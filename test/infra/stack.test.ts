@@ -204,6 +204,11 @@ describe('the synthesized stack', () => {
     const importS3 = statementsOf(importNotes.role).filter((s) => s.actions.some((a) => a.startsWith('s3:')));
     expect(importS3.flatMap((s) => s.actions)).toEqual(['s3:GetObject']);
     expect(importS3.flatMap((s) => s.resources)).toEqual([`arn:aws:s3:::case-evidence-dev-objects-000000000000-us-east-1/cases/*`]);
+    // Its upload links are presigned PUTs: the signing role may put objects there, nothing else.
+    const uploads = routeFunction(dev, routeList.find((r) => r.operationId === 'createAttachmentUploads')!);
+    const uploadS3 = statementsOf(uploads.role).filter((s) => s.actions.some((a) => a.startsWith('s3:')));
+    expect(uploadS3.flatMap((s) => s.actions)).toEqual(['s3:PutObject']);
+    expect(uploadS3.flatMap((s) => s.resources)).toEqual([`arn:aws:s3:::case-evidence-dev-objects-000000000000-us-east-1/cases/*`]);
 
     // Every function: SES iff its bundle holds the SES transport, Stripe iff it holds the processor.
     for (const deployed of dev.functions) {

@@ -1214,6 +1214,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/extraction/case/attachment-uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Signed upload links for device-note attachments
+         * @description Bearer token. An automation token needs the `notes:import` scope.
+         *
+         *     Needs any role (owner, admin, full_access, employee, billing, member, user, client) in the organization of the `organization` header; 403 otherwise.
+         *
+         *     Needs owner, admin access to the case; 403 otherwise. A case of another organization than the header is 403.
+         *
+         *     Internal: part of the contract, not meant for general clients.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        post: operations["createAttachmentUploads"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/extraction/case/import-notes": {
         parameters: {
             query?: never;
@@ -1313,6 +1341,20 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+        };
+        AttachmentUploadsResponseEntity: {
+            uploads: {
+                name: string;
+                key: string;
+                /** @constant */
+                method: "PUT";
+                url: string;
+                headers: {
+                    [key: string]: string;
+                };
+                /** Format: date-time */
+                expiresAt: string;
+            }[];
         };
         AutomationTokenListEntity: {
             /** Format: uuid */
@@ -1493,6 +1535,13 @@ export interface components {
         CheckEmailAvailabilityDto: {
             /** Format: email */
             email: string;
+        };
+        CreateAttachmentUploadsDto: {
+            files: {
+                name: string;
+                contentType: string;
+                size: number;
+            }[];
         };
         CreateBillingSetupSessionDto: {
             /** Format: uri */
@@ -4500,6 +4549,47 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["SupportTicketPageEntity"];
+                        /** @constant */
+                        statusCode: 200;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createAttachmentUploads: {
+        parameters: {
+            query: {
+                caseId: string;
+            };
+            header: {
+                /** @description Id of the selected (active) organization. */
+                organization: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAttachmentUploadsDto"];
+            };
+        };
+        responses: {
+            /** @description Signed upload links for device-note attachments */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AttachmentUploadsResponseEntity"];
                         /** @constant */
                         statusCode: 200;
                         /** Format: date-time */

@@ -26,7 +26,7 @@ export function resolveSchema(document: Json, schema: Json | undefined): Json {
   return current;
 }
 
-const STRING_CANDIDATES = ['sample', 'a', '1', '+1 555 0100', 'abc-1', 'A1'];
+const STRING_CANDIDATES = ['sample', 'a', '1', '+1 555 0100', 'abc-1', 'A1', 'image/jpeg'];
 
 function sampleString(schema: Json): string {
   switch (schema.format) {
