@@ -1,7 +1,8 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, notInArray, sql } from 'drizzle-orm';
 import { assertCaseRule, caseWithAccess } from '../cases/access';
 import { CASE_RULES } from '../cases/rules';
-import { devices, deviceNotes } from '../db/schema';
+import type { Tx } from '../db/client';
+import { cases, devices, deviceNotes } from '../db/schema';
 import { transaction } from '../db/transaction';
 import { ForbiddenError, ValidationFailedError } from '../http/errors';
 import type { Actor, OrganizationContext } from '../http/types';
@@ -25,19 +26,19 @@ function isCaseObjectKey(key: string, prefix: string): boolean {
     .every((segment) => segment !== '' && segment !== '.' && segment !== '..');
 }
 
-/** The keys that are not in object storage, looked up at most LOOKUP_CONCURRENCY at a time. */
-async function missingObjects(keys: string[]): Promise<Set<string>> {
+/** The size of each key in object storage (null: not there), looked up at most LOOKUP_CONCURRENCY at a time. */
+async function objectSizes(keys: string[]): Promise<Map<string, number | null>> {
   const storage = objectStorage();
-  const missing = new Set<string>();
+  const sizes = new Map<string, number | null>();
   let next = 0;
   const worker = async () => {
     while (next < keys.length) {
       const key = keys[next++]!;
-      if (!(await storage.exists(key))) missing.add(key);
+      sizes.set(key, await storage.size(key));
     }
   };
   await Promise.all(Array.from({ length: Math.min(LOOKUP_CONCURRENCY, keys.length) }, worker));
-  return missing;
+  return sizes;
 }
 
 export interface NoteInput {
@@ -91,7 +92,8 @@ export async function importNotes(organization: OrganizationContext, actor: Acto
   if (outside.length) throw new ValidationFailedError(outside.slice(0, MAX_DETAILS));
 
   const references = [...new Set(input.notes.flatMap((note) => note.attachments ?? []))];
-  const missing = await missingObjects(references);
+  const sizes = await objectSizes(references);
+  const missing = new Set(references.filter((key) => sizes.get(key) === null));
   if (missing.size) {
     const details = input.notes.flatMap((note, noteIndex) =>
       (note.attachments ?? []).flatMap((key, index) =>
@@ -102,6 +104,8 @@ export async function importNotes(organization: OrganizationContext, actor: Acto
   }
 
   const { imported, deviceRowId } = await transaction(async (tx) => {
+    // Imports into one case take turns, so an attachment two of them link is counted once.
+    await tx.select({ id: cases.id }).from(cases).where(eq(cases.id, caseId)).for('no key update');
     const [known] = await tx
       .select({ id: devices.id })
       .from(devices)
@@ -142,7 +146,8 @@ export async function importNotes(organization: OrganizationContext, actor: Acto
         })),
       )
       .onConflictDoNothing()
-      .returning({ id: deviceNotes.id });
+      .returning({ id: deviceNotes.id, attachmentKeys: deviceNotes.attachmentKeys });
+    await countAttachmentBytes(tx, caseId, inserted, sizes);
     return { imported: inserted.length, deviceRowId };
   });
   const skipped = input.notes.length - imported;
@@ -153,4 +158,25 @@ export async function importNotes(organization: OrganizationContext, actor: Acto
     importedCount: imported,
     skippedCount: skipped,
   };
+}
+
+/**
+ * Adds the bytes of the attachments that the notes just inserted link to the case's storage (what
+ * the plan's storage figures and storage-stats add up). A key counts once per case: one an
+ * earlier note of the case already links is not counted again.
+ */
+async function countAttachmentBytes(tx: Tx, caseId: string, inserted: Array<{ id: string; attachmentKeys: string[] }>, sizes: Map<string, number | null>) {
+  const keys = [...new Set(inserted.flatMap((note) => note.attachmentKeys))];
+  if (keys.length === 0) return;
+  const keyArray = sql`array[${sql.join(
+    keys.map((key) => sql`${key}`),
+    sql`, `,
+  )}]::text[]`;
+  const linkedBefore = await tx
+    .selectDistinct({ key: sql<string>`unnest(${deviceNotes.attachmentKeys})` })
+    .from(deviceNotes)
+    .where(and(eq(deviceNotes.caseId, caseId), notInArray(deviceNotes.id, inserted.map((note) => note.id)), sql`${deviceNotes.attachmentKeys} && ${keyArray}`));
+  const counted = new Set(linkedBefore.map((row) => row.key));
+  const bytes = keys.filter((key) => !counted.has(key)).reduce((sum, key) => sum + (sizes.get(key) ?? 0), 0);
+  if (bytes > 0) await tx.update(cases).set({ storageBytes: sql`${cases.storageBytes} + ${bytes}` }).where(eq(cases.id, caseId));
 }

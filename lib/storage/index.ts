@@ -14,7 +14,8 @@ export interface ObjectStorage {
    * send `content-type: <contentType>`; the local store also holds it to at most `size` bytes.
    */
   uploadUrl(key: string, file: { contentType: string; size: number }, expiresInSeconds: number): Promise<string>;
-  exists(key: string): Promise<boolean>;
+  /** The object's size in bytes; null when there is no such object. */
+  size(key: string): Promise<number | null>;
 }
 
 /** Amazon S3 with presigned GET URLs; the SDK is imported on first use. */
@@ -44,13 +45,14 @@ class S3Storage implements ObjectStorage {
     return getSignedUrl(await this.s3(), new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: file.contentType }), { expiresIn: expiresInSeconds });
   }
 
-  async exists(key: string): Promise<boolean> {
+  async size(key: string): Promise<number | null> {
     const { HeadObjectCommand } = await import('@aws-sdk/client-s3');
     try {
-      await (await this.s3()).send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
-      return true;
+      const head = await (await this.s3()).send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return head.ContentLength ?? 0;
     } catch {
-      return false;
+      // Without s3:ListBucket a missing key answers 403, not 404: either way there is no object to link.
+      return null;
     }
   }
 }
@@ -113,12 +115,13 @@ export class DirectoryStorage implements ObjectStorage {
     return 'stored';
   }
 
-  async exists(key: string): Promise<boolean> {
+  async size(key: string): Promise<number | null> {
     try {
-      // stat, not read: an attachment may be large, and only its presence matters here.
-      return (await stat(this.pathOf(key))).isFile();
+      // stat, not read: an attachment may be large.
+      const found = await stat(this.pathOf(key));
+      return found.isFile() ? found.size : null;
     } catch {
-      return false;
+      return null;
     }
   }
 

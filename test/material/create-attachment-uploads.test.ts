@@ -69,7 +69,7 @@ describe('POST /extraction/case/attachment-uploads', () => {
     expect(pdf.key).toMatch(new RegExp(`^cases/${s.caseId}/notes/[0-9a-f-]{36}-__\\.\\._secret\\.pdf$`));
     expect(Date.parse(image.expiresAt) - Date.now()).toBeGreaterThan((UPLOAD_LINK_SECONDS - 60) * 1000);
     expect(put.status).toBe(200);
-    expect(await objectStorage().exists(image.key)).toBe(true);
+    expect(await objectStorage().size(image.key)).toBe(3);
     expect(imported.importedCount).toBe(1);
     const [note] = await db().select().from(deviceNotes).where(eq(deviceNotes.caseId, s.caseId));
     expect(note!.attachmentKeys).toEqual([image.key]);
@@ -88,7 +88,7 @@ describe('POST /extraction/case/attachment-uploads', () => {
     expect((await put(link.url, new Uint8Array(4))).status).toBe(413);
     testClock.advance(UPLOAD_LINK_SECONDS + 1);
     expect((await put(link.url, new Uint8Array(3))).status).toBe(403);
-    expect(await objectStorage().exists(link.key)).toBe(false);
+    expect(await objectStorage().size(link.key)).toBeNull();
   });
 
   it.each([

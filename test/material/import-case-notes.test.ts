@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
-import { deviceNotes, devices, organizationPlans } from '../../lib/db/schema';
+import { cases, deviceNotes, devices, organizationPlans } from '../../lib/db/schema';
 import { objectStorage } from '../../lib/storage';
 import { createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
@@ -50,6 +50,25 @@ describe('POST /extraction/case/import-notes', () => {
     const stored = await db().select().from(deviceNotes).where(eq(deviceNotes.caseId, s.caseId));
     expect(stored.map((n) => n.noteId)).toEqual([7]);
     expect(stored[0]!.attachmentKeys).toEqual([`cases/${s.caseId}/notes/photo.jpg`]);
+  });
+
+  it("counts linked attachments toward the case's storage once per object, whichever notes link it", async () => {
+    // Prepare: two objects of 3 and 5 bytes in the case's prefix
+    const s = await caseWithOwner();
+    const photo = `cases/${s.caseId}/notes/photo.jpg`;
+    const scan = `cases/${s.caseId}/notes/scan.pdf`;
+    await objectStorage().put(photo, new Uint8Array(3), 'image/jpeg');
+    await objectStorage().put(scan, new Uint8Array(5), 'application/pdf');
+    const call = (notes: unknown[]) => invoke(routes.importCaseNotes, { token: s.owner.accessToken, organization: s.organizationId, query: { caseId: s.caseId }, body: body({ notes }) });
+    const storageOfCase = async () => (await db().select({ bytes: cases.storageBytes }).from(cases).where(eq(cases.id, s.caseId)))[0]!.bytes;
+    // Act / Assess
+    expectData(await call([{ id: 1, title: 'Photo', attachments: [photo] }, { id: 2, title: 'Same photo', attachments: [photo] }]));
+    expect(await storageOfCase()).toBe(3);
+    expectData(await call([{ id: 3, title: 'Photo and scan', attachments: [photo, scan] }]));
+    expect(await storageOfCase()).toBe(8);
+    // Re-importing notes already there adds nothing.
+    expectData(await call([{ id: 3, title: 'Photo and scan', attachments: [photo, scan] }]));
+    expect(await storageOfCase()).toBe(8);
   });
 
   it('refuses references outside the case prefix, even to objects that exist, without looking them up', async () => {
