@@ -105,10 +105,7 @@ export class DirectoryStorage implements ObjectStorage {
     link: { expires: number; size: number; signature: string; contentType: string },
     read: (limit: number) => Promise<Buffer | null>,
   ): Promise<'stored' | 'forbidden' | 'too-large'> {
-    if (!Number.isFinite(link.expires) || link.expires * 1000 < now().getTime() || !Number.isSafeInteger(link.size)) return 'forbidden';
-    const expected = Buffer.from(this.sign(`PUT\n${key}\n${link.contentType}\n${link.size}`, link.expires));
-    const given = Buffer.from(link.signature);
-    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return 'forbidden';
+    if (!Number.isSafeInteger(link.size) || !this.isValidLink(`PUT\n${key}\n${link.contentType}\n${link.size}`, link.expires, link.signature)) return 'forbidden';
     const body = await read(link.size);
     if (!body) return 'too-large';
     await this.put(key, body);
@@ -127,15 +124,20 @@ export class DirectoryStorage implements ObjectStorage {
 
   /** The bytes of a signed, unexpired link; null otherwise. */
   async readSigned(key: string, expires: number, signature: string): Promise<Buffer | null> {
-    if (!Number.isFinite(expires) || expires * 1000 < now().getTime()) return null;
-    const expected = Buffer.from(this.sign(key, expires));
-    const given = Buffer.from(signature);
-    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return null;
+    if (!this.isValidLink(key, expires, signature)) return null;
     try {
       return await readFile(this.pathOf(key));
     } catch {
       return null;
     }
+  }
+
+  /** Whether `signature` signs `message` until `expires` (seconds), and that time has not passed; compared in constant time. */
+  private isValidLink(message: string, expires: number, signature: string): boolean {
+    if (!Number.isFinite(expires) || expires * 1000 < now().getTime()) return false;
+    const expected = Buffer.from(this.sign(message, expires));
+    const given = Buffer.from(signature);
+    return expected.length === given.length && timingSafeEqual(expected, given);
   }
 
   private sign(key: string, expires: number): string {
