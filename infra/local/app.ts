@@ -7,6 +7,7 @@ import { handleOpenApiRoute } from '../openapi/serve';
 import { buildApiGatewayEvent, buildLambdaContext } from './apigw-event';
 import { handleDevRoute } from './dev-routes';
 import { loadHandler, matchRoute } from './router';
+import { readAtMost } from './request-body';
 
 /** Lambda's synchronous payload limit; larger bodies never reach a function in the cloud either. */
 const MAX_BODY_BYTES = 6 * 1024 * 1024;
@@ -36,14 +37,7 @@ function corsHeaders(): Record<string, string> {
 }
 
 async function readBody(req: IncomingMessage): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return null;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  return (await readAtMost(req, MAX_BODY_BYTES))?.toString('utf8') ?? null;
 }
 
 /**

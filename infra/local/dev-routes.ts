@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { completeSandboxCheckout } from '../../lib/billing/payment-methods';
 import { sandboxInvoice } from '../../lib/billing/processor/sandbox';
 import { DirectoryStorage, objectStorage } from '../../lib/storage';
+import { readAtMost } from './request-body';
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -12,18 +13,6 @@ async function formBody(req: IncomingMessage): Promise<URLSearchParams> {
 }
 
 const dollars = (cents: number) => `${cents < 0 ? '-' : ''}$${(Math.abs(cents) / 100).toFixed(2).replace(/\B(?=(\d{3})+(?!\d))/g, ',')}`;
-
-/** The request body if it is at most `limit` bytes; null (the rest unread) when it is larger. */
-async function readAtMost(req: IncomingMessage, limit: number): Promise<Buffer | null> {
-  const chunks: Buffer[] = [];
-  let length = 0;
-  for await (const chunk of req) {
-    length += (chunk as Buffer).length;
-    if (length > limit) return null;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
-}
 
 /**
  * Local-only pages that stand in for what lives outside our walls in the cloud: the sandbox
