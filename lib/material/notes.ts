@@ -7,15 +7,12 @@ import { transaction } from '../db/transaction';
 import { ForbiddenError, ValidationFailedError } from '../http/errors';
 import type { Actor, OrganizationContext } from '../http/types';
 import { planUsageByOrganization } from '../organizations/active-plan';
-import { objectStorage } from '../storage';
+import { casePrefix, objectStorage } from '../storage';
 
 /** Most fields a 400 names at once (a request may carry thousands of notes). */
 const MAX_DETAILS = 50;
 /** Object-storage lookups in flight at once (a request may reference 500,000 attachments). */
 const LOOKUP_CONCURRENCY = 16;
-
-/** Where a case's evidence objects live in object storage (the email importer writes there too). */
-export const casePrefix = (caseId: string) => `cases/${caseId}/`;
 
 /** A key below the case's prefix, without `..`, empty or `.` segments that could step out of it. */
 function isCaseObjectKey(key: string, prefix: string): boolean {
@@ -24,6 +21,17 @@ function isCaseObjectKey(key: string, prefix: string): boolean {
     .slice(prefix.length)
     .split('/')
     .every((segment) => segment !== '' && segment !== '.' && segment !== '..');
+}
+
+/** 400 naming each attachment reference (`body.notes.N.attachments.M`) that `problem` finds fault with, at most MAX_DETAILS. */
+function assertAttachments(notes: NoteInput[], problem: (key: string) => string | null): void {
+  const details = notes.flatMap((note, noteIndex) =>
+    (note.attachments ?? []).flatMap((key, index) => {
+      const message = problem(key);
+      return message ? [{ path: `body.notes.${noteIndex}.attachments.${index}`, message }] : [];
+    }),
+  );
+  if (details.length) throw new ValidationFailedError(details.slice(0, MAX_DETAILS));
 }
 
 /** The size of each key in object storage (null: not there), looked up at most LOOKUP_CONCURRENCY at a time. */
@@ -84,24 +92,11 @@ export async function importNotes(organization: OrganizationContext, actor: Acto
   // References may only name objects of this case: a key elsewhere in the bucket (another
   // organization's evidence) is refused before anything is looked up, so nothing leaks either.
   const prefix = casePrefix(caseId);
-  const outside = input.notes.flatMap((note, noteIndex) =>
-    (note.attachments ?? []).flatMap((key, index) =>
-      isCaseObjectKey(key, prefix) ? [] : [{ path: `body.notes.${noteIndex}.attachments.${index}`, message: `Attachments must be uploaded under ${prefix}` }],
-    ),
-  );
-  if (outside.length) throw new ValidationFailedError(outside.slice(0, MAX_DETAILS));
+  assertAttachments(input.notes, (key) => (isCaseObjectKey(key, prefix) ? null : `Attachments must be uploaded under ${prefix}`));
 
   const references = [...new Set(input.notes.flatMap((note) => note.attachments ?? []))];
   const sizes = await objectSizes(references);
-  const missing = new Set(references.filter((key) => sizes.get(key) === null));
-  if (missing.size) {
-    const details = input.notes.flatMap((note, noteIndex) =>
-      (note.attachments ?? []).flatMap((key, index) =>
-        missing.has(key) ? [{ path: `body.notes.${noteIndex}.attachments.${index}`, message: `Attachment not found in storage (upload it first): ${key}` }] : [],
-      ),
-    );
-    throw new ValidationFailedError(details.slice(0, MAX_DETAILS));
-  }
+  assertAttachments(input.notes, (key) => (sizes.get(key) === null ? `Attachment not found in storage (upload it first): ${key}` : null));
 
   const { imported, deviceRowId } = await transaction(async (tx) => {
     // Imports into one case take turns, so an attachment two of them link is counted once.

@@ -3,8 +3,7 @@ import { assertCaseRule, caseWithAccess } from '../cases/access';
 import { CASE_RULES } from '../cases/rules';
 import type { Actor, OrganizationContext } from '../http/types';
 import { newId } from '../ids';
-import { objectStorage } from '../storage';
-import { casePrefix } from './notes';
+import { casePrefix, objectStorage } from '../storage';
 
 /** How long an upload link works: long enough for a large file on a slow line, short enough to leak little. */
 export const UPLOAD_LINK_SECONDS = 60 * 60;

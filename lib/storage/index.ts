@@ -4,6 +4,12 @@ import { dirname, join, normalize } from 'node:path';
 import { addSeconds, now } from '../clock';
 import { config } from '../config';
 
+/**
+ * Where a case's evidence objects live (email importer, device-note attachments and their upload
+ * links); the cloud grants storage functions this layout (infra/permissions.ts).
+ */
+export const casePrefix = (caseId: string) => `cases/${caseId}/`;
+
 /** Where evidence attachments and reports are kept: S3 in the cloud, a directory locally. */
 export interface ObjectStorage {
   put(key: string, body: Uint8Array, contentType: string): Promise<void>;

@@ -8,7 +8,7 @@ import { mboxReader } from 'mbox-reader';
 import { attachments, cases, emails, emailThreads } from '../../db/schema';
 import { transaction } from '../../db/transaction';
 import { newId } from '../../ids';
-import { objectStorage } from '../../storage';
+import { casePrefix, objectStorage } from '../../storage';
 
 export interface EmailImportOptions {
   /** Which mailbox the evidence came from (grantId of the records). */
@@ -68,7 +68,7 @@ export async function importEmailFile(caseId: string, file: string, options: Ema
 
     const stored = await Promise.all(
       parsed.attachments.map(async (file, index) => {
-        const key = `cases/${caseId}/emails/${emailId}/${index}-${(file.filename ?? 'attachment').replace(/[^\w.-]+/g, '_')}`;
+        const key = `${casePrefix(caseId)}emails/${emailId}/${index}-${(file.filename ?? 'attachment').replace(/[^\w.-]+/g, '_')}`;
         await objectStorage().put(key, file.content, file.contentType);
         return { name: file.filename ?? `attachment-${index + 1}`, providerId: key, size: file.size };
       }),
