@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Json, RouteWithSchemas } from '../../../infra/openapi/document';
 import { pathParameterNames, takesOrganizationHeader } from '../../../infra/openapi/statuses';
+import { unstorableTextPaths } from '../../../lib/http/storable-text';
 import { Id } from '../../../schemas/common/fields';
 import type { InvokeOptions } from '../../harness/invoke';
 
@@ -195,11 +196,9 @@ export function invalidParts(definition: RouteWithSchemas, request: InvokeOption
     if (!schemas.query.safeParse(query).success) parts.push('query');
   }
   if (schemas.path && !schemas.path.safeParse(request.path ?? {}).success) parts.push('path');
-  // lib/http/validate.ts refuses NUL characters in any string of the input, whatever the schema says.
-  const hasNul = (value: unknown): boolean =>
-    typeof value === 'string' ? value.includes('\u0000') : Boolean(value) && typeof value === 'object' && Object.entries(value as object).some(([k, v]) => k.includes('\u0000') || hasNul(v));
+  // lib/http/validate.ts refuses text Postgres cannot store in any part it validates, whatever the schema says.
   for (const [part, value] of [['body', schemas.body && body], ['query', schemas.query && request.query], ['path', schemas.path && request.path]] as const) {
-    if (hasNul(value) && !parts.includes(part)) parts.push(`${part} (NUL)`);
+    if (unstorableTextPaths(value, part).length > 0 && !parts.includes(part)) parts.push(`${part} (unstorable text)`);
   }
   if (takesOrganizationHeader(route) && !Id.safeParse(request.organization ?? request.headers?.organization).success) parts.push('headers.organization');
   return parts;
