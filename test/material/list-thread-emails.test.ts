@@ -5,7 +5,8 @@ import { db } from '../../lib/db/client';
 import { attachments, organizationMembers } from '../../lib/db/schema';
 import { createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { caseWithOwner, countQueries, createTag, memberWithAccess, seedThread } from './material-helpers';
+import { countQueries } from '../harness/queries';
+import { caseWithOwner, createTag, memberWithAccess, seedThread } from './material-helpers';
 
 async function scenario() {
   const { owner, caseId, organizationId } = await caseWithOwner();

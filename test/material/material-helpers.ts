@@ -82,4 +82,3 @@ export async function createProfile(caseId: string, platform: 'professional_netw
   return profile!;
 }
 
-export { countQueries } from '../harness/queries';

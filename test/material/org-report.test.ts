@@ -6,7 +6,7 @@ import { devices, extractionAttempts, extractionCodes } from '../../lib/db/schem
 import { hashToken } from '../../lib/secrets';
 import { createCaseRow, createUser, updateUserRow } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { countQueries } from './material-helpers';
+import { countQueries } from '../harness/queries';
 
 describe('GET /admin/report/org-report', () => {
   it('lists organizations with their activity figures, computed per organization', async () => {

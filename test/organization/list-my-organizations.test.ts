@@ -1,10 +1,11 @@
 import { and, eq } from 'drizzle-orm';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
 import { devices, organizationMembers, organizationPlans, organizations } from '../../lib/db/schema';
 import { createCaseRow, createUser, type TestUser, uniqueEmail } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
+import { countQueries } from '../harness/queries';
 
 const GiB = 1024 ** 3;
 
@@ -18,19 +19,12 @@ describe('GET /organization/user/organizations', () => {
     const one = await createUser();
     const many = await createUser();
     for (const other of await Promise.all(Array.from({ length: 4 }, () => createUser()))) await join(other.organizationId, many, 'member');
-    const session = (db() as unknown as { session: { prepareQuery: (...args: unknown[]) => unknown } }).session;
-    const spy = vi.spyOn(session, 'prepareQuery');
-    try {
-      spy.mockClear();
-      expect(expectData(await listMine(one)).data).toHaveLength(1);
-      const single = spy.mock.calls.length;
-      spy.mockClear();
-      expect(expectData(await listMine(many)).data).toHaveLength(5);
-      expect(single).toBeGreaterThan(0);
-      expect(spy.mock.calls.length).toBe(single);
-    } finally {
-      spy.mockRestore();
-    }
+    const single = await countQueries(() => listMine(one));
+    const five = await countQueries(() => listMine(many));
+    expect(expectData(single.result).data).toHaveLength(1);
+    expect(expectData(five.result).data).toHaveLength(5);
+    expect(single.queries).toBeGreaterThan(0);
+    expect(five.queries).toBe(single.queries);
   });
 
   it("lists every organization of the caller in one page, with permission, billing and the active plan", async () => {
