@@ -35,11 +35,14 @@ export const ERROR_STATUS = {
   NO_ACTIVE_PLAN: 403,
   SEAT_LIMIT_REACHED: 403,
   DEVICE_LIMIT_REACHED: 403,
+  STORAGE_LIMIT_REACHED: 403,
+  DELINQUENT: 403,
   MEMBER_OF_OTHER_ORGANIZATIONS: 403,
   NOT_FOUND: 404,
   ROUTE_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   CONFLICT: 409,
+  PLAN_BELOW_USAGE: 409,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
   INTERNAL: 500,
@@ -101,8 +104,8 @@ export class NotFoundError extends HttpError {
 }
 
 export class ConflictError extends HttpError {
-  constructor(message: string) {
-    super('CONFLICT', message);
+  constructor(message: string, code: CodeOfStatus<409> = 'CONFLICT', details?: ErrorDetail[]) {
+    super(code, message, details);
   }
 }
 

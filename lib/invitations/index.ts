@@ -9,7 +9,7 @@ import { BadRequestError, ForbiddenError, NotFoundError, UnauthenticatedError } 
 import type { Actor, OrganizationContext } from '../http/types';
 import { queueEmails } from '../mail/outbox';
 import { emails } from '../mail/templates';
-import { planUsageByOrganization } from '../organizations/active-plan';
+import { lockAllowances, lockPlanRow } from '../organizations/allowances';
 import { toOrganizationDetails, toOrganizationEntity } from '../organizations/entity';
 import { ROLES_BY_RANK, type OrganizationRole } from '../organizations/roles';
 import { type PageWindow, pageWindow, type PagingInput, toPage } from '../paging';
@@ -25,10 +25,8 @@ type OrganizationRow = typeof organizations.$inferSelect;
  * more fit. Concurrent invites to one organization queue on the lock, so they cannot overbook.
  */
 async function reserveSeats(tx: Executor, organizationId: string, extraSeats: number): Promise<void> {
-  await lockPlan(tx, organizationId);
+  const usage = await lockAllowances(tx, organizationId);
   if (extraSeats <= 0) return;
-  const usage = (await planUsageByOrganization(tx, [organizationId])).get(organizationId);
-  if (!usage) throw new ForbiddenError('The organization has no plan', 'NO_ACTIVE_PLAN');
   if (usage.seatsUsed + extraSeats > usage.plan.seats) {
     throw new ForbiddenError(
       `The plan's seat limit is reached (${usage.plan.seats} seats, ${usage.seatsUsed} taken, ${extraSeats} more asked)`,
@@ -37,9 +35,9 @@ async function reserveSeats(tx: Executor, organizationId: string, extraSeats: nu
   }
 }
 
-/** Serializes every seat-changing write of one organization on its plan row. */
+/** Serializes every seat-changing write of one organization on its plan row (the allowance lock). */
 async function lockPlan(tx: Executor, organizationId: string): Promise<void> {
-  await tx.select({ id: organizationPlans.id }).from(organizationPlans).where(eq(organizationPlans.organizationId, organizationId)).for('update');
+  await lockPlanRow(tx, organizationId);
 }
 
 interface InviteInput {

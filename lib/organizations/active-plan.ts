@@ -1,7 +1,7 @@
 import { and, count, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
 import { now } from '../clock';
 import type { Executor } from '../db/client';
-import { cases, devices, invitations, organizationMembers, organizationPlans } from '../db/schema';
+import { cases, devices, invitations, organizationMembers, organizationPlans, storageReservations } from '../db/schema';
 
 type PlanRow = typeof organizationPlans.$inferSelect;
 
@@ -10,11 +10,14 @@ export interface PlanUsage {
   seatsUsed: number;
   devicesUsed: number;
   storageUsed: number;
+  /** Declared bytes of upload links issued and not yet used or expired (held against the cap, not shown as used). */
+  storageReserved: number;
 }
 
 /**
  * Each organization's plan with what it uses, in one query whatever the number of organizations:
- * seats (members plus unexpired pending invitations), devices, and bytes of cases not deleted.
+ * seats (members plus unexpired pending invitations), devices, bytes of cases not deleted, and
+ * bytes promised to unexpired upload links.
  */
 export async function planUsageByOrganization(executor: Executor, organizationIds: string[]): Promise<Map<string, PlanUsage>> {
   if (organizationIds.length === 0) return new Map();
@@ -32,12 +35,17 @@ export async function planUsageByOrganization(executor: Executor, organizationId
     .select({ n: sql`coalesce(sum(${cases.storageBytes}), 0)` })
     .from(cases)
     .where(and(eq(cases.organizationId, organizationPlans.organizationId), isNull(cases.deletedAt)));
+  const reserved = executor
+    .select({ n: sql`coalesce(sum(${storageReservations.bytes}), 0)` })
+    .from(storageReservations)
+    .where(and(eq(storageReservations.organizationId, organizationPlans.organizationId), gt(storageReservations.expiresAt, at)));
   const rows = await executor
     .select({
       plan: organizationPlans,
       seatsUsed: sql<number>`((${members}) + (${pending}))::int`,
       devicesUsed: sql<number>`(${deviceCount})::int`,
       storageUsed: sql<number>`(${storage})::bigint`.mapWith(Number),
+      storageReserved: sql<number>`(${reserved})::bigint`.mapWith(Number),
     })
     .from(organizationPlans)
     .where(inArray(organizationPlans.organizationId, organizationIds));

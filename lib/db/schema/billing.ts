@@ -64,9 +64,15 @@ export const creditLedger = pgTable(
     kind: text('kind', { enum: ['grant', 'purchase', 'charge', 'refund', 'proration'] }).notNull(),
     description: text('description').notNull(),
     billingRowId: uuid('billing_row_id').references(() => billingRows.id, { onDelete: 'set null' }),
+    /** Set on entries that must happen once (a payment kept as credit after its charge was voided). */
+    idempotencyKey: text('idempotency_key'),
     ...timestamps,
   },
-  (t) => [index('credit_ledger_organization_idx').on(t.organizationId, t.createdAt), check('credit_ledger_balance_nonnegative', sql`${t.balanceAfterCents} >= 0`)],
+  (t) => [
+    index('credit_ledger_organization_idx').on(t.organizationId, t.createdAt),
+    check('credit_ledger_balance_nonnegative', sql`${t.balanceAfterCents} >= 0`),
+    uniqueIndex('credit_ledger_idempotency_key').on(t.idempotencyKey),
+  ],
 );
 
 /** Audit trail of every billing change, by category. */
@@ -138,7 +144,7 @@ export const sandboxInvoices = pgTable('sandbox_invoices', {
   id: text('id').primaryKey(),
   customerId: text('customer_id').notNull(),
   amountCents: integer('amount_cents').notNull(),
-  status: text('status', { enum: ['open', 'paid', 'uncollectible'] }).notNull(),
+  status: text('status', { enum: ['open', 'paid', 'uncollectible', 'void'] }).notNull(),
   lines: jsonb('lines').$type<Array<{ description: string; amountCents: number }>>().notNull(),
   idempotencyKey: text('idempotency_key').notNull().unique(),
   ...timestamps,

@@ -28,7 +28,10 @@ export const organizations = pgTable(
     billingTier: text('billing_tier'),
     billingCadence: text('billing_cadence', { enum: ['monthly', 'annual'] }),
     hasPaymentMethod: boolean('has_payment_method').notNull().default(false),
+    /** Since when the current base fee is unpaid with no way to collect it (declined, or no card); null while paid or collectable. */
     baseFeeFailedAt: timestamptz('base_fee_failed_at'),
+    /** Charge key of the base fee of the current period (billing_rows.charge_key); null before a tier is selected. */
+    baseFeeChargeKey: text('base_fee_charge_key'),
     /** The customer at the payment processor; null until created (after commit, retried by maintenance). */
     processorCustomerId: text('processor_customer_id'),
     communicationPreferences: jsonb('communication_preferences').$type<Record<string, unknown>>().notNull().default({}),
@@ -110,4 +113,25 @@ export const invitations = pgTable(
     uniqueIndex('invitations_token_hash_key').on(t.tokenHash),
     index('invitations_email_idx').on(t.email),
   ],
+);
+
+/**
+ * Storage promised to upload links that are not used yet: the declared size of each file, held
+ * against the plan's storage cap until the link expires or an import links the object (which then
+ * counts its actual size on the case instead).
+ */
+export const storageReservations = pgTable(
+  'storage_reservations',
+  {
+    ...id,
+    organizationId: uuid('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    caseId: uuid('case_id').notNull(),
+    objectKey: text('object_key').notNull(),
+    bytes: bigint('bytes', { mode: 'number' }).notNull(),
+    expiresAt: timestamptz('expires_at').notNull(),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex('storage_reservations_object_key').on(t.objectKey), index('storage_reservations_organization_idx').on(t.organizationId, t.expiresAt)],
 );

@@ -1,0 +1,43 @@
+import { eq } from 'drizzle-orm';
+import type { Executor } from '../db/client';
+import { organizationPlans } from '../db/schema';
+import { ForbiddenError } from '../http/errors';
+import { type PlanUsage, planUsageByOrganization } from './active-plan';
+
+/**
+ * The plan's allowances (seats, devices, storage) and what uses them, read under a lock on the
+ * organization's plan row. Every path that consumes an allowance (invitations, device
+ * registration, upload links, imports) and every path that changes the caps (plan selection)
+ * takes this lock before it counts, so N concurrent requests can never exceed a cap.
+ *
+ * Lock order, the same everywhere: the organization row first when a path needs it (FOR NO KEY
+ * UPDATE, which does not block the foreign-key checks of inserts), then the plan row.
+ */
+export async function lockAllowances(tx: Executor, organizationId: string): Promise<PlanUsage> {
+  await lockPlanRow(tx, organizationId);
+  const usage = (await planUsageByOrganization(tx, [organizationId])).get(organizationId);
+  if (!usage) throw new ForbiddenError('The organization has no plan', 'NO_ACTIVE_PLAN');
+  return usage;
+}
+
+/** Takes the allowance lock (the organization's plan row) for the rest of the transaction. */
+export async function lockPlanRow(tx: Executor, organizationId: string): Promise<void> {
+  await tx.select({ id: organizationPlans.id }).from(organizationPlans).where(eq(organizationPlans.organizationId, organizationId)).for('update');
+}
+
+/** Bytes still free under the storage cap: the cap minus what cases hold and what upload links promise. */
+export function remainingStorageBytes(usage: PlanUsage): number {
+  return usage.plan.storageBytes - usage.storageUsed - usage.storageReserved;
+}
+
+/** 403 STORAGE_LIMIT_REACHED unless `bytes` more fit under the plan's storage cap. */
+export function assertStorageFits(usage: PlanUsage, bytes: number): void {
+  if (bytes <= 0) return;
+  const remaining = remainingStorageBytes(usage);
+  if (bytes > remaining) {
+    throw new ForbiddenError(
+      `The plan's storage limit is reached (${usage.plan.storageBytes} bytes, ${usage.storageUsed} used, ${usage.storageReserved} promised to upload links, ${bytes} more asked)`,
+      'STORAGE_LIMIT_REACHED',
+    );
+  }
+}
