@@ -1,4 +1,4 @@
-import { retryStuckCharges } from './billing/charges';
+import { retryStuckCharges, retryVoidedInvoices } from './billing/charges';
 import { createMissingProcessorCustomers } from './billing/customers';
 import { logger } from './log';
 import { deliverDueEmails } from './mail/outbox';
@@ -6,15 +6,16 @@ import { pruneRateLimitCounters } from './rate-limit';
 
 /**
  * Periodic upkeep: retry due emails from the outbox, drop old rate-limit windows, and create the
- * payment-processor customers and invoices that could not be created at the time. The local
+ * payment-processor customers and invoices that could not be created (or voided) at the time. The local
  * server runs it on a timer; in the cloud a scheduled function runs the same call.
  */
-export async function runMaintenance(): Promise<{ emailsSent: number; customersCreated: number; chargesRetried: number }> {
+export async function runMaintenance(): Promise<{ emailsSent: number; customersCreated: number; chargesRetried: number; invoicesVoided: number }> {
   const emailsSent = await deliverDueEmails();
   await pruneRateLimitCounters();
   const customersCreated = await createMissingProcessorCustomers();
   const chargesRetried = await retryStuckCharges();
-  return { emailsSent, customersCreated, chargesRetried };
+  const invoicesVoided = await retryVoidedInvoices();
+  return { emailsSent, customersCreated, chargesRetried, invoicesVoided };
 }
 
 export function startMaintenanceLoop(intervalMs: number): () => void {

@@ -1,4 +1,5 @@
 import { grantCredits } from '../billing/admin';
+import { verifyBilling } from '../billing/verify';
 import { importSupportTicketsJson } from '../material/importers/chat-platform';
 import { importEmailFile } from '../material/importers/email';
 import { importNetworkMessagesCsv } from '../material/importers/professional-network';
@@ -13,6 +14,9 @@ const USAGE = `Usage: npm run admin -- <command>
   super-admin revoke <email>   take super admin away
   credits grant <organizationId> <cents> <reason...>
                                add prepaid credits (negative cents take them back)
+  billing verify [organizationId]
+                               recompute balances, ledger chains, charges and sandbox invoices
+                               from the rows; exit 1 listing each difference
   import email --case <caseId> [--grant <id>] [--source <address>] <file.mbox|file.eml>
   import professional-network --case <caseId> --profile <name> <messages.csv>
   import chat-platform --case <caseId> --profile <name> <tickets.json>
@@ -35,6 +39,21 @@ export async function runAdminCommand(argv: string[], print: (line: string) => v
     const balance = await grantCredits(subject, Number(positionals[3]), positionals.slice(4).join(' '));
     print(balance === null ? `No organization ${subject}` : `credits: balance of ${subject} is now ${balance} cents`);
     return balance === null ? 1 : 0;
+  }
+  if (area === 'billing' && action === 'verify' && positionals.length <= 3) {
+    const { organizationsChecked, differences } = await verifyBilling(subject);
+    if (subject !== undefined && organizationsChecked === 0) {
+      print(`No organization ${subject}`);
+      return 1;
+    }
+    if (differences.length === 0) {
+      print(`billing verify: OK, ${organizationsChecked} organization(s) checked, no difference`);
+      return 0;
+    }
+    for (const d of differences) print(`${d.organizationId} ${d.check}: expected ${d.expected}, actual ${d.actual} (${d.detail})`);
+    const affected = new Set(differences.map((d) => d.organizationId)).size;
+    print(`billing verify: ${differences.length} difference(s) in ${affected} of ${organizationsChecked} organization(s)`);
+    return 1;
   }
   if (area === 'import' && action) {
     const { flags, rest } = splitFlags(positionals.slice(2));

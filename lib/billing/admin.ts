@@ -5,17 +5,23 @@ import { transaction } from '../db/transaction';
 import { adjustCredits } from './charges';
 import { recordBillingHistory } from './history';
 
+/** What the customer's credit ledger (GET /billing/credits) says of a staff grant: never the reason. */
+export const STAFF_CREDITS_ADDED = 'Credits added by support';
+export const STAFF_CREDITS_REMOVED = 'Credits removed by support';
+
 /**
  * Operator staff grant (or, with a negative amount, take back) prepaid credits. The ledger entry
- * and the balance change in one transaction; the history entry is marked as made by staff.
+ * and the balance change in one transaction; the history entry is marked as made by staff. The
+ * customer reads the ledger, so its entry has a neutral description; the reason is kept only on
+ * the history entry, whose staff entries customers see neutralized.
  */
 export async function grantCredits(organizationId: string, amountCents: number, reason: string): Promise<number | null> {
   const [organization] = await db().select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId));
   if (!organization) return null;
   return transaction(async (tx) => {
-    const [locked] = await tx.select({ balance: organizations.creditBalanceCents }).from(organizations).where(eq(organizations.id, organizationId)).for('update');
+    const [locked] = await tx.select({ balance: organizations.creditBalanceCents }).from(organizations).where(eq(organizations.id, organizationId)).for('no key update');
     if (locked!.balance + amountCents < 0) throw new Error(`The balance is ${locked!.balance} cents; it cannot go below zero`);
-    const balance = await adjustCredits(tx, organizationId, amountCents, 'grant', reason, null, locked!.balance);
+    const balance = await adjustCredits(tx, organizationId, amountCents, 'grant', amountCents >= 0 ? STAFF_CREDITS_ADDED : STAFF_CREDITS_REMOVED, null, locked!.balance);
     await recordBillingHistory(tx, { organizationId, category: 'admin', description: `Credits ${amountCents >= 0 ? 'granted' : 'removed'}: ${amountCents} cents`, reason, byStaff: true });
     return balance;
   });

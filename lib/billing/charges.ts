@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import { addSeconds, now } from '../clock';
 import { db, type Executor, type Tx } from '../db/client';
 import { billingHistory, billingRows, cases, creditLedger, organizations } from '../db/schema';
@@ -113,15 +113,16 @@ export async function adjustCredits(
   description: string,
   billingRowId: string | null,
   lockedBalance?: number,
+  idempotencyKey?: string,
 ): Promise<number> {
   let balance = lockedBalance;
   if (balance === undefined) {
-    const [row] = await tx.select({ balance: organizations.creditBalanceCents }).from(organizations).where(eq(organizations.id, organizationId)).for('update');
+    const [row] = await tx.select({ balance: organizations.creditBalanceCents }).from(organizations).where(eq(organizations.id, organizationId)).for('no key update');
     balance = row!.balance;
   }
   const after = balance + amountCents;
   await tx.update(organizations).set({ creditBalanceCents: after }).where(eq(organizations.id, organizationId));
-  await tx.insert(creditLedger).values({ organizationId, amountCents, balanceAfterCents: after, kind, description, billingRowId });
+  await tx.insert(creditLedger).values({ organizationId, amountCents, balanceAfterCents: after, kind, description, billingRowId, idempotencyKey: idempotencyKey ?? null });
   return after;
 }
 
@@ -144,13 +145,80 @@ export async function invoiceCharge(chargeKey: string): Promise<void> {
   }));
   const processor = await paymentProcessor();
   const result = await processor.chargeInvoice({ customerId, lines, idempotencyKey: `charge:${chargeKey}`, metadata: { chargeKey, organizationId } });
-  await transaction(async (tx) => {
-    await tx
+  const voidedMeanwhile = await transaction(async (tx) => {
+    const invoiced = await tx
       .update(billingRows)
       .set({ invoiceId: result.invoiceId, hostedInvoiceUrl: result.hostedInvoiceUrl, status: 'INVOICED' })
-      .where(and(inArray(billingRows.id, open.map((r) => r.id)), eq(billingRows.status, 'processing')));
-    if (result.status !== 'open') await settleInvoice(tx, result.invoiceId, result.status);
+      .where(and(inArray(billingRows.id, open.map((r) => r.id)), eq(billingRows.status, 'processing')))
+      .returning({ id: billingRows.id });
+    if (invoiced.length > 0) {
+      if (result.status !== 'open') await settleInvoice(tx, result.invoiceId, result.status);
+      return false;
+    }
+    // A plan change voided the charge while its invoice was being made: the rows keep the invoice
+    // id, so it is voided at the processor like any other (money it took is kept as credit).
+    const voided = await tx
+      .update(billingRows)
+      .set({ invoiceId: result.invoiceId, hostedInvoiceUrl: result.hostedInvoiceUrl })
+      .where(and(inArray(billingRows.id, open.map((r) => r.id)), eq(billingRows.status, 'voided'), isNull(billingRows.invoiceId)))
+      .returning({ id: billingRows.id });
+    return voided.length > 0;
   });
+  if (voidedMeanwhile) await closeVoidedInvoice(result.invoiceId);
+}
+
+/**
+ * The rows of `invoiceId` were voided (a plan change replaced an unpaid base fee): void the
+ * invoice at the processor so it can never be collected. If it was paid first, the payment is
+ * kept as credit. Either way the rows are marked closed; until then maintenance retries.
+ */
+export async function closeVoidedInvoice(invoiceId: string): Promise<void> {
+  const rows = await db()
+    .select()
+    .from(billingRows)
+    .where(and(eq(billingRows.invoiceId, invoiceId), eq(billingRows.status, 'voided'), isNull(billingRows.invoiceClosedAt)));
+  if (rows.length === 0) return;
+  const processor = await paymentProcessor();
+  const outcome = await processor.voidInvoice(invoiceId, `void:${invoiceId}`);
+  await transaction(async (tx) => {
+    if (outcome === 'paid') {
+      const paidCents = rows.reduce((sum, row) => sum + row.amountCents - row.creditsAppliedCents, 0);
+      await keepPaymentAsCredit(tx, rows[0]!.organizationId, invoiceId, paidCents);
+    }
+    await tx.update(billingRows).set({ invoiceClosedAt: now() }).where(and(eq(billingRows.invoiceId, invoiceId), eq(billingRows.status, 'voided')));
+  });
+}
+
+/** Maintenance: invoices of voided rows that the processor has not confirmed void yet. */
+export async function retryVoidedInvoices(olderThanSeconds = 60, limit = 50): Promise<number> {
+  const pending = await db()
+    .selectDistinct({ invoiceId: billingRows.invoiceId })
+    .from(billingRows)
+    .where(and(eq(billingRows.status, 'voided'), isNotNull(billingRows.invoiceId), isNull(billingRows.invoiceClosedAt), lt(billingRows.updatedAt, addSeconds(now(), -olderThanSeconds))))
+    .limit(limit);
+  let closed = 0;
+  for (const { invoiceId } of pending) {
+    try {
+      await closeVoidedInvoice(invoiceId!);
+      closed += 1;
+    } catch (error) {
+      logger.warn('voiding an invoice failed', { invoiceId, error });
+    }
+  }
+  return closed;
+}
+
+/**
+ * Money received on an invoice whose charge was voided is credited to the organization, once per
+ * invoice (the ledger entry's idempotency key), so it is never lost nor credited twice.
+ */
+export async function keepPaymentAsCredit(tx: Tx, organizationId: string, invoiceId: string, amountCents: number): Promise<void> {
+  if (amountCents <= 0) return;
+  const idempotencyKey = `voided-charge-payment:${invoiceId}`;
+  const [account] = await tx.select({ balance: organizations.creditBalanceCents }).from(organizations).where(eq(organizations.id, organizationId)).for('no key update');
+  const [already] = await tx.select({ id: creditLedger.id }).from(creditLedger).where(eq(creditLedger.idempotencyKey, idempotencyKey));
+  if (!account || already) return;
+  await adjustCredits(tx, organizationId, amountCents, 'refund', `Payment of voided invoice ${invoiceId} kept as credit`, null, account.balance, idempotencyKey);
 }
 
 /** Marks every row of an invoice paid or failed (webhook or sandbox settlement); a repeat changes nothing. */

@@ -1,19 +1,18 @@
-import { and, count, desc, eq, gte, isNull, sql } from 'drizzle-orm';
-import { addMonths, now } from '../clock';
+import { and, asc, count, desc, eq, gte, isNull, sql } from 'drizzle-orm';
+import { now } from '../clock';
 import { config } from '../config';
 import { db } from '../db/client';
 import { billingRows, cases, creditLedger, organizations, usageEvents } from '../db/schema';
 import { transaction } from '../db/transaction';
-import { ConflictError, ForbiddenError, ValidationFailedError } from '../http/errors';
+import { ConflictError, ForbiddenError } from '../http/errors';
 import type { Actor } from '../http/types';
 import { planUsageByOrganization } from '../organizations/active-plan';
 import { caseForBilling } from './cases';
-import { adjustCredits, recordCharge } from './charges';
-import { ensureProcessorCustomer } from './customers';
+import { recordCharge } from './charges';
 import { recordBillingHistory } from './history';
-import { paymentProcessor } from './processor';
-import { isDelinquent } from './summary';
-import { basePriceCents, type Cadence, PRO_UPGRADE_SKU, TIER_KEYS, TIERS, type TierKey, isTierKey } from './tiers';
+import { setupSessionUrl } from './setup-sessions';
+import { baseFeeStatusOf, isDelinquent } from './summary';
+import { basePriceCents, PRO_UPGRADE_SKU, TIER_KEYS, TIERS, type TierKey, isTierKey } from './tiers';
 
 type OrganizationRow = typeof organizations.$inferSelect;
 
@@ -38,6 +37,9 @@ export async function upgradeCaseToPro(organizationId: string, actor: Actor, cas
   assertCaseBilling(organization);
   const target = await caseForBilling(organizationId, caseId, actor.user.id);
   if (target.isPro) throw new ConflictError('The case is already Pro');
+  if (isDelinquent(organization)) {
+    throw new ForbiddenError('A base fee is unpaid for more than 7 days: save a card to settle it before new charges', 'DELINQUENT');
+  }
   const includesPro = isTierKey(organization.billingTier) && TIERS[organization.billingTier].includesPro;
 
   await transaction(async (tx, afterCommit) => {
@@ -84,117 +86,7 @@ export async function createSetupSession(organizationId: string, input: { succes
   return { url: await setupSessionUrl(organization, input) };
 }
 
-async function setupSessionUrl(organization: OrganizationRow, input: { successUrl: string; cancelUrl: string }): Promise<string> {
-  if (!organization.processorCustomerId) throw new ConflictError('The billing profile has no payment-processor customer yet; try again shortly');
-  const processor = await paymentProcessor();
-  const session = await processor.createSetupSession({
-    customerId: organization.processorCustomerId,
-    successUrl: input.successUrl,
-    cancelUrl: input.cancelUrl,
-    // One session per organization and minute: a double click reuses it, a later visit gets a fresh one.
-    idempotencyKey: `setup-session:${organization.id}:${Math.floor(now().getTime() / 60_000)}`,
-  });
-  return session.url;
-}
-
-interface SelectPlanInput {
-  tier: TierKey;
-  cadence?: Cadence;
-  successUrl?: string;
-  cancelUrl?: string;
-}
-
-/**
- * POST /billing/plan: moves the organization onto a self-serve tier in pay-as-you-go mode (off a
- * legacy subscription on first selection), or changes tier or cadence. A change settles the
- * current base fee at once: the unused part of the period is credited against the new fee and
- * the net is `prorationCents` (0 on a first selection). Without a card on file the answer says
- * `paymentRequired` with a card set-up link.
- */
-export async function selectPlan(organizationId: string, actor: Actor, input: SelectPlanInput) {
-  if (!config().FEATURE_SELF_SERVE_PLANS) throw new ForbiddenError('Self-serve plan selection is not available', 'FEATURE_DISABLED');
-  const tier = TIERS[input.tier];
-  const cadence: Cadence = input.cadence ?? (tier.annualOnly ? 'annual' : 'monthly');
-  if (!tier.cadences.includes(cadence)) {
-    throw new ValidationFailedError([{ path: 'body.cadence', message: `${tier.name} (${tier.key}) is billed annually only` }]);
-  }
-  let before = await loadOrganization(organizationId);
-  const paymentRequired = !before.hasPaymentMethod;
-  if (paymentRequired && (!input.successUrl || !input.cancelUrl)) {
-    const missing = (['successUrl', 'cancelUrl'] as const).filter((field) => !input[field]);
-    throw new ValidationFailedError(missing.map((field) => ({ path: `body.${field}`, message: `No card is on file: successUrl and cancelUrl are required to set one up` })));
-  }
-  if (paymentRequired && !before.processorCustomerId) {
-    // The set-up link needs a processor customer: create it now (idempotent), before anything is
-    // committed, rather than answer an error after the plan has already changed.
-    await ensureProcessorCustomer(organizationId);
-    before = await loadOrganization(organizationId);
-  }
-  if (before.billingMode === 'pay_as_you_go' && before.billingTier === input.tier && before.billingCadence === cadence) {
-    return { tier: input.tier, cadence, billingMode: 'pay_as_you_go' as const, prorationCents: 0, paymentRequired, setupSessionUrl: paymentRequired ? await setupSessionUrl(before, input as Required<SelectPlanInput>) : null };
-  }
-
-  const prorationCents = await transaction(async (tx, afterCommit) => {
-    const [organization] = await tx.select().from(organizations).where(eq(organizations.id, organizationId)).for('update');
-    const current = organization!;
-    // A concurrent identical request (a double click) committed first: nothing left to change or charge.
-    if (current.billingMode === 'pay_as_you_go' && current.billingTier === input.tier && current.billingCadence === cadence) return 0;
-    // Read under the lock, so the period of a change committed meanwhile is never credited beyond its start.
-    const at = now();
-    const firstSelection = current.billingMode !== 'pay_as_you_go' || !isTierKey(current.billingTier) || !current.billingCadence;
-    const newFee = basePriceCents(input.tier, cadence);
-    const periodEnd = addMonths(at, cadence === 'annual' ? 12 : 1);
-    let unusedCredit = 0;
-    if (!firstSelection && current.billingPeriodStart && current.billingPeriodEnd && current.billingPeriodEnd > at) {
-      const oldFee = basePriceCents(current.billingTier as TierKey, current.billingCadence!);
-      const period = current.billingPeriodEnd.getTime() - current.billingPeriodStart.getTime();
-      unusedCredit = Math.floor((oldFee * (current.billingPeriodEnd.getTime() - at.getTime())) / period);
-    }
-    const lines = [
-      {
-        caseId: null,
-        skuKey: `platform_base_fee_${input.tier}_${cadence}`,
-        description: `${tier.name} plan base fee (${cadence}) ${at.toISOString().slice(0, 10)} to ${periodEnd.toISOString().slice(0, 10)}`,
-        quantity: 1,
-        unitAmountCents: newFee,
-        periodStart: at,
-        periodEnd,
-      },
-      ...(unusedCredit > 0
-        ? [{ caseId: null, skuKey: 'platform_base_fee_proration', description: `Unused part of the ${current.billingTier} ${current.billingCadence} base fee`, quantity: 1, unitAmountCents: -unusedCredit }]
-        : []),
-    ];
-    await tx
-      .update(organizations)
-      .set({ billingMode: 'pay_as_you_go', billingTier: input.tier, billingCadence: cadence, billingPeriodStart: at, billingPeriodEnd: periodEnd })
-      .where(eq(organizations.id, organizationId));
-    await recordCharge(tx, afterCommit, { organizationId, chargeKey: `base-fee:${organizationId}:${at.getTime()}:${input.tier}:${cadence}`, lines, createdById: actor.user.id });
-    const net = firstSelection ? 0 : newFee - unusedCredit;
-    if (net < 0) {
-      // A downgrade worth less than what is left of the period: the difference becomes credits.
-      await adjustCredits(tx, organizationId, -net, 'proration', `Unused base fee after moving to ${tier.name}`, null);
-    }
-    await recordBillingHistory(tx, {
-      organizationId,
-      category: 'subscription',
-      description: firstSelection
-        ? `Plan ${tier.name} (${cadence}) selected${current.billingMode === 'legacy' ? ', moved off the legacy subscription' : ''}`
-        : `Plan changed from ${current.billingTier} (${current.billingCadence}) to ${input.tier} (${cadence}); net ${net} cents`,
-      createdById: actor.user.id,
-      metadata: { tier: input.tier, cadence, prorationCents: net },
-    });
-    return net;
-  });
-
-  return {
-    tier: input.tier,
-    cadence,
-    billingMode: 'pay_as_you_go' as const,
-    prorationCents,
-    paymentRequired,
-    setupSessionUrl: paymentRequired ? await setupSessionUrl(await loadOrganization(organizationId), input as Required<SelectPlanInput>) : null,
-  };
-}
+export { selectPlan } from './plan-selection';
 
 /** GET /billing/plans: the tier catalog. */
 export function listPlans() {
@@ -205,7 +97,7 @@ export function listPlans() {
 export async function currentPlan(organizationId: string) {
   const organization = await loadOrganization(organizationId);
   const monthStart = new Date(Date.UTC(now().getUTCFullYear(), now().getUTCMonth(), 1));
-  const [usage, [aiTokens], [casesThisMonth]] = await Promise.all([
+  const [usage, [aiTokens], [casesThisMonth], [fee]] = await Promise.all([
     planUsageByOrganization(db(), [organizationId]),
     db()
       .select({ total: sql<number>`coalesce(sum(${usageEvents.quantity}), 0)::bigint`.mapWith(Number) })
@@ -215,6 +107,13 @@ export async function currentPlan(organizationId: string) {
       .select({ total: count() })
       .from(cases)
       .where(and(eq(cases.organizationId, organizationId), gte(cases.createdAt, monthStart), isNull(cases.deletedAt))),
+    // The current period's base fee (the first row of its charge), by the key the organization keeps.
+    db()
+      .select({ status: billingRows.status })
+      .from(billingRows)
+      .where(eq(billingRows.chargeKey, sql`(select ${organizations.baseFeeChargeKey} from ${organizations} where ${organizations.id} = ${organizationId})`))
+      .orderBy(asc(billingRows.idempotencyKey))
+      .limit(1),
   ]);
   const plan = usage.get(organizationId);
   const onCaseBilling = organization.billingMode === 'pay_as_you_go' && isTierKey(organization.billingTier);
@@ -230,11 +129,14 @@ export async function currentPlan(organizationId: string) {
           periodStart: organization.billingPeriodStart?.toISOString() ?? null,
           periodEnd: organization.billingPeriodEnd?.toISOString() ?? null,
           paymentMethod: organization.hasPaymentMethod ? { type: 'card' as const, last4: organization.paymentMethodLast4 } : null,
+          baseFeeStatus: baseFeeStatusOf(fee?.status),
         }
       : null,
+    // Caps come from the plan row, the plan enforced (plan selection writes the tier's caps there).
     usage: {
-      seats: { used: plan?.seatsUsed ?? 0, cap: tier?.seatCap ?? plan?.plan.seats ?? 0 },
-      storage: { usedBytes: plan?.storageUsed ?? 0, capBytes: tier?.storageCapBytes ?? plan?.plan.storageBytes ?? 0 },
+      seats: { used: plan?.seatsUsed ?? 0, cap: plan?.plan.seats ?? 0 },
+      devices: { used: plan?.devicesUsed ?? 0, cap: plan?.plan.devices ?? 0 },
+      storage: { usedBytes: plan?.storageUsed ?? 0, reservedBytes: plan?.storageReserved ?? 0, capBytes: plan?.plan.storageBytes ?? 0 },
       aiTokens: { usedThisMonth: aiTokens?.total ?? 0, cap: tier?.aiTokensPerMonth ?? 0 },
       cases: { createdThisMonth: casesThisMonth?.total ?? 0, cap: tier?.casesPerMonth ?? null },
     },
@@ -273,7 +175,8 @@ export async function credits(organizationId: string, query: { limit?: number; s
       amountCents: entry.amountCents,
       balanceAfterCents: entry.balanceAfterCents,
       kind: entry.kind,
-      description: entry.description,
+      // Staff grants say what happened, never why (the reason stays in the hidden history field).
+      description: entry.kind === 'grant' ? (entry.amountCents >= 0 ? 'Credits added by support' : 'Credits removed by support') : entry.description,
       billingRowId: entry.billingRowId,
       createdAt: entry.createdAt.toISOString(),
     })),

@@ -11,7 +11,7 @@ import { recordBillingHistory } from './history';
  * collected after commit. Repeating it changes nothing more.
  */
 export async function recordPaymentMethod(tx: Tx, afterCommit: AfterCommit, customerId: string, last4: string | null): Promise<boolean> {
-  const [organization] = await tx.select().from(organizations).where(eq(organizations.processorCustomerId, customerId)).for('update');
+  const [organization] = await tx.select().from(organizations).where(eq(organizations.processorCustomerId, customerId)).for('no key update');
   if (!organization) return false;
   if (organization.hasPaymentMethod && (last4 === null || organization.paymentMethodLast4 === last4)) return true;
   await tx

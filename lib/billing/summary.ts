@@ -6,6 +6,17 @@ type OrganizationRow = typeof organizations.$inferSelect;
 /** Days after a failed base fee that an organization counts as delinquent. */
 export const DELINQUENCY_DAYS = 7;
 
+export const BASE_FEE_STATUSES = ['paid', 'open', 'failed', 'none'] as const;
+export type BaseFeeStatus = (typeof BASE_FEE_STATUSES)[number];
+
+/** What the current period's base fee row says: nothing owed when there is none, or it was waived or voided. */
+export function baseFeeStatusOf(feeRowStatus: string | undefined): BaseFeeStatus {
+  if (feeRowStatus === 'paid') return 'paid';
+  if (feeRowStatus === 'failed') return 'failed';
+  if (feeRowStatus === 'processing' || feeRowStatus === 'INVOICED') return 'open';
+  return 'none';
+}
+
 export interface BillingSummary {
   billingMode: 'free' | 'pay_as_you_go';
   onCaseBilling: boolean;

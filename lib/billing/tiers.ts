@@ -54,3 +54,20 @@ export function basePriceCents(tierKey: TierKey, cadence: Cadence): number {
 export function isTierKey(value: string | null | undefined): value is TierKey {
   return (TIER_KEYS as readonly string[]).includes(value ?? '');
 }
+
+/** The allowances a tier puts in the organization's plan row (the plan enforced). */
+export function planAllowancesOf(tierKey: TierKey): { type: TierKey; seats: number; devices: number; storageBytes: number } {
+  const t = TIERS[tierKey];
+  return { type: tierKey, seats: t.seatCap, devices: t.deviceCap, storageBytes: t.storageCapBytes };
+}
+
+/**
+ * Whether moving from one tier and cadence to another lowers what the organization pays: a lower
+ * tier, or the same tier at a cadence with a lower base price. Only such moves are open to a
+ * delinquent organization.
+ */
+export function isDowngrade(from: { tier: TierKey; cadence: Cadence }, to: { tier: TierKey; cadence: Cadence }): boolean {
+  const rank = (key: TierKey) => TIER_KEYS.indexOf(key);
+  if (rank(to.tier) !== rank(from.tier)) return rank(to.tier) < rank(from.tier);
+  return basePriceCents(to.tier, to.cadence) < basePriceCents(from.tier, from.cadence);
+}

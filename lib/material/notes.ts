@@ -1,12 +1,14 @@
-import { and, eq, notInArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, notInArray, sql } from 'drizzle-orm';
 import { assertCaseRule, caseWithAccess } from '../cases/access';
 import { CASE_RULES } from '../cases/rules';
-import type { Tx } from '../db/client';
-import { cases, devices, deviceNotes } from '../db/schema';
+import { now } from '../clock';
+import { db, type Tx } from '../db/client';
+import { cases, devices, deviceNotes, storageReservations } from '../db/schema';
 import { transaction } from '../db/transaction';
-import { ForbiddenError, ValidationFailedError } from '../http/errors';
+import { ValidationFailedError } from '../http/errors';
 import type { Actor, OrganizationContext } from '../http/types';
-import { planUsageByOrganization } from '../organizations/active-plan';
+import type { PlanUsage } from '../organizations/active-plan';
+import { assertDeviceFits, assertStorageFits, lockAllowances, releasingReservations } from '../organizations/allowances';
 import { casePrefix, objectStorage } from '../storage';
 
 /** Most fields a 400 names at once (a request may carry thousands of notes). */
@@ -98,24 +100,74 @@ export async function importNotes(organization: OrganizationContext, actor: Acto
   const sizes = await objectSizes(references);
   assertAttachments(input.notes, (key) => (sizes.get(key) === null ? `Attachment not found in storage (upload it first): ${key}` : null));
 
-  const { imported, deviceRowId } = await transaction(async (tx) => {
+  // The allowance lock is needed when the import may consume an allowance: a device not yet
+  // registered, or attachments that may add bytes. Deciding it from a read without a lock is safe:
+  // devices are only ever deleted with their organization, so a registered device stays so; if it
+  // were gone by the time it is locked, the import starts over with the allowance lock.
+  const needsAllowances = references.length > 0 || !(await deviceRegistered(organization.id, input.deviceId));
+  const run = (holdAllowances: boolean) => importInTransaction(organization.id, actor, caseId, input, sizes, holdAllowances);
+  const { imported, deviceRowId } = await run(needsAllowances).catch((error: unknown) => {
+    if (error instanceof AllowanceLockNeeded) return run(true);
+    throw error;
+  });
+  const skipped = input.notes.length - imported;
+  return {
+    isSuccess: true,
+    message: `Imported ${imported} note(s) from device ${input.deviceId}${skipped ? `; ${skipped} already imported` : ''}`,
+    deviceRegistrationId: deviceRowId,
+    importedCount: imported,
+    skippedCount: skipped,
+  };
+}
+
+/** Thrown inside the import's transaction when it finds it needs the allowance lock it did not take. */
+class AllowanceLockNeeded extends Error {}
+
+async function deviceRegistered(organizationId: string, deviceId: string): Promise<boolean> {
+  const [row] = await db()
+    .select({ id: devices.id })
+    .from(devices)
+    .where(and(eq(devices.organizationId, organizationId), eq(devices.deviceId, deviceId)));
+  return Boolean(row);
+}
+
+/**
+ * One import, in one transaction, in a fixed number of statements whatever the number of notes.
+ *
+ * Lock order, the same for every path (lib/organizations/allowances.ts): the allowance lock (the
+ * organization's plan row) first, then the case row, then the device row. The email importer takes
+ * the plan row and then writes the case row, so an import that locked its case before the plan row
+ * (as this did) could deadlock with it; taking the plan row first cannot. Imports that need no
+ * allowance skip the plan row and start at the case row, which keeps the same order. The device
+ * row is locked last, and only by imports, so two imports of one device into two cases cannot wait
+ * on each other in a circle.
+ */
+async function importInTransaction(
+  organizationId: string,
+  actor: Actor,
+  caseId: string,
+  input: ImportNotesInput,
+  sizes: Map<string, number | null>,
+  holdAllowances: boolean,
+): Promise<{ imported: number; deviceRowId: string }> {
+  return transaction(async (tx) => {
+    const usage = holdAllowances ? await lockAllowances(tx, organizationId) : null;
     // Imports into one case take turns, so an attachment two of them link is counted once.
     await tx.select({ id: cases.id }).from(cases).where(eq(cases.id, caseId)).for('no key update');
+    // Under the allowance lock, a concurrent import of the same new device has committed by now and is found here.
     const [known] = await tx
       .select({ id: devices.id })
       .from(devices)
-      .where(and(eq(devices.organizationId, organization.id), eq(devices.deviceId, input.deviceId)))
+      .where(and(eq(devices.organizationId, organizationId), eq(devices.deviceId, input.deviceId)))
       .for('update');
     let deviceRowId = known?.id;
     const metadata = { ...input.deviceMetadata, systemId: input.systemId, appVersion: input.appVersion, osDetails: input.osDetails };
     if (!deviceRowId) {
-      const usage = (await planUsageByOrganization(tx, [organization.id])).get(organization.id);
-      if (usage && usage.devicesUsed >= usage.plan.devices) {
-        throw new ForbiddenError(`The plan allows ${usage.plan.devices} devices and all are registered`, 'DEVICE_LIMIT_REACHED');
-      }
+      if (!usage) throw new AllowanceLockNeeded();
+      assertDeviceFits(usage);
       const [created] = await tx
         .insert(devices)
-        .values({ organizationId: organization.id, deviceId: input.deviceId, deviceType: input.deviceType, metadata })
+        .values({ organizationId, deviceId: input.deviceId, deviceType: input.deviceType, metadata })
         .onConflictDoUpdate({ target: [devices.organizationId, devices.deviceId], set: { metadata } })
         .returning({ id: devices.id });
       deviceRowId = created!.id;
@@ -142,36 +194,50 @@ export async function importNotes(organization: OrganizationContext, actor: Acto
       )
       .onConflictDoNothing()
       .returning({ id: deviceNotes.id, attachmentKeys: deviceNotes.attachmentKeys });
-    await countAttachmentBytes(tx, caseId, inserted, sizes);
+    await countAttachmentBytes(tx, { organizationId, caseId, usage }, inserted, sizes);
     return { imported: inserted.length, deviceRowId };
   });
-  const skipped = input.notes.length - imported;
-  return {
-    isSuccess: true,
-    message: `Imported ${imported} note(s) from device ${input.deviceId}${skipped ? `; ${skipped} already imported` : ''}`,
-    deviceRegistrationId: deviceRowId,
-    importedCount: imported,
-    skippedCount: skipped,
-  };
 }
 
 /**
  * Adds the bytes of the attachments that the notes just inserted link to the case's storage (what
  * the plan's storage figures and storage-stats add up). A key counts once per case: one an
- * earlier note of the case already links is not counted again.
+ * earlier note of the case already links is not counted again. The bytes must fit in the plan's
+ * storage (403 STORAGE_LIMIT_REACHED, and the whole import is rolled back), counted under the
+ * allowance lock without the upload-link reservations of the linked keys: those are consumed here,
+ * their declared sizes replaced by the actual ones.
  */
-async function countAttachmentBytes(tx: Tx, caseId: string, inserted: Array<{ id: string; attachmentKeys: string[] }>, sizes: Map<string, number | null>) {
+async function countAttachmentBytes(
+  tx: Tx,
+  target: { organizationId: string; caseId: string; usage: PlanUsage | null },
+  inserted: Array<{ id: string; attachmentKeys: string[] }>,
+  sizes: Map<string, number | null>,
+) {
+  const { organizationId, caseId } = target;
   const keys = [...new Set(inserted.flatMap((note) => note.attachmentKeys))];
   if (keys.length === 0) return;
+  // Attachments always come with the allowance lock (importNotes takes it when there are any).
+  const usage = target.usage;
+  if (!usage) throw new AllowanceLockNeeded();
   const keyArray = sql`array[${sql.join(
     keys.map((key) => sql`${key}`),
     sql`, `,
   )}]::text[]`;
-  const linkedBefore = await tx
-    .selectDistinct({ key: sql<string>`unnest(${deviceNotes.attachmentKeys})` })
-    .from(deviceNotes)
-    .where(and(eq(deviceNotes.caseId, caseId), notInArray(deviceNotes.id, inserted.map((note) => note.id)), sql`${deviceNotes.attachmentKeys} && ${keyArray}`));
+  const [linkedBefore, consumed] = await Promise.all([
+    tx
+      .selectDistinct({ key: sql<string>`unnest(${deviceNotes.attachmentKeys})` })
+      .from(deviceNotes)
+      .where(and(eq(deviceNotes.caseId, caseId), notInArray(deviceNotes.id, inserted.map((note) => note.id)), sql`${deviceNotes.attachmentKeys} && ${keyArray}`)),
+    tx
+      .delete(storageReservations)
+      .where(and(eq(storageReservations.organizationId, organizationId), inArray(storageReservations.objectKey, keys)))
+      .returning({ bytes: storageReservations.bytes, expiresAt: storageReservations.expiresAt }),
+  ]);
   const counted = new Set(linkedBefore.map((row) => row.key));
   const bytes = keys.filter((key) => !counted.has(key)).reduce((sum, key) => sum + (sizes.get(key) ?? 0), 0);
+  // Only unexpired reservations were counted in the usage; expired ones are simply cleared.
+  const at = now();
+  const released = consumed.filter((row) => row.expiresAt > at).reduce((sum, row) => sum + row.bytes, 0);
+  assertStorageFits(releasingReservations(usage, released), bytes);
   if (bytes > 0) await tx.update(cases).set({ storageBytes: sql`${cases.storageBytes} + ${bytes}` }).where(eq(cases.id, caseId));
 }

@@ -1,8 +1,12 @@
+import { and, eq, lte } from 'drizzle-orm';
 import { addSeconds, now } from '../clock';
 import { assertCaseRule, caseWithAccess } from '../cases/access';
 import { CASE_RULES } from '../cases/rules';
+import { storageReservations } from '../db/schema';
+import { transaction } from '../db/transaction';
 import type { Actor, OrganizationContext } from '../http/types';
 import { newId } from '../ids';
+import { assertStorageFits, lockAllowances } from '../organizations/allowances';
 import { casePrefix, objectStorage } from '../storage';
 
 /** How long an upload link works: long enough for a large file on a slow line, short enough to leak little. */
@@ -14,8 +18,12 @@ const keySafe = (name: string) => name.replace(/[^\w.-]+/g, '_').replace(/^\.+/,
 /**
  * POST /extraction/case/attachment-uploads?caseId=...: one signed PUT link per file, under the
  * case's prefix (`cases/<caseId>/notes/<id>-<name>`), the only place device-note import accepts
- * attachments from. Needs the import case rule, like the import itself. Nothing is written until
- * the extractor uploads; an unused link simply expires.
+ * attachments from. Needs the import case rule, like the import itself.
+ *
+ * The declared sizes must fit in the plan's storage, counting what the cases hold and what links
+ * issued earlier and not yet used or expired promise (403 STORAGE_LIMIT_REACHED otherwise): each
+ * link reserves its declared size until it expires or an import links its key. Checked and
+ * reserved under the allowance lock, in one transaction, in a fixed number of statements.
  */
 export async function createAttachmentUploads(
   organization: OrganizationContext,
@@ -25,13 +33,22 @@ export async function createAttachmentUploads(
 ) {
   const found = await caseWithAccess(caseId, actor.user.id, organization.id);
   assertCaseRule(found, CASE_RULES.import, 'Uploading evidence needs owner or admin access to the case');
+  const at = now();
+  const expiresAt = addSeconds(at, UPLOAD_LINK_SECONDS);
+  const files = input.files.map((file) => ({ ...file, key: `${casePrefix(caseId)}notes/${newId()}-${keySafe(file.name)}` }));
+  const declared = files.reduce((sum, file) => sum + file.size, 0);
+  await transaction(async (tx) => {
+    const usage = await lockAllowances(tx, organization.id);
+    assertStorageFits(usage, declared);
+    // Expired reservations no longer count; clear the organization's while its lock is held.
+    await tx.delete(storageReservations).where(and(eq(storageReservations.organizationId, organization.id), lte(storageReservations.expiresAt, at)));
+    await tx.insert(storageReservations).values(files.map((file) => ({ organizationId: organization.id, caseId, objectKey: file.key, bytes: file.size, expiresAt })));
+  });
   const storage = objectStorage();
-  const expiresAt = addSeconds(now(), UPLOAD_LINK_SECONDS).toISOString();
   const uploads = await Promise.all(
-    input.files.map(async (file) => {
-      const key = `${casePrefix(caseId)}notes/${newId()}-${keySafe(file.name)}`;
-      const url = await storage.uploadUrl(key, { contentType: file.contentType, size: file.size }, UPLOAD_LINK_SECONDS);
-      return { name: file.name, key, method: 'PUT' as const, url, headers: { 'content-type': file.contentType }, expiresAt };
+    files.map(async (file) => {
+      const url = await storage.uploadUrl(file.key, { contentType: file.contentType, size: file.size }, UPLOAD_LINK_SECONDS);
+      return { name: file.name, key: file.key, method: 'PUT' as const, url, headers: { 'content-type': file.contentType }, expiresAt: expiresAt.toISOString() };
     }),
   );
   return { uploads };

@@ -11,7 +11,9 @@ import { type PlanUsage, planUsageByOrganization } from './active-plan';
  * takes this lock before it counts, so N concurrent requests can never exceed a cap.
  *
  * Lock order, the same everywhere: the organization row first when a path needs it (FOR NO KEY
- * UPDATE, which does not block the foreign-key checks of inserts), then the plan row.
+ * UPDATE, which does not block the foreign-key checks of inserts), then the plan row, then the
+ * rows a path writes under it: a case row (note import, email importer), then a device row (note
+ * import; see lib/material/notes.ts).
  */
 export async function lockAllowances(tx: Executor, organizationId: string): Promise<PlanUsage> {
   await lockPlanRow(tx, organizationId);
@@ -40,4 +42,20 @@ export function assertStorageFits(usage: PlanUsage, bytes: number): void {
       'STORAGE_LIMIT_REACHED',
     );
   }
+}
+
+/** 403 DEVICE_LIMIT_REACHED unless one more device fits under the plan's device cap. */
+export function assertDeviceFits(usage: PlanUsage): void {
+  if (usage.devicesUsed >= usage.plan.devices) {
+    throw new ForbiddenError(`The plan allows ${usage.plan.devices} devices and all are registered`, 'DEVICE_LIMIT_REACHED');
+  }
+}
+
+/**
+ * The usage as it is once `releasedBytes` of upload-link reservations are consumed: an import that
+ * links reserved keys replaces their declared sizes with the objects' actual ones, so its own
+ * reservations must not count against it.
+ */
+export function releasingReservations(usage: PlanUsage, releasedBytes: number): PlanUsage {
+  return { ...usage, storageReserved: Math.max(0, usage.storageReserved - releasedBytes) };
 }

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { BASE_FEE_STATUSES } from '../../lib/billing/summary';
 import { CADENCES, TIER_KEYS } from '../../lib/billing/tiers';
 import { DateTime, Id } from '../common/fields';
 import { QueryInt } from '../common/paging';
@@ -147,11 +148,14 @@ export const CurrentPlanResponseEntity = z
         periodStart: z.nullable(DateTime),
         periodEnd: z.nullable(DateTime),
         paymentMethod: z.nullable(z.object({ type: z.literal('card'), last4: z.nullable(z.string()) })),
+        /** The base fee of the current period: paid; open (no card yet, or collection pending); failed (declined); none (nothing owed). */
+        baseFeeStatus: z.enum(BASE_FEE_STATUSES),
       }),
     ),
     usage: z.object({
       seats: z.object({ used: z.number(), cap: z.number() }),
-      storage: z.object({ usedBytes: z.number(), capBytes: z.number() }),
+      devices: z.object({ used: z.number(), cap: z.number() }),
+      storage: z.object({ usedBytes: z.number(), reservedBytes: z.number(), capBytes: z.number() }),
       aiTokens: z.object({ usedThisMonth: z.number(), cap: z.number() }),
       cases: z.object({ createdThisMonth: z.number(), cap: z.nullable(z.number()) }),
     }),

@@ -1,9 +1,12 @@
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { routes } from '../../functions/routes';
 import { runAdminCommand } from '../../lib/admin/cli';
 import { db } from '../../lib/db/client';
-import { users } from '../../lib/db/schema';
+import { billingHistory, organizations, users } from '../../lib/db/schema';
+import { as, caseWithAccess, ledgerOf, putOnPlan } from '../billing/billing-helpers';
 import { createUser, uniqueEmail } from '../harness/actors';
+import { expectData, invoke } from '../harness/invoke';
 
 async function isSuperAdmin(id: string) {
   const [row] = await db().select({ isSuperAdmin: users.isSuperAdmin }).from(users).where(eq(users.id, id));
@@ -26,5 +29,82 @@ describe('npm run admin -- super-admin', () => {
     expect(await runAdminCommand(['super-admin', 'grant', uniqueEmail('nobody')], (l) => lines.push(l))).toBe(1);
     expect(await runAdminCommand(['super-admin', 'promote', 'x@example.com'], (l) => lines.push(l))).toBe(2);
     expect(lines[1]).toContain('Usage');
+  });
+});
+
+describe('npm run admin -- credits grant', () => {
+  it('keeps the reason out of what the customer sees: GET /billing/credits and GET /billing/history', async () => {
+    const owner = await createUser();
+    const lines: string[] = [];
+
+    expect(await runAdminCommand(['credits', 'grant', owner.organizationId, '5000', 'goodwill', 'gesture'], (l) => lines.push(l))).toBe(0);
+    expect(await runAdminCommand(['credits', 'grant', owner.organizationId, '-1000', 'goodwill', 'taken', 'back'], (l) => lines.push(l))).toBe(0);
+
+    expect(lines).toEqual([`credits: balance of ${owner.organizationId} is now 5000 cents`, `credits: balance of ${owner.organizationId} is now 4000 cents`]);
+    const credits = await invoke(routes.getCredits, as(owner));
+    const history = await invoke(routes.listBillingHistory, as(owner));
+    expect(expectData(credits).ledger.map((e: { description: string }) => e.description)).toEqual(['Credits removed by support', 'Credits added by support']);
+    expect(expectData(history)).toHaveLength(2);
+    expect(JSON.stringify(credits.body)).not.toMatch(/goodwill|gesture/i);
+    expect(JSON.stringify(history.body)).not.toMatch(/goodwill|gesture/i);
+    // The reason stays where staff can read it: the history entry (hidden from customers).
+    const entries = await db().select().from(billingHistory).where(eq(billingHistory.organizationId, owner.organizationId));
+    expect(entries.map((e) => e.reason).sort()).toEqual(['goodwill gesture', 'goodwill taken back']);
+    // Written neutrally, not only shown so: the stored ledger entries never held the reason.
+    expect((await ledgerOf(owner.organizationId)).map((e) => e.description).sort()).toEqual(['Credits added by support', 'Credits removed by support']);
+  });
+
+  it('exits 1 for an unknown organization and 2 with usage without a reason', async () => {
+    const lines: string[] = [];
+    expect(await runAdminCommand(['credits', 'grant', '00000000-0000-7000-8000-000000000000', '100', 'x'], (l) => lines.push(l))).toBe(1);
+    expect(await runAdminCommand(['credits', 'grant', '00000000-0000-7000-8000-000000000000', '100'], (l) => lines.push(l))).toBe(2);
+    expect(lines[0]).toBe('No organization 00000000-0000-7000-8000-000000000000');
+    expect(lines[1]).toContain('Usage');
+  });
+});
+
+describe('npm run admin -- billing verify', () => {
+  /** Credits granted through the CLI, the base fee paid by card, a Pro upgrade 10,000 from credits and 4,900 invoiced. */
+  async function organizationWithCharges() {
+    const owner = await createUser();
+    await putOnPlan(owner, 'tier2', { card: true });
+    expect(await runAdminCommand(['credits', 'grant', owner.organizationId, '10000', 'prepaid'], () => {})).toBe(0);
+    const target = await caseWithAccess(owner.organizationId, owner);
+    expectData(await invoke(routes.upgradeCaseToPro, { ...as(owner), path: { caseId: target.id } }));
+    return owner;
+  }
+
+  it('prints one OK line and exits 0 when nothing differs, for one organization or all', async () => {
+    const owner = await organizationWithCharges();
+    const one: string[] = [];
+    const all: string[] = [];
+
+    expect(await runAdminCommand(['billing', 'verify', owner.organizationId], (l) => one.push(l))).toBe(0);
+    expect(await runAdminCommand(['billing', 'verify'], (l) => all.push(l))).toBe(0);
+
+    expect(one).toEqual(['billing verify: OK, 1 organization(s) checked, no difference']);
+    expect(all).toEqual([expect.stringMatching(/^billing verify: OK, \d+ organization\(s\) checked, no difference$/)]);
+  });
+
+  it('prints each difference on its own line and exits 1', async () => {
+    const owner = await organizationWithCharges();
+    await db().update(organizations).set({ creditBalanceCents: 1 }).where(eq(organizations.id, owner.organizationId));
+    const lines: string[] = [];
+
+    expect(await runAdminCommand(['billing', 'verify', owner.organizationId], (l) => lines.push(l))).toBe(1);
+
+    expect(lines).toEqual([
+      expect.stringMatching(new RegExp(`^${owner.organizationId} credit_balance: expected 0, actual 1 \\(.+\\)$`)),
+      'billing verify: 1 difference(s) in 1 of 1 organization(s)',
+    ]);
+  });
+
+  it('exits 1 naming an unknown organization, and 2 with usage for extra arguments', async () => {
+    const lines: string[] = [];
+    expect(await runAdminCommand(['billing', 'verify', '00000000-0000-7000-8000-000000000000'], (l) => lines.push(l))).toBe(1);
+    expect(await runAdminCommand(['billing', 'verify', 'not-an-id'], (l) => lines.push(l))).toBe(1);
+    expect(await runAdminCommand(['billing', 'verify', '00000000-0000-7000-8000-000000000000', 'extra'], (l) => lines.push(l))).toBe(2);
+    expect(lines.slice(0, 2)).toEqual(['No organization 00000000-0000-7000-8000-000000000000', 'No organization not-an-id']);
+    expect(lines[2]).toContain('Usage');
   });
 });

@@ -54,6 +54,11 @@ export async function putOnPlan(user: TestUser, tier: TierKey, options: { card?:
   return selected;
 }
 
+/** Saves a card the sandbox accepts through the checkout page of a set-up link (collects what is open). */
+export async function completeCheckoutOf(setupUrl: string, card = GOOD_CARD): Promise<void> {
+  expect(await completeSandboxCheckout(sessionIdOf(setupUrl), card)).toEqual({ successUrl: urls.successUrl });
+}
+
 /** Gives `userId` access to a case (a case_access row). */
 export async function grantCase(caseId: string, userId: string, access: 'owner' | 'admin' | 'viewer' | 'opposing_counsel' = 'owner'): Promise<void> {
   await db().insert(caseAccess).values({ caseId, userId, access });

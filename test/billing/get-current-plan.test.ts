@@ -31,7 +31,8 @@ describe('GET /billing/plan/current', () => {
       plan: null,
       usage: {
         seats: { used: 2, cap: FREE_PLAN.seats },
-        storage: { usedBytes: 1_000, capBytes: FREE_PLAN.storageBytes },
+        devices: { used: 0, cap: FREE_PLAN.devices },
+        storage: { usedBytes: 1_000, reservedBytes: 0, capBytes: FREE_PLAN.storageBytes },
         aiTokens: { usedThisMonth: 0, cap: 0 },
         cases: { createdThisMonth: 1, cap: null },
       },
@@ -63,9 +64,11 @@ describe('GET /billing/plan/current', () => {
       periodStart: at.toISOString(),
       periodEnd: addMonths(at, 12).toISOString(),
       paymentMethod: null,
+      baseFeeStatus: 'open',
     });
     expect(data.usage).toMatchObject({
       seats: { used: 1, cap: TIERS.tier3.seatCap },
+      devices: { used: 0, cap: TIERS.tier3.deviceCap },
       storage: { capBytes: TIERS.tier3.storageCapBytes },
       aiTokens: { cap: TIERS.tier3.aiTokensPerMonth },
       cases: { cap: TIERS.tier3.casesPerMonth },

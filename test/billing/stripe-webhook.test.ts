@@ -103,16 +103,18 @@ describe('POST /webhooks/stripe', () => {
     expect(recorded).toMatchObject({ type: 'invoice.paid' });
   });
 
-  it('invoice.payment_failed marks the rows failed (a base fee starts the delinquency clock)', async () => {
+  it('invoice.payment_failed marks the rows failed; the delinquency clock started at the selection without a card keeps its time', async () => {
     const { owner, fee, pro } = await organizationWithOpenInvoices({ proCase: true });
-    expect((await organizationRow(owner.organizationId)).baseFeeFailedAt).toBeNull();
+    // No card to collect the base fee with: it counts as failed from the selection on.
+    const clockStarted = (await organizationRow(owner.organizationId)).baseFeeFailedAt;
+    expect(clockStarted).toBeInstanceOf(Date);
 
     const { result } = await deliver('invoice.payment_failed', { ...double.invoice(fee.invoiceId!)!, attempt_count: 1 });
     expect(expectData(result)).toEqual({ received: true, duplicate: false });
     const rows = await rowsOf(owner.organizationId);
     expect(rows.find((r) => r.id === fee.id)!.status).toBe('failed');
     expect(rows.find((r) => r.id === pro!.id)!.status).toBe('INVOICED');
-    expect((await organizationRow(owner.organizationId)).baseFeeFailedAt).toBeInstanceOf(Date);
+    expect((await organizationRow(owner.organizationId)).baseFeeFailedAt).toEqual(clockStarted);
   });
 
   it('checkout.session.completed (setup) records the card and collects the open invoices at Stripe', async () => {

@@ -63,6 +63,7 @@ describe('POST /cases/{caseId}/pro-upgrade', () => {
       createCustomer: (input) => sandbox.createCustomer(input),
       createSetupSession: (input) => sandbox.createSetupSession(input),
       payInvoice: (id) => sandbox.payInvoice(id),
+      voidInvoice: (id) => sandbox.voidInvoice(id),
       chargeInvoice: async (input) => {
         const rows = await db().select().from(billingRows).where(eq(billingRows.chargeKey, input.metadata.chargeKey!));
         seen.push({ idempotencyKey: input.idempotencyKey, lines: input.lines, statuses: rows.map((r) => r.status) });
@@ -140,6 +141,7 @@ describe('POST /cases/{caseId}/pro-upgrade', () => {
       createCustomer: (input) => sandbox.createCustomer(input),
       createSetupSession: (input) => sandbox.createSetupSession(input),
       payInvoice: (id) => sandbox.payInvoice(id),
+      voidInvoice: (id) => sandbox.voidInvoice(id),
       chargeInvoice: async () => {
         throw new Error('processor unavailable');
       },

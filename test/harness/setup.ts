@@ -18,7 +18,9 @@ beforeAll(async () => {
     const name = `${template.prefix}${randomBytes(6).toString('hex')}`;
     const admin = await openPostgres(template.url, { max: 1 });
     await admin.db.execute(`create database "${name}" template "${template.template}"`);
-    useConnection(await openPostgres(databaseUrl(template.url, name), { max: 4 }));
+    // Enough connections that concurrency tests (up to 8 requests at once) run on separate
+    // connections in parallel, as separate Lambda instances would.
+    useConnection(await openPostgres(databaseUrl(template.url, name), { max: 8 }));
     dropDatabase = async () => {
       await admin.db.execute(`drop database if exists "${name}" with (force)`);
       await admin.close();

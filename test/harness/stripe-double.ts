@@ -48,7 +48,7 @@ interface Card {
 interface InvoiceRecord {
   id: string;
   customer: string;
-  status: 'draft' | 'open' | 'paid';
+  status: 'draft' | 'open' | 'paid' | 'void';
   collection_method: string;
   auto_advance: boolean;
   metadata: Record<string, string>;
@@ -372,10 +372,34 @@ export async function startStripeDouble(options: { webhookSecret?: string } = {}
     },
     {
       method: 'POST',
+      pattern: /^\/v1\/invoices\/([^/]+)\/void$/,
+      run: (_body, [id]) => {
+        const record = invoiceRecord(id!);
+        // Like Stripe: only a finalized, unpaid invoice can be voided (a draft is deleted instead).
+        if (record.status !== 'open') {
+          throw new StripeHttpError(400, { type: 'invalid_request_error', code: 'invoice_not_editable', message: `You can only void an open invoice; this one is ${record.status}.` });
+        }
+        record.status = 'void';
+        return { body: invoiceView(record) };
+      },
+    },
+    {
+      method: 'DELETE',
+      pattern: /^\/v1\/invoices\/([^/]+)$/,
+      run: (_body, [id]) => {
+        const record = invoiceRecord(id!);
+        if (record.status !== 'draft') throw new StripeHttpError(400, { type: 'invalid_request_error', code: 'invoice_not_editable', message: 'Only draft invoices can be deleted.' });
+        invoices.delete(id!);
+        return { body: { id, object: 'invoice', deleted: true } };
+      },
+    },
+    {
+      method: 'POST',
       pattern: /^\/v1\/invoices\/([^/]+)\/pay$/,
       run: (_body, [id]) => {
         const record = invoiceRecord(id!);
         if (record.status === 'paid') throw new StripeHttpError(400, { type: 'invalid_request_error', message: 'Invoice is already paid' });
+        if (record.status === 'void') throw new StripeHttpError(400, { type: 'invalid_request_error', code: 'invoice_not_editable', message: 'This invoice is void and cannot be paid.' });
         if (record.status === 'draft') finalize(record);
         const amount = invoiceView(record).amount_due as number;
         if (amount > 0) {

@@ -31,6 +31,7 @@ const downProcessor: PaymentProcessor = {
   createSetupSession: unreachable,
   chargeInvoice: unreachable,
   payInvoice: unreachable,
+  voidInvoice: unreachable,
 };
 
 afterEach(() => {

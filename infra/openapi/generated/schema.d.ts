@@ -1590,14 +1590,21 @@ export interface components {
                     type: "card";
                     last4: string | null;
                 } | null;
+                /** @enum {string} */
+                baseFeeStatus: "paid" | "open" | "failed" | "none";
             } | null;
             usage: {
                 seats: {
                     used: number;
                     cap: number;
                 };
+                devices: {
+                    used: number;
+                    cap: number;
+                };
                 storage: {
                     usedBytes: number;
+                    reservedBytes: number;
                     capBytes: number;
                 };
                 aiTokens: {
@@ -2244,7 +2251,7 @@ export interface components {
             timestamp: string;
             error: {
                 /** @enum {string} */
-                code: "BAD_REQUEST" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "TERMS_NOT_ACCEPTED" | "ORGANIZATION_NAME_TAKEN" | "USER_NOT_CREATED" | "UNSUPPORTED_SCOPE" | "TOKEN_EXPIRED" | "TOKEN_REVOKED" | "USER_GONE" | "WRONG_PASSWORD" | "EMAIL_ALREADY_VERIFIED" | "INVITATION_NOT_PENDING" | "INVITEE_DETAILS_REQUIRED" | "NO_ACTIVE_PLAN_RECORD" | "LAST_OWNER" | "EMAIL_TAKEN" | "NOTHING_TO_CHANGE" | "INVALID_SIGNATURE" | "REPORT_TOO_LARGE" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "ACCOUNT_INACTIVE" | "INVITE_ROLE_NOT_ALLOWED" | "FORBIDDEN" | "FEATURE_DISABLED" | "INSUFFICIENT_SCOPE" | "NOT_A_MEMBER" | "INSUFFICIENT_ROLE" | "NO_ACTIVE_PLAN" | "SEAT_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED" | "MEMBER_OF_OTHER_ORGANIZATIONS" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                code: "BAD_REQUEST" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "TERMS_NOT_ACCEPTED" | "ORGANIZATION_NAME_TAKEN" | "USER_NOT_CREATED" | "UNSUPPORTED_SCOPE" | "TOKEN_EXPIRED" | "TOKEN_REVOKED" | "USER_GONE" | "WRONG_PASSWORD" | "EMAIL_ALREADY_VERIFIED" | "INVITATION_NOT_PENDING" | "INVITEE_DETAILS_REQUIRED" | "NO_ACTIVE_PLAN_RECORD" | "LAST_OWNER" | "EMAIL_TAKEN" | "NOTHING_TO_CHANGE" | "INVALID_SIGNATURE" | "REPORT_TOO_LARGE" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "ACCOUNT_INACTIVE" | "INVITE_ROLE_NOT_ALLOWED" | "FORBIDDEN" | "FEATURE_DISABLED" | "INSUFFICIENT_SCOPE" | "NOT_A_MEMBER" | "INSUFFICIENT_ROLE" | "NO_ACTIVE_PLAN" | "SEAT_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED" | "STORAGE_LIMIT_REACHED" | "DELINQUENT" | "MEMBER_OF_OTHER_ORGANIZATIONS" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PLAN_BELOW_USAGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
                 message: string;
                 details?: components["schemas"]["ErrorDetail"][];
             };
@@ -2287,7 +2294,7 @@ export interface components {
                 };
             };
         };
-        /** @description Not allowed. Codes: `FORBIDDEN`, `FEATURE_DISABLED`, `INSUFFICIENT_SCOPE`, `NOT_A_MEMBER`, `INSUFFICIENT_ROLE`, `NO_ACTIVE_PLAN`, `SEAT_LIMIT_REACHED`, `DEVICE_LIMIT_REACHED`, `MEMBER_OF_OTHER_ORGANIZATIONS`. */
+        /** @description Not allowed. Codes: `FORBIDDEN`, `FEATURE_DISABLED`, `INSUFFICIENT_SCOPE`, `NOT_A_MEMBER`, `INSUFFICIENT_ROLE`, `NO_ACTIVE_PLAN`, `SEAT_LIMIT_REACHED`, `DEVICE_LIMIT_REACHED`, `STORAGE_LIMIT_REACHED`, `DELINQUENT`, `MEMBER_OF_OTHER_ORGANIZATIONS`. */
         Forbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2299,7 +2306,7 @@ export interface components {
                     statusCode?: 403;
                     error?: {
                         /** @enum {unknown} */
-                        code?: "FORBIDDEN" | "FEATURE_DISABLED" | "INSUFFICIENT_SCOPE" | "NOT_A_MEMBER" | "INSUFFICIENT_ROLE" | "NO_ACTIVE_PLAN" | "SEAT_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED" | "MEMBER_OF_OTHER_ORGANIZATIONS";
+                        code?: "FORBIDDEN" | "FEATURE_DISABLED" | "INSUFFICIENT_SCOPE" | "NOT_A_MEMBER" | "INSUFFICIENT_ROLE" | "NO_ACTIVE_PLAN" | "SEAT_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED" | "STORAGE_LIMIT_REACHED" | "DELINQUENT" | "MEMBER_OF_OTHER_ORGANIZATIONS";
                     };
                 };
             };
@@ -2321,7 +2328,7 @@ export interface components {
                 };
             };
         };
-        /** @description Conflicts with the current state. Codes: `CONFLICT`. */
+        /** @description Conflicts with the current state. Codes: `CONFLICT`, `PLAN_BELOW_USAGE`. */
         Conflict: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2333,7 +2340,7 @@ export interface components {
                     statusCode?: 409;
                     error?: {
                         /** @enum {unknown} */
-                        code?: "CONFLICT";
+                        code?: "CONFLICT" | "PLAN_BELOW_USAGE";
                     };
                 };
             };

@@ -32,6 +32,12 @@ export interface PaymentProcessor {
   chargeInvoice(input: { customerId: string; lines: InvoiceLine[]; idempotencyKey: string; metadata: Record<string, string> }): Promise<InvoiceResult>;
   /** Tries again to collect an open invoice (after a card was attached). */
   payInvoice(invoiceId: string, idempotencyKey: string): Promise<InvoiceResult>;
+  /**
+   * Cancels an unpaid invoice so it can never be collected. Answers `paid` instead when the
+   * invoice was paid before the void could take effect (the caller must then treat it as paid);
+   * an invoice already void answers `void` again, so a retry is harmless.
+   */
+  voidInvoice(invoiceId: string, idempotencyKey: string): Promise<'void' | 'paid'>;
 }
 
 let processor: Promise<PaymentProcessor> | undefined;

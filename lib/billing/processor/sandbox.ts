@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { eq } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import { config } from '../../config';
 import { db } from '../../db/client';
 import { sandboxCheckoutSessions, sandboxCustomers, sandboxInvoices } from '../../db/schema';
@@ -57,7 +57,20 @@ export class SandboxProcessor implements PaymentProcessor {
     const [invoice] = await db().select().from(sandboxInvoices).where(eq(sandboxInvoices.id, invoiceId));
     if (!invoice) throw new Error(`No sandbox invoice ${invoiceId}`);
     if (invoice.status === 'paid') return this.result(invoice.id, 'paid');
+    if (invoice.status === 'void') throw new Error(`Sandbox invoice ${invoiceId} is void and cannot be paid`);
     return this.collect(invoice.id, invoice.customerId);
+  }
+
+  async voidInvoice(invoiceId: string): Promise<'void' | 'paid'> {
+    const [voided] = await db()
+      .update(sandboxInvoices)
+      .set({ status: 'void' })
+      .where(and(eq(sandboxInvoices.id, invoiceId), inArray(sandboxInvoices.status, ['open', 'uncollectible', 'void'])))
+      .returning({ id: sandboxInvoices.id });
+    if (voided) return 'void';
+    const [invoice] = await db().select({ status: sandboxInvoices.status }).from(sandboxInvoices).where(eq(sandboxInvoices.id, invoiceId));
+    if (invoice?.status === 'paid') return 'paid';
+    throw new Error(`No sandbox invoice ${invoiceId}`);
   }
 
   /** Collects with the saved card: paid, declined (stays open, reported failed), or open without a card. */
@@ -65,8 +78,13 @@ export class SandboxProcessor implements PaymentProcessor {
     const [customer] = await db().select().from(sandboxCustomers).where(eq(sandboxCustomers.id, customerId));
     if (!customer?.defaultPaymentMethod) return this.result(invoiceId, 'open');
     if (customer.cardLast4 === SANDBOX_DECLINED_LAST4) return this.result(invoiceId, 'failed');
-    await db().update(sandboxInvoices).set({ status: 'paid' }).where(eq(sandboxInvoices.id, invoiceId));
-    return this.result(invoiceId, 'paid');
+    // Only an open invoice is collected: one voided meanwhile stays void and is reported failed.
+    const [paid] = await db()
+      .update(sandboxInvoices)
+      .set({ status: 'paid' })
+      .where(and(eq(sandboxInvoices.id, invoiceId), eq(sandboxInvoices.status, 'open')))
+      .returning({ id: sandboxInvoices.id });
+    return this.result(invoiceId, paid ? 'paid' : 'failed');
   }
 
   private result(invoiceId: string, status: InvoiceResult['status']): InvoiceResult {

@@ -83,6 +83,28 @@ export class StripeProcessor implements PaymentProcessor {
     }
   }
 
+  async voidInvoice(invoiceId: string, idempotencyKey: string): Promise<'void' | 'paid'> {
+    const stripe = await this.stripe();
+    const invoice = await stripe.invoices.retrieve(invoiceId);
+    if (invoice.status === 'paid') return 'paid';
+    if (invoice.status === 'void') return 'void';
+    if (invoice.status === 'draft') {
+      // A draft (finalizing never finished) cannot be voided, only deleted; it was never collectable.
+      await stripe.invoices.del(invoiceId);
+      return 'void';
+    }
+    try {
+      await stripe.invoices.voidInvoice(invoiceId, {}, { idempotencyKey });
+      return 'void';
+    } catch (error) {
+      // Paid (or voided) between the read and the void: the invoice's own state answers.
+      const after = await stripe.invoices.retrieve(invoiceId);
+      if (after.status === 'paid') return 'paid';
+      if (after.status === 'void') return 'void';
+      throw error;
+    }
+  }
+
   /**
    * Setup Checkout attaches the card but does not make it the customer's invoice default, and
    * invoices are collected only with the default: set it from the session's setup intent.

@@ -33,6 +33,11 @@ export const billingRows = pgTable(
     /** Processor invoice of the part charged to the card; set once invoiced. */
     invoiceId: text('invoice_id'),
     hostedInvoiceUrl: text('hosted_invoice_url'),
+    /**
+     * Voided rows with an invoice: when the processor confirmed the invoice void (or that it was
+     * paid first, the payment then kept as credit). Null until then; maintenance retries.
+     */
+    invoiceClosedAt: timestamptz('invoice_closed_at'),
     /** Makes every charge idempotent: a repeat of the same request finds this row. */
     idempotencyKey: text('idempotency_key').notNull(),
     /** Rows invoiced together (a base fee and its proration credit) share this key. */

@@ -2,12 +2,16 @@ import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { type AddressObject, simpleParser } from 'mailparser';
 import { mboxReader } from 'mbox-reader';
+import { db } from '../../db/client';
 import { attachments, cases, emails, emailThreads } from '../../db/schema';
 import { transaction } from '../../db/transaction';
+import { NotFoundError } from '../../http/errors';
 import { newId } from '../../ids';
+import { planUsageByOrganization } from '../../organizations/active-plan';
+import { assertStorageFits, lockAllowances } from '../../organizations/allowances';
 import { casePrefix, objectStorage } from '../../storage';
 
 export interface EmailImportOptions {
@@ -47,9 +51,17 @@ async function* messagesOf(file: string): AsyncGenerator<{ content: Buffer; flag
  * keyed by the first Message-ID of References, else In-Reply-To, else the message's own id, so
  * replies join their thread whatever order they arrive in. A message already imported (same
  * Message-ID in the case) is skipped: evidence is only ever added.
+ *
+ * Attachments count toward the plan's storage. Each message commits on its own, and one whose
+ * attachments do not fit in what is left is refused (ForbiddenError STORAGE_LIMIT_REACHED, which
+ * stops the import; the messages before it stay imported): checked before its attachments are
+ * stored, and again under the allowance lock in its transaction.
  */
 export async function importEmailFile(caseId: string, file: string, options: EmailImportOptions = {}): Promise<ImportSummary> {
   const summary: ImportSummary = { read: 0, imported: 0, skipped: 0 };
+  const [target] = await db().select({ organizationId: cases.organizationId }).from(cases).where(eq(cases.id, caseId));
+  if (!target) throw new NotFoundError(`No case ${caseId}`);
+  const { organizationId } = target;
   const grantId = options.grantId ?? `import:${basename(file)}`;
   for await (const raw of messagesOf(file)) {
     summary.read += 1;
@@ -65,6 +77,21 @@ export async function importEmailFile(caseId: string, file: string, options: Ema
     const domains = [...new Set(participants.map((e) => e.split('@')[1]!).filter(Boolean))];
     const text = parsed.text ?? '';
     const emailId = newId();
+    const bytes = parsed.attachments.reduce((sum, attachment) => sum + attachment.size, 0);
+
+    if (bytes > 0) {
+      // Before storing anything: a message already imported is skipped (its attachments are not
+      // stored again), and one that cannot fit is refused without leaving objects behind.
+      const [[already], usage] = await Promise.all([
+        db().select({ id: emails.id }).from(emails).where(and(eq(emails.caseId, caseId), eq(emails.externalId, messageId))),
+        planUsageByOrganization(db(), [organizationId]).then((usages) => usages.get(organizationId)),
+      ]);
+      if (already) {
+        summary.skipped += 1;
+        continue;
+      }
+      if (usage) assertStorageFits(usage, bytes);
+    }
 
     const stored = await Promise.all(
       parsed.attachments.map(async (file, index) => {
@@ -75,6 +102,8 @@ export async function importEmailFile(caseId: string, file: string, options: Ema
     );
 
     const inserted = await transaction(async (tx) => {
+      // The allowance lock first (before the case row is written), as on every path that consumes an allowance.
+      const usage = bytes > 0 ? await lockAllowances(tx, organizationId) : null;
       await tx
         .insert(emailThreads)
         .values({ caseId, rootMessageId: rootId, subject: parsed.subject ?? null, participants })
@@ -110,6 +139,7 @@ export async function importEmailFile(caseId: string, file: string, options: Ema
         .onConflictDoNothing()
         .returning({ id: emails.id });
       if (!email) return false;
+      if (usage) assertStorageFits(usage, bytes);
       if (stored.length) await tx.insert(attachments).values(stored.map((a) => ({ ...a, emailId: email.id, provider: 'object-storage' })));
       await tx
         .update(emailThreads)
@@ -120,7 +150,6 @@ export async function importEmailFile(caseId: string, file: string, options: Ema
           subject: sql`coalesce(${emailThreads.subject}, ${parsed.subject ?? null})`,
         })
         .where(eq(emailThreads.id, thread!.id));
-      const bytes = stored.reduce((sum, a) => sum + a.size, 0);
       if (bytes) await tx.update(cases).set({ storageBytes: sql`${cases.storageBytes} + ${bytes}` }).where(eq(cases.id, caseId));
       return true;
     });

@@ -1,0 +1,1 @@
+ALTER TABLE "billing_rows" ADD COLUMN "invoice_closed_at" timestamp with time zone;

@@ -1,0 +1,207 @@
+import { and, asc, eq, inArray } from 'drizzle-orm';
+import { addMonths, now } from '../clock';
+import { config } from '../config';
+import { db, type Tx } from '../db/client';
+import { billingRows, organizationPlans, organizations } from '../db/schema';
+import { type AfterCommit, transaction } from '../db/transaction';
+import { ConflictError, ForbiddenError, type ErrorDetail, ValidationFailedError } from '../http/errors';
+import type { Actor } from '../http/types';
+import type { PlanUsage } from '../organizations/active-plan';
+import { lockAllowances } from '../organizations/allowances';
+import { adjustCredits, type ChargeLine, closeVoidedInvoice, recordCharge } from './charges';
+import { ensureProcessorCustomer } from './customers';
+import { recordBillingHistory } from './history';
+import { isDelinquent } from './summary';
+import { basePriceCents, type Cadence, isDowngrade, isTierKey, planAllowancesOf, TIERS, type TierKey } from './tiers';
+import { setupSessionUrl } from './setup-sessions';
+
+type OrganizationRow = typeof organizations.$inferSelect;
+type BillingRow = typeof billingRows.$inferSelect;
+
+/** The old base fee's rows still waiting for money: voided (and re-billed for the used part) on a change. */
+const UNPAID_STATUSES = ['processing', 'INVOICED', 'failed'] as const;
+
+interface SelectPlanInput {
+  tier: TierKey;
+  cadence?: Cadence;
+  successUrl?: string;
+  cancelUrl?: string;
+}
+
+async function loadOrganization(organizationId: string): Promise<OrganizationRow> {
+  const [organization] = await db().select().from(organizations).where(eq(organizations.id, organizationId)).limit(1);
+  return organization!;
+}
+
+const isSameSelection = (organization: OrganizationRow, tier: TierKey, cadence: Cadence) =>
+  organization.billingMode === 'pay_as_you_go' && organization.billingTier === tier && organization.billingCadence === cadence;
+
+/**
+ * POST /billing/plan: moves the organization onto a self-serve tier in pay-as-you-go mode (off a
+ * legacy subscription on first selection), or changes tier or cadence. The tier's caps become the
+ * plan enforced in the same transaction; a move below what is in use is refused (409
+ * PLAN_BELOW_USAGE). A change settles the current base fee at once (see `settleCurrentBaseFee`)
+ * and the net is `prorationCents` (0 on a first selection). Without a card on file the answer
+ * says `paymentRequired` with a card set-up link, and the unpaid fee starts the delinquency clock.
+ */
+export async function selectPlan(organizationId: string, actor: Actor, input: SelectPlanInput) {
+  if (!config().FEATURE_SELF_SERVE_PLANS) throw new ForbiddenError('Self-serve plan selection is not available', 'FEATURE_DISABLED');
+  const tier = TIERS[input.tier];
+  const cadence: Cadence = input.cadence ?? (tier.annualOnly ? 'annual' : 'monthly');
+  if (!tier.cadences.includes(cadence)) {
+    throw new ValidationFailedError([{ path: 'body.cadence', message: `${tier.name} (${tier.key}) is billed annually only` }]);
+  }
+  let before = await loadOrganization(organizationId);
+  const paymentRequired = !before.hasPaymentMethod;
+  if (paymentRequired && (!input.successUrl || !input.cancelUrl)) {
+    const missing = (['successUrl', 'cancelUrl'] as const).filter((field) => !input[field]);
+    throw new ValidationFailedError(missing.map((field) => ({ path: `body.${field}`, message: `No card is on file: successUrl and cancelUrl are required to set one up` })));
+  }
+  if (paymentRequired && !before.processorCustomerId) {
+    // The set-up link needs a processor customer: create it now (idempotent), before anything is
+    // committed, rather than answer an error after the plan has already changed.
+    await ensureProcessorCustomer(organizationId);
+    before = await loadOrganization(organizationId);
+  }
+  const answer = (prorationCents: number, organization: OrganizationRow) =>
+    (async () => ({
+      tier: input.tier,
+      cadence,
+      billingMode: 'pay_as_you_go' as const,
+      prorationCents,
+      paymentRequired,
+      setupSessionUrl: paymentRequired ? await setupSessionUrl(organization, input as Required<SelectPlanInput>) : null,
+    }))();
+  if (isSameSelection(before, input.tier, cadence)) return answer(0, before);
+
+  const prorationCents = await transaction(async (tx, afterCommit) => {
+    // Lock order (lib/organizations/allowances.ts): the organization row, then the allowances.
+    const [current] = await tx.select().from(organizations).where(eq(organizations.id, organizationId)).for('no key update');
+    // A concurrent identical request (a double click) committed first: nothing left to change or charge.
+    if (isSameSelection(current!, input.tier, cadence)) return 0;
+    const usage = await lockAllowances(tx, organizationId);
+    assertTierFits(usage, input.tier);
+    const onTier = current!.billingMode === 'pay_as_you_go' && isTierKey(current!.billingTier) && current!.billingCadence !== null;
+    const from = onTier ? { tier: current!.billingTier as TierKey, cadence: current!.billingCadence! } : null;
+    if (isDelinquent(current!) && !(from && isDowngrade(from, { tier: input.tier, cadence }))) {
+      throw new ForbiddenError('A base fee is unpaid for more than 7 days: save a card to settle it; until then only a move to a cheaper plan is possible', 'DELINQUENT');
+    }
+    // Read under the lock, so the period of a change committed meanwhile is never credited beyond its start.
+    const at = now();
+    const periodEnd = addMonths(at, cadence === 'annual' ? 12 : 1);
+    const settlement = from ? await settleCurrentBaseFee(tx, afterCommit, current!, from, at) : { lines: [], outstanding: false };
+    const chargeKey = `base-fee:${organizationId}:${at.getTime()}:${input.tier}:${cadence}`;
+    const lines: ChargeLine[] = [
+      {
+        caseId: null,
+        skuKey: `platform_base_fee_${input.tier}_${cadence}`,
+        description: `${tier.name} plan base fee (${cadence}) ${at.toISOString().slice(0, 10)} to ${periodEnd.toISOString().slice(0, 10)}`,
+        quantity: 1,
+        unitAmountCents: basePriceCents(input.tier, cadence),
+        periodStart: at,
+        periodEnd,
+      },
+      ...settlement.lines,
+    ];
+    await tx
+      .update(organizations)
+      .set({ billingMode: 'pay_as_you_go', billingTier: input.tier, billingCadence: cadence, billingPeriodStart: at, billingPeriodEnd: periodEnd, baseFeeChargeKey: chargeKey })
+      .where(eq(organizations.id, organizationId));
+    await tx.update(organizationPlans).set({ ...planAllowancesOf(input.tier), isActive: true }).where(eq(organizationPlans.organizationId, organizationId));
+    const { rows } = await recordCharge(tx, afterCommit, { organizationId, chargeKey, lines, createdById: actor.user.id });
+    const net = lines.reduce((sum, line) => sum + line.quantity * line.unitAmountCents, 0);
+    if (net < 0) {
+      // A downgrade worth less than what was paid for the rest of the period: the difference becomes credits.
+      await adjustCredits(tx, organizationId, -net, 'proration', `Unused base fee after moving to ${tier.name}`, null);
+    }
+    // The delinquency clock: stopped when the new charge is settled; started at the selection
+    // when there is no card to collect it with; otherwise it keeps the time of an earlier unpaid
+    // fee whose arrears this charge carries (a plan switch never resets it).
+    const settled = rows.every((row) => row.status === 'paid');
+    const failedSince = settled ? null : !current!.hasPaymentMethod ? (current!.baseFeeFailedAt ?? at) : settlement.outstanding ? current!.baseFeeFailedAt : null;
+    await tx.update(organizations).set({ baseFeeFailedAt: failedSince }).where(eq(organizations.id, organizationId));
+    await recordBillingHistory(tx, {
+      organizationId,
+      category: 'subscription',
+      description: from
+        ? `Plan changed from ${from.tier} (${from.cadence}) to ${input.tier} (${cadence}); net ${net} cents`
+        : `Plan ${tier.name} (${cadence}) selected${current!.billingMode === 'legacy' ? ', moved off the legacy subscription' : ''}`,
+      createdById: actor.user.id,
+      metadata: { tier: input.tier, cadence, prorationCents: from ? net : 0 },
+    });
+    return from ? net : 0;
+  });
+
+  return answer(prorationCents, await loadOrganization(organizationId));
+}
+
+/** 409 PLAN_BELOW_USAGE when seats, devices or storage in use exceed the tier's caps; nothing changes. */
+function assertTierFits(usage: PlanUsage, tierKey: TierKey): void {
+  const caps = planAllowancesOf(tierKey);
+  const storageInUse = usage.storageUsed + usage.storageReserved;
+  const over: ErrorDetail[] = [
+    ...(usage.seatsUsed > caps.seats ? [{ path: 'seats', message: `${usage.seatsUsed} seats in use (members and pending invitations); ${tierKey} allows ${caps.seats}` }] : []),
+    ...(usage.devicesUsed > caps.devices ? [{ path: 'devices', message: `${usage.devicesUsed} devices registered; ${tierKey} allows ${caps.devices}` }] : []),
+    ...(storageInUse > caps.storageBytes ? [{ path: 'storage', message: `${storageInUse} bytes in use (including upload links not used yet); ${tierKey} allows ${caps.storageBytes}` }] : []),
+  ];
+  if (over.length > 0) {
+    throw new ConflictError(`The organization uses more than ${TIERS[tierKey].name} (${tierKey}) allows: ${over.map((o) => o.path).join(', ')}`, 'PLAN_BELOW_USAGE', over);
+  }
+}
+
+/**
+ * Settles the base fee of the period being left, under the organization's lock, and returns the
+ * lines the new charge carries for it. Proration never turns money not received into credit:
+ *
+ * - paid: the unused part of the period is credited (a negative line);
+ * - unpaid (open, failed, or not invoiced yet): its rows are voided, its invoice is voided at the
+ *   processor after commit (`closeVoidedInvoice`: money it took first is kept as credit), and the
+ *   used part of the period is billed again in the new charge, less what was already received
+ *   toward it (credits drawn, and credit lines it carried from the period before);
+ * - waived, voided or missing: nothing was received and nothing is owed: no line.
+ *
+ * `outstanding` says whether the lines re-bill an unpaid fee (the delinquency clock keeps running).
+ */
+async function settleCurrentBaseFee(
+  tx: Tx,
+  afterCommit: AfterCommit,
+  organization: OrganizationRow,
+  from: { tier: TierKey; cadence: Cadence },
+  at: Date,
+): Promise<{ lines: ChargeLine[]; outstanding: boolean }> {
+  const oldFee = basePriceCents(from.tier, from.cadence);
+  const start = organization.billingPeriodStart;
+  const end = organization.billingPeriodEnd;
+  const unused = start && end && end > at ? Math.floor((oldFee * (end.getTime() - at.getTime())) / (end.getTime() - start.getTime())) : 0;
+  const rows: BillingRow[] = organization.baseFeeChargeKey
+    ? await tx.select().from(billingRows).where(eq(billingRows.chargeKey, organization.baseFeeChargeKey)).orderBy(asc(billingRows.idempotencyKey))
+    : [];
+  const fee = rows[0];
+  const label = `${from.tier} ${from.cadence}`;
+  const credit = (amount: number, description: string): ChargeLine[] =>
+    amount > 0 ? [{ caseId: null, skuKey: 'platform_base_fee_proration', description, quantity: 1, unitAmountCents: -amount }] : [];
+
+  if (fee?.status === 'paid') return { lines: credit(unused, `Unused part of the ${label} base fee`), outstanding: false };
+  if (!fee || !(UNPAID_STATUSES as readonly string[]).includes(fee.status)) return { lines: [], outstanding: false };
+
+  await tx
+    .update(billingRows)
+    .set({ status: 'voided' })
+    .where(and(eq(billingRows.chargeKey, organization.baseFeeChargeKey!), inArray(billingRows.status, [...UNPAID_STATUSES])));
+  if (fee.invoiceId) {
+    const invoiceId = fee.invoiceId;
+    afterCommit(() => closeVoidedInvoice(invoiceId));
+  }
+  const received = rows.reduce((sum, row) => sum + row.creditsAppliedCents + (row.amountCents < 0 ? -row.amountCents : 0), 0);
+  const used = oldFee - unused;
+  const voidedNote = fee.invoiceId ? `, invoice ${fee.invoiceId} voided` : '';
+  return {
+    lines: [
+      ...(used > 0
+        ? [{ caseId: null, skuKey: 'platform_base_fee_used', description: `Used part of the unpaid ${label} base fee${voidedNote}`, quantity: 1, unitAmountCents: used }]
+        : []),
+      ...credit(received, `Already paid toward the voided ${label} base fee`),
+    ],
+    outstanding: true,
+  };
+}

@@ -1,0 +1,18 @@
+import { now } from '../clock';
+import type { organizations } from '../db/schema';
+import { ConflictError } from '../http/errors';
+import { paymentProcessor } from './processor';
+
+/** The processor's card set-up page for the organization (409 while it has no processor customer). */
+export async function setupSessionUrl(organization: typeof organizations.$inferSelect, input: { successUrl: string; cancelUrl: string }): Promise<string> {
+  if (!organization.processorCustomerId) throw new ConflictError('The billing profile has no payment-processor customer yet; try again shortly');
+  const processor = await paymentProcessor();
+  const session = await processor.createSetupSession({
+    customerId: organization.processorCustomerId,
+    successUrl: input.successUrl,
+    cancelUrl: input.cancelUrl,
+    // One session per organization and minute: a double click reuses it, a later visit gets a fresh one.
+    idempotencyKey: `setup-session:${organization.id}:${Math.floor(now().getTime() / 60_000)}`,
+  });
+  return session.url;
+}
