@@ -52,7 +52,7 @@ export const CONTRACT_ERROR_STATUSES: Readonly<Record<string, readonly ErrorStat
   // Billing
   upgradeCaseToPro: [403, 404, 409],
   createBillingSetupSession: [403, 409],
-  selectPlan: [400, 403],
+  selectPlan: [400, 403, 409],
   getCaseStatement: [403, 404],
   getReconciliation: [403],
   listBillingHistory: [403],

@@ -252,6 +252,39 @@ describe('Stripe adapter against the Stripe double, through the real routes', ()
     expect(double.requestsTo('POST', `/v1/invoices/${fee.invoiceId}/pay`).map((r) => r.status)).toEqual([400, 200, 400]);
   });
 
+  it('a plan change with the base fee unpaid voids its invoice at Stripe: never collected, even once a card is saved', async () => {
+    const { owner, customerId, as } = await stripeOrganization();
+    expectData(await invoke(routes.selectPlan, { ...as, body: { tier: 'tier2', ...urls } }));
+    const [fee] = await db().select().from(billingRows).where(eq(billingRows.organizationId, owner.organizationId));
+    expect(double.invoice(fee!.invoiceId!)).toMatchObject({ status: 'open' });
+
+    expectData(await invoke(routes.selectPlan, { ...as, body: { tier: 'tier3', ...urls } }));
+
+    expect(double.invoice(fee!.invoiceId!)).toMatchObject({ status: 'void' });
+    expect(double.requestsTo('POST', `/v1/invoices/${fee!.invoiceId}/void`).map((r) => r.status)).toEqual([200]);
+    const [voided] = await rowsOfCharge(fee!.chargeKey);
+    expect(voided).toMatchObject({ status: 'voided', invoiceClosedAt: expect.any(Date) });
+
+    double.attachCard(customerId, { last4: '4242' });
+    await collectOpenInvoices(owner.organizationId);
+    expect(double.charges.filter((c) => c.invoice === fee!.invoiceId)).toHaveLength(0);
+    expect(double.invoice(fee!.invoiceId!)).toMatchObject({ status: 'void' });
+  });
+
+  it('an unpaid base fee paid at Stripe just before the change: the void finds it paid and the payment is kept as credit', async () => {
+    const { owner, customerId, as } = await stripeOrganization();
+    expectData(await invoke(routes.selectPlan, { ...as, body: { tier: 'tier2', ...urls } }));
+    const [fee] = await db().select().from(billingRows).where(eq(billingRows.organizationId, owner.organizationId));
+    double.attachCard(customerId, { last4: '4242' });
+    const outOfBand = await fetch(`${double.url}/v1/invoices/${fee!.invoiceId}/pay`, { method: 'POST', headers: { authorization: `Bearer ${DOUBLE_SECRET_KEY}` } });
+    expect(outOfBand.status).toBe(200);
+
+    expectData(await invoke(routes.selectPlan, { ...as, body: { tier: 'tier1', ...urls } }));
+
+    expect(double.invoice(fee!.invoiceId!)).toMatchObject({ status: 'paid' });
+    expect((await organizationRow(owner.organizationId)).creditBalanceCents).toBe(TIER2_MONTHLY_CENTS);
+  });
+
   it('the connection drops on finalize after Stripe created the invoice: the row stays processing and retryStuckCharges finishes it with the same keys', async () => {
     const { owner, customerId, as } = await stripeOrganization({ last4: '4242' });
     expectData(await invoke(routes.selectPlan, { ...as, body: { tier: 'tier2' } }));
