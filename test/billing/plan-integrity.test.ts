@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { invoiceCharge, keepPaymentAsCredit, retryVoidedInvoices } from '../../lib/billing/charges';
 import { transaction } from '../../lib/db/transaction';
@@ -9,6 +9,7 @@ import { TIERS } from '../../lib/billing/tiers';
 import { addMonths, testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import { billingRows, devices, organizationPlans, sandboxInvoices } from '../../lib/db/schema';
+import { planUsageByOrganization } from '../../lib/organizations/active-plan';
 import { addMember, createCaseRow, createUser, type TestUser, uniqueEmail } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { as, caseRow, caseWithAccess, completeCheckoutOf, ledgerOf, organizationRow, putOnPlan, rowsOfOrganization, signIn, urls } from './billing-helpers';
@@ -278,5 +279,39 @@ describe('plan selection: unpaid fees have consequences', () => {
     expect(plan.plan.baseFeeStatus).toBe('paid');
     expect(plan.delinquent).toBe(false);
     expect((await organizationRow(paid.organizationId)).baseFeeFailedAt).toBeNull();
+  });
+});
+
+describe.runIf(inject('databaseTemplate').kind === 'postgres')('plan selection under concurrency (PostgreSQL server)', () => {
+  it('a downgrade racing invitations never leaves more seats taken than the plan allows', async () => {
+    const owner = await createUser();
+    await putOnPlan(owner, 'tier2', { card: true });
+
+    // tier1 allows 2 seats; the owner holds one. Four invitations and the downgrade race.
+    const results = await Promise.all([
+      selectPlan(owner, { tier: 'tier1', cadence: 'monthly' }),
+      ...Array.from({ length: 4 }, () => invite(owner, [uniqueEmail()])),
+    ]);
+
+    const [selection, ...invites] = results;
+    expect([200, 409]).toContain(selection!.status);
+    for (const result of invites) expect([201, 403]).toContain(result.status);
+    const usage = (await planUsageByOrganization(db(), [owner.organizationId])).get(owner.organizationId)!;
+    expect(usage.seatsUsed).toBeLessThanOrEqual(usage.plan.seats);
+    expect(usage.plan.type).toBe(selection!.status === 200 ? 'tier1' : 'tier2');
+    expect(usage.seatsUsed).toBe(1 + invites.filter((r) => r.status === 201).length);
+  });
+
+  it('concurrent changes of plan settle the old fee once: one open charge, no credit from nothing', async () => {
+    const owner = await createUser();
+    await putOnPlan(owner, 'tier7');
+
+    const results = await Promise.all((['tier1', 'tier2', 'tier3', 'tier4'] as const).map((tier) => selectPlan(owner, { tier, cadence: 'monthly' })));
+
+    for (const result of results) expect(result.status).toBe(200);
+    expect((await organizationRow(owner.organizationId)).creditBalanceCents).toBe(0);
+    const rows = await rowsOfOrganization(owner.organizationId);
+    expect(new Set(rows.filter((r) => r.status === 'INVOICED').map((r) => r.chargeKey)).size).toBe(1);
+    expect(rows.filter((r) => r.skuKey === 'platform_base_fee_tier7_annual').map((r) => r.status)).toEqual(['voided']);
   });
 });
