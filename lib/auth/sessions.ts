@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm';
 import { addDays, now } from '../clock';
 import { config } from '../config';
 import { db, type Executor } from '../db/client';
@@ -36,6 +36,33 @@ export async function startLoginSession(executor: Executor, userId: string, ip: 
   await executor.update(users).set({ lastActiveAt: now(), updatedAt: sql`${users.updatedAt}` }).where(eq(users.id, userId));
   const { token: accessToken } = await signAccessToken({ userId, sessionId: session!.id });
   return { accessToken, refreshToken };
+}
+
+type SessionKind = (typeof sessions.$inferSelect)['kind'];
+
+/**
+ * Ends a user's credentials of the given kinds (all by default), except `exceptSessionId`: sign-in
+ * sessions and legacy tokens are deleted (their refresh and access tokens stop at once), automation
+ * tokens are revoked (they stay listed as revoked). Used on password reset and change, login-email
+ * change and account takeover. Returns how many were ended.
+ */
+export async function endSessionsOfUser(executor: Executor, userId: string, options: { kinds?: SessionKind[]; exceptSessionId?: string } = {}): Promise<number> {
+  const kinds = options.kinds ?? ['login', 'legacy', 'automation'];
+  const except = options.exceptSessionId ? [ne(sessions.id, options.exceptSessionId)] : [];
+  const deletable = kinds.filter((kind) => kind !== 'automation');
+  const [deleted, revoked] = await Promise.all([
+    deletable.length
+      ? executor.delete(sessions).where(and(eq(sessions.userId, userId), inArray(sessions.kind, deletable), ...except)).returning({ id: sessions.id })
+      : Promise.resolve([]),
+    kinds.includes('automation')
+      ? executor
+          .update(sessions)
+          .set({ revokedAt: now() })
+          .where(and(eq(sessions.userId, userId), eq(sessions.kind, 'automation'), isNull(sessions.revokedAt), ...except))
+          .returning({ id: sessions.id })
+      : Promise.resolve([]),
+  ]);
+  return deleted.length + revoked.length;
 }
 
 const actorColumns = {

@@ -49,6 +49,8 @@ export const sessions = pgTable(
     revokedAt: timestamptz('revoked_at'),
     lastUsedAt: timestamptz('last_used_at'),
     createdIp: text('created_ip'),
+    /** The User-Agent header of the request that created the session (shown in GET /auth/sessions). */
+    createdUserAgent: text('created_user_agent'),
     ...timestamps,
   },
   (t) => [
