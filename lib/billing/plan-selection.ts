@@ -63,15 +63,14 @@ export async function selectPlan(organizationId: string, actor: Actor, input: Se
     await ensureProcessorCustomer(organizationId);
     before = await loadOrganization(organizationId);
   }
-  const answer = (prorationCents: number, organization: OrganizationRow) =>
-    (async () => ({
-      tier: input.tier,
-      cadence,
-      billingMode: 'pay_as_you_go' as const,
-      prorationCents,
-      paymentRequired,
-      setupSessionUrl: paymentRequired ? await setupSessionUrl(organization, input as Required<SelectPlanInput>) : null,
-    }))();
+  const answer = async (prorationCents: number, organization: OrganizationRow) => ({
+    tier: input.tier,
+    cadence,
+    billingMode: 'pay_as_you_go' as const,
+    prorationCents,
+    paymentRequired,
+    setupSessionUrl: paymentRequired ? await setupSessionUrl(organization, input as Required<SelectPlanInput>) : null,
+  });
   if (isSameSelection(before, input.tier, cadence)) return answer(0, before);
 
   const prorationCents = await transaction(async (tx, afterCommit) => {
@@ -103,23 +102,22 @@ export async function selectPlan(organizationId: string, actor: Actor, input: Se
       },
       ...settlement.lines,
     ];
-    await tx
-      .update(organizations)
-      .set({ billingMode: 'pay_as_you_go', billingTier: input.tier, billingCadence: cadence, billingPeriodStart: at, billingPeriodEnd: periodEnd, baseFeeChargeKey: chargeKey })
-      .where(eq(organizations.id, organizationId));
     await tx.update(organizationPlans).set({ ...planAllowancesOf(input.tier), isActive: true }).where(eq(organizationPlans.organizationId, organizationId));
     const { rows } = await recordCharge(tx, afterCommit, { organizationId, chargeKey, lines, createdById: actor.user.id });
-    const net = lines.reduce((sum, line) => sum + line.quantity * line.unitAmountCents, 0);
-    if (net < 0) {
-      // A downgrade worth less than what was paid for the rest of the period: the difference becomes credits.
-      await adjustCredits(tx, organizationId, -net, 'proration', `Unused base fee after moving to ${tier.name}`, null);
-    }
     // The delinquency clock: stopped when the new charge is settled; started at the selection
     // when there is no card to collect it with; otherwise it keeps the time of an earlier unpaid
     // fee whose arrears this charge carries (a plan switch never resets it).
     const settled = rows.every((row) => row.status === 'paid');
     const failedSince = settled ? null : !current!.hasPaymentMethod ? (current!.baseFeeFailedAt ?? at) : settlement.outstanding ? current!.baseFeeFailedAt : null;
-    await tx.update(organizations).set({ baseFeeFailedAt: failedSince }).where(eq(organizations.id, organizationId));
+    await tx
+      .update(organizations)
+      .set({ billingMode: 'pay_as_you_go', billingTier: input.tier, billingCadence: cadence, billingPeriodStart: at, billingPeriodEnd: periodEnd, baseFeeChargeKey: chargeKey, baseFeeFailedAt: failedSince })
+      .where(eq(organizations.id, organizationId));
+    const net = lines.reduce((sum, line) => sum + line.quantity * line.unitAmountCents, 0);
+    if (net < 0) {
+      // A downgrade worth less than what was paid for the rest of the period: the difference becomes credits.
+      await adjustCredits(tx, organizationId, -net, 'proration', `Unused base fee after moving to ${tier.name}`, null);
+    }
     await recordBillingHistory(tx, {
       organizationId,
       category: 'subscription',
