@@ -76,9 +76,15 @@ export async function recordCharge(
 
   const total = inserted.reduce((sum, row) => sum + row.amountCents, 0);
   const drawn = account ? await drawCredits(tx, input.organizationId, Math.max(total, 0), inserted[0]!.id, account) : 0;
-  const [first, ...rest] = inserted;
-  const rows = [{ ...first!, creditsAppliedCents: drawn }, ...rest];
-  if (drawn > 0) await tx.update(billingRows).set({ creditsAppliedCents: drawn }).where(eq(billingRows.id, first!.id));
+  const rows = spreadCredits(inserted, drawn);
+  const applied = rows.filter((row) => row.creditsAppliedCents > 0);
+  if (applied.length > 0) {
+    // One statement whatever the number of lines.
+    await tx
+      .update(billingRows)
+      .set({ creditsAppliedCents: sql`case ${sql.join(applied.map((row) => sql`when ${billingRows.id} = ${row.id} then ${row.creditsAppliedCents}::int`), sql` `)} end` })
+      .where(inArray(billingRows.id, applied.map((row) => row.id)));
+  }
   if (total <= drawn) {
     // Credits (or a net credit) cover everything: settled now, no invoice.
     await settleRows(tx, rows.map((r) => r.id), 'paid');
@@ -86,6 +92,20 @@ export async function recordCharge(
   }
   afterCommit(() => invoiceCharge(input.chargeKey));
   return { rows, created: true };
+}
+
+/**
+ * Puts credits drawn for a charge on its positive lines in order, each at most its own amount, so
+ * no line is paid beyond its amount and every invoiced line (amount minus credits) stays >= 0.
+ * The positive lines add up to at least the charge's total, so everything drawn finds a line.
+ */
+function spreadCredits(rows: BillingRow[], drawn: number): BillingRow[] {
+  let left = drawn;
+  return rows.map((row) => {
+    const share = Math.min(left, Math.max(row.amountCents, 0));
+    left -= share;
+    return { ...row, creditsAppliedCents: share };
+  });
 }
 
 /**
@@ -139,10 +159,7 @@ export async function invoiceCharge(chargeKey: string): Promise<void> {
   const organizationId = open[0]!.organizationId;
   const customerId = await ensureProcessorCustomer(organizationId);
   if (!customerId) throw new Error(`Organization ${organizationId} has no processor customer`);
-  const lines = open.map((row, index) => ({
-    description: row.description,
-    amountCents: row.amountCents - (index === 0 ? row.creditsAppliedCents : 0),
-  }));
+  const lines = open.map((row) => ({ description: row.description, amountCents: row.amountCents - row.creditsAppliedCents }));
   const processor = await paymentProcessor();
   const result = await processor.chargeInvoice({ customerId, lines, idempotencyKey: `charge:${chargeKey}`, metadata: { chargeKey, organizationId } });
   const voidedMeanwhile = await transaction(async (tx) => {

@@ -7,6 +7,7 @@ import { type AfterCommit, transaction } from '../db/transaction';
 import { ConflictError, ForbiddenError, type ErrorDetail, ValidationFailedError } from '../http/errors';
 import type { Actor } from '../http/types';
 import type { PlanUsage } from '../organizations/active-plan';
+import { newId } from '../ids';
 import { lockAllowances } from '../organizations/allowances';
 import { adjustCredits, type ChargeLine, closeVoidedInvoice, recordCharge } from './charges';
 import { ensureProcessorCustomer } from './customers';
@@ -89,7 +90,9 @@ export async function selectPlan(organizationId: string, actor: Actor, input: Se
     const at = now();
     const periodEnd = addMonths(at, cadence === 'annual' ? 12 : 1);
     const settlement = from ? await settleCurrentBaseFee(tx, afterCommit, current!, from, at) : { lines: [], outstanding: false };
-    const chargeKey = `base-fee:${organizationId}:${at.getTime()}:${input.tier}:${cadence}`;
+    // Unique per change: a double click is already stopped by the same-selection check under the
+    // lock, and two changes in one millisecond (tier1, tier5, tier1) must not share a key.
+    const chargeKey = `base-fee:${organizationId}:${at.getTime()}:${input.tier}:${cadence}:${newId()}`;
     const lines: ChargeLine[] = [
       {
         caseId: null,
