@@ -8,5 +8,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.acceptInvitation,
   { path: OrganizationIdPath, body: AcceptOrganizationInvitationRequestDto, response: AcceptInvitationResponseEntity },
-  ({ path, body, ip }) => acceptInvitation(path.orgId, body, ip),
+  ({ path, body, ip, userAgent }) => acceptInvitation(path.orgId, body, { ip, userAgent }),
 );

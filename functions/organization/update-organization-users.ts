@@ -5,9 +5,9 @@ import { UpdateOrganizationUsersDto } from '../../schemas/organization/members';
 import { OrganizationIdPath } from '../../schemas/organization/organization';
 import { routes } from '../routes';
 
-/** PATCH /organization/{orgId}/user: roles, names and emails of members; all or nothing. */
+/** PATCH /organization/{orgId}/user: roles, names and emails of members (names and emails of members ranked below the caller only); all or nothing. */
 export const handler = endpoint(
   routes.updateOrganizationUsers,
   { path: OrganizationIdPath, body: UpdateOrganizationUsersDto, response: MessageEntity },
-  ({ organization, body }) => updateOrganizationUsers(organization, body),
+  ({ actor, organization, body }) => updateOrganizationUsers(actor, organization, body),
 );

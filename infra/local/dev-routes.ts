@@ -12,6 +12,15 @@ async function formBody(req: IncomingMessage): Promise<URLSearchParams> {
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8').slice(0, 10_000));
 }
 
+/** The object key of a /_local/... path, decoded segment by segment; null when the encoding is malformed. */
+function objectKeyOf(encoded: string): string | null {
+  try {
+    return encoded.split('/').map(decodeURIComponent).join('/');
+  } catch {
+    return null;
+  }
+}
+
 const dollars = (cents: number) => `${cents < 0 ? '-' : ''}$${(Math.abs(cents) / 100).toFixed(2).replace(/\B(?=(\d{3})+(?!\d))/g, ',')}`;
 
 /**
@@ -64,14 +73,15 @@ export async function handleDevRoute(req: IncomingMessage, res: ServerResponse, 
   if (upload && req.method === 'PUT') {
     // The stand-in for a presigned S3 PUT: signed over key, content type and size, expiring.
     const storage = objectStorage();
-    const key = upload[1]!.split('/').map(decodeURIComponent).join('/');
+    // The storage refuses keys that would resolve outside its directory (and any link not signed by it).
+    const key = objectKeyOf(upload[1]!);
     const link = {
       expires: Number(url.searchParams.get('expires')),
       size: Number(url.searchParams.get('size')),
       signature: url.searchParams.get('signature') ?? '',
       contentType: String(req.headers['content-type'] ?? ''),
     };
-    const outcome = storage instanceof DirectoryStorage ? await storage.writeSigned(key, link, (limit) => readAtMost(req, limit)) : 'forbidden';
+    const outcome = key !== null && storage instanceof DirectoryStorage ? await storage.writeSigned(key, link, (limit) => readAtMost(req, limit)) : 'forbidden';
     const answers = { stored: [200, 'Stored'], forbidden: [403, 'The link is invalid or has expired, or the content type differs'], 'too-large': [413, 'The body is larger than the size the link was made for'] } as const;
     const [status, text] = answers[outcome];
     res.writeHead(status, { 'Content-Type': 'text/plain' });
@@ -81,9 +91,9 @@ export async function handleDevRoute(req: IncomingMessage, res: ServerResponse, 
   const object = /^\/_local\/objects\/(.+)$/.exec(url.pathname);
   if (object && req.method === 'GET') {
     const storage = objectStorage();
-    const key = object[1]!.split('/').map(decodeURIComponent).join('/');
+    const key = objectKeyOf(object[1]!);
     const bytes =
-      storage instanceof DirectoryStorage
+      key !== null && storage instanceof DirectoryStorage
         ? await storage.readSigned(key, Number(url.searchParams.get('expires')), url.searchParams.get('signature') ?? '')
         : null;
     if (!bytes) {
@@ -91,7 +101,7 @@ export async function handleDevRoute(req: IncomingMessage, res: ServerResponse, 
       res.end('The link is invalid or has expired');
       return true;
     }
-    res.writeHead(200, { 'Content-Type': key.endsWith('.pdf') ? 'application/pdf' : 'application/octet-stream', 'Content-Length': bytes.length });
+    res.writeHead(200, { 'Content-Type': key?.endsWith('.pdf') ? 'application/pdf' : 'application/octet-stream', 'Content-Length': bytes.length });
     res.end(bytes);
     return true;
   }

@@ -325,13 +325,14 @@ function describeOperation(route: RouteDefinition): string {
     const allowed = ROLES_BY_RANK.filter((role) => roleSatisfies(role, route.organization!.role));
     const plan = route.organization.activePlan ? ', and the organization needs an active plan' : '';
     lines.push(`Needs ${ROLE_RULE_TEXT[route.organization.role]} (${allowed.join(', ')}) in ${where}${plan}; 403 otherwise.`);
+    if (route.organization.self) lines.push(`Any member may call it on themselves (\`${route.organization.self}\` is the caller), whatever their role and plan.`);
   }
   if (route.case) {
     const roles = route.case.orRoles ? `, or any access and the ${route.case.orRoles.join(' or ')} role in the organization` : '';
     const where = route.organization?.from === 'header' ? ' A case of another organization than the header is 403.' : '';
     lines.push(`Needs ${route.case.access.join(', ')} access to the case${roles}; 403 otherwise.${where}`);
   }
-  if (route.rateLimit) lines.push(`At most ${route.rateLimit.perMinute} requests per minute per client IP and per user (429 with Retry-After).`);
+  if (route.rateLimit) lines.push(`At most ${route.rateLimit.perMinute} requests per minute ${route.auth === 'none' ? 'per client IP' : 'per user'} (429 with Retry-After).`);
   if (route.internal) lines.push('Internal: part of the contract, not meant for general clients.');
   if (route.extension) lines.push("Extension: ours, not the contract's.");
   return lines.join('\n\n');

@@ -12,11 +12,13 @@ export type ErrorStatus = (typeof ERROR_STATUSES)[number];
  */
 export const CONTRACT_ERROR_STATUSES: Readonly<Record<string, readonly ErrorStatus[]>> = {
   // Authentication and tokens
-  login: [401],
+  login: [401, 429],
   generateToken: [400, 401, 403],
   listTokens: [],
   revokeToken: [404],
   updateTokenScopes: [400, 403, 404],
+  listSessions: [],
+  endSession: [404],
   refreshToken: [400, 404],
   logout: [],
   register: [400],

@@ -7,7 +7,7 @@ import { BadRequestError, ForbiddenError, NotFoundError } from '../http/errors';
 import type { Actor } from '../http/types';
 import { hashToken, newOpaqueToken } from '../secrets';
 import type { Scope } from './scopes';
-import { AUTOMATION_TOKEN_PREFIX, LEGACY_TOKEN_PREFIX } from './sessions';
+import { AUTOMATION_TOKEN_PREFIX, type ClientInfo, creationColumns, LEGACY_TOKEN_PREFIX } from './sessions';
 
 export const MAX_TTL_DAYS = 400;
 export const LEGACY_TOKEN_YEARS = 5;
@@ -39,16 +39,19 @@ interface GenerateTokenInput {
 
 /**
  * With scopes: a scoped automation token (ttlDays, else the configured default, capped at 400
- * days). Without: a legacy full-access token valid 5 years. The value is returned only here.
+ * days). Without: a legacy full-access token valid 5 years. The value is returned only here. The
+ * client IP and User-Agent of the request are kept with it (GET /auth/sessions shows legacy tokens).
  */
-export async function generateToken(actor: Actor, input: GenerateTokenInput) {
+export async function generateToken(actor: Actor, input: GenerateTokenInput, client: ClientInfo | null = null) {
   if (input.scopes === undefined) {
     if (input.label !== undefined || input.ttlDays !== undefined) {
       throw new BadRequestError('label and ttlDays apply only to scoped tokens: send scopes too');
     }
     const token = newOpaqueToken(LEGACY_TOKEN_PREFIX);
     const validTill = addMonths(now(), 12 * LEGACY_TOKEN_YEARS);
-    await db().insert(sessions).values({ userId: actor.user.id, kind: 'legacy', tokenHash: hashToken(token), expiresAt: validTill });
+    await db()
+      .insert(sessions)
+      .values({ userId: actor.user.id, kind: 'legacy', tokenHash: hashToken(token), expiresAt: validTill, ...creationColumns(client) });
     return { token, validTill: validTill.toISOString() };
   }
   assertAutomationTokensEnabled();
@@ -65,6 +68,7 @@ export async function generateToken(actor: Actor, input: GenerateTokenInput) {
       label: input.label ?? null,
       scopes,
       expiresAt: addDays(now(), ttlDays),
+      ...creationColumns(client),
     })
     .returning();
   return { token, id: row!.id, label: row!.label, scopes, expiresAt: row!.expiresAt.toISOString() };

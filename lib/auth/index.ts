@@ -2,21 +2,51 @@ import { and, eq, sql } from 'drizzle-orm';
 import { now } from '../clock';
 import { db } from '../db/client';
 import { sessions, users } from '../db/schema';
-import { BadRequestError, NotFoundError, UnauthenticatedError } from '../http/errors';
+import { BadRequestError, NotFoundError, RateLimitedError, UnauthenticatedError } from '../http/errors';
 import type { Actor } from '../http/types';
+import { consumeRateLimit, resetRateLimit, uncountRateLimit } from '../rate-limit';
 import { decoyPasswordHash, hashToken, verifyPassword } from '../secrets';
 import { buildUserProfile } from '../users/profile';
 import { signAccessToken } from './jwt';
-import { canSignIn, startLoginSession } from './sessions';
+import { canSignIn, type ClientInfo, startLoginSession } from './sessions';
 
-/** Signs in with email and password; wrong credentials, inactive and extraction-only accounts get 401. */
-export async function login(credentials: { email: string; password: string }, ip: string | null) {
+/** Failed sign-ins allowed per account (address) per client IP, and per client IP, in one window. */
+export const SIGN_IN_FAILURES_PER_ACCOUNT_AND_IP = 10;
+export const SIGN_IN_FAILURES_PER_IP = 100;
+export const SIGN_IN_FAILURE_WINDOW_SECONDS = 15 * 60;
+
+function signInFailureRules(email: string, ip: string | null) {
+  const client = ip ?? 'unknown';
+  return {
+    accountAndIp: { key: `login-failures:account:${email.toLowerCase()}:ip:${client}`, limit: SIGN_IN_FAILURES_PER_ACCOUNT_AND_IP, windowSeconds: SIGN_IN_FAILURE_WINDOW_SECONDS },
+    ip: { key: `login-failures:ip:${client}`, limit: SIGN_IN_FAILURES_PER_IP, windowSeconds: SIGN_IN_FAILURE_WINDOW_SECONDS },
+  };
+}
+
+/**
+ * Signs in with email and password; wrong credentials, inactive and extraction-only accounts get 401.
+ * Guessing is throttled: at most 10 failed sign-ins per address per client IP and 100 per client
+ * IP in a 15-minute window, then 429 RATE_LIMITED with Retry-After (even for the right password)
+ * until the window ends. The attempt is counted before the password is checked (so concurrent
+ * guesses cannot all slip under the limit) and given back when it was refused or succeeded; a
+ * success also clears the address+IP count. Unknown addresses count like known ones.
+ */
+export async function login(credentials: { email: string; password: string }, client: ClientInfo | string | null) {
+  const ip = typeof client === 'object' && client !== null ? client.ip : client;
+  const rules = signInFailureRules(credentials.email, ip);
+  const attempt = await consumeRateLimit([rules.accountAndIp, rules.ip]);
+  if (!attempt.allowed) {
+    await uncountRateLimit(attempt.counted);
+    throw new RateLimitedError(attempt.retryAfterSeconds);
+  }
   const [user] = await db().select().from(users).where(eq(users.email, credentials.email)).limit(1);
   // Always run the password hash, so response time does not reveal whether the email exists.
   const passwordMatches = await verifyPassword(credentials.password, user?.passwordHash ?? (await decoyPasswordHash()));
   if (!user || !passwordMatches) throw new UnauthenticatedError('Wrong email or password', 'INVALID_CREDENTIALS');
+  // The right password: not a failed guess (an inactive account is told so only now).
+  await Promise.all([resetRateLimit([rules.accountAndIp.key]), uncountRateLimit(attempt.counted.filter((c) => c.key === rules.ip.key))]);
   if (!canSignIn(user)) throw new UnauthenticatedError('This account cannot sign in', 'ACCOUNT_INACTIVE');
-  const tokens = await startLoginSession(db(), user.id, ip);
+  const tokens = await startLoginSession(db(), user.id, client);
   return { ...tokens, userProfile: await buildUserProfile(user.id) };
 }
 
@@ -34,6 +64,8 @@ export async function refreshAccessToken(refreshToken: string) {
   const [{ token: accessToken }] = await Promise.all([
     signAccessToken({ userId: row.userId, sessionId: row.sessionId }),
     db().update(users).set({ lastActiveAt: now(), updatedAt: sql`${users.updatedAt}` }).where(eq(users.id, row.userId)),
+    // The session's last use (access tokens are not stamped per request: a refresh is every 15 minutes at most).
+    db().update(sessions).set({ lastUsedAt: now() }).where(eq(sessions.id, row.sessionId)),
   ]);
   return { accessToken, refreshToken };
 }

@@ -1,9 +1,9 @@
-import { and, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm';
 import { addDays, now } from '../clock';
 import { config } from '../config';
 import { db, type Executor } from '../db/client';
 import { sessions, users } from '../db/schema';
-import { UnauthenticatedError } from '../http/errors';
+import { NotFoundError, UnauthenticatedError } from '../http/errors';
 import type { Actor } from '../http/types';
 import { hashToken, newOpaqueToken } from '../secrets';
 import { signAccessToken, verifyAccessToken } from './jwt';
@@ -20,8 +20,27 @@ export function canSignIn(user: Pick<UserRow, 'isActive' | 'deletedAt' | 'accoun
   return user.isActive && user.deletedAt === null && user.accountKind === 'standard';
 }
 
-/** Starts a sign-in session: a refresh token (stored hashed, 30 days) and a short access token. */
-export async function startLoginSession(executor: Executor, userId: string, ip: string | null) {
+/** Where a request came from: the client IP as API Gateway reports it (never a header) and its User-Agent. */
+export interface ClientInfo {
+  ip: string | null;
+  userAgent?: string | null;
+}
+
+/** Longest User-Agent kept with a session; longer ones are cut. */
+export const MAX_STORED_USER_AGENT = 512;
+
+/** The creation columns of a session row, from a ClientInfo (or, for older callers, the bare IP). */
+export function creationColumns(client: ClientInfo | string | null) {
+  const info: ClientInfo = typeof client === 'object' && client !== null ? client : { ip: client };
+  const userAgent = info.userAgent?.trim();
+  return { createdIp: info.ip, createdUserAgent: userAgent ? userAgent.slice(0, MAX_STORED_USER_AGENT) : null };
+}
+
+/**
+ * Starts a sign-in session: a refresh token (stored hashed, 30 days) and a short access token.
+ * Records the client IP and User-Agent of the request (shown by GET /auth/sessions).
+ */
+export async function startLoginSession(executor: Executor, userId: string, client: ClientInfo | string | null) {
   const refreshToken = newOpaqueToken(REFRESH_TOKEN_PREFIX);
   const [session] = await executor
     .insert(sessions)
@@ -30,7 +49,7 @@ export async function startLoginSession(executor: Executor, userId: string, ip: 
       kind: 'login',
       tokenHash: hashToken(refreshToken),
       expiresAt: addDays(now(), config().REFRESH_TOKEN_TTL_DAYS),
-      createdIp: ip,
+      ...creationColumns(client),
     })
     .returning({ id: sessions.id });
   await executor.update(users).set({ lastActiveAt: now(), updatedAt: sql`${users.updatedAt}` }).where(eq(users.id, userId));
@@ -41,24 +60,27 @@ export async function startLoginSession(executor: Executor, userId: string, ip: 
 type SessionKind = (typeof sessions.$inferSelect)['kind'];
 
 /**
- * Ends a user's credentials of the given kinds (all by default), except `exceptSessionId`: sign-in
+ * Ends the credentials of a user (or several users) of the given kinds (all by default), except `exceptSessionId`: sign-in
  * sessions and legacy tokens are deleted (their refresh and access tokens stop at once), automation
  * tokens are revoked (they stay listed as revoked). Used on password reset and change, login-email
  * change and account takeover. Returns how many were ended.
  */
-export async function endSessionsOfUser(executor: Executor, userId: string, options: { kinds?: SessionKind[]; exceptSessionId?: string } = {}): Promise<number> {
+export async function endSessionsOfUser(executor: Executor, userId: string | string[], options: { kinds?: SessionKind[]; exceptSessionId?: string } = {}): Promise<number> {
+  const userIds = typeof userId === 'string' ? [userId] : userId;
+  if (userIds.length === 0) return 0;
+  const ofUsers = inArray(sessions.userId, userIds);
   const kinds = options.kinds ?? ['login', 'legacy', 'automation'];
   const except = options.exceptSessionId ? [ne(sessions.id, options.exceptSessionId)] : [];
   const deletable = kinds.filter((kind) => kind !== 'automation');
   const [deleted, revoked] = await Promise.all([
     deletable.length
-      ? executor.delete(sessions).where(and(eq(sessions.userId, userId), inArray(sessions.kind, deletable), ...except)).returning({ id: sessions.id })
+      ? executor.delete(sessions).where(and(ofUsers, inArray(sessions.kind, deletable), ...except)).returning({ id: sessions.id })
       : Promise.resolve([]),
     kinds.includes('automation')
       ? executor
           .update(sessions)
           .set({ revokedAt: now() })
-          .where(and(eq(sessions.userId, userId), eq(sessions.kind, 'automation'), isNull(sessions.revokedAt), ...except))
+          .where(and(ofUsers, eq(sessions.kind, 'automation'), isNull(sessions.revokedAt), ...except))
           .returning({ id: sessions.id })
       : Promise.resolve([]),
   ]);
@@ -139,4 +161,54 @@ export async function authenticateBearer(token: string): Promise<Actor> {
     user: { id: found.userId, email: found.email, name: found.name, isSuperAdmin: found.isSuperAdmin, isEmailVerified: found.isEmailVerified },
     session: { id: found.sessionId, kind: found.kind, scopes: found.kind === 'automation' ? (found.scopes as Scope[]) : null },
   };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The session entry of GET /auth/sessions: never a token value or its hash. */
+export function toSessionEntry(row: typeof sessions.$inferSelect, currentSessionId: string) {
+  return {
+    id: row.id,
+    kind: row.kind === 'legacy' ? ('legacy' as const) : ('sign_in' as const),
+    createdAt: row.createdAt.toISOString(),
+    lastUsedAt: row.lastUsedAt?.toISOString() ?? null,
+    expiresAt: row.expiresAt.toISOString(),
+    userAgent: row.createdUserAgent,
+    ip: row.createdIp,
+    current: row.id === currentSessionId,
+  };
+}
+
+/**
+ * The caller's live sign-in sessions and legacy tokens (not expired), newest first; `current`
+ * marks the one of the bearer token. Automation tokens are listed by GET /auth/tokens.
+ */
+export async function listSessions(actor: Actor) {
+  const rows = await db()
+    .select()
+    .from(sessions)
+    .where(
+      and(
+        eq(sessions.userId, actor.user.id),
+        inArray(sessions.kind, ['login', 'legacy']),
+        isNull(sessions.revokedAt),
+        gt(sessions.expiresAt, now()),
+      ),
+    )
+    .orderBy(desc(sessions.createdAt), desc(sessions.id));
+  return rows.map((row) => toSessionEntry(row, actor.session.id));
+}
+
+/**
+ * Ends one of the caller's sign-in sessions or legacy tokens (the current one too, like logout):
+ * its refresh and access tokens stop at once. Any id that is not one of them (another user's,
+ * an automation token's, any string at all) is 404.
+ */
+export async function endSession(actor: Actor, sessionId: string): Promise<void> {
+  if (!UUID.test(sessionId)) throw new NotFoundError('No session of yours has this id');
+  const [row] = await db()
+    .delete(sessions)
+    .where(and(eq(sessions.id, sessionId), eq(sessions.userId, actor.user.id), inArray(sessions.kind, ['login', 'legacy'])))
+    .returning({ id: sessions.id });
+  if (!row) throw new NotFoundError('No session of yours has this id');
 }

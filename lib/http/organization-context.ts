@@ -8,7 +8,8 @@ import type { ApiMiddleware, ApiRequest } from './types';
 /**
  * Resolves the organization of the request (the `organization` header or the `orgId` path
  * parameter) and enforces the route's role rule and active-plan requirement: 403 when the caller
- * is not a member, lacks the role, or the plan is inactive.
+ * is not a member, lacks the role, or the plan is inactive. A route with `self` lets any member act
+ * on themselves (the path's user is the caller).
  */
 export function organizationContext(route: RouteDefinition): ApiMiddleware {
   const before = async (request: ApiRequest) => {
@@ -26,10 +27,11 @@ export function organizationContext(route: RouteDefinition): ApiMiddleware {
     const organizationId = rule.from === 'header' ? headerValue! : (context.api.path as { orgId: string }).orgId;
     const membership = await findMembership(organizationId, actor.user.id);
     if (!membership) throw new ForbiddenError('You are not a member of this organization', 'NOT_A_MEMBER');
-    if (!roleSatisfies(membership.role, rule.role)) {
+    const onSelf = rule.self !== undefined && (context.api.path as Record<string, string> | undefined)?.[rule.self] === actor.user.id;
+    if (!onSelf && !roleSatisfies(membership.role, rule.role)) {
       throw new ForbiddenError(`Your role (${membership.role}) may not do this`, 'INSUFFICIENT_ROLE');
     }
-    if (rule.activePlan && !membership.planActive) {
+    if (!onSelf && rule.activePlan && !membership.planActive) {
       throw new ForbiddenError('The organization has no active plan', 'NO_ACTIVE_PLAN');
     }
     context.api.organization = { id: organizationId, ...membership };

@@ -3,14 +3,17 @@ import { RateLimitedError } from './errors';
 import type { RouteDefinition } from './route';
 import type { ApiMiddleware, ApiRequest } from './types';
 
-/** The service's own per-minute limit of a route, per client IP and per signed-in user: 429 with Retry-After. */
+/**
+ * The service's own per-minute limit of a route: 429 with Retry-After. Counted per user on a
+ * signed-in request (a firm's office shares one IP, so its people never share a limit) and per
+ * client IP (as API Gateway reports it, never a header) on an anonymous one.
+ */
 export function rateLimit(route: RouteDefinition): ApiMiddleware {
   const before = async (request: ApiRequest) => {
     if (!route.rateLimit) return;
     const { ip, actor } = request.context.api;
-    const keys = [`${route.operationId}:ip:${ip}`];
-    if (actor) keys.push(`${route.operationId}:user:${actor.user.id}`);
-    const verdict = await consumeRateLimit(keys, route.rateLimit.perMinute);
+    const key = actor ? `${route.operationId}:user:${actor.user.id}` : `${route.operationId}:ip:${ip}`;
+    const verdict = await consumeRateLimit([{ key, limit: route.rateLimit.perMinute, windowSeconds: 60 }]);
     if (!verdict.allowed) throw new RateLimitedError(verdict.retryAfterSeconds);
   };
   return { name: 'rateLimit', before };

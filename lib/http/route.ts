@@ -25,6 +25,11 @@ export interface RouteDefinition {
     role: RoleRule;
     /** Organization must have an active plan (403 otherwise). */
     activePlan?: boolean;
+    /**
+     * A path parameter naming a user: when it names the caller, any member passes (the role and
+     * active-plan rules are for acting on others), as when a member leaves an organization.
+     */
+    self?: string;
   };
   /**
    * The route acts on one case (`caseId` in the path, or in the query for device-note import): who
@@ -42,7 +47,7 @@ export interface RouteDefinition {
   envelope?: 'no-data';
   /** The handler gets the body unparsed (`rawBody`), e.g. to verify a webhook signature over it. */
   rawBody?: true;
-  /** The service's own per-client limit, counted in Postgres per IP and per user. */
+  /** The service's own per-client limit, counted in Postgres: per user on a signed-in request, per client IP on an anonymous one. */
   rateLimit?: { perMinute: number };
   /** API Gateway throttle for the route: steady requests per second and burst. */
   throttle: { rate: number; burst: number };

@@ -1,14 +1,15 @@
 import { and, asc, desc, eq, gt, ilike, inArray, or, type SQL, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
-import { startLoginSession } from '../auth/sessions';
+import { canSignIn, type ClientInfo, endSessionsOfUser, startLoginSession } from '../auth/sessions';
 import { addMonths, now } from '../clock';
 import { db, type Executor } from '../db/client';
-import { invitations, organizationMembers, organizationPlans, organizations, users } from '../db/schema';
+import { emailTokens, invitations, organizationMembers, organizationPlans, organizations, users } from '../db/schema';
 import { type AfterCommit, transaction } from '../db/transaction';
 import { BadRequestError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../http/errors';
 import type { Actor, OrganizationContext } from '../http/types';
 import { queueEmails } from '../mail/outbox';
 import { emails } from '../mail/templates';
+import type { MailMessage } from '../mail/transport';
 import { lockAllowances, lockPlanRow } from '../organizations/allowances';
 import { toOrganizationDetails, toOrganizationEntity } from '../organizations/entity';
 import { ROLES_BY_RANK, type OrganizationRole } from '../organizations/roles';
@@ -47,11 +48,47 @@ interface InviteInput {
   role: OrganizationRole;
 }
 
+/** The higher ranked of two roles (ROLES_BY_RANK is highest first). */
+function higherRole(a: OrganizationRole, b: OrganizationRole): OrganizationRole {
+  return ROLES_BY_RANK.indexOf(a) <= ROLES_BY_RANK.indexOf(b) ? a : b;
+}
+
+const escapeHtml = (text: string): string =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
 /**
- * Invites each address that is not yet a member, within the plan's seats (403 otherwise): a new
- * pending invitation, or a fresh token and email for one that exists and is not accepted. With
- * auto-accept on, an existing user is added at once. Tokens are valid one month and stored
- * hashed; the emails leave through the outbox after commit.
+ * The email of a re-invite while the invitation is pending and unexpired: a reminder without a
+ * link. Only the hash of the emailed token is stored, so the original link cannot be sent again,
+ * and a new token would invalidate it (one token per invitation); the resend route issues a new link.
+ */
+function invitationReminder(to: string, organizationName: string, inviterName: string | null, expiresAt: Date): MailMessage {
+  const paragraphs = [
+    `${inviterName ?? 'A colleague'} reminds you of your invitation to join ${organizationName}.`,
+    `Use the "Accept invitation" link of the invitation email you received earlier; it is valid until ${expiresAt.toISOString().slice(0, 10)}.`,
+    `If you cannot find that email, ask ${organizationName} to resend the invitation: you will get a new link.`,
+  ];
+  return {
+    to,
+    subject: `Reminder: your invitation to join ${organizationName}`,
+    text: paragraphs.join('\n\n'),
+    html: paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('\n'),
+  };
+}
+
+/**
+ * Invites each address that is not yet a member, within the plan's seats (403 otherwise).
+ *
+ * - A new address, or one whose invitation expired, was rejected or accepted earlier: a pending
+ *   invitation with a new one-month token, emailed.
+ * - An address with a pending, unexpired invitation: the invitation keeps its token (the link
+ *   already emailed stays valid), its expiry and its inviter; its role becomes the higher of the
+ *   two, so re-inviting never lowers a role the caller could not have granted. A reminder without
+ *   a link is emailed (the resend route issues a new link).
+ * - With auto-accept on, an existing user whose address is verified is added at once (with the
+ *   higher role when a pending invitation exists). An unverified account is never attached: it
+ *   gets the invitation email, and accepting it proves the mailbox (see acceptInvitation).
+ *
+ * Tokens are stored hashed; the emails leave through the outbox after commit.
  */
 export async function inviteToOrganization(tx: Executor, afterCommit: AfterCommit, input: InviteInput): Promise<{ invited: string[]; added: string[] }> {
   const addresses = [...new Set(input.emails.map((e) => e.toLowerCase()))];
@@ -59,45 +96,64 @@ export async function inviteToOrganization(tx: Executor, afterCommit: AfterCommi
   const organizationId = input.organization.id;
   // Lock before reading what holds seats, so a concurrent delete, reject or resend cannot change it.
   await lockPlan(tx, organizationId);
-  const [existingUsers, members, earlier] = await Promise.all([
-    tx.select({ id: users.id, email: users.email, name: users.name }).from(users).where(inArray(users.email, addresses)),
+  // Locked too, so a concurrent accept of one of them is either seen here or waits for this change.
+  const earlier = await tx
+    .select({
+      email: invitations.email,
+      role: invitations.role,
+      status: invitations.status,
+      tokenHash: invitations.tokenHash,
+      expiresAt: invitations.expiresAt,
+      invitedById: invitations.invitedById,
+      invitedUserId: invitations.invitedUserId,
+    })
+    .from(invitations)
+    .where(and(eq(invitations.organizationId, organizationId), inArray(invitations.email, addresses)))
+    .for('update');
+  const [existingUsers, members] = await Promise.all([
+    tx
+      .select({ id: users.id, email: users.email, name: users.name, isEmailVerified: users.isEmailVerified })
+      .from(users)
+      .where(inArray(users.email, addresses)),
     tx
       .select({ email: users.email })
       .from(organizationMembers)
       .innerJoin(users, eq(users.id, organizationMembers.userId))
       .where(and(eq(organizationMembers.organizationId, organizationId), inArray(users.email, addresses))),
-    tx
-      .select({ email: invitations.email, status: invitations.status, expiresAt: invitations.expiresAt })
-      .from(invitations)
-      .where(and(eq(invitations.organizationId, organizationId), inArray(invitations.email, addresses))),
   ]);
   const memberEmails = new Set(members.map((m) => m.email));
   const candidates = addresses.filter((email) => !memberEmails.has(email));
   if (candidates.length === 0) return { invited: [], added: [] };
 
   const at = now();
-  // A pending, unexpired invitation already holds its seat; re-sending it takes no new one.
-  const holdingSeat = new Set(earlier.filter((i) => i.status === 'pending' && i.expiresAt > at).map((i) => i.email));
-  await reserveSeats(tx, organizationId, candidates.filter((email) => !holdingSeat.has(email)).length);
+  // A pending, unexpired invitation already holds its seat (and its emailed link stays valid).
+  const live = new Map(earlier.filter((i) => i.status === 'pending' && i.expiresAt > at).map((i) => [i.email, i]));
+  await reserveSeats(tx, organizationId, candidates.filter((email) => !live.has(email)).length);
 
   const userByEmail = new Map(existingUsers.map((u) => [u.email, u]));
-  const autoAdded = input.organization.autoAcceptInvitations ? candidates.filter((email) => userByEmail.has(email)) : [];
-  const tokens = new Map(candidates.map((email) => [email, newOpaqueToken(INVITATION_TOKEN_PREFIX)]));
+  const autoAdded = input.organization.autoAcceptInvitations ? candidates.filter((email) => userByEmail.get(email)?.isEmailVerified === true) : [];
+  const roleOf = (email: string): OrganizationRole => {
+    const pending = live.get(email);
+    return pending ? higherRole(pending.role as OrganizationRole, input.role) : input.role;
+  };
+  // A fresh token for every invitation that does not keep its live one (auto-added ones get one too: never emailed).
+  const tokens = new Map(candidates.filter((email) => !live.has(email) || autoAdded.includes(email)).map((email) => [email, newOpaqueToken(INVITATION_TOKEN_PREFIX)]));
 
   await tx
     .insert(invitations)
     .values(
       candidates.map((email) => {
         const added = autoAdded.includes(email);
+        const kept = added ? undefined : live.get(email);
         return {
           organizationId,
           email,
-          role: input.role,
+          role: roleOf(email),
           status: added ? ('accepted' as const) : ('pending' as const),
-          tokenHash: hashToken(tokens.get(email)!),
-          expiresAt: addMonths(at, 1),
-          invitedById: input.inviter?.id ?? null,
-          invitedUserId: userByEmail.get(email)?.id ?? null,
+          tokenHash: kept ? kept.tokenHash : hashToken(tokens.get(email)!),
+          expiresAt: kept ? kept.expiresAt : addMonths(at, 1),
+          invitedById: kept ? kept.invitedById : (input.inviter?.id ?? null),
+          invitedUserId: userByEmail.get(email)?.id ?? kept?.invitedUserId ?? null,
           acceptedById: added ? userByEmail.get(email)!.id : null,
         };
       }),
@@ -119,14 +175,20 @@ export async function inviteToOrganization(tx: Executor, afterCommit: AfterCommi
   if (autoAdded.length > 0) {
     await tx
       .insert(organizationMembers)
-      .values(autoAdded.map((email) => ({ organizationId, userId: userByEmail.get(email)!.id, role: input.role })))
+      .values(autoAdded.map((email) => ({ organizationId, userId: userByEmail.get(email)!.id, role: roleOf(email) })))
       .onConflictDoNothing();
   }
 
   const invited = candidates.filter((email) => !autoAdded.includes(email));
+  const inviterName = input.inviter?.name ?? null;
   await queueEmails(tx, afterCommit, [
-    ...invited.map((email) => emails.invitation(email, input.organization.name, organizationId, input.inviter?.name ?? null, tokens.get(email)!)),
-    ...autoAdded.map((email) => emails.addedToOrganization(email, input.organization.name, input.inviter?.name ?? null)),
+    ...invited.map((email) => {
+      const kept = live.get(email);
+      return kept
+        ? invitationReminder(email, input.organization.name, inviterName, kept.expiresAt)
+        : emails.invitation(email, input.organization.name, organizationId, inviterName, tokens.get(email)!);
+    }),
+    ...autoAdded.map((email) => emails.addedToOrganization(email, input.organization.name, inviterName)),
   ]);
   return { invited, added: autoAdded };
 }
@@ -338,33 +400,82 @@ interface AcceptInput {
 }
 
 /**
- * POST .../invitation/accept (no auth): joins the organization with the invited role. An invitee
- * without an account must send name and password: the account is created (email counts as
- * verified: the emailed token proves it) and signed in (`login`); for an existing user `login` is null.
+ * Whether accepting as this account takes it over: an unverified account that may sign in. Its
+ * owner never proved the mailbox, and accepting the emailed token does.
  */
-export async function acceptInvitation(organizationId: string, input: AcceptInput, ip: string | null) {
+const isTakeover = (user: typeof users.$inferSelect | undefined): boolean => !!user && !user.isEmailVerified && canSignIn(user);
+
+/**
+ * POST .../invitation/accept (no auth): joins the organization with the invited role. The emailed
+ * token proves the mailbox of the invited address, so:
+ * - no account: name and password are required; the account is created verified and signed in;
+ * - an unverified account (anyone could have registered the address): taken over by the acceptor,
+ *   exactly as if new: name and password required, the password replaced, the email marked
+ *   verified, every earlier sign-in session, legacy and automation token and emailed token of it
+ *   ended, and the acceptor signed in;
+ * - a verified account: joins, `login` is null.
+ * One transaction for all of it.
+ */
+export async function acceptInvitation(organizationId: string, input: AcceptInput, client: ClientInfo) {
   const [existing] = await db().select().from(users).where(eq(users.email, input.email)).limit(1);
-  if (!existing && (!input.name || !input.password)) {
+  const needsDetails = !existing || isTakeover(existing);
+  if (needsDetails && (!input.name || !input.password)) {
     // Checked before hashing, but only after the invitation itself is known to be valid.
     await transaction(async (tx) => {
       await organizationWithActivePlan(tx, organizationId);
       await invitationForToken(tx, organizationId, input.token, input.email);
     });
-    throw new BadRequestError('name and password are required to create your account', 'INVITEE_DETAILS_REQUIRED');
+    throw new BadRequestError(
+      existing ? 'name and password are required to take over the unverified account of this address' : 'name and password are required to create your account',
+      'INVITEE_DETAILS_REQUIRED',
+    );
   }
-  const passwordHash = existing ? null : await hashPassword(input.password!);
+  const passwordHash = needsDetails ? await hashPassword(input.password!) : null;
   const result = await transaction(async (tx) => {
     const organization = await organizationWithActivePlan(tx, organizationId);
     const invitation = await invitationForToken(tx, organizationId, input.token, input.email);
-    let userId = existing?.id;
-    if (!userId) {
+    let userId: string;
+    let signIn: boolean;
+    // Read again under a lock: the account may have been created, verified or changed meanwhile.
+    const [current] = await tx.select().from(users).where(eq(users.email, input.email)).limit(1).for('update');
+    if (!current) {
+      if (!passwordHash) throw new BadRequestError('The account of this address was just deleted; accept again', 'USER_NOT_CREATED');
       const [created] = await tx
         .insert(users)
-        .values({ email: input.email, name: input.name!, passwordHash: passwordHash!, isEmailVerified: true, emailVerifiedAt: now() })
+        .values({ email: input.email, name: input.name!, passwordHash, isEmailVerified: true, emailVerifiedAt: now() })
         .onConflictDoNothing()
         .returning({ id: users.id });
       if (!created) throw new BadRequestError('An account with this email was just created; sign in and accept again', 'USER_NOT_CREATED');
       userId = created.id;
+      signIn = true;
+    } else if (isTakeover(current)) {
+      // Registered meanwhile without proof of the mailbox: taken over like one found unverified above.
+      if (!passwordHash) throw new BadRequestError('name and password are required to take over the unverified account of this address', 'INVITEE_DETAILS_REQUIRED');
+      await tx
+        .update(users)
+        .set({
+          name: input.name!,
+          passwordHash,
+          isEmailVerified: true,
+          emailVerifiedAt: now(),
+          // What the earlier holder stated about themselves is not the acceptor's: as for a new invitee.
+          phoneNumbers: [],
+          onboardingStatus: 'not_started',
+          onboardingStep: 0,
+          userType: null,
+          termsAcceptedAt: null,
+          termsVersion: null,
+          updatedAt: now(),
+        })
+        .where(eq(users.id, current.id));
+      await endSessionsOfUser(tx, current.id);
+      // Verification and reset links of the earlier holder die with the account's past.
+      await tx.delete(emailTokens).where(eq(emailTokens.userId, current.id));
+      userId = current.id;
+      signIn = true;
+    } else {
+      userId = current.id;
+      signIn = false;
     }
     const role = invitation.role as OrganizationRole;
     await tx.insert(organizationMembers).values({ organizationId, userId, role }).onConflictDoNothing();
@@ -372,7 +483,7 @@ export async function acceptInvitation(organizationId: string, input: AcceptInpu
       .update(invitations)
       .set({ status: 'accepted', acceptedById: userId, invitedUserId: invitation.invitedUserId ?? userId })
       .where(eq(invitations.id, invitation.id));
-    const login = existing ? null : await startLoginSession(tx, userId, ip);
+    const login = signIn ? await startLoginSession(tx, userId, client) : null;
     return { organization, role, userId, login };
   });
   forgetCachedProfile(result.userId);

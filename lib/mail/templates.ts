@@ -20,6 +20,12 @@ function message(to: string, subject: string, paragraphs: string[], action?: { l
   return { to, subject, text, html };
 }
 
+/** j***@example.com: enough to recognise an address, not to learn it. */
+function maskEmail(address: string): string {
+  const at = address.lastIndexOf('@');
+  return at <= 0 ? '***' : `${address[0]}***${address.slice(at)}`;
+}
+
 export const emails = {
   verifyEmail: (to: string, name: string, token: string) =>
     message(to, 'Verify your email address', [`Hello ${name},`, 'Please confirm this is your email address.'], {
@@ -39,6 +45,14 @@ export const emails = {
     message(to, 'Your password was changed', [
       `Hello ${name},`,
       'The password of your account was just changed. If you did not do this, reset your password at once and contact support.',
+    ]),
+
+  /** Sent to the old address when an organization's owner or admin changed the account's login email. */
+  loginEmailChanged: (to: string, name: string, organizationName: string, newEmail: string) =>
+    message(to, 'The login email of your account was changed', [
+      `Hello ${name},`,
+      `An owner or admin of ${organizationName} changed the login email of your account from this address to ${maskEmail(newEmail)}. Every session and token of the account was ended.`,
+      'If you did not expect this, contact the owners of your organization or our support at once.',
     ]),
 
   invitation: (to: string, organizationName: string, organizationId: string, inviterName: string | null, token: string) =>

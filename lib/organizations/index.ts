@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { and, asc, desc, eq, ilike, inArray, isNull, ne, or, sql } from 'drizzle-orm';
+import { endSessionsOfUser } from '../auth/sessions';
 import { ensureProcessorCustomer } from '../billing/customers';
 import { billingSummary } from '../billing/summary';
 import { now } from '../clock';
@@ -10,13 +11,17 @@ import { isUniqueViolation } from '../db/errors';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../http/errors';
 import type { Actor, OrganizationContext } from '../http/types';
 import { inviteToOrganization } from '../invitations';
+import { queueEmails } from '../mail/outbox';
+import { emails } from '../mail/templates';
 import { pageWindow, type PagingInput, toPage } from '../paging';
 import { forgetCachedProfile } from '../users/profile';
 import { planUsageByOrganization, toActivePlanEntity } from './active-plan';
 import { toOrganizationDetails, toOrganizationEntity } from './entity';
 import { findMembership } from './membership';
+import { hasInvisibleCharacters, organizationNameKey } from './name-key';
+import { recomputePendingNameKeys } from './pending-name-keys';
 import { FREE_PLAN } from './plans';
-import type { OrganizationRole } from './roles';
+import { type OrganizationRole, roleRank, roleSatisfies } from './roles';
 
 type OrganizationRow = typeof organizations.$inferSelect;
 
@@ -32,11 +37,16 @@ export function slugify(name: string): string {
   return slug || 'organization';
 }
 
+/**
+ * Whether another organization's name has the same key (NFKC, invisible characters, case and
+ * look-alike letters folded: lib/organizations/name-key.ts).
+ */
 export async function isOrganizationNameTaken(executor: Executor, name: string, exceptId?: string): Promise<boolean> {
+  await recomputePendingNameKeys(executor);
   const [row] = await executor
     .select({ id: organizations.id })
     .from(organizations)
-    .where(and(eq(sql`lower(${organizations.name})`, name.toLowerCase()), exceptId ? ne(organizations.id, exceptId) : undefined))
+    .where(and(eq(organizations.nameKey, organizationNameKey(name)), exceptId ? ne(organizations.id, exceptId) : undefined))
     .limit(1);
   return row !== undefined;
 }
@@ -52,11 +62,13 @@ export async function insertOrganization(
   input: { name: string; ownerId: string; email: string },
 ): Promise<OrganizationRow | null> {
   const baseSlug = slugify(input.name);
+  const nameKey = organizationNameKey(input.name);
+  await recomputePendingNameKeys(tx);
   for (let attempt = 0; attempt < 5; attempt += 1) {
     const slug = attempt === 0 ? baseSlug : `${baseSlug}-${randomBytes(3).toString('hex')}`;
     const [organization] = await tx
       .insert(organizations)
-      .values({ name: input.name, slug, email: input.email })
+      .values({ name: input.name, nameKey, slug, email: input.email })
       .onConflictDoNothing()
       .returning();
     if (organization) {
@@ -142,6 +154,7 @@ export async function updateOrganization(organization: OrganizationContext, inpu
       throw new BadRequestError('An organization with this name already exists', 'ORGANIZATION_NAME_TAKEN');
     }
     changes.slug = slugify(input.name);
+    changes.nameKey = organizationNameKey(input.name);
   }
   if (Object.keys(changes).length === 0) return toOrganizationDetails(current, organization.role);
   for (let attempt = 0; ; attempt += 1) {
@@ -149,7 +162,7 @@ export async function updateOrganization(organization: OrganizationContext, inpu
       const [updated] = await db().update(organizations).set(changes).where(eq(organizations.id, organization.id)).returning();
       return toOrganizationDetails(updated!, organization.role);
     } catch (error) {
-      if (isUniqueViolation(error, 'organizations_name_lower_key')) {
+      if (isUniqueViolation(error, 'organizations_name_key_key')) {
         throw new BadRequestError('An organization with this name already exists', 'ORGANIZATION_NAME_TAKEN');
       }
       if (isUniqueViolation(error, 'organizations_slug_key') && changes.slug && attempt < 5) {
@@ -161,8 +174,13 @@ export async function updateOrganization(organization: OrganizationContext, inpu
   }
 }
 
-/** POST /organization/validate-name: false when any organization already uses the name (case-insensitive). */
+/**
+ * POST /organization/validate-name: false when the name cannot be used: another organization's name
+ * has the same key (case, invisible characters and look-alike letters folded), or it holds an
+ * invisible character (create and rename refuse those).
+ */
 export async function validateOrganizationName(input: { name: string }) {
+  if (hasInvisibleCharacters(input.name)) return { isValid: false };
   return { isValid: !(await isOrganizationNameTaken(db(), input.name)) };
 }
 
@@ -287,8 +305,10 @@ export async function listMembers(organization: OrganizationContext, query: Memb
  * two owners demoting or removing each other at the same time each lock only the other's
  * membership, both count two owners, and the organization is left with none.
  */
-async function lockMemberships(tx: Executor, organizationId: string): Promise<void> {
-  await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId)).for('no key update');
+async function lockMemberships(tx: Executor, organizationId: string): Promise<{ name: string }> {
+  const [row] = await tx.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, organizationId)).for('no key update');
+  if (!row) throw new NotFoundError('Unknown organization');
+  return row;
 }
 
 /** Only an owner may give or take the owner role, and an organization always keeps one owner. */
@@ -333,26 +353,35 @@ interface MemberUpdate {
   email?: string;
 }
 
-/**
- * PATCH /organization/{orgId}/user: all or nothing, in one transaction. Name and email change the
- * account itself, so only for members who belong to no other organization (403 otherwise).
- */
 /** The fields of an update entry that were given (an absent field must not overwrite an earlier entry's). */
 const definedFields = (entry: MemberUpdate): MemberUpdate =>
   Object.fromEntries(Object.entries(entry).filter(([, value]) => value !== undefined)) as MemberUpdate;
 
-export async function updateOrganizationUsers(organization: OrganizationContext, input: { users: MemberUpdate[] }) {
+/**
+ * PATCH /organization/{orgId}/user: all or nothing, in one transaction (any refusal applies none of
+ * the entries). Name and email change the account itself, so:
+ * - only for members who belong to no other organization (403 MEMBER_OF_OTHER_ORGANIZATIONS);
+ * - only for members ranked below the caller, by the higher of their current and requested role
+ *   (an owner may change an admin's, an admin neither another admin's nor an owner's; nobody their
+ *   own here: PATCH /user/profile is for that) and never a super admin's (403 INSUFFICIENT_ROLE);
+ * - the login email only from a signed-in session, never with an automation or legacy token
+ *   (403 FORBIDDEN): whoever sets the address can reset the password and own the account.
+ * A changed login email ends every session and token of that member and is notified to the old
+ * address (queued in the same transaction, sent after commit).
+ */
+export async function updateOrganizationUsers(actor: Actor, organization: OrganizationContext, input: { users: MemberUpdate[] }) {
   const empty = input.users.findIndex((entry) => entry.role === undefined && entry.name === undefined && entry.email === undefined);
   if (empty >= 0) throw new BadRequestError(`users[${empty}] changes nothing: give a role, a name or an email`, 'NOTHING_TO_CHANGE');
   const userIds = [...new Set(input.users.map((entry) => entry.userId))];
-  await transaction(async (tx) => {
-    await lockMemberships(tx, organization.id);
+  await transaction(async (tx, afterCommit) => {
+    const { name: organizationName } = await lockMemberships(tx, organization.id);
     const members = await tx
       .select({
         userId: organizationMembers.userId,
         role: organizationMembers.role,
         email: users.email,
         name: users.name,
+        isSuperAdmin: users.isSuperAdmin,
         // Table-qualified on purpose: inside a select list drizzle renders a bare column name,
         // which the subquery would resolve to its own alias.
         otherOrganizations: sql<number>`(select count(*)::int from organization_members other where other.user_id = organization_members.user_id and other.organization_id <> ${organization.id})`,
@@ -366,18 +395,26 @@ export async function updateOrganizationUsers(organization: OrganizationContext,
     if (missing) throw new NotFoundError(`User ${missing} is not a member of this organization`);
     // Only a real change counts: re-sending the name or email the account already has (a client
     // re-sending the whole form) must not make a role change of a multi-organization member a 403.
-    const changesAccount = (entry: MemberUpdate) => {
-      const current = byId.get(entry.userId)!;
-      return (entry.name !== undefined && entry.name !== current.name) || (entry.email !== undefined && entry.email !== current.email);
-    };
-    const accountChange = input.users.find((entry) => changesAccount(entry) && byId.get(entry.userId)!.otherOrganizations > 0);
+    const changesName = (entry: MemberUpdate) => entry.name !== undefined && entry.name !== byId.get(entry.userId)!.name;
+    const changesEmail = (entry: MemberUpdate) => entry.email !== undefined && entry.email !== byId.get(entry.userId)!.email;
+    const accountEntries = input.users.filter((entry) => changesName(entry) || changesEmail(entry));
+    const accountChange = accountEntries.find((entry) => byId.get(entry.userId)!.otherOrganizations > 0);
     if (accountChange) {
       throw new ForbiddenError(`User ${accountChange.userId} belongs to other organizations: their name and email cannot be changed here`, 'MEMBER_OF_OTHER_ORGANIZATIONS');
     }
-    // The login email is the account: whoever sets an owner's could reset the password and sign
-    // in as that owner. Like the owner role itself, only an owner may change it.
-    const ownerEmail = input.users.find((entry) => entry.email !== undefined && entry.email !== byId.get(entry.userId)!.email && byId.get(entry.userId)!.role === 'owner');
-    if (ownerEmail && organization.role !== 'owner') throw new ForbiddenError("Only an owner may change an owner's email", 'INSUFFICIENT_ROLE');
+    if (actor.session.kind !== 'login' && input.users.some(changesEmail)) {
+      throw new ForbiddenError('A login email can be changed only from a signed-in session, not with an automation or legacy token', 'FORBIDDEN');
+    }
+    const superAdmin = accountEntries.find((entry) => byId.get(entry.userId)!.isSuperAdmin);
+    if (superAdmin) throw new ForbiddenError(`User ${superAdmin.userId} is a super admin: their name and email cannot be changed here`, 'INSUFFICIENT_ROLE');
+    // The rank that counts is the higher of the member's role now and any role this request gives them.
+    const outranked = accountEntries.find((entry) => {
+      const requested = input.users.filter((other) => other.userId === entry.userId && other.role !== undefined).map((other) => roleRank(other.role!));
+      return Math.max(roleRank(byId.get(entry.userId)!.role), ...requested) >= roleRank(organization.role);
+    });
+    if (outranked) {
+      throw new ForbiddenError(`User ${outranked.userId} is not ranked below you: their name and email cannot be changed by you`, 'INSUFFICIENT_ROLE');
+    }
     const newEmails = input.users.filter((entry) => entry.email !== undefined);
     if (newEmails.length > 0) {
       const taken = await tx
@@ -394,8 +431,8 @@ export async function updateOrganizationUsers(organization: OrganizationContext,
       organization,
       input.users.filter((entry) => entry.role).map((entry) => ({ userId: entry.userId, from: byId.get(entry.userId)!.role, to: entry.role! })),
     );
-    // A fixed number of statements whatever the number of entries: one for the roles, one for
-    // the accounts, one for the voided links. Entries for the same member merge, later fields winning.
+    // A fixed number of statements whatever the number of entries (one for the roles, one for the
+    // accounts, one for the voided links, two for ending sessions, one for the notices). Entries for the same member merge, later fields winning.
     const merged = [...input.users.reduce((all, entry) => all.set(entry.userId, { ...all.get(entry.userId), ...definedFields(entry) }), new Map<string, MemberUpdate>()).values()];
     const roleChanges = merged.filter((entry) => entry.role !== undefined && entry.role !== byId.get(entry.userId)!.role);
     if (roleChanges.length > 0) {
@@ -434,17 +471,64 @@ export async function updateOrganizationUsers(organization: OrganizationContext,
           updated_at = ${sql.param(now(), users.updatedAt)}
         from (values ${values}) as changes(user_id, name, email)
         where ${users.id} = changes.user_id`);
-      // Links emailed to the old address must not act on the new one.
-      const newAddresses = accountChanges.filter((change) => change.email !== null).map((change) => change.userId);
-      if (newAddresses.length > 0) await tx.delete(emailTokens).where(inArray(emailTokens.userId, newAddresses));
+      const moved = accountChanges.filter((change) => change.email !== null);
+      if (moved.length > 0) {
+        // Links emailed to the old address must not act on the new one.
+        await tx.delete(emailTokens).where(inArray(emailTokens.userId, moved.map((change) => change.userId)));
+        // Whoever held the account before keeps nothing: every session and token ends.
+        await endSessionsOfUser(tx, moved.map((change) => change.userId));
+        await queueEmails(
+          tx,
+          afterCommit,
+          moved.map((change) => {
+            const before = byId.get(change.userId)!;
+            return emails.loginEmailChanged(before.email, change.name ?? before.name, organizationName, change.email!);
+          }),
+        );
+      }
     }
   });
   for (const userId of userIds) forgetCachedProfile(userId);
   return { message: `${userIds.length} member(s) updated` };
 }
 
-/** DELETE /organization/{orgId}/user/{userId}: removes the member, their invitations and case access here; frees the seat. */
-export async function removeOrganizationUser(organization: OrganizationContext, userId: string) {
+/**
+ * Gives owner access of every case of the organization whose only owner is `leaverId` to `heirId`
+ * (an owner of the organization), or when null to its oldest owner other than the leaver. One
+ * statement, whatever the number of cases; an existing lower access of the heir is raised.
+ */
+async function handOverSoleOwnedCases(tx: Executor, organizationId: string, leaverId: string, heirId: string | null): Promise<void> {
+  const at = sql.param(now(), caseAccess.createdAt);
+  const heir = heirId
+    ? sql`${heirId}::uuid`
+    : sql`(select heir.user_id from ${organizationMembers} heir
+            where heir.organization_id = ${organizationId} and heir.role = 'owner' and heir.user_id <> ${leaverId}
+            order by heir.created_at, heir.user_id limit 1)`;
+  await tx.execute(sql`
+    insert into ${caseAccess} (case_id, user_id, access, created_at, updated_at)
+    select sole.case_id, handover.heir_id, 'owner', ${at}, ${at}
+    from ${caseAccess} sole
+    join ${cases} on ${cases.id} = sole.case_id and ${cases.organizationId} = ${organizationId}
+    cross join (select ${heir} as heir_id) handover
+    where sole.user_id = ${leaverId} and sole.access = 'owner' and handover.heir_id is not null
+      and not exists (select 1 from ${caseAccess} other where other.case_id = sole.case_id and other.access = 'owner' and other.user_id <> ${leaverId})
+    on conflict (case_id, user_id) do update set access = 'owner', updated_at = excluded.updated_at`);
+}
+
+/**
+ * DELETE /organization/{orgId}/user/{userId}: removes the member, their invitations and case access
+ * here; frees the seat. Any member may remove themselves (leave), whatever their role and the plan;
+ * removing someone else needs org admin or owner and an active plan. The last owner can neither
+ * leave nor be removed (400 LAST_OWNER). Cases the member was the only owner of go to the removing
+ * owner, or (self-removal, or an admin removing) the organization's oldest remaining owner, in the
+ * same transaction. A fixed number of statements.
+ */
+export async function removeOrganizationUser(actor: Actor, organization: OrganizationContext, userId: string) {
+  const leaving = userId === actor.user.id;
+  if (!leaving) {
+    if (!roleSatisfies(organization.role, 'admin-or-owner')) throw new ForbiddenError(`Your role (${organization.role}) may not remove other members`, 'INSUFFICIENT_ROLE');
+    if (!organization.planActive) throw new ForbiddenError('The organization has no active plan', 'NO_ACTIVE_PLAN');
+  }
   await transaction(async (tx) => {
     await lockMemberships(tx, organization.id);
     const [member] = await tx
@@ -455,6 +539,7 @@ export async function removeOrganizationUser(organization: OrganizationContext, 
       .for('update');
     if (!member) throw new NotFoundError('This user is not a member of the organization');
     await assertOwnerChangesAllowed(tx, organization, [{ userId, from: member.role, to: 'client' }]);
+    await handOverSoleOwnedCases(tx, organization.id, userId, !leaving && organization.role === 'owner' ? actor.user.id : null);
     await tx.delete(invitations).where(and(eq(invitations.organizationId, organization.id), eq(invitations.email, member.email)));
     await tx
       .delete(caseAccess)

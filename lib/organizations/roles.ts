@@ -6,7 +6,9 @@ export type OrganizationRole = (typeof ROLES_BY_RANK)[number];
 /** The rules the contract states per operation. */
 export type RoleRule = 'any-role' | 'member-or-above' | 'admin-or-owner' | 'admin-owner-or-billing';
 
-const rank = (role: OrganizationRole): number => ROLES_BY_RANK.length - ROLES_BY_RANK.indexOf(role);
+/** Higher is more: owner 8 ... client 1. */
+export const roleRank = (role: OrganizationRole): number => ROLES_BY_RANK.length - ROLES_BY_RANK.indexOf(role);
+const rank = roleRank;
 
 export function roleSatisfies(role: OrganizationRole, rule: RoleRule): boolean {
   switch (rule) {

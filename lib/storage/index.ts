@@ -1,6 +1,7 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, normalize } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { addSeconds, now } from '../clock';
 import { config } from '../config';
 
@@ -63,19 +64,81 @@ class S3Storage implements ObjectStorage {
   }
 }
 
+/** Longest object key accepted (S3's limit is 1,024 bytes). */
+const MAX_KEY_LENGTH = 1024;
+
+/**
+ * Whether `key` is a plain relative object key: segments separated by '/', none empty, '.' or
+ * '..', no backslash, no NUL or other control character, not absolute. Checked segment by segment
+ * rather than by comparing normalized path prefixes, which `../objects_sibling/x` passes.
+ */
+export function isSafeObjectKey(key: string): boolean {
+  if (typeof key !== 'string' || key.length === 0 || Buffer.byteLength(key) > MAX_KEY_LENGTH) return false;
+  // Backslashes are separators on Windows; control characters (NUL included) have no business in a key.
+  if (key.includes('\\') || /[\u0000-\u001f\u007f]/.test(key) || key.startsWith('/') || isAbsolute(key)) return false;
+  return key.split('/').every((segment) => segment !== '' && segment !== '.' && segment !== '..');
+}
+
+function assertSafeObjectKey(key: string): void {
+  if (!isSafeObjectKey(key)) throw new Error('Invalid object key: it must be a relative path of non-empty segments other than . and ..');
+}
+
+const LINK_SECRET_FILE = 'object-link-secret';
+const LINK_SECRET_BYTES = 48;
+
+/**
+ * The HMAC key of the local store's signed links: random bytes generated once into
+ * DATA_DIR/object-link-secret (mode 0600), like the local JWT key, so links survive a restart and
+ * nobody can derive the key from the path. Created atomically (written to a temporary file, then
+ * hard-linked into place), so processes starting together agree on one secret.
+ */
+export function localObjectLinkSecret(dataDir: string): Buffer {
+  const file = join(dataDir, LINK_SECRET_FILE);
+  const read = () => {
+    const bytes = readFileSync(file);
+    if (bytes.length < 32) throw new Error(`${file} is shorter than 32 bytes: delete it to generate a new one (earlier links stop working)`);
+    return bytes;
+  };
+  try {
+    return read();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}`;
+  writeFileSync(temporary, randomBytes(LINK_SECRET_BYTES), { mode: 0o600, flag: 'wx' });
+  try {
+    linkSync(temporary, file);
+  } catch (error) {
+    // Another process created it first: use theirs.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    unlinkSync(temporary);
+  }
+  return read();
+}
+
 /**
  * A directory (DATA_DIR/objects) with HMAC-signed, expiring download links that the local server
- * answers at /_local/objects/{key}: the same contract as presigned S3 URLs.
+ * answers at /_local/objects/{key}: the same contract as presigned S3 URLs. Every key is checked
+ * segment by segment (isSafeObjectKey), so nothing resolves outside the directory.
  */
 export class DirectoryStorage implements ObjectStorage {
+  private readonly root: string;
+
   constructor(
-    private readonly root: string,
-    private readonly secret: string,
-  ) {}
+    root: string,
+    private readonly secret: string | Uint8Array,
+  ) {
+    this.root = resolve(root);
+  }
 
   private pathOf(key: string): string {
-    const path = normalize(join(this.root, key));
-    if (!path.startsWith(normalize(this.root))) throw new Error('Object key escapes the storage directory');
+    assertSafeObjectKey(key);
+    const path = join(this.root, ...key.split('/'));
+    // Belt and braces: the resolved path is strictly inside the root.
+    const inside = relative(this.root, path);
+    if (inside === '' || inside.startsWith(`..${sep}`) || inside === '..' || isAbsolute(inside)) throw new Error('Object key escapes the storage directory');
     return path;
   }
 
@@ -86,6 +149,7 @@ export class DirectoryStorage implements ObjectStorage {
   }
 
   async downloadUrl(key: string, expiresInSeconds: number): Promise<string> {
+    assertSafeObjectKey(key);
     const expires = Math.floor(addSeconds(now(), expiresInSeconds).getTime() / 1000);
     const url = new URL(`/_local/objects/${key.split('/').map(encodeURIComponent).join('/')}`, config().PUBLIC_BASE_URL);
     url.searchParams.set('expires', String(expires));
@@ -94,6 +158,7 @@ export class DirectoryStorage implements ObjectStorage {
   }
 
   async uploadUrl(key: string, file: { contentType: string; size: number }, expiresInSeconds: number): Promise<string> {
+    assertSafeObjectKey(key);
     const expires = Math.floor(addSeconds(now(), expiresInSeconds).getTime() / 1000);
     const url = new URL(`/_local/uploads/${key.split('/').map(encodeURIComponent).join('/')}`, config().PUBLIC_BASE_URL);
     url.searchParams.set('expires', String(expires));
@@ -111,7 +176,7 @@ export class DirectoryStorage implements ObjectStorage {
     link: { expires: number; size: number; signature: string; contentType: string },
     read: (limit: number) => Promise<Buffer | null>,
   ): Promise<'stored' | 'forbidden' | 'too-large'> {
-    if (!Number.isSafeInteger(link.size) || !this.isValidLink(`PUT\n${key}\n${link.contentType}\n${link.size}`, link.expires, link.signature)) return 'forbidden';
+    if (!isSafeObjectKey(key) || !Number.isSafeInteger(link.size) || !this.isValidLink(`PUT\n${key}\n${link.contentType}\n${link.size}`, link.expires, link.signature)) return 'forbidden';
     const body = await read(link.size);
     if (!body) return 'too-large';
     await this.put(key, body);
@@ -119,6 +184,7 @@ export class DirectoryStorage implements ObjectStorage {
   }
 
   async size(key: string): Promise<number | null> {
+    if (!isSafeObjectKey(key)) return null;
     try {
       // stat, not read: an attachment may be large.
       const found = await stat(this.pathOf(key));
@@ -130,7 +196,7 @@ export class DirectoryStorage implements ObjectStorage {
 
   /** The bytes of a signed, unexpired link; null otherwise. */
   async readSigned(key: string, expires: number, signature: string): Promise<Buffer | null> {
-    if (!this.isValidLink(key, expires, signature)) return null;
+    if (!isSafeObjectKey(key) || !this.isValidLink(key, expires, signature)) return null;
     try {
       return await readFile(this.pathOf(key));
     } catch {
@@ -154,8 +220,9 @@ export class DirectoryStorage implements ObjectStorage {
 let storage: ObjectStorage | undefined;
 
 export function objectStorage(): ObjectStorage {
-  const { STORAGE_BUCKET, DATA_DIR, JWT_SECRET } = config();
-  storage ??= STORAGE_BUCKET ? new S3Storage(STORAGE_BUCKET) : new DirectoryStorage(join(DATA_DIR, 'objects'), JWT_SECRET ?? `local-objects:${DATA_DIR}`);
+  const { STORAGE_BUCKET, DATA_DIR } = config();
+  // Locally the links have a key of their own, never JWT_SECRET: one secret, one purpose.
+  storage ??= STORAGE_BUCKET ? new S3Storage(STORAGE_BUCKET) : new DirectoryStorage(join(DATA_DIR, 'objects'), localObjectLinkSecret(DATA_DIR));
   return storage;
 }
 

@@ -1,13 +1,14 @@
-import { and, eq, ne, sql } from 'drizzle-orm';
-import { startLoginSession } from '../auth/sessions';
+import { and, eq, sql } from 'drizzle-orm';
+import { type ClientInfo, endSessionsOfUser, startLoginSession } from '../auth/sessions';
 import { now } from '../clock';
 import { db, type Executor } from '../db/client';
-import { emailTokens, extractionCodes, sessions, users } from '../db/schema';
+import { emailTokens, extractionCodes, users } from '../db/schema';
 import { type AfterCommit, transaction } from '../db/transaction';
 import { BadRequestError, NotFoundError } from '../http/errors';
 import type { Actor } from '../http/types';
 import { inviteToOrganization } from '../invitations';
 import { queueEmail } from '../mail/outbox';
+import { consumeRateLimit } from '../rate-limit';
 import { emails } from '../mail/templates';
 import { toOrganizationDetails } from '../organizations/entity';
 import { insertOrganization } from '../organizations';
@@ -31,7 +32,7 @@ interface RegisterInput {
  * Creates the user, their organization (owner, free plan), invitations for `inviteEmails`, the
  * terms acceptance and a verification email, and signs the user in: all in one transaction.
  */
-export async function register(input: RegisterInput, ip: string | null) {
+export async function register(input: RegisterInput, client: ClientInfo | string | null) {
   if (!input.acceptTerms) throw new BadRequestError('The terms must be accepted', 'TERMS_NOT_ACCEPTED');
   const invitees = [...new Set(input.inviteEmails ?? [])].filter((email) => email !== input.email);
   if (invitees.length > FREE_PLAN.seats - 1) {
@@ -60,7 +61,7 @@ export async function register(input: RegisterInput, ip: string | null) {
     });
     const verificationToken = await issueEmailToken(tx, user, 'verify_email');
     await queueEmail(tx, afterCommit, emails.verifyEmail(user.email, user.name, verificationToken));
-    const tokens = await startLoginSession(tx, user.id, ip);
+    const tokens = await startLoginSession(tx, user.id, client);
     return { user, organization, tokens };
   });
 
@@ -101,7 +102,9 @@ export async function updateProfile(actor: Actor, input: UpdateProfileInput) {
 
 /**
  * Changes the password after checking the old one, ends the user's other sign-in sessions and
- * sends a password-changed email. Returns the freshly built profile.
+ * every legacy token (the credential making the request stays), and sends a password-changed
+ * email. Scoped automation tokens survive a change: they are listed and revocable at /auth/tokens.
+ * Returns the freshly built profile.
  */
 export async function changePassword(actor: Actor, input: { oldPassword: string; newPassword: string }) {
   const [user] = await db().select().from(users).where(eq(users.id, actor.user.id)).limit(1);
@@ -111,9 +114,7 @@ export async function changePassword(actor: Actor, input: { oldPassword: string;
   const passwordHash = await hashPassword(input.newPassword);
   await transaction(async (tx, afterCommit) => {
     await tx.update(users).set({ passwordHash }).where(eq(users.id, user.id));
-    await tx
-      .delete(sessions)
-      .where(and(eq(sessions.userId, user.id), eq(sessions.kind, 'login'), ne(sessions.id, actor.session.id)));
+    await endSessionsOfUser(tx, user.id, { kinds: ['login', 'legacy'], exceptSessionId: actor.session.id });
     await queueEmail(tx, afterCommit, emails.passwordChanged(user.email, user.name));
   });
   forgetCachedProfile(user.id);
@@ -145,11 +146,23 @@ export async function resendVerificationEmail(actor: Actor) {
   return { message: `A new verification link was sent to ${actor.user.email}` };
 }
 
-/** Emails a reset link. Always answered 200; `isSuccess` false for an unknown email. */
+/** Reset emails sent per address in one window. */
+export const RESET_EMAILS_PER_ADDRESS = 3;
+export const RESET_EMAIL_WINDOW_SECONDS = 3600;
+
+/**
+ * Emails a reset link. Always answered 200; `isSuccess` false for an unknown email. At most 3
+ * links per address per hour (a clock-aligned window): past that the answer is the same 200 with
+ * `isSuccess` true, and nothing is sent (the earlier links still work until used or expired).
+ */
 export async function sendForgotPasswordLink(input: { email: string }) {
   const [user] = await db().select().from(users).where(eq(users.email, input.email)).limit(1);
   if (!user || user.deletedAt) return { isSuccess: false, message: 'No account is registered with this email' };
   if (!user.isActive || user.accountKind !== 'standard') return { isSuccess: false, message: 'This account cannot sign in' };
+  const allowance = await consumeRateLimit([
+    { key: `reset-email:address:${user.email}`, limit: RESET_EMAILS_PER_ADDRESS, windowSeconds: RESET_EMAIL_WINDOW_SECONDS },
+  ]);
+  if (!allowance.allowed) return { isSuccess: true, message: 'A password reset link was sent recently: check your inbox, or try again later' };
   await transaction(async (tx, afterCommit) => {
     const token = await issueEmailToken(tx, user, 'reset_password');
     await queueEmail(tx, afterCommit, emails.resetPassword(user.email, user.name, token));
@@ -158,8 +171,9 @@ export async function sendForgotPasswordLink(input: { email: string }) {
 }
 
 /**
- * Sets a new password with an emailed reset token, ends every sign-in session and sends a
- * password-changed email. Always 200; an unknown or expired token gives `isSuccess: false`.
+ * Sets a new password with an emailed reset token, ends every credential of the account (sign-in
+ * sessions and legacy tokens deleted, automation tokens revoked) and sends a password-changed
+ * email. Always 200; an unknown or expired token gives `isSuccess: false`.
  */
 export async function resetPassword(input: { token: string; email: string; password: string }) {
   const found = await findEmailToken(input.token, 'reset_password');
@@ -170,7 +184,7 @@ export async function resetPassword(input: { token: string; email: string; passw
   await transaction(async (tx, afterCommit) => {
     await tx.update(users).set({ passwordHash }).where(eq(users.id, user.id));
     await tx.delete(emailTokens).where(and(eq(emailTokens.userId, user.id), eq(emailTokens.purpose, 'reset_password')));
-    await tx.delete(sessions).where(and(eq(sessions.userId, user.id), eq(sessions.kind, 'login')));
+    await endSessionsOfUser(tx, user.id);
     await queueEmail(tx, afterCommit, emails.passwordChanged(user.email, user.name));
   });
   forgetCachedProfile(user.id);

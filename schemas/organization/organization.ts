@@ -1,12 +1,26 @@
 import * as z from 'zod/mini';
+import { hasInvisibleCharacters } from '../../lib/organizations/name-key';
 import { DisplayName, Email, Id } from '../common/fields';
 import { OrganizationDetailsResponseEntity, OrganizationEntity, OrganizationRoleEnum } from '../common/organization';
 import { PageEntity, QueryList } from '../common/paging';
 
 export const OrganizationIdPath = z.object({ orgId: Id });
 
+/**
+ * An organization name: display text with no invisible character (zero-width, bidi controls...):
+ * names are unique once those, case and look-alike letters are folded (lib/organizations/name-key.ts).
+ */
+export const OrganizationName = DisplayName.check(
+  z.refine((name: string) => !hasInvisibleCharacters(name), { message: 'Must not contain invisible characters (zero-width or bidi control characters)' }),
+);
+
+/** Largest serialized size (UTF-8 bytes of its JSON) of the organization's `metadata`. */
+export const METADATA_MAX_BYTES = 16 * 1024;
+/** Largest serialized size of `communicationPreferences`. */
+export const COMMUNICATION_PREFERENCES_MAX_BYTES = 4 * 1024;
+
 export const CreateOrganizationDto = z
-  .strictObject({ name: DisplayName, inviteEmails: z.optional(z.array(Email).check(z.maxLength(50))) })
+  .strictObject({ name: OrganizationName, inviteEmails: z.optional(z.array(Email).check(z.maxLength(50))) })
   .register(z.globalRegistry, { id: 'CreateOrganizationDto' });
 
 export const ValidateOrganizationNameDto = z.strictObject({ name: DisplayName }).register(z.globalRegistry, { id: 'ValidateOrganizationNameDto' });
@@ -16,11 +30,16 @@ export const ValidateOrganizationNameResponseEntity = z
   .register(z.globalRegistry, { id: 'ValidateOrganizationNameResponseEntity' });
 
 const ShortText = (max: number) => z.string().check(z.trim(), z.maxLength(max));
-const JsonObject = z.record(z.string().check(z.maxLength(100)), z.unknown());
+/** A free-form object, at most `maxBytes` once serialized (keys up to 100 characters). */
+const JsonObject = (maxBytes: number) =>
+  z
+    .record(z.string().check(z.maxLength(100)), z.unknown())
+    .check(z.refine((value) => Buffer.byteLength(JSON.stringify(value), 'utf8') <= maxBytes, { message: `Must be at most ${maxBytes} bytes as JSON` }))
+    .register(z.globalRegistry, { description: `Free-form object, at most ${maxBytes} bytes as JSON` });
 
 export const UpdateOrganizationDto = z
   .strictObject({
-    name: z.optional(DisplayName),
+    name: z.optional(OrganizationName),
     email: z.optional(z.union([Email, z.literal('')])),
     contact: z.optional(ShortText(200)),
     city: z.optional(ShortText(100)),
@@ -30,9 +49,9 @@ export const UpdateOrganizationDto = z
     phone: z.optional(z.array(ShortText(40)).check(z.maxLength(10))),
     // http(s) only: a javascript: or data: "logo" would be script in any client that links it.
     logo: z.optional(z.nullable(z.url({ protocol: /^https?$/ }).check(z.maxLength(2048)))),
-    metadata: z.optional(JsonObject),
+    metadata: z.optional(JsonObject(METADATA_MAX_BYTES)),
     autoAcceptInvitations: z.optional(z.boolean()),
-    communicationPreferences: z.optional(JsonObject),
+    communicationPreferences: z.optional(JsonObject(COMMUNICATION_PREFERENCES_MAX_BYTES)),
     acceptBankLinkingTerms: z.optional(z.boolean()),
   })
   .register(z.globalRegistry, { id: 'UpdateOrganizationDto' });

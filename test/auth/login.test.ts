@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
+import { testClock } from '../../lib/clock';
 import { createUser, updateUserRow, uniqueEmail } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 
@@ -57,5 +58,71 @@ describe('POST /auth/login', () => {
 
   it('answers 400 for a body that is not JSON', async () => {
     expectError(await invoke(routes.login, { rawBody: '{"email":' }), 400, 'MALFORMED_JSON');
+  });
+});
+
+describe('POST /auth/login: failed sign-ins are throttled', () => {
+  /** Two minutes into a 15-minute window, so a test never straddles a window boundary by accident. */
+  const T0 = new Date('2026-11-22T10:02:00.000Z');
+  const attempt = (email: string, password: string, ip: string) => invoke(routes.login, { body: { email, password }, ip });
+
+  it('answers the 11th failed sign-in for one account from one IP 429 RATE_LIMITED with Retry-After, even with the right password', async () => {
+    // Prepare
+    testClock.freeze(T0);
+    const user = await createUser();
+    const ip = '192.0.2.11';
+    for (let i = 0; i < 10; i += 1) expectError(await attempt(user.email, `wrong-${i}-password`, ip), 401, 'INVALID_CREDENTIALS');
+    // Act
+    const limited = await attempt(user.email, 'wrong-again-password', ip);
+    // Assess: refused until the end of the 15-minute window (10:15)
+    expectError(limited, 429, 'RATE_LIMITED');
+    expect(limited.headers['retry-after']).toBe(String(13 * 60));
+    expectError(await attempt(user.email, user.password, ip), 429, 'RATE_LIMITED');
+    // ...the same account from another IP, and another account from this IP, are fine
+    expectData(await attempt(user.email, user.password, '192.0.2.12'));
+    const other = await createUser();
+    expectData(await attempt(other.email, other.password, ip));
+    // ...and after Retry-After seconds the account signs in again from this IP
+    testClock.advance(Number(limited.headers['retry-after']));
+    expectData(await attempt(user.email, user.password, ip));
+  });
+
+  it('counts an unknown address like a known one', async () => {
+    testClock.freeze(T0);
+    const email = uniqueEmail('nobody');
+    for (let i = 0; i < 10; i += 1) expectError(await attempt(email, 'wrong-password', '192.0.2.21'), 401, 'INVALID_CREDENTIALS');
+    expectError(await attempt(email, 'wrong-password', '192.0.2.21'), 429, 'RATE_LIMITED');
+  });
+
+  it('resets the account and IP count on a successful sign-in', async () => {
+    testClock.freeze(T0);
+    const user = await createUser();
+    const ip = '192.0.2.31';
+    for (let i = 0; i < 9; i += 1) expectError(await attempt(user.email, 'wrong-password', ip), 401, 'INVALID_CREDENTIALS');
+    expectData(await attempt(user.email, user.password, ip));
+    for (let i = 0; i < 10; i += 1) expectError(await attempt(user.email, 'wrong-password', ip), 401, 'INVALID_CREDENTIALS');
+    expectError(await attempt(user.email, 'wrong-password', ip), 429, 'RATE_LIMITED');
+  });
+
+  it('answers the 101st failed sign-in from one IP across accounts 429; another IP is unaffected', async () => {
+    // Prepare: 100 failures spread over 20 addresses (5 each, under the per-account limit)
+    testClock.freeze(T0);
+    const ip = '192.0.2.41';
+    const user = await createUser();
+    const addresses = Array.from({ length: 20 }, () => uniqueEmail('spray'));
+    for (const email of addresses) {
+      for (let i = 0; i < 5; i += 1) expectError(await attempt(email, 'Winter2026!', ip), 401, 'INVALID_CREDENTIALS');
+    }
+    // Act
+    const limited = await attempt(uniqueEmail('spray'), 'Winter2026!', ip);
+    // Assess
+    expectError(limited, 429, 'RATE_LIMITED');
+    expect(Number(limited.headers['retry-after'])).toBe(13 * 60);
+    expectError(await attempt(user.email, user.password, ip), 429, 'RATE_LIMITED');
+    expectData(await attempt(user.email, user.password, '192.0.2.42'));
+    expectError(await attempt(addresses[0]!, 'Winter2026!', '192.0.2.42'), 401, 'INVALID_CREDENTIALS');
+    // A new window lets the IP in again
+    testClock.advance(13 * 60);
+    expectData(await attempt(user.email, user.password, ip));
   });
 });

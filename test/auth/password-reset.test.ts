@@ -27,6 +27,32 @@ describe('POST /auth/send-forgot-password-link', () => {
     expect(expectData(await invoke(routes.sendForgotPasswordLink, { body: { email: user.email } })).isSuccess).toBe(false);
   });
 
+  it('sends at most 3 reset emails per address per hour, answering 200 every time', async () => {
+    // Prepare
+    testClock.freeze(new Date('2026-11-22T10:00:00.000Z'));
+    const user = await createUser();
+    const resetMails = () => emailsTo(user.email).filter((m) => m.subject === 'Reset your password');
+    // Act: 15 requests (from different client IPs, and in changing case), a minute apart
+    for (let i = 0; i < 15; i += 1) {
+      const email = i % 2 === 0 ? user.email : user.email.toUpperCase();
+      const result = await invoke(routes.sendForgotPasswordLink, { body: { email }, ip: `192.0.2.${i + 1}` });
+      expect(expectData(result)).toEqual({ isSuccess: true, message: expect.any(String) });
+      testClock.advance(60);
+    }
+    // Assess: exactly 3 emails
+    expect(resetMails()).toHaveLength(3);
+    // Another address is not affected
+    const other = await createUser();
+    expectData(await invoke(routes.sendForgotPasswordLink, { body: { email: other.email } }));
+    expect(emailsTo(other.email).filter((m) => m.subject === 'Reset your password')).toHaveLength(1);
+    // An hour after the first one, a new link can be sent, and it works
+    testClock.advance(3600);
+    expectData(await invoke(routes.sendForgotPasswordLink, { body: { email: user.email } }));
+    expect(resetMails()).toHaveLength(4);
+    const token = tokenFromEmail(user.email, 'Reset');
+    expect(expectData(await invoke(routes.resetPassword, { body: { token, email: user.email, password: 'brand-new-secret' } })).isSuccess).toBe(true);
+  });
+
   it('answers 400 naming body.email for a bad address', async () => {
     expectError(await invoke(routes.sendForgotPasswordLink, { body: { email: 'nope' } }), 400, 'VALIDATION_FAILED', ['body.email']);
   });
@@ -47,6 +73,31 @@ describe('POST /auth/reset-password', () => {
     expectError(await invoke(routes.login, { body: { email: user.email, password: user.password } }), 401, 'INVALID_CREDENTIALS');
     expectData(await invoke(routes.login, { body: { email: user.email, password: 'brand-new-secret' } }));
     expect(emailsTo(user.email).map((m) => m.subject)).toContain('Your password was changed');
+  });
+
+  it('ends every legacy token and revokes every automation token of the account', async () => {
+    // Prepare: a stolen session minted long-lived tokens
+    const user = await createUser();
+    const legacy = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: {} })).token as string;
+    const automation = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'] } }));
+    const other = await createUser();
+    const othersLegacy = expectData(await invoke(routes.generateToken, { token: other.accessToken, body: {} })).token as string;
+    expectData(await invoke(routes.getProfile, { token: legacy }));
+    expectData(await invoke(routes.sendForgotPasswordLink, { body: { email: user.email } }));
+    // Act
+    const token = tokenFromEmail(user.email, 'Reset');
+    expectData(await invoke(routes.resetPassword, { body: { token, email: user.email, password: 'brand-new-secret' } }));
+    // Assess: nothing of the account works any more
+    expectError(await invoke(routes.getProfile, { token: legacy }), 401, 'UNAUTHENTICATED');
+    expectError(await invoke(routes.getProfile, { token: automation.token }), 401, 'UNAUTHENTICATED');
+    expectError(await invoke(routes.getProfile, { token: user.accessToken }), 401, 'UNAUTHENTICATED');
+    // ...the automation token stays listed, as revoked
+    const fresh = expectData(await invoke(routes.login, { body: { email: user.email, password: 'brand-new-secret' } }));
+    expect(expectData(await invoke(routes.listTokens, { token: fresh.accessToken }))).toEqual([expect.objectContaining({ id: automation.id, revoked: true })]);
+    expect(expectData(await invoke(routes.listSessions, { token: fresh.accessToken }))).toEqual([expect.objectContaining({ current: true })]);
+    // ...and another account is untouched
+    expectData(await invoke(routes.getProfile, { token: othersLegacy }));
+    expectData(await invoke(routes.getProfile, { token: other.accessToken }));
   });
 
   it('answers isSuccess false for a token used once already', async () => {

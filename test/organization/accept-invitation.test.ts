@@ -34,6 +34,10 @@ const membership = (orgId: string, userId: string) =>
     .from(organizationMembers)
     .where(and(eq(organizationMembers.organizationId, orgId), eq(organizationMembers.userId, userId)));
 
+/** Verifies a registered user's address (an unverified account is taken over on accept, not joined). */
+const verifyEmailOf = async (user: TestUser) =>
+  expectData(await invoke(routes.verifyEmail, { body: { token: tokenFromEmail(user.email, 'Verify your email address'), email: user.email } }));
+
 const userByEmail = async (email: string) => (await db().select().from(users).where(eq(users.email, email)))[0];
 
 describe('POST /organization/{orgId}/invitation/accept', () => {
@@ -68,9 +72,10 @@ describe('POST /organization/{orgId}/invitation/accept', () => {
     expect(login.userProfile.id).toBe(user!.id);
   });
 
-  it('adds an existing user with the invited role and answers login null', async () => {
+  it('adds an existing user with a verified email with the invited role and answers login null', async () => {
     const owner = await createUser();
     const existing = await createUser();
+    await verifyEmailOf(existing);
     const { row, token } = await invited(owner, { email: existing.email, role: 'client' });
     const data = expectData(await accept(owner.organizationId, { token, email: existing.email.toUpperCase() }), 201);
     expect(data.login).toBeNull();

@@ -28,6 +28,10 @@ const signIn = async (user: TestUser): Promise<TestUser> => ({
   accessToken: expectData(await invoke(routes.login, { body: { email: user.email, password: user.password } })).accessToken,
 });
 
+/** Verifies a registered user's address (auto-accept attaches verified accounts only). */
+const verifyEmailOf = async (user: TestUser) =>
+  expectData(await invoke(routes.verifyEmail, { body: { token: tokenFromEmail(user.email, 'Verify your email address'), email: user.email } }));
+
 const acceptAsNewUser = (orgId: string, email: string, token: string) =>
   invoke(routes.acceptInvitation, { path: { orgId }, body: { token, email, name: 'New Invitee', password: 'a-long-password' } });
 
@@ -85,23 +89,40 @@ describe('POST /organization/{orgId}/invite', () => {
     expect(emailsTo(colleague.email).filter((m) => m.subject.startsWith(INVITED))).toHaveLength(0);
   });
 
-  it('sends a pending invitation again with a new token, without taking another seat', async () => {
+  it('sends a pending invitation again as a reminder, keeping its token, expiry and higher role, without taking another seat', async () => {
     // Prepare
     const owner = await createUser();
     const invitee = uniqueEmail('again');
     expectData(await invite(owner, owner.organizationId, { emails: [invitee] }), 201);
     const oldToken = tokenFromEmail(invitee, INVITED);
     const [before] = await invitationRows(owner.organizationId);
+    testClock.advance(60);
     // Act
-    expectData(await invite(owner, owner.organizationId, { emails: [invitee], role: 'client' }), 201);
+    expect(expectData(await invite(owner, owner.organizationId, { emails: [invitee], role: 'client' }), 201).message).toBe('1 invitation(s) sent');
     // Assess
     const rows = await invitationRows(owner.organizationId);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ id: before!.id, status: 'pending', role: 'client' });
+    expect(rows[0]).toMatchObject({ id: before!.id, status: 'pending', role: 'member', tokenHash: before!.tokenHash, expiresAt: before!.expiresAt });
+    expect(rows[0]!.updatedAt.getTime()).toBeGreaterThan(before!.updatedAt.getTime());
+    const mail = emailsTo(invitee);
+    expect(mail).toHaveLength(2);
+    expect(mail[1]!.subject).toBe(`Reminder: your invitation to join ${await organizationName(owner.organizationId)}`);
+    expect(mail[1]!.text).not.toContain('token=');
+    expect(await seatsUsed(owner)).toBe(2);
+    expect(expectData(await acceptAsNewUser(owner.organizationId, invitee, oldToken), 201).permission).toEqual({ role: 'member' });
+  });
+
+  it('re-invites an expired invitation with a new token and the role asked for', async () => {
+    const owner = await createUser();
+    const invitee = uniqueEmail('expired');
+    expectData(await invite(owner, owner.organizationId, { emails: [invitee], role: 'admin' }), 201);
+    const oldToken = tokenFromEmail(invitee, INVITED);
+    testClock.advance(ONE_MONTH_AND_A_DAY);
+    const fresh = await signIn(owner);
+    expectData(await invite(fresh, owner.organizationId, { emails: [invitee], role: 'client' }), 201);
     const newToken = tokenFromEmail(invitee, INVITED);
     expect(newToken).not.toBe(oldToken);
-    expect(emailsTo(invitee)).toHaveLength(2);
-    expect(await seatsUsed(owner)).toBe(2);
+    expect((await invitationRows(owner.organizationId))[0]).toMatchObject({ role: 'client', status: 'pending', tokenHash: hashToken(newToken) });
     expectError(await acceptAsNewUser(owner.organizationId, invitee, oldToken), 404, 'NOT_FOUND');
     expect(expectData(await acceptAsNewUser(owner.organizationId, invitee, newToken), 201).permission).toEqual({ role: 'client' });
   });
@@ -201,11 +222,12 @@ describe('POST /organization/{orgId}/invite', () => {
     expect(await seatsUsed(owner)).toBe(5);
   });
 
-  it('adds an existing user at once when the organization auto-accepts, and still invites a new address', async () => {
+  it('adds an existing user with a verified email at once when the organization auto-accepts, and still invites a new address', async () => {
     // Prepare
     const owner = await createUser();
     await db().update(organizations).set({ autoAcceptInvitations: true }).where(eq(organizations.id, owner.organizationId));
     const existing = await createUser();
+    await verifyEmailOf(existing);
     const newcomer = uniqueEmail('newcomer');
     // Act
     const result = await invite(owner, owner.organizationId, { emails: [existing.email, newcomer], role: 'employee' });

@@ -26,6 +26,10 @@ const listPending = (caller: { accessToken: string }, query: Record<string, stri
 
 const idsOf = (page: { data: Array<{ id: string }> | null }) => (page.data ?? []).map((i) => i.id);
 
+/** Verifies a registered user's address (an unverified account is taken over on accept, not joined). */
+const verifyEmailOf = async (user: TestUser) =>
+  expectData(await invoke(routes.verifyEmail, { body: { token: tokenFromEmail(user.email, 'Verify your email address'), email: user.email } }));
+
 const signIn = async (user: TestUser): Promise<TestUser> => ({
   ...user,
   accessToken: expectData(await invoke(routes.login, { body: { email: user.email, password: user.password } })).accessToken,
@@ -35,6 +39,7 @@ describe('GET /organization/pending-invitations', () => {
   it("lists only the caller's own pending, unexpired invitations across organizations, newest update first", async () => {
     // Prepare: Ivy is invited by five organizations; one invitation expires, one is rejected, one accepted.
     let ivy = await createUser();
+    await verifyEmailOf(ivy);
     const [expired, ...later] = await Promise.all(Array.from({ length: 5 }, () => createUser()));
     const expiredInvitation = await inviteOne(expired!, ivy.email);
     testClock.advance(20 * DAY);

@@ -3,8 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
 import { caseAccess, invitations, organizationMembers, organizationPlans } from '../../lib/db/schema';
-import { addMember, createCaseRow, createUser, type TestUser, tokenFromEmail, uniqueEmail } from '../harness/actors';
+import { addMember, createCaseRow, createUser, type TestUser, tokenFromEmail, uniqueEmail, updateUserRow } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
+import { countQueries } from '../harness/queries';
 
 const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
 const INVITED = 'You are invited to join';
@@ -26,9 +27,11 @@ const seatsUsed = async (owner: TestUser) =>
 const invite = async (inviter: TestUser, orgId: string, emails: string[], role = 'member') =>
   expectData(await invoke(routes.inviteUsers, { token: inviter.accessToken, path: { orgId }, body: { emails, role } }), 201);
 
-/** An existing user who joined `owner`'s organization through an invitation (the accepted invitation row stays). */
+/** An existing, verified user who joined `owner`'s organization through an invitation (the accepted invitation row stays). */
 async function joinedByInvitation(owner: TestUser): Promise<TestUser> {
   const user = await createUser();
+  // Verified: accepting for an unverified account's address takes that account over instead (issue 12).
+  await updateUserRow(user.id, { isEmailVerified: true, emailVerifiedAt: new Date() });
   await invite(owner, owner.organizationId, [user.email]);
   const token = tokenFromEmail(user.email, INVITED);
   expectData(await invoke(routes.acceptInvitation, { path: { orgId: owner.organizationId }, body: { token, email: user.email } }), 201);
@@ -226,19 +229,18 @@ describe('DELETE /organization/{orgId}/user/{userId} security', () => {
   });
 
   it.each([['full_access'], ['employee'], ['billing'], ['member'], ['user'], ['client']] as const)(
-    'answers 403 INSUFFICIENT_ROLE to a %s, removing nothing (not even themselves)',
+    'answers 403 INSUFFICIENT_ROLE to a %s removing someone else, removing nothing',
     async (role) => {
       const owner = await createUser();
       const caller = await addMember(owner.organizationId, role);
       const member = await addMember(owner.organizationId, 'client');
       expectError(await removeUser(caller, owner.organizationId, member.id), 403, 'INSUFFICIENT_ROLE');
-      expectError(await removeUser(caller, owner.organizationId, caller.id), 403, 'INSUFFICIENT_ROLE');
       expect(await isMember(owner.organizationId, member.id)).toBe(true);
       expect(await isMember(owner.organizationId, caller.id)).toBe(true);
     },
   );
 
-  it('answers 403 NO_ACTIVE_PLAN when the plan is inactive, removing nothing', async () => {
+  it('answers 403 NO_ACTIVE_PLAN to an owner removing someone else while the plan is inactive, removing nothing', async () => {
     const owner = await createUser();
     const member = await addMember(owner.organizationId, 'member');
     await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
@@ -255,5 +257,130 @@ describe('DELETE /organization/{orgId}/user/{userId} security', () => {
     expect(await isMember(owner.organizationId, member.id)).toBe(true);
     expectData(await removeUser({ accessToken: membersWriter.token }, owner.organizationId, member.id));
     expect(await isMember(owner.organizationId, member.id)).toBe(false);
+  });
+});
+
+describe('DELETE /organization/{orgId}/user/{ownId}: leaving', () => {
+  it.each([['full_access'], ['employee'], ['billing'], ['member'], ['user'], ['client']] as const)('lets a %s leave', async (role) => {
+    // Prepare
+    const owner = await createUser();
+    const leaver = await addMember(owner.organizationId, role);
+    const kase = await createCaseRow(owner.organizationId);
+    await db().insert(caseAccess).values({ caseId: kase.id, userId: leaver.id, access: 'viewer' });
+    // Act
+    const result = await removeUser(leaver, owner.organizationId, leaver.id);
+    // Assess
+    expect(expectData(result)).toEqual({ message: 'The user was removed from the organization' });
+    expect(await isMember(owner.organizationId, leaver.id)).toBe(false);
+    expect(await accessOf(leaver.id, [kase.id])).toHaveLength(0);
+    expect(await isMember(leaver.organizationId, leaver.id)).toBe(true);
+    expectError(await invoke(routes.getOrganization, { token: leaver.accessToken, path: { orgId: owner.organizationId } }), 403, 'NOT_A_MEMBER');
+  });
+
+  it('lets a member leave while the plan is inactive', async () => {
+    const owner = await createUser();
+    const leaver = await addMember(owner.organizationId, 'member');
+    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
+    expectData(await removeUser(leaver, owner.organizationId, leaver.id));
+    expect(await isMember(owner.organizationId, leaver.id)).toBe(false);
+  });
+
+  it('answers 400 LAST_OWNER when the last owner leaves, even with other members', async () => {
+    const owner = await createUser();
+    const admin = await addMember(owner.organizationId, 'admin');
+    expectError(await removeUser(owner, owner.organizationId, owner.id), 400, 'LAST_OWNER');
+    expect(await isMember(owner.organizationId, owner.id)).toBe(true);
+    expect(await isMember(owner.organizationId, admin.id)).toBe(true);
+  });
+});
+
+describe("DELETE /organization/{orgId}/user/{userId}: the cases of a removed case owner", () => {
+  /** Cases in `owner`'s organization: one the leaver alone owns, one they co-own, one they only view, one owned by someone else. */
+  async function casesOf(owner: TestUser, leaver: TestUser) {
+    const colleague = await addMember(owner.organizationId, 'member');
+    const [sole, shared, viewed, other] = await Promise.all([1, 2, 3, 4].map(() => createCaseRow(owner.organizationId)));
+    await db()
+      .insert(caseAccess)
+      .values([
+        { caseId: sole!.id, userId: leaver.id, access: 'owner' },
+        { caseId: shared!.id, userId: leaver.id, access: 'owner' },
+        { caseId: shared!.id, userId: colleague.id, access: 'owner' },
+        { caseId: viewed!.id, userId: leaver.id, access: 'viewer' },
+        { caseId: viewed!.id, userId: colleague.id, access: 'owner' },
+        { caseId: other!.id, userId: colleague.id, access: 'owner' },
+      ]);
+    return { sole: sole!, shared: shared!, viewed: viewed!, other: other!, colleague };
+  }
+
+  const ownersOf = async (caseId: string) =>
+    (await db().select().from(caseAccess).where(and(eq(caseAccess.caseId, caseId), eq(caseAccess.access, 'owner')))).map((row) => row.userId).sort();
+
+  it('gives owner access of the cases the removed member alone owned to the owner who removed them, and nothing else', async () => {
+    // Prepare
+    const owner = await createUser();
+    const leaver = await addMember(owner.organizationId, 'member');
+    const { sole, shared, viewed, other, colleague } = await casesOf(owner, leaver);
+    // Act
+    expectData(await removeUser(owner, owner.organizationId, leaver.id));
+    // Assess
+    expect(await ownersOf(sole.id)).toEqual([owner.id]);
+    expect(await ownersOf(shared.id)).toEqual([colleague.id]);
+    expect(await ownersOf(viewed.id)).toEqual([colleague.id]);
+    expect(await ownersOf(other.id)).toEqual([colleague.id]);
+    expect(await accessOf(owner.id, [shared.id, viewed.id, other.id])).toHaveLength(0);
+  });
+
+  it("raises the remover's lower access on such a case to owner", async () => {
+    const owner = await createUser();
+    const leaver = await addMember(owner.organizationId, 'admin');
+    const kase = await createCaseRow(owner.organizationId);
+    await db()
+      .insert(caseAccess)
+      .values([
+        { caseId: kase.id, userId: leaver.id, access: 'owner' },
+        { caseId: kase.id, userId: owner.id, access: 'viewer' },
+      ]);
+    expectData(await removeUser(owner, owner.organizationId, leaver.id));
+    expect(await accessOf(owner.id, [kase.id])).toEqual([expect.objectContaining({ access: 'owner' })]);
+  });
+
+  it.each([
+    ['the member leaves', 'self'],
+    ['an admin removes them', 'admin'],
+  ] as const)('gives them to the oldest owner of the organization when %s', async (_label, remover) => {
+    // Prepare: two owners, the first one the oldest
+    const owner = await createUser();
+    const younger = await addMember(owner.organizationId, 'owner');
+    const admin = await addMember(owner.organizationId, 'admin');
+    const leaver = await addMember(owner.organizationId, 'employee');
+    const { sole } = await casesOf(owner, leaver);
+    // Act
+    expectData(await removeUser(remover === 'self' ? leaver : admin, owner.organizationId, leaver.id));
+    // Assess
+    expect(await ownersOf(sole.id)).toEqual([owner.id]);
+    expect(await accessOf(younger.id, [sole.id])).toHaveLength(0);
+    expect(await accessOf(admin.id, [sole.id])).toHaveLength(0);
+  });
+
+  it('gives them to the remaining owner when an owner leaves', async () => {
+    const owner = await createUser();
+    const leavingOwner = await addMember(owner.organizationId, 'owner');
+    const { sole } = await casesOf(owner, leavingOwner);
+    expectData(await removeUser(leavingOwner, owner.organizationId, leavingOwner.id));
+    expect(await ownersOf(sole.id)).toEqual([owner.id]);
+  });
+
+  it('sends the same number of SQL statements for one such case as for five', async () => {
+    const owner = await createUser();
+    const statementsFor = async (caseCount: number) => {
+      const leaver = await addMember(owner.organizationId, 'member');
+      const owned = await Promise.all(Array.from({ length: caseCount }, () => createCaseRow(owner.organizationId)));
+      await db().insert(caseAccess).values(owned.map((kase) => ({ caseId: kase.id, userId: leaver.id, access: 'owner' as const })));
+      const { result, queries } = await countQueries(() => removeUser(owner, owner.organizationId, leaver.id));
+      expectData(result);
+      for (const kase of owned) expect(await ownersOf(kase.id)).toEqual([owner.id]);
+      return queries;
+    };
+    expect(await statementsFor(5)).toBe(await statementsFor(1));
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
 import { organizationMembers, organizationPlans, organizations, users } from '../../lib/db/schema';
-import { addMember, createUser, type TestUser, tokenFromEmail, uniqueEmail, updateUserRow } from '../harness/actors';
+import { addMember, createUser, emailsTo, type TestUser, tokenFromEmail, uniqueEmail, updateUserRow } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
 
@@ -64,15 +64,15 @@ describe('PATCH /organization/{orgId}/user', () => {
     expectError(await invoke(routes.login, { body: { email: sole.email, password: sole.password } }), 401, 'INVALID_CREDENTIALS');
     const login = expectData(await invoke(routes.login, { body: { email: newEmail, password: sole.password } }));
     expect(login.userProfile).toMatchObject({ id: sole.id, name: 'Samantha Sole', email: newEmail, isEmailVerified: false });
-    const profile = expectData(await invoke(routes.getProfile, { token: sole.accessToken }));
+    const profile = expectData(await invoke(routes.getProfile, { token: login.accessToken }));
     expect(profile).toMatchObject({ name: 'Samantha Sole', email: newEmail });
   });
 
-  it('sends the same number of SQL statements for one entry as for five', async () => {
-    // Prepare: five sole members, each to get a new role, name and email
+  it('sends the same number of SQL statements for one entry as for five (roles and names, and login emails)', async () => {
+    // Prepare: five sole members, each to get a new role and name
     const owner = await createUser();
     const people = await Promise.all(Array.from({ length: 5 }, () => soleMember(owner.organizationId)));
-    const entry = (person: TestUser) => ({ userId: person.id, role: 'employee' as const, name: `Renamed ${person.id.slice(-4)}`, email: uniqueEmail('bulk') });
+    const entry = (person: TestUser) => ({ userId: person.id, role: 'employee' as const, name: `Renamed ${person.id.slice(-4)}` });
     // Act
     const one = await countQueries(() => updateUsers(owner, owner.organizationId, { users: [entry(people[0]!)] }));
     const five = await countQueries(() => updateUsers(owner, owner.organizationId, { users: people.map(entry) }));
@@ -81,6 +81,12 @@ describe('PATCH /organization/{orgId}/user', () => {
     expectData(five.result);
     expect(one.queries).toBeGreaterThan(3);
     expect(five.queries).toBe(one.queries);
+    // Login emails: ending the members' sessions and tokens is two statements for all of them.
+    const moveOne = await countQueries(() => updateUsers(owner, owner.organizationId, { users: [{ userId: people[0]!.id, email: uniqueEmail('bulk') }] }));
+    const moveFive = await countQueries(() => updateUsers(owner, owner.organizationId, { users: people.map((p) => ({ userId: p.id, email: uniqueEmail('bulk') })) }));
+    expectData(moveOne.result);
+    expectData(moveFive.result);
+    expect(moveFive.queries).toBe(moveOne.queries);
     const accounts = await Promise.all(people.map((p) => account(p.id)));
     expect(accounts.every((a) => a.name.startsWith('Renamed') && a.email.startsWith('bulk') && !a.isEmailVerified)).toBe(true);
     expect(new Set(Object.values(await rolesIn(owner.organizationId, people.map((p) => p.id))))).toEqual(new Set(['employee']));
@@ -282,20 +288,24 @@ describe('PATCH /organization/{orgId}/user', () => {
       expect(await snapshot(owner.organizationId, [owner, sole])).toEqual(before);
     });
 
-    it("answers 403 INSUFFICIENT_ROLE when an admin changes an owner's email (a password reset would take the account), and lets an owner", async () => {
+    it("answers 403 INSUFFICIENT_ROLE when an admin or an owner changes an owner's email or name (nobody ranks above an owner)", async () => {
       // Prepare: an organization whose second owner belongs to no other organization
       const owner = await createUser();
       const secondOwner = await soleMember(owner.organizationId, 'owner');
       const admin = await addMember(owner.organizationId, 'admin');
-      const before = await snapshot(owner.organizationId, [secondOwner]);
-      // Act / Assess
-      expectError(await updateUsers(admin, owner.organizationId, { users: [{ userId: secondOwner.id, email: uniqueEmail('taken-over') }] }), 403, 'INSUFFICIENT_ROLE');
-      expect(await snapshot(owner.organizationId, [secondOwner])).toEqual(before);
-      // The admin may still rename the owner; an owner may change the email.
-      expectData(await updateUsers(admin, owner.organizationId, { users: [{ userId: secondOwner.id, name: 'Renamed Owner' }] }));
-      const address = uniqueEmail('new-owner-address');
-      expectData(await updateUsers(owner, owner.organizationId, { users: [{ userId: secondOwner.id, email: address }] }));
-      expect((await account(secondOwner.id)).email).toBe(address);
+      const member = await soleMember(owner.organizationId, 'member');
+      const before = await snapshot(owner.organizationId, [secondOwner, member]);
+      // Act / Assess: a password reset on a changed address would take the account.
+      for (const caller of [admin, owner]) {
+        for (const change of [{ email: uniqueEmail('taken-over') }, { name: 'Renamed Owner' }]) {
+          expectError(
+            await updateUsers(caller, owner.organizationId, { users: [{ userId: member.id, name: 'Should Not Stick' }, { userId: secondOwner.id, ...change }] }),
+            403,
+            'INSUFFICIENT_ROLE',
+          );
+        }
+      }
+      expect(await snapshot(owner.organizationId, [secondOwner, member])).toEqual(before);
     });
 
     it('answers 403 INSUFFICIENT_ROLE when an admin gives or takes the owner role', async () => {
@@ -396,5 +406,113 @@ describe('PATCH /organization/{orgId}/user security', () => {
     expect(await rolesIn(owner.organizationId, [member.id])).toEqual({ [member.id]: 'member' });
     expectData(await updateUsers({ accessToken: membersWriter.token }, owner.organizationId, body));
     expect(await rolesIn(owner.organizationId, [member.id])).toEqual({ [member.id]: 'admin' });
+  });
+});
+
+describe('PATCH /organization/{orgId}/user: login emails change only safely', () => {
+  const LOGIN_EMAIL_CHANGED = 'The login email of your account was changed';
+
+  it("answers 403 FORBIDDEN to an automation token with members:write changing its owner's email, or a member's, changing nothing", async () => {
+    // Prepare: the issue's scope escape: the token changes its own owner's address, then forgot/reset hands the account over.
+    const owner = await createUser();
+    const member = await soleMember(owner.organizationId, 'member');
+    const token = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['members:write'] } })).token as string;
+    const before = await snapshot(owner.organizationId, [owner, member]);
+    // Act / Assess
+    for (const target of [owner, member]) {
+      const result = await updateUsers({ accessToken: token }, owner.organizationId, { users: [{ userId: target.id, email: uniqueEmail('escape') }] });
+      expectError(result, 403, 'FORBIDDEN');
+    }
+    expect(await snapshot(owner.organizationId, [owner, member])).toEqual(before);
+    // Roles and names of members ranked below still change with the token.
+    expectData(await updateUsers({ accessToken: token }, owner.organizationId, { users: [{ userId: member.id, role: 'employee', name: 'Renamed By Token' }] }));
+  });
+
+  it("answers 403 FORBIDDEN to a legacy token changing a member's email, changing nothing", async () => {
+    const owner = await createUser();
+    const member = await soleMember(owner.organizationId, 'member');
+    const legacy = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: {} })).token as string;
+    const before = await snapshot(owner.organizationId, [member]);
+    expectError(await updateUsers({ accessToken: legacy }, owner.organizationId, { users: [{ userId: member.id, email: uniqueEmail('legacy') }] }), 403, 'FORBIDDEN');
+    expect(await snapshot(owner.organizationId, [member])).toEqual(before);
+  });
+
+  it("answers 403 INSUFFICIENT_ROLE when an admin changes another admin's email or name, changing nothing", async () => {
+    const owner = await createUser();
+    const admin = await addMember(owner.organizationId, 'admin');
+    const otherAdmin = await soleMember(owner.organizationId, 'admin');
+    const member = await soleMember(owner.organizationId, 'member');
+    const before = await snapshot(owner.organizationId, [otherAdmin, member]);
+    for (const change of [{ email: uniqueEmail('admin-takeover') }, { name: 'Renamed Admin' }]) {
+      const result = await updateUsers(admin, owner.organizationId, { users: [{ userId: member.id, role: 'employee' }, { userId: otherAdmin.id, ...change }] });
+      expectError(result, 403, 'INSUFFICIENT_ROLE');
+    }
+    // Nor by making a member an admin in the same request: the higher of the two roles counts.
+    expectError(
+      await updateUsers(admin, owner.organizationId, { users: [{ userId: member.id, role: 'admin', email: uniqueEmail('promoted') }] }),
+      403,
+      'INSUFFICIENT_ROLE',
+    );
+    expect(await snapshot(owner.organizationId, [otherAdmin, member])).toEqual(before);
+    // A member ranked below the admin: yes.
+    const address = uniqueEmail('below-admin');
+    expectData(await updateUsers(admin, owner.organizationId, { users: [{ userId: member.id, name: 'Renamed Member', email: address }] }));
+    expect(await account(member.id)).toMatchObject({ name: 'Renamed Member', email: address });
+  });
+
+  it("answers 403 INSUFFICIENT_ROLE when anyone changes a super admin's email or name, changing nothing", async () => {
+    const owner = await createUser();
+    const staff = await soleMember(owner.organizationId, 'member');
+    await updateUserRow(staff.id, { isSuperAdmin: true });
+    const before = await snapshot(owner.organizationId, [staff]);
+    for (const change of [{ email: uniqueEmail('staff') }, { name: 'Renamed Staff' }]) {
+      expectError(await updateUsers(owner, owner.organizationId, { users: [{ userId: staff.id, ...change }] }), 403, 'INSUFFICIENT_ROLE');
+    }
+    expect(await snapshot(owner.organizationId, [staff])).toEqual(before);
+    // Their role in the organization is still the organization's to set.
+    expectData(await updateUsers(owner, owner.organizationId, { users: [{ userId: staff.id, role: 'employee' }] }));
+  });
+
+  it("lets an owner change an admin's email: every session and token of the admin ends and the old address is told", async () => {
+    // Prepare: an admin signed in twice, with an automation token and a legacy token
+    const owner = await createUser();
+    const admin = await soleMember(owner.organizationId, 'admin');
+    const second = expectData(await invoke(routes.login, { body: { email: admin.email, password: admin.password } }));
+    const automation = expectData(await invoke(routes.generateToken, { token: admin.accessToken, body: { scopes: ['organization:read'] } })).token as string;
+    const legacy = expectData(await invoke(routes.generateToken, { token: admin.accessToken, body: {} })).token as string;
+    for (const token of [admin.accessToken, second.accessToken, automation, legacy]) expectData(await invoke(routes.getOrganization, { token, path: { orgId: owner.organizationId } }));
+    const address = uniqueEmail('admin-moved');
+    // Act
+    expectData(await updateUsers(owner, owner.organizationId, { users: [{ userId: admin.id, email: address }] }));
+    // Assess: nothing the admin held works any more
+    for (const token of [admin.accessToken, second.accessToken, automation, legacy]) {
+      expectError(await invoke(routes.getOrganization, { token, path: { orgId: owner.organizationId } }), 401, 'UNAUTHENTICATED');
+    }
+    expect((await invoke(routes.refreshToken, { body: { refreshToken: admin.refreshToken } })).status).toBeGreaterThanOrEqual(400);
+    // The old address is told (once, without the full new address); the new one gets nothing of it.
+    const notices = emailsTo(admin.email).filter((m) => m.subject === LOGIN_EMAIL_CHANGED);
+    expect(notices).toHaveLength(1);
+    expect(notices[0]!.text).not.toContain(address);
+    expect(notices[0]!.text).toContain(address.slice(address.indexOf('@')));
+    expect(emailsTo(address).filter((m) => m.subject === LOGIN_EMAIL_CHANGED)).toHaveLength(0);
+    // The owner's own session is untouched.
+    expectData(await invoke(routes.getOrganization, { token: owner.accessToken, path: { orgId: owner.organizationId } }));
+  });
+
+  it('changes nothing, ends nothing and sends nothing when a later entry is refused', async () => {
+    const owner = await createUser();
+    const member = await soleMember(owner.organizationId, 'member');
+    const otherOwner = await soleMember(owner.organizationId, 'owner');
+    const before = await snapshot(owner.organizationId, [member, otherOwner]);
+    const result = await updateUsers(owner, owner.organizationId, {
+      users: [
+        { userId: member.id, email: uniqueEmail('not-applied') },
+        { userId: otherOwner.id, email: uniqueEmail('refused') },
+      ],
+    });
+    expectError(result, 403, 'INSUFFICIENT_ROLE');
+    expect(await snapshot(owner.organizationId, [member, otherOwner])).toEqual(before);
+    expectData(await invoke(routes.getProfile, { token: member.accessToken }));
+    expect(emailsTo(member.email).filter((m) => m.subject === LOGIN_EMAIL_CHANGED)).toHaveLength(0);
   });
 });

@@ -154,6 +154,14 @@ describe('PATCH /organization/{orgId}', () => {
     expect(names.filter((n) => n.toLowerCase() === name.toLowerCase())).toHaveLength(1);
   });
 
+  it('accepts metadata of exactly 16 KB as JSON and communicationPreferences of exactly 4 KB', async () => {
+    const owner = await createUser();
+    const metadata = { blob: 'x'.repeat(16 * 1024 - JSON.stringify({ blob: '' }).length) };
+    const communicationPreferences = { note: 'x'.repeat(4 * 1024 - JSON.stringify({ note: '' }).length) };
+    expectData(await patch(owner, owner.organizationId, { metadata, communicationPreferences }), 201);
+    expect(await organizationRow(owner.organizationId)).toMatchObject({ metadata, communicationPreferences });
+  });
+
   it('lets an admin update the organization', async () => {
     const owner = await createUser();
     const admin = await addMember(owner.organizationId, 'admin');
@@ -186,6 +194,9 @@ describe('PATCH /organization/{orgId}', () => {
     ['metadata: a NUL character in a nested value', { metadata: { crm: { ids: ['a\u0000'] } } }, ['body.metadata.crm.ids.0']],
     ['metadata: an unpaired surrogate', { metadata: { note: '\ud800' } }, ['body.metadata.note']],
     ['communicationPreferences: a NUL character in a key', { communicationPreferences: { 'e\u0000mail': true } }, ['body.communicationPreferences']],
+    ['metadata: over 16 KB as JSON', { metadata: { blob: 'x'.repeat(16 * 1024 - 10) } }, ['body.metadata']],
+    ['metadata: over 16 KB in UTF-8 bytes', { metadata: { blob: '\u00e9'.repeat(8 * 1024) } }, ['body.metadata']],
+    ['communicationPreferences: over 4 KB as JSON', { communicationPreferences: { note: 'x'.repeat(4 * 1024) } }, ['body.communicationPreferences']],
     ['metadata: crm', { metadata: 'crm' }, ['body.metadata']],
     ['metadata: [1, 2]', { metadata: [1, 2] }, ['body.metadata']],
     ['communicationPreferences: true', { communicationPreferences: true }, ['body.communicationPreferences']],

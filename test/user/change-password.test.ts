@@ -76,20 +76,32 @@ describe('POST /user/change-password', () => {
     expect(await loginSessionCount(user.id)).toBe(1);
   });
 
-  it('leaves automation and legacy tokens alone (they are revoked explicitly)', async () => {
+  it('ends every legacy token, keeps scoped automation tokens (listed and revocable at /auth/tokens)', async () => {
+    // Prepare
     const user = await createUser();
     const automation = await mintAutomationToken(user, ['profile:read']);
     const legacy = await mintLegacyToken(user);
-    expectData(await changePassword(user.accessToken, { oldPassword: user.password, newPassword: NEW_PASSWORD }));
-    expectData(await invoke(routes.getProfile, { token: automation.token }));
+    const secondLegacy = await mintLegacyToken(user);
     expectData(await invoke(routes.getProfile, { token: legacy }));
+    // Act
+    expectData(await changePassword(user.accessToken, { oldPassword: user.password, newPassword: NEW_PASSWORD }));
+    // Assess: the legacy tokens are gone, the scoped automation token works and is listed unrevoked
+    expectError(await invoke(routes.getProfile, { token: legacy }), 401, 'UNAUTHENTICATED');
+    expectError(await invoke(routes.getProfile, { token: secondLegacy }), 401, 'UNAUTHENTICATED');
+    expectData(await invoke(routes.getProfile, { token: automation.token }));
+    const listed = expectData(await invoke(routes.listTokens, { token: user.accessToken }));
+    expect(listed).toEqual([expect.objectContaining({ id: automation.id, revoked: false })]);
+    const remaining = expectData(await invoke(routes.listSessions, { token: user.accessToken }));
+    expect(remaining).toEqual([expect.objectContaining({ kind: 'sign_in', current: true })]);
   });
 
-  it('through a legacy token ends every sign-in session, the legacy token itself keeps working', async () => {
+  it('through a legacy token ends every sign-in session and every other legacy token, the calling token itself keeps working', async () => {
     const user = await createUser();
     const legacy = await mintLegacyToken(user);
+    const otherLegacy = await mintLegacyToken(user);
     expectData(await changePassword(legacy, { oldPassword: user.password, newPassword: NEW_PASSWORD }));
     expectError(await invoke(routes.getProfile, { token: user.accessToken }), 401, 'UNAUTHENTICATED');
+    expectError(await invoke(routes.getProfile, { token: otherLegacy }), 401, 'UNAUTHENTICATED');
     expect(await loginSessionCount(user.id)).toBe(0);
     expectData(await invoke(routes.getProfile, { token: legacy }));
   });

@@ -138,14 +138,17 @@ describe('POST /user/resend-verification-email', () => {
       expectError(await resend({ token: second.accessToken }), 429, 'RATE_LIMITED');
     });
 
-    it('counts per client IP: other users behind the same IP share its limit', async () => {
+    it('counts per user only: two users behind one IP (a firm\'s office) each get their own 3 per minute', async () => {
       testClock.freeze(T0);
       const ip = uniqueIp();
-      for (let i = 0; i < 3; i += 1) expectData(await resend({ token: (await createUser()).accessToken }, ip));
+      const alice = await createUser();
+      const bob = await createUser();
+      for (let i = 0; i < 3; i += 1) expectData(await resend({ token: alice.accessToken }, ip));
+      for (let i = 0; i < 3; i += 1) expectData(await resend({ token: bob.accessToken }, ip));
       const latecomer = await createUser();
-      expectError(await resend({ token: latecomer.accessToken }, ip), 429, 'RATE_LIMITED');
-      // ...while the same user from another IP is fine
-      expectData(await resend({ token: latecomer.accessToken }, uniqueIp()));
+      expectData(await resend({ token: latecomer.accessToken }, ip));
+      expectError(await resend({ token: alice.accessToken }, ip), 429, 'RATE_LIMITED');
+      expectError(await resend({ token: bob.accessToken }, ip), 429, 'RATE_LIMITED');
     });
 
     it('counts already-verified refusals too (the limit is checked before the handler)', async () => {

@@ -14,7 +14,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Sign in with email and password
+         * Sign in with email and password (failed sign-ins: at most 10 per account per client IP and 100 per client IP in 15 minutes, then 429)
          * @description No authentication.
          */
         post: operations["login"];
@@ -104,6 +104,50 @@ export interface paths {
         patch: operations["updateTokenScopes"];
         trace?: never;
     };
+    "/auth/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's sign-in sessions and legacy tokens (never their values)
+         * @description Bearer token of a full session (sign-in or legacy token); automation tokens are refused (403).
+         *
+         *     Extension: ours, not the contract's.
+         */
+        get: operations["listSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End one of the caller's sign-in sessions or legacy tokens
+         * @description Bearer token of a full session (sign-in or legacy token); automation tokens are refused (403).
+         *
+         *     Extension: ours, not the contract's.
+         */
+        delete: operations["endSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/refresh": {
         parameters: {
             query?: never;
@@ -174,7 +218,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Email a password reset link
+         * Email a password reset link (always 200; at most 3 links per address per hour)
          * @description No authentication.
          */
         post: operations["sendForgotPasswordLink"];
@@ -194,7 +238,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Set a new password with an emailed reset token
+         * Set a new password with an emailed reset token; ends every sign-in session, legacy token and automation token of the account
          * @description No authentication.
          */
         post: operations["resetPassword"];
@@ -217,7 +261,7 @@ export interface paths {
          * Tell whether an email is free to register
          * @description No authentication.
          *
-         *     At most 10 requests per minute per client IP and per user (429 with Retry-After).
+         *     At most 10 requests per minute per client IP (429 with Retry-After).
          */
         post: operations["checkEmailAvailability"];
         delete?: never;
@@ -260,7 +304,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Change the caller's password
+         * Change the caller's password; ends every other sign-in session and every legacy token (scoped automation tokens survive: listed and revocable at /auth/tokens)
          * @description Bearer token of a full session (sign-in or legacy token); automation tokens are refused (403).
          */
         post: operations["changePassword"];
@@ -303,7 +347,7 @@ export interface paths {
          * Send a new email verification link to the caller
          * @description Bearer token of a full session (sign-in or legacy token); automation tokens are refused (403).
          *
-         *     At most 3 requests per minute per client IP and per user (429 with Retry-After).
+         *     At most 3 requests per minute per user (429 with Retry-After).
          *
          *     Internal: part of the contract, not meant for general clients.
          */
@@ -612,7 +656,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Accept an invitation with the emailed token
+         * Accept an invitation with the emailed token; an unverified account of the address is taken over (name and password required, signed in, its earlier sessions ended)
          * @description No authentication.
          */
         post: operations["acceptInvitation"];
@@ -701,10 +745,12 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Remove a member from the organization
+         * Remove a member from the organization (any member may remove themselves, except the last owner); cases the member alone owned go to an owner
          * @description Bearer token. An automation token needs the `members:write` scope.
          *
          *     Needs org admin or owner (owner, admin) in the organization `orgId`, and the organization needs an active plan; 403 otherwise.
+         *
+         *     Any member may call it on themselves (`userId` is the caller), whatever their role and plan.
          */
         delete: operations["removeOrganizationUser"];
         options?: never;
@@ -2102,6 +2148,20 @@ export interface components {
             /** Format: email */
             email: string;
         };
+        SessionEntity: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            kind: "sign_in" | "legacy";
+            /** Format: date-time */
+            createdAt: string;
+            lastUsedAt: string | null;
+            /** Format: date-time */
+            expiresAt: string;
+            userAgent: string | null;
+            ip: string | null;
+            current: boolean;
+        };
         StorageStatsEntity: {
             totalStorage: number;
             cases: {
@@ -2176,10 +2236,12 @@ export interface components {
             description?: string;
             phone?: string[];
             logo?: string | null;
+            /** @description Free-form object, at most 16384 bytes as JSON */
             metadata?: {
                 [key: string]: unknown;
             };
             autoAcceptInvitations?: boolean;
+            /** @description Free-form object, at most 4096 bytes as JSON */
             communicationPreferences?: {
                 [key: string]: unknown;
             };
@@ -2406,7 +2468,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Sign in with email and password */
+            /** @description Sign in with email and password (failed sign-ins: at most 10 per account per client IP and 100 per client IP in 15 minutes, then 429) */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2424,6 +2486,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
     };
@@ -2556,6 +2619,62 @@ export interface operations {
             500: components["responses"]["InternalServerError"];
         };
     };
+    listSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List the caller's sign-in sessions and legacy tokens (never their values) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SessionEntity"][];
+                        /** @constant */
+                        statusCode: 200;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    endSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description End one of the caller's sign-in sessions or legacy tokens (no content) */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
     refreshToken: {
         parameters: {
             query?: never;
@@ -2666,7 +2785,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Email a password reset link */
+            /** @description Email a password reset link (always 200; at most 3 links per address per hour) */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2699,7 +2818,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Set a new password with an emailed reset token */
+            /** @description Set a new password with an emailed reset token; ends every sign-in session, legacy token and automation token of the account */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2831,7 +2950,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Change the caller's password */
+            /** @description Change the caller's password; ends every other sign-in session and every legacy token (scoped automation tokens survive: listed and revocable at /auth/tokens) */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3448,7 +3567,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Accept an invitation with the emailed token */
+            /** @description Accept an invitation with the emailed token; an unverified account of the address is taken over (name and password required, signed in, its earlier sessions ended) */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3592,7 +3711,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Remove a member from the organization */
+            /** @description Remove a member from the organization (any member may remove themselves, except the last owner); cases the member alone owned go to an owner */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -8,6 +8,14 @@ export const organizations = pgTable(
   {
     ...id,
     name: text('name').notNull(),
+    /**
+     * What names are unique on: NFKC, invisible characters removed, case and Unicode confusables
+     * folded (lib/organizations/name-key.ts). The default is a unique placeholder (U+200B and a
+     * random id) for rows written by SQL; the application replaces it before comparing names.
+     */
+    nameKey: text('name_key')
+      .notNull()
+      .default(sql`(chr(8203) || gen_random_uuid()::text)`),
     slug: text('slug').notNull(),
     email: text('email').notNull().default(''),
     contact: text('contact').notNull().default(''),
@@ -48,8 +56,11 @@ export const organizations = pgTable(
   },
   (t) => [
     check('organizations_credit_balance_nonnegative', sql`${t.creditBalanceCents} >= 0`),
-    // Names are unique case-insensitively: the database enforces it, not a read before the write.
-    uniqueIndex('organizations_name_lower_key').on(sql`lower(${t.name})`),
+    // Names are unique by their key (case, invisible characters and look-alikes folded): the
+    // database enforces it, not a read before the write.
+    uniqueIndex('organizations_name_key_key').on(t.nameKey),
+    // Finds the placeholders still to be replaced by a computed key (usually none).
+    index('organizations_name_key_pending_idx').on(t.id).where(sql`left(${t.nameKey}, 1) = chr(8203)`),
     uniqueIndex('organizations_slug_key').on(t.slug),
   ],
 );
