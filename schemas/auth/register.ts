@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { DisplayName, Email, Password } from '../common/fields';
 import { OrganizationDetailsResponseEntity } from '../common/organization';
+import { OrganizationName } from '../organization/organization';
 import { UserEntity } from '../user/user-entity';
 
 export const RegisterEmailDto = z
@@ -10,7 +11,7 @@ export const RegisterEmailDto = z
     password: Password,
     /** Must be true; false is answered 400 TERMS_NOT_ACCEPTED. */
     acceptTerms: z.boolean(),
-    organizationName: z.optional(DisplayName),
+    organizationName: z.optional(OrganizationName),
     inviteEmails: z.optional(z.array(Email).check(z.maxLength(50))),
   })
   .register(z.globalRegistry, { id: 'RegisterEmailDto' });

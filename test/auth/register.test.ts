@@ -111,6 +111,8 @@ describe('POST /auth/register', () => {
     [{ organizationName: '' }, 'body.organizationName'],
     [{ name: 'Nul\u0000Name' }, 'body.name'],
     [{ organizationName: 'Nul\u0000 LLP' }, 'body.organizationName'],
+    [{ organizationName: 'Zero\u200bWidth LLP' }, 'body.organizationName'],
+    [{ organizationName: 'Bidi \u202eLLP' }, 'body.organizationName'],
     [{ role: 'owner' }, 'body'],
   ])('answers 400 VALIDATION_FAILED for %j', async (change, field) => {
     expectError(await invoke(routes.register, { body: registration(change) }), 400, 'VALIDATION_FAILED', [field]);
