@@ -3,6 +3,8 @@ import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { completeSandboxCheckout } from '../../lib/billing/payment-methods';
+import type { PaymentProcessor } from '../../lib/billing/processor';
+import { SandboxProcessor } from '../../lib/billing/processor/sandbox';
 import type { Cadence, TierKey } from '../../lib/billing/tiers';
 import { db } from '../../lib/db/client';
 import { billingRows, caseAccess, cases, creditLedger, organizationMembers, organizations } from '../../lib/db/schema';
@@ -52,6 +54,23 @@ export async function putOnPlan(user: TestUser, tier: TierKey, options: { card?:
     expect(await completeSandboxCheckout(sessionIdOf(selected.setupSessionUrl), card)).toEqual({ successUrl: urls.successUrl });
   }
   return selected;
+}
+
+/**
+ * The sandbox processor with some calls replaced (a failing, held back or recording one), for the
+ * tests that need the processor to misbehave; install it with usePaymentProcessor.
+ */
+export function sandboxProcessorWith(overrides: Partial<Omit<PaymentProcessor, 'name'>>): PaymentProcessor {
+  const sandbox = new SandboxProcessor();
+  return {
+    name: 'sandbox',
+    createCustomer: (input) => sandbox.createCustomer(input),
+    createSetupSession: (input) => sandbox.createSetupSession(input),
+    chargeInvoice: (input) => sandbox.chargeInvoice(input),
+    payInvoice: (id) => sandbox.payInvoice(id),
+    voidInvoice: (id) => sandbox.voidInvoice(id),
+    ...overrides,
+  };
 }
 
 /** Saves a card the sandbox accepts through the checkout page of a set-up link (collects what is open). */

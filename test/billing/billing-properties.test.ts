@@ -10,7 +10,7 @@ import { type Cadence, isDowngrade, isTierKey, TIER_KEYS, TIERS, type TierKey } 
 import { verifyBilling } from '../../lib/billing/verify';
 import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
-import { billingRows, creditLedger, organizationPlans, organizations, sandboxInvoices } from '../../lib/db/schema';
+import { billingRows, creditLedger, organizations, sandboxInvoices } from '../../lib/db/schema';
 import { transaction } from '../../lib/db/transaction';
 import { planUsageByOrganization } from '../../lib/organizations/active-plan';
 import { addMember, createUser, type TestUser } from '../harness/actors';

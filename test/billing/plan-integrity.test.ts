@@ -12,7 +12,7 @@ import { billingRows, devices, organizationPlans, sandboxInvoices } from '../../
 import { planUsageByOrganization } from '../../lib/organizations/active-plan';
 import { addMember, createCaseRow, createUser, type TestUser, uniqueEmail } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { as, caseRow, caseWithAccess, completeCheckoutOf, ledgerOf, organizationRow, putOnPlan, rowsOfOrganization, signIn, urls } from './billing-helpers';
+import { as, caseRow, caseWithAccess, completeCheckoutOf, ledgerOf, organizationRow, putOnPlan, rowsOfOrganization, sandboxProcessorWith, signIn, urls } from './billing-helpers';
 
 const selectPlan = (user: TestUser, body: Record<string, unknown>) => invoke(routes.selectPlan, { ...as(user), body: { ...urls, ...body } });
 const credits = async (user: TestUser) => expectData(await invoke(routes.getCredits, as(user)));
@@ -115,11 +115,13 @@ describe('plan selection: no money from an unpaid fee', () => {
     const owner = await createUser();
     await putOnPlan(owner, 'tier3');
     const [fee] = await rowsOfOrganization(owner.organizationId);
-    const sandbox = new SandboxProcessor();
-    const down = async (): Promise<never> => {
-      throw new Error('processor unreachable');
-    };
-    usePaymentProcessor({ name: 'sandbox', createCustomer: (i) => sandbox.createCustomer(i), createSetupSession: (i) => sandbox.createSetupSession(i), chargeInvoice: (i) => sandbox.chargeInvoice(i), payInvoice: (id) => sandbox.payInvoice(id), voidInvoice: down });
+    usePaymentProcessor(
+      sandboxProcessorWith({
+        voidInvoice: async () => {
+          throw new Error('processor unreachable');
+        },
+      }),
+    );
 
     expectData(await selectPlan(owner, { tier: 'tier1', cadence: 'monthly' }));
 
@@ -140,17 +142,14 @@ describe('plan selection: no money from an unpaid fee', () => {
     // The invoice call of the new charge is held back until the plan changed again.
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    usePaymentProcessor({
-      name: 'sandbox',
-      createCustomer: (input) => sandbox.createCustomer(input),
-      createSetupSession: (input) => sandbox.createSetupSession(input),
-      payInvoice: (id) => sandbox.payInvoice(id),
-      voidInvoice: (id) => sandbox.voidInvoice(id),
-      chargeInvoice: async (input) => {
-        await held;
-        return sandbox.chargeInvoice(input);
-      },
-    });
+    usePaymentProcessor(
+      sandboxProcessorWith({
+        chargeInvoice: async (input) => {
+          await held;
+          return sandbox.chargeInvoice(input);
+        },
+      }),
+    );
     const selection = selectPlan(owner, { tier: 'tier3', cadence: 'monthly' });
     // The after-commit invoicing waits on `held`; meanwhile the rows are processing with no invoice.
     await expect.poll(async () => (await rowsOfOrganization(owner.organizationId)).some((r) => r.skuKey === 'platform_base_fee_tier3_monthly')).toBe(true);

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { retryStuckCharges } from '../../lib/billing/charges';
 import { completeSandboxCheckout } from '../../lib/billing/payment-methods';
-import { type PaymentProcessor, usePaymentProcessor } from '../../lib/billing/processor';
+import { usePaymentProcessor } from '../../lib/billing/processor';
 import { SandboxProcessor } from '../../lib/billing/processor/sandbox';
 import { PRO_UPGRADE_SKU } from '../../lib/billing/tiers';
 import { testClock } from '../../lib/clock';
@@ -20,6 +20,7 @@ import {
   joinOrganization,
   putOnPlan,
   rowsOfCase,
+  sandboxProcessorWith,
   sessionIdOf,
 } from './billing-helpers';
 
@@ -58,18 +59,13 @@ describe('POST /cases/{caseId}/pro-upgrade', () => {
     // Watch the processor call: the row must already be committed as processing when it is made.
     const sandbox = new SandboxProcessor();
     const seen: Array<{ idempotencyKey: string; lines: unknown; statuses: string[] }> = [];
-    const observer: PaymentProcessor = {
-      name: 'sandbox',
-      createCustomer: (input) => sandbox.createCustomer(input),
-      createSetupSession: (input) => sandbox.createSetupSession(input),
-      payInvoice: (id) => sandbox.payInvoice(id),
-      voidInvoice: (id) => sandbox.voidInvoice(id),
+    const observer = sandboxProcessorWith({
       chargeInvoice: async (input) => {
         const rows = await db().select().from(billingRows).where(eq(billingRows.chargeKey, input.metadata.chargeKey!));
         seen.push({ idempotencyKey: input.idempotencyKey, lines: input.lines, statuses: rows.map((r) => r.status) });
         return sandbox.chargeInvoice(input);
       },
-    };
+    });
     usePaymentProcessor(observer);
 
     const answer = expectData(await upgrade(owner, target.id));
@@ -135,17 +131,13 @@ describe('POST /cases/{caseId}/pro-upgrade', () => {
   it('keeps the charge processing when the processor fails after commit; the maintenance retry invoices it once', async () => {
     const { owner } = await ownerOnPlan();
     const target = await caseWithAccess(owner.organizationId, owner);
-    const sandbox = new SandboxProcessor();
-    usePaymentProcessor({
-      name: 'sandbox',
-      createCustomer: (input) => sandbox.createCustomer(input),
-      createSetupSession: (input) => sandbox.createSetupSession(input),
-      payInvoice: (id) => sandbox.payInvoice(id),
-      voidInvoice: (id) => sandbox.voidInvoice(id),
-      chargeInvoice: async () => {
-        throw new Error('processor unavailable');
-      },
-    });
+    usePaymentProcessor(
+      sandboxProcessorWith({
+        chargeInvoice: async () => {
+          throw new Error('processor unavailable');
+        },
+      }),
+    );
 
     expect(expectData(await upgrade(owner, target.id))).toEqual({ caseId: target.id, status: 'processing' });
     const [stuck] = await rowsOfCase(target.id);
