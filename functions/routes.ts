@@ -274,7 +274,7 @@ export const routes = {
     method: 'GET',
     path: '/organization/pending-invitations',
     handler: 'functions/organization/list-pending-invitations.ts',
-    summary: "The caller's own pending invitations",
+    summary: "The caller's own pending invitations (none until the caller's address is verified)",
     auth: 'bearer',
     scope: 'organization:read',
     internal: true,

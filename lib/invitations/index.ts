@@ -316,6 +316,9 @@ export async function listInvitations(actor: Actor, query: InvitationListQuery) 
 
 /** GET /organization/pending-invitations: the caller's own pending, unexpired invitations. */
 export async function listPendingInvitations(actor: Actor, query: InvitationListQuery) {
+  // Invitations belong to whoever proves the mailbox: an account that has not verified its address
+  // sees none (who invites the address, and from where, is not a registrant's to read).
+  if (!actor.user.isEmailVerified) return toPage(pageWindow(query), 0, [], { emptyAsNull: true });
   const filters = [
     ...commonFilters({ ...query, status: 'pending' }),
     eq(invitations.email, actor.user.email),

@@ -86,6 +86,7 @@ describe('GET /organization/pending-invitations', () => {
 
   it('answers data null when the caller has no pending invitation', async () => {
     const loner = await createUser();
+    await verifyEmailOf(loner);
     const other = await createUser();
     await inviteOne(other, uniqueEmail('not-loner'));
     const page = expectData(await listPending(loner));
@@ -95,6 +96,7 @@ describe('GET /organization/pending-invitations', () => {
   it('filters by organization and userRole, sorts on request and pages', async () => {
     // Prepare
     const ivy = await createUser();
+    await verifyEmailOf(ivy);
     const inviters = await Promise.all(Array.from({ length: 3 }, () => createUser()));
     const rows = [];
     for (const [index, inviter] of inviters.entries()) {
@@ -115,6 +117,17 @@ describe('GET /organization/pending-invitations', () => {
     expect(idsOf(window)).toEqual([rows[1]!.id]);
   });
 
+  it('shows an account that has not verified its address none of the invitations to it (the squatter of an address learns nothing)', async () => {
+    const squatter = await createUser();
+    const inviter = await createUser();
+    await inviteOne(inviter, squatter.email, 'admin');
+
+    expect(expectData(await listPending(squatter))).toMatchObject({ data: null, total: 0 });
+
+    await verifyEmailOf(squatter);
+    expect(expectData(await listPending(squatter)).total).toBe(1);
+  });
+
   it("does not show the caller other people's invitations to an organization they belong to", async () => {
     const owner = await createUser();
     await inviteOne(owner, uniqueEmail('guest'));
@@ -123,6 +136,7 @@ describe('GET /organization/pending-invitations', () => {
 
   it('runs the same number of SQL queries whatever the page size', async () => {
     const ivy = await createUser();
+    await verifyEmailOf(ivy);
     for (const inviter of await Promise.all(Array.from({ length: 3 }, () => createUser()))) await inviteOne(inviter, ivy.email);
     const small = await countQueries(() => listPending(ivy, { perPage: '1' }));
     const large = await countQueries(() => listPending(ivy, { perPage: '50' }));
@@ -155,6 +169,7 @@ describe('GET /organization/pending-invitations security', () => {
 
   it('answers 403 INSUFFICIENT_SCOPE to an automation token without organization:read, and lists for one with it', async () => {
     const ivy = await createUser();
+    await verifyEmailOf(ivy);
     const inviter = await createUser();
     await inviteOne(inviter, ivy.email);
     const writer = expectData(await invoke(routes.generateToken, { token: ivy.accessToken, body: { scopes: ['profile:read'] } }));

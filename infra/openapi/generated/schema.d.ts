@@ -428,7 +428,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The caller's own pending invitations
+         * The caller's own pending invitations (none until the caller's address is verified)
          * @description Bearer token. An automation token needs the `organization:read` scope.
          *
          *     Internal: part of the contract, not meant for general clients.
@@ -3172,7 +3172,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The caller's own pending invitations */
+            /** @description The caller's own pending invitations (none until the caller's address is verified) */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
