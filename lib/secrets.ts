@@ -1,4 +1,6 @@
 import { createHash, randomBytes, scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
+import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { config } from './config';
 
@@ -63,4 +65,36 @@ export function constantTimeEqual(a: string, b: string): boolean {
   const left = Buffer.from(a);
   const right = Buffer.from(b);
   return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/**
+ * A key for local runs (no secret configured): random bytes generated once into DATA_DIR/<file>
+ * (mode 0600), so what it signs survives a restart and nobody can derive it from the path. Created
+ * atomically (a temporary file hard-linked into place), so processes starting together agree on
+ * one key. Used for the local JWT key and the local object-link key, one file each.
+ */
+export function localSecret(dataDir: string, fileName: string): Buffer {
+  const file = join(dataDir, fileName);
+  const read = () => {
+    const bytes = readFileSync(file);
+    if (bytes.length < 32) throw new Error(`${file} is shorter than 32 bytes: delete it to generate a new one (what it signed stops working)`);
+    return bytes;
+  };
+  try {
+    return read();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}`;
+  writeFileSync(temporary, randomBytes(48), { mode: 0o600, flag: 'wx' });
+  try {
+    linkSync(temporary, file);
+  } catch (error) {
+    // Another process created it first: use theirs.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    unlinkSync(temporary);
+  }
+  return read();
 }

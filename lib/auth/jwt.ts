@@ -1,9 +1,8 @@
-import { createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
 import { addSeconds, now } from '../clock';
 import { config } from '../config';
+import { localSecret } from '../secrets';
 
 const ALGORITHM = 'HS256';
 const ISSUER = 'case-evidence-billing';
@@ -27,14 +26,7 @@ async function signingKey(): Promise<KeyObject> {
   } else if (process.env.AWS_LAMBDA_FUNCTION_NAME) {
     throw new Error('JWT_SECRET is required in the cloud');
   } else {
-    const file = join(DATA_DIR, 'jwt-secret');
-    try {
-      bytes = new Uint8Array(readFileSync(file));
-    } catch {
-      mkdirSync(DATA_DIR, { recursive: true });
-      bytes = new Uint8Array(randomBytes(48));
-      writeFileSync(file, bytes, { mode: 0o600 });
-    }
+    bytes = new Uint8Array(localSecret(DATA_DIR, 'jwt-secret'));
   }
   key = createSecretKey(bytes);
   return key;

@@ -1,9 +1,9 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { addSeconds, now } from '../clock';
 import { config } from '../config';
+import { localSecret } from '../secrets';
 
 /**
  * Where a case's evidence objects live (email importer, device-note attachments and their upload
@@ -83,40 +83,6 @@ function assertSafeObjectKey(key: string): void {
   if (!isSafeObjectKey(key)) throw new Error('Invalid object key: it must be a relative path of non-empty segments other than . and ..');
 }
 
-const LINK_SECRET_FILE = 'object-link-secret';
-const LINK_SECRET_BYTES = 48;
-
-/**
- * The HMAC key of the local store's signed links: random bytes generated once into
- * DATA_DIR/object-link-secret (mode 0600), like the local JWT key, so links survive a restart and
- * nobody can derive the key from the path. Created atomically (written to a temporary file, then
- * hard-linked into place), so processes starting together agree on one secret.
- */
-export function localObjectLinkSecret(dataDir: string): Buffer {
-  const file = join(dataDir, LINK_SECRET_FILE);
-  const read = () => {
-    const bytes = readFileSync(file);
-    if (bytes.length < 32) throw new Error(`${file} is shorter than 32 bytes: delete it to generate a new one (earlier links stop working)`);
-    return bytes;
-  };
-  try {
-    return read();
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  mkdirSync(dataDir, { recursive: true });
-  const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}`;
-  writeFileSync(temporary, randomBytes(LINK_SECRET_BYTES), { mode: 0o600, flag: 'wx' });
-  try {
-    linkSync(temporary, file);
-  } catch (error) {
-    // Another process created it first: use theirs.
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  } finally {
-    unlinkSync(temporary);
-  }
-  return read();
-}
 
 /**
  * A directory (DATA_DIR/objects) with HMAC-signed, expiring download links that the local server
@@ -222,7 +188,7 @@ let storage: ObjectStorage | undefined;
 export function objectStorage(): ObjectStorage {
   const { STORAGE_BUCKET, DATA_DIR } = config();
   // Locally the links have a key of their own, never JWT_SECRET: one secret, one purpose.
-  storage ??= STORAGE_BUCKET ? new S3Storage(STORAGE_BUCKET) : new DirectoryStorage(join(DATA_DIR, 'objects'), localObjectLinkSecret(DATA_DIR));
+  storage ??= STORAGE_BUCKET ? new S3Storage(STORAGE_BUCKET) : new DirectoryStorage(join(DATA_DIR, 'objects'), localSecret(DATA_DIR, 'object-link-secret'));
   return storage;
 }
 
