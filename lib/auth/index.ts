@@ -31,9 +31,8 @@ function signInFailureRules(email: string, ip: string | null) {
  * guesses cannot all slip under the limit) and given back when it was refused or succeeded; a
  * success also clears the address+IP count. Unknown addresses count like known ones.
  */
-export async function login(credentials: { email: string; password: string }, client: ClientInfo | string | null) {
-  const ip = typeof client === 'object' && client !== null ? client.ip : client;
-  const rules = signInFailureRules(credentials.email, ip);
+export async function login(credentials: { email: string; password: string }, client: ClientInfo | null) {
+  const rules = signInFailureRules(credentials.email, client?.ip ?? null);
   const attempt = await consumeRateLimit([rules.accountAndIp, rules.ip]);
   if (!attempt.allowed) {
     await uncountRateLimit(attempt.counted);

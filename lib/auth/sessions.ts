@@ -29,18 +29,17 @@ export interface ClientInfo {
 /** Longest User-Agent kept with a session; longer ones are cut. */
 export const MAX_STORED_USER_AGENT = 512;
 
-/** The creation columns of a session row, from a ClientInfo (or, for older callers, the bare IP). */
-export function creationColumns(client: ClientInfo | string | null) {
-  const info: ClientInfo = typeof client === 'object' && client !== null ? client : { ip: client };
-  const userAgent = info.userAgent?.trim();
-  return { createdIp: info.ip, createdUserAgent: userAgent ? userAgent.slice(0, MAX_STORED_USER_AGENT) : null };
+/** The creation columns of a session row (null: made outside a request, by a test or the CLI). */
+export function creationColumns(client: ClientInfo | null) {
+  const userAgent = client?.userAgent?.trim();
+  return { createdIp: client?.ip ?? null, createdUserAgent: userAgent ? userAgent.slice(0, MAX_STORED_USER_AGENT) : null };
 }
 
 /**
  * Starts a sign-in session: a refresh token (stored hashed, 30 days) and a short access token.
  * Records the client IP and User-Agent of the request (shown by GET /auth/sessions).
  */
-export async function startLoginSession(executor: Executor, userId: string, client: ClientInfo | string | null) {
+export async function startLoginSession(executor: Executor, userId: string, client: ClientInfo | null) {
   const refreshToken = newOpaqueToken(REFRESH_TOKEN_PREFIX);
   const [session] = await executor
     .insert(sessions)

@@ -6,8 +6,7 @@ import { adjustCredits } from './charges';
 import { recordBillingHistory } from './history';
 
 /** What the customer's credit ledger (GET /billing/credits) says of a staff grant: never the reason. */
-export const STAFF_CREDITS_ADDED = 'Credits added by support';
-export const STAFF_CREDITS_REMOVED = 'Credits removed by support';
+export const staffCreditDescription = (amountCents: number): string => (amountCents >= 0 ? 'Credits added by support' : 'Credits removed by support');
 
 /**
  * Operator staff grant (or, with a negative amount, take back) prepaid credits. The ledger entry
@@ -21,7 +20,7 @@ export async function grantCredits(organizationId: string, amountCents: number, 
   return transaction(async (tx) => {
     const [locked] = await tx.select({ balance: organizations.creditBalanceCents }).from(organizations).where(eq(organizations.id, organizationId)).for('no key update');
     if (locked!.balance + amountCents < 0) throw new Error(`The balance is ${locked!.balance} cents; it cannot go below zero`);
-    const balance = await adjustCredits(tx, organizationId, amountCents, 'grant', amountCents >= 0 ? STAFF_CREDITS_ADDED : STAFF_CREDITS_REMOVED, null, locked!.balance);
+    const balance = await adjustCredits(tx, organizationId, amountCents, 'grant', staffCreditDescription(amountCents), null, locked!.balance);
     await recordBillingHistory(tx, { organizationId, category: 'admin', description: `Credits ${amountCents >= 0 ? 'granted' : 'removed'}: ${amountCents} cents`, reason, byStaff: true });
     return balance;
   });

@@ -7,6 +7,7 @@ import { transaction } from '../db/transaction';
 import { ConflictError, ForbiddenError } from '../http/errors';
 import type { Actor } from '../http/types';
 import { planUsageByOrganization } from '../organizations/active-plan';
+import { staffCreditDescription } from './admin';
 import { caseForBilling } from './cases';
 import { recordCharge } from './charges';
 import { recordBillingHistory } from './history';
@@ -176,7 +177,7 @@ export async function credits(organizationId: string, query: { limit?: number; s
       balanceAfterCents: entry.balanceAfterCents,
       kind: entry.kind,
       // Staff grants say what happened, never why (the reason stays in the hidden history field).
-      description: entry.kind === 'grant' ? (entry.amountCents >= 0 ? 'Credits added by support' : 'Credits removed by support') : entry.description,
+      description: entry.kind === 'grant' ? staffCreditDescription(entry.amountCents) : entry.description,
       billingRowId: entry.billingRowId,
       createdAt: entry.createdAt.toISOString(),
     })),

@@ -9,10 +9,9 @@ import { BadRequestError, ForbiddenError, NotFoundError, UnauthenticatedError } 
 import type { Actor, OrganizationContext } from '../http/types';
 import { queueEmails } from '../mail/outbox';
 import { emails } from '../mail/templates';
-import type { MailMessage } from '../mail/transport';
 import { lockAllowances, lockPlanRow } from '../organizations/allowances';
 import { toOrganizationDetails, toOrganizationEntity } from '../organizations/entity';
-import { ROLES_BY_RANK, type OrganizationRole } from '../organizations/roles';
+import { ROLES_BY_RANK, type OrganizationRole, roleRank } from '../organizations/roles';
 import { type PageWindow, pageWindow, type PagingInput, toPage } from '../paging';
 import { hashPassword, hashToken, newOpaqueToken } from '../secrets';
 import { buildUserProfile, forgetCachedProfile } from '../users/profile';
@@ -36,10 +35,6 @@ async function reserveSeats(tx: Executor, organizationId: string, extraSeats: nu
   }
 }
 
-/** Serializes every seat-changing write of one organization on its plan row (the allowance lock). */
-async function lockPlan(tx: Executor, organizationId: string): Promise<void> {
-  await lockPlanRow(tx, organizationId);
-}
 
 interface InviteInput {
   organization: OrganizationRow;
@@ -48,32 +43,8 @@ interface InviteInput {
   role: OrganizationRole;
 }
 
-/** The higher ranked of two roles (ROLES_BY_RANK is highest first). */
-function higherRole(a: OrganizationRole, b: OrganizationRole): OrganizationRole {
-  return ROLES_BY_RANK.indexOf(a) <= ROLES_BY_RANK.indexOf(b) ? a : b;
-}
-
-const escapeHtml = (text: string): string =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-
-/**
- * The email of a re-invite while the invitation is pending and unexpired: a reminder without a
- * link. Only the hash of the emailed token is stored, so the original link cannot be sent again,
- * and a new token would invalidate it (one token per invitation); the resend route issues a new link.
- */
-function invitationReminder(to: string, organizationName: string, inviterName: string | null, expiresAt: Date): MailMessage {
-  const paragraphs = [
-    `${inviterName ?? 'A colleague'} reminds you of your invitation to join ${organizationName}.`,
-    `Use the "Accept invitation" link of the invitation email you received earlier; it is valid until ${expiresAt.toISOString().slice(0, 10)}.`,
-    `If you cannot find that email, ask ${organizationName} to resend the invitation: you will get a new link.`,
-  ];
-  return {
-    to,
-    subject: `Reminder: your invitation to join ${organizationName}`,
-    text: paragraphs.join('\n\n'),
-    html: paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('\n'),
-  };
-}
+/** The higher ranked of two roles. */
+const higherRole = (a: OrganizationRole, b: OrganizationRole): OrganizationRole => (roleRank(a) >= roleRank(b) ? a : b);
 
 /**
  * Invites each address that is not yet a member, within the plan's seats (403 otherwise).
@@ -95,7 +66,7 @@ export async function inviteToOrganization(tx: Executor, afterCommit: AfterCommi
   if (addresses.length === 0) return { invited: [], added: [] };
   const organizationId = input.organization.id;
   // Lock before reading what holds seats, so a concurrent delete, reject or resend cannot change it.
-  await lockPlan(tx, organizationId);
+  await lockPlanRow(tx, organizationId);
   // Locked too, so a concurrent accept of one of them is either seen here or waits for this change.
   const earlier = await tx
     .select({
@@ -185,7 +156,7 @@ export async function inviteToOrganization(tx: Executor, afterCommit: AfterCommi
     ...invited.map((email) => {
       const kept = live.get(email);
       return kept
-        ? invitationReminder(email, input.organization.name, inviterName, kept.expiresAt)
+        ? emails.invitationReminder(email, input.organization.name, inviterName, kept.expiresAt)
         : emails.invitation(email, input.organization.name, organizationId, inviterName, tokens.get(email)!);
     }),
     ...autoAdded.map((email) => emails.addedToOrganization(email, input.organization.name, inviterName)),
@@ -352,7 +323,7 @@ export async function deleteInvitation(organization: OrganizationContext, invita
 /** POST .../resend: new one-month token and email; a rejected invitation becomes pending again (and takes a seat). */
 export async function resendInvitation(organization: OrganizationContext, actor: Actor, invitationId: string) {
   return transaction(async (tx, afterCommit) => {
-    await lockPlan(tx, organization.id);
+    await lockPlanRow(tx, organization.id);
     const invitation = await findInvitation(tx, organization.id, invitationId);
     if (invitation.status === 'accepted') throw new BadRequestError('The invitation was already accepted', 'INVITATION_NOT_PENDING');
     assertMayInvite(organization.role, invitation.role as OrganizationRole);

@@ -55,6 +55,18 @@ export const emails = {
       'If you did not expect this, contact the owners of your organization or our support at once.',
     ]),
 
+  /**
+   * A re-invite while the invitation is pending and unexpired: a reminder without a link. Only the
+   * hash of the emailed token is kept, so the original link cannot be sent again, and a new token
+   * would invalidate it; the resend route issues a new link.
+   */
+  invitationReminder: (to: string, organizationName: string, inviterName: string | null, expiresAt: Date) =>
+    message(to, `Reminder: your invitation to join ${organizationName}`, [
+      `${inviterName ?? 'A colleague'} reminds you of your invitation to join ${organizationName}.`,
+      `Use the "Accept invitation" link of the invitation email you received earlier; it is valid until ${expiresAt.toISOString().slice(0, 10)}.`,
+      `If you cannot find that email, ask ${organizationName} to resend the invitation: you will get a new link.`,
+    ]),
+
   invitation: (to: string, organizationName: string, organizationId: string, inviterName: string | null, token: string) =>
     message(
       to,

@@ -32,7 +32,7 @@ interface RegisterInput {
  * Creates the user, their organization (owner, free plan), invitations for `inviteEmails`, the
  * terms acceptance and a verification email, and signs the user in: all in one transaction.
  */
-export async function register(input: RegisterInput, client: ClientInfo | string | null) {
+export async function register(input: RegisterInput, client: ClientInfo | null) {
   if (!input.acceptTerms) throw new BadRequestError('The terms must be accepted', 'TERMS_NOT_ACCEPTED');
   const invitees = [...new Set(input.inviteEmails ?? [])].filter((email) => email !== input.email);
   if (invitees.length > FREE_PLAN.seats - 1) {
