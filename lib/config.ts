@@ -20,13 +20,15 @@ const ConfigSchema = z.object({
   /** Connections per process to a Postgres server (Lambda: 1 or 2 behind RDS Proxy). */
   DB_POOL_MAX: positiveInt(10),
   PORT: positiveInt(3000),
+  /** Interface the local server listens on. */
+  HOST: z._default(z.string().check(z.minLength(1)), '127.0.0.1'),
   /** HMAC key for access tokens. Required in the cloud; locally one is generated into DATA_DIR. */
   JWT_SECRET: z.optional(z.string().check(z.minLength(32))),
   ACCESS_TOKEN_TTL_SECONDS: positiveInt(15 * 60),
   REFRESH_TOKEN_TTL_DAYS: positiveInt(30),
   AUTOMATION_TOKEN_DEFAULT_TTL_DAYS: positiveInt(365),
   FEATURE_AUTOMATION_TOKENS: flag(true),
-  /** Base URL of the web app; emailed links point at it. */
+  /** Base URL of the web app; only emailed links into the app point at it. */
   APP_URL: z._default(z.string().check(z.url()), 'http://localhost:3000'),
   MAIL_TRANSPORT: z._default(z.enum(['local', 'ses']), 'local'),
   MAIL_FROM: z._default(z.string(), 'Case Evidence <no-reply@case-evidence.local>'),
@@ -44,8 +46,8 @@ const ConfigSchema = z.object({
   FEATURE_BILLING_REPORTS: flag(true),
   /** S3 bucket for attachments and reports; unset means DATA_DIR/objects with signed local links. */
   STORAGE_BUCKET: z.optional(z.string().check(z.minLength(3))),
-  /** Public base URL of this API (local download links point at it). */
-  PUBLIC_BASE_URL: z._default(z.string().check(z.url()), 'http://localhost:3000'),
+  /** Public base URL of this API, for links it makes to itself; unset: where the local server listens (see publicBaseUrl). */
+  PUBLIC_BASE_URL: z.optional(z.string().check(z.url())),
   LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),
   // Cloud only (set by the CDK stack in infra/; see lib/aws/secrets.ts). Secrets are read from
   // AWS Secrets Manager at cold start, never passed in the environment.
@@ -65,10 +67,44 @@ export type Config = z.infer<typeof ConfigSchema>;
 
 let current: Config | undefined;
 
+/** Validates an environment into the config (config() reads process.env once through it). */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  return ConfigSchema.parse(env);
+}
+
 /** Reads and validates the environment once; later calls return the same object. */
 export function config(): Config {
-  current ??= ConfigSchema.parse(process.env);
+  current ??= parseConfig(process.env);
   return current;
+}
+
+/** The base URL a client reaches a server on: a wildcard interface is reached as localhost. */
+export function serverUrl(host: string, port: number): string {
+  if (['0.0.0.0', '::', '[::]'].includes(host)) return `http://localhost:${port}`;
+  // An IPv6 address goes in brackets in a URL.
+  return host.includes(':') && !host.startsWith('[') ? `http://[${host}]:${port}` : `http://${host}:${port}`;
+}
+
+let listeningUrl: string | undefined;
+
+/** The local server reports where it listens once bound (PORT=0 picks a free port); undefined when it closes. */
+export function useListeningUrl(url: string | undefined): void {
+  listeningUrl = url;
+}
+
+/**
+ * Base URL of this API for the links it builds to itself (object downloads and uploads, sandbox
+ * checkout and invoice pages): PUBLIC_BASE_URL, else the address the local server listens on,
+ * else the one it would listen on (HOST and PORT). Never APP_URL, which is the web app.
+ */
+export function publicBaseUrl(): string {
+  const { PUBLIC_BASE_URL, HOST, PORT } = config();
+  return (PUBLIC_BASE_URL ?? listeningUrl ?? serverUrl(HOST, PORT)).replace(/\/+$/, '');
+}
+
+/** A link to `path` (starting with /) on this API, keeping any path prefix of PUBLIC_BASE_URL. */
+export function selfLink(path: string): URL {
+  return new URL(`${publicBaseUrl()}${path}`);
 }
 
 /**
@@ -76,7 +112,7 @@ export function config(): Config {
  * environment and the config is validated again with them.
  */
 export function applySecrets(values: Record<string, string>): void {
-  current = ConfigSchema.parse({ ...process.env, ...values });
+  current = parseConfig({ ...process.env, ...values });
 }
 
 /** Tests flip feature flags and limits through this, never through process.env. */

@@ -1,8 +1,18 @@
+import { asc, desc } from 'drizzle-orm';
+
+export type SortOrder = 'asc' | 'desc';
+
 export interface PagingInput {
   page?: number;
   perPage?: number;
   skip?: number;
   limit?: number;
+  sortOrder?: SortOrder;
+}
+
+/** drizzle's asc or desc for the caller's `sortOrder`, the list's own default when none is sent. */
+export function sortDirection(sortOrder: SortOrder | undefined, fallback: SortOrder): typeof asc {
+  return (sortOrder ?? fallback) === 'asc' ? asc : desc;
 }
 
 export interface PageWindow {
@@ -35,7 +45,7 @@ export interface Page<T> {
 
 /**
  * The contract's Page object. `emptyAsNull`: lists whose contract says `data` is null (not [])
- * when nothing matches.
+ * when nothing matches; a page past the end of a list that has records answers [] with the total.
  */
 export function toPage<T>(window: PageWindow, total: number, records: T[], options: { emptyAsNull?: boolean } = {}): Page<T> {
   const page = Math.floor(window.offset / window.size) + 1;
@@ -48,6 +58,6 @@ export function toPage<T>(window: PageWindow, total: number, records: T[], optio
     // (skip 2, limit 4 of 6 is the end of the list, and has records before it).
     nextPage: window.offset + window.size < total ? page + 1 : null,
     previousPage: window.offset > 0 ? Math.max(1, Math.min(page - 1, Math.max(totalPages, 1))) : null,
-    data: records.length === 0 && options.emptyAsNull ? null : records,
+    data: total === 0 && options.emptyAsNull ? null : records,
   };
 }

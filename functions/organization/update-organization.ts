@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.updateOrganization,
   { path: OrganizationIdPath, body: UpdateOrganizationDto, response: OrganizationDetailsResponseEntity },
-  ({ organization, body }) => updateOrganization(organization, body),
+  ({ actor, organization, body }) => updateOrganization(actor, organization, body),
 );

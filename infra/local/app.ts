@@ -1,16 +1,27 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { now } from '../../lib/clock';
-import { config } from '../../lib/config';
+import { config, serverUrl, useListeningUrl } from '../../lib/config';
 import type { LocalMailSink } from '../../lib/mail/transport';
 import { handleOpenApiRoute } from '../openapi/serve';
 import { buildApiGatewayEvent, buildLambdaContext } from './apigw-event';
 import { handleDevRoute } from './dev-routes';
+import { sendError, writeErrorToSocket } from './error-answer';
 import { loadHandler, matchRoute } from './router';
 import { readAtMost } from './request-body';
 
 /** Lambda's synchronous payload limit; larger bodies never reach a function in the cloud either. */
 const MAX_BODY_BYTES = 6 * 1024 * 1024;
+/** Longest request target (path and query) served, answered 414 beyond: about what API Gateway takes. */
+export const MAX_URL_BYTES = 8 * 1024;
+/** Largest header set (names and values) served, answered 431 beyond. */
+export const MAX_HEADER_BYTES = 16 * 1024;
+/**
+ * What Node's parser buffers of request line and headers before it gives up (clientError, 431):
+ * well above the two limits above, so that they answer first and tell a long URL from large headers.
+ */
+const PARSER_MAX_HEADER_BYTES = 1024 * 1024;
 
 export interface LocalServer {
   server: Server;
@@ -18,13 +29,9 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
-function sendJson(res: ServerResponse, statusCode: number, payload: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(statusCode, { 'Content-Type': 'application/json', ...headers });
+function sendJson(res: ServerResponse, statusCode: number, payload: unknown): void {
+  res.writeHead(statusCode, { 'Content-Type': 'application/json' });
   res.end(JSON.stringify(payload));
-}
-
-function errorBody(statusCode: number, code: string, message: string) {
-  return { statusCode, timestamp: now().toISOString(), error: { code, message }, requestId: null };
 }
 
 function corsHeaders(): Record<string, string> {
@@ -34,6 +41,22 @@ function corsHeaders(): Record<string, string> {
     'Access-Control-Allow-Headers': 'Authorization,Content-Type,organization,X-Request-Id',
     'Access-Control-Max-Age': '600',
   };
+}
+
+/** Bytes of the header set as sent: each `name: value` line. */
+function headerBytes(req: IncomingMessage): number {
+  let total = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) total += Buffer.byteLength(req.rawHeaders[i]!) + Buffer.byteLength(req.rawHeaders[i + 1]!) + 4;
+  return total;
+}
+
+/** The request target as a URL; null when it is none (`//`, `http://[`). */
+function requestUrl(req: IncomingMessage): URL | null {
+  try {
+    return new URL(req.url ?? '/', 'http://localhost');
+  } catch {
+    return null;
+  }
 }
 
 async function readBody(req: IncomingMessage): Promise<string | null> {
@@ -47,10 +70,14 @@ async function readBody(req: IncomingMessage): Promise<string | null> {
  * OpenAPI description (GET /openapi.json) with its reference page (GET /docs).
  */
 export function createLocalServer(options: { mailSink: LocalMailSink }): Server {
-  return createServer(async (req, res) => {
+  const server = createServer({ maxHeaderSize: PARSER_MAX_HEADER_BYTES }, async (req, res) => {
     try {
       const method = (req.method ?? 'GET').toUpperCase();
-      const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+      if (Buffer.byteLength(req.url ?? '') > MAX_URL_BYTES) return sendError(res, 'URI_TOO_LONG', `The URL is longer than ${MAX_URL_BYTES} bytes`);
+      if (headerBytes(req) > MAX_HEADER_BYTES) return sendError(res, 'HEADERS_TOO_LARGE', `The request headers are larger than ${MAX_HEADER_BYTES} bytes`);
+      const url = requestUrl(req);
+      if (!url) return sendError(res, 'BAD_REQUEST', 'The request target is not a valid URL');
+      const { pathname } = url;
       if (method === 'GET' && pathname === '/health') return sendJson(res, 200, { status: 'ok' });
       if (method === 'GET' && pathname === '/_dev/emails') {
         return sendJson(res, 200, { data: options.mailSink.messages, statusCode: 200, timestamp: now().toISOString() });
@@ -58,19 +85,18 @@ export function createLocalServer(options: { mailSink: LocalMailSink }): Server 
       // The API description and its reference page (local server only).
       if ((pathname === '/openapi.json' || pathname === '/docs' || pathname.startsWith('/docs/')) && (await handleOpenApiRoute(req, res, pathname))) return;
       if (pathname.startsWith('/_sandbox/') || pathname.startsWith('/_local/')) {
-        if (await handleDevRoute(req, res, new URL(req.url ?? '/', 'http://localhost'))) return;
+        if (await handleDevRoute(req, res, url)) return;
       }
       if (method === 'OPTIONS') {
         res.writeHead(204, corsHeaders());
         return res.end();
       }
       const match = matchRoute(method, pathname);
-      if (match.kind === 'not-found') return sendJson(res, 404, errorBody(404, 'ROUTE_NOT_FOUND', `No route ${method} ${pathname}`));
-      if (match.kind === 'method-not-allowed') {
-        return sendJson(res, 405, errorBody(405, 'METHOD_NOT_ALLOWED', `${method} is not allowed here`), { Allow: match.allowed.join(', ') });
-      }
+      if (match.kind === 'not-found') return sendError(res, 'ROUTE_NOT_FOUND', `No route ${method} ${pathname}`);
+      if (match.kind === 'malformed-path') return sendError(res, 'BAD_REQUEST', 'The path is not valid percent-encoding');
+      if (match.kind === 'method-not-allowed') return sendError(res, 'METHOD_NOT_ALLOWED', `${method} is not allowed here`, { Allow: match.allowed.join(', ') });
       const body = await readBody(req);
-      if (body === null) return sendJson(res, 413, errorBody(413, 'PAYLOAD_TOO_LARGE', 'The request body is larger than 6 MB'));
+      if (body === null) return sendError(res, 'PAYLOAD_TOO_LARGE', 'The request body is larger than 6 MB');
       const event = buildApiGatewayEvent(match.route, { method, url: req.url ?? '/', headers: req.headers, body, sourceIp: req.socket.remoteAddress }, match.pathParameters);
       const handler = await loadHandler(match.route);
       const result = await handler(event, buildLambdaContext(match.route));
@@ -80,18 +106,44 @@ export function createLocalServer(options: { mailSink: LocalMailSink }): Server 
       res.end(result.body ?? '');
     } catch (error) {
       console.error(error);
-      if (!res.headersSent) sendJson(res, 500, errorBody(500, 'INTERNAL', 'Internal server error'));
+      if (!res.headersSent) sendError(res, 'INTERNAL', 'Internal server error');
       else res.end();
     }
   });
+  server.on('clientError', answerClientError);
+  return server;
 }
 
-export function listen(server: Server, port: number, host = '127.0.0.1'): Promise<string> {
+/**
+ * What Node's HTTP parser refuses, in the error envelope rather than Node's bare text answers:
+ * request line and headers beyond its buffer 431, anything that is not HTTP 400. A connection
+ * already gone, or one whose current response has begun, is just closed (as Node does).
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  const answering = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || answering?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  if (error.code === 'HPE_HEADER_OVERFLOW') {
+    writeErrorToSocket(socket, 'HEADERS_TOO_LARGE', `The request line and headers are larger than ${PARSER_MAX_HEADER_BYTES} bytes`);
+    return;
+  }
+  writeErrorToSocket(socket, 'BAD_REQUEST', 'The request is not valid HTTP');
+}
+
+/**
+ * Listens on `port` (0: any free one) and `host`, and answers the URL it is reached on. Until it
+ * closes, links the service builds to itself name that address (unless PUBLIC_BASE_URL is set).
+ */
+export function listen(server: Server, port: number, host = config().HOST): Promise<string> {
   return new Promise((resolvePromise, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
-      const address = server.address() as AddressInfo;
-      resolvePromise(`http://${host}:${address.port}`);
+      const url = serverUrl(host, (server.address() as AddressInfo).port);
+      useListeningUrl(url);
+      server.once('close', () => useListeningUrl(undefined));
+      resolvePromise(url);
     });
   });
 }

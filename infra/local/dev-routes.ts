@@ -2,14 +2,18 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { completeSandboxCheckout } from '../../lib/billing/payment-methods';
 import { sandboxInvoice } from '../../lib/billing/processor/sandbox';
 import { DirectoryStorage, objectStorage } from '../../lib/storage';
+import { sendError } from './error-answer';
 import { readAtMost } from './request-body';
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-async function formBody(req: IncomingMessage): Promise<URLSearchParams> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8').slice(0, 10_000));
+/** The sandbox card form holds a card number: a few dozen bytes. */
+const MAX_FORM_BYTES = 10_000;
+
+/** The submitted form, or null when the body is larger than a form of these pages can be. */
+async function formBody(req: IncomingMessage): Promise<URLSearchParams | null> {
+  const body = await readAtMost(req, MAX_FORM_BYTES);
+  return body && new URLSearchParams(body.toString('utf8'));
 }
 
 /** The object key of a /_local/... path, decoded segment by segment; null when the encoding is malformed. */
@@ -41,11 +45,14 @@ export async function handleDevRoute(req: IncomingMessage, res: ServerResponse, 
     return true;
   }
   if (checkout && req.method === 'POST' && checkout[2]) {
-    const card = (await formBody(req)).get('cardNumber') ?? '4242424242424242';
-    const completed = await completeSandboxCheckout(checkout[1]!, card);
+    const form = await formBody(req);
+    if (!form) {
+      sendError(res, 'PAYLOAD_TOO_LARGE', `The form is larger than ${MAX_FORM_BYTES} bytes`);
+      return true;
+    }
+    const completed = await completeSandboxCheckout(checkout[1]!, form.get('cardNumber') ?? '4242424242424242');
     if (!completed) {
-      res.writeHead(404, { 'Content-Type': 'text/plain' });
-      res.end('This checkout session is unknown or already completed');
+      sendError(res, 'NOT_FOUND', 'This checkout session is unknown or already completed');
       return true;
     }
     res.writeHead(303, { Location: completed.successUrl });
@@ -57,8 +64,7 @@ export async function handleDevRoute(req: IncomingMessage, res: ServerResponse, 
     // Like Stripe's hosted invoice link: the unguessable id is the capability.
     const invoice = await sandboxInvoice(invoicePath[1]!);
     if (!invoice) {
-      res.writeHead(404, { 'Content-Type': 'text/plain' });
-      res.end('This invoice is unknown');
+      sendError(res, 'NOT_FOUND', 'This invoice is unknown');
       return true;
     }
     const lines = invoice.lines.map((line) => `<tr><td>${escapeHtml(line.description)}</td><td style="text-align:right">${dollars(line.amountCents)}</td></tr>`).join('');
@@ -82,10 +88,11 @@ export async function handleDevRoute(req: IncomingMessage, res: ServerResponse, 
       contentType: String(req.headers['content-type'] ?? ''),
     };
     const outcome = key !== null && storage instanceof DirectoryStorage ? await storage.writeSigned(key, link, (limit) => readAtMost(req, limit)) : 'forbidden';
-    const answers = { stored: [200, 'Stored'], forbidden: [403, 'The link is invalid or has expired, or the content type differs'], 'too-large': [413, 'The body is larger than the size the link was made for'] } as const;
-    const [status, text] = answers[outcome];
-    res.writeHead(status, { 'Content-Type': 'text/plain' });
-    res.end(text);
+    if (outcome === 'stored') {
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      res.end('Stored');
+    } else if (outcome === 'forbidden') sendError(res, 'FORBIDDEN', 'The link is invalid or has expired, or the content type differs');
+    else sendError(res, 'PAYLOAD_TOO_LARGE', 'The body is larger than the size the link was made for');
     return true;
   }
   const object = /^\/_local\/objects\/(.+)$/.exec(url.pathname);
@@ -97,8 +104,7 @@ export async function handleDevRoute(req: IncomingMessage, res: ServerResponse, 
         ? await storage.readSigned(key, Number(url.searchParams.get('expires')), url.searchParams.get('signature') ?? '')
         : null;
     if (!bytes) {
-      res.writeHead(403, { 'Content-Type': 'text/plain' });
-      res.end('The link is invalid or has expired');
+      sendError(res, 'FORBIDDEN', 'The link is invalid or has expired');
       return true;
     }
     res.writeHead(200, { 'Content-Type': key?.endsWith('.pdf') ? 'application/pdf' : 'application/octet-stream', 'Content-Length': bytes.length });

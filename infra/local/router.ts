@@ -17,7 +17,17 @@ const handlers = new Map<string, Promise<LambdaHandler>>();
 export type RouteMatch =
   | { kind: 'found'; route: RouteDefinition; pathParameters: Record<string, string> }
   | { kind: 'method-not-allowed'; allowed: string[] }
+  | { kind: 'malformed-path' }
   | { kind: 'not-found' };
+
+/** A path segment decoded, or null when its percent-encoding is malformed (`%E0%A4%A`, `%zz`). */
+function decodeSegment(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
 
 /** Finds the route-table entry for a method and path, as API Gateway does. */
 export function matchRoute(method: string, pathname: string): RouteMatch {
@@ -30,9 +40,11 @@ export function matchRoute(method: string, pathname: string): RouteMatch {
       continue;
     }
     const pathParameters: Record<string, string> = {};
-    entry.params.forEach((name, index) => {
-      pathParameters[name] = decodeURIComponent(match[index + 1]!);
-    });
+    for (const [index, name] of entry.params.entries()) {
+      const value = decodeSegment(match[index + 1]!);
+      if (value === null) return { kind: 'malformed-path' };
+      pathParameters[name] = value;
+    }
     return { kind: 'found', route: entry.route, pathParameters };
   }
   return allowed.length > 0 ? { kind: 'method-not-allowed', allowed } : { kind: 'not-found' };

@@ -1,4 +1,4 @@
-import { config } from '../../lib/config';
+import { config, publicBaseUrl } from '../../lib/config';
 import { closeDb, connectDb } from '../../lib/db/client';
 import { migrateDatabase } from '../../lib/db/migrate';
 import { LocalMailSink, useMailTransport } from '../../lib/mail/transport';
@@ -7,19 +7,19 @@ import { createLocalServer, listen } from './app';
 
 /**
  * `npm start`: migrates the database (PGlite in DATA_DIR, or DATABASE_URL) and serves every route
- * of functions/routes.ts on PORT, mail going to the local sink (GET /_dev/emails).
+ * of functions/routes.ts on HOST:PORT, mail going to the local sink (GET /_dev/emails).
  */
-const { PORT, DATA_DIR, DATABASE_URL } = config();
+const { HOST, PORT, DATA_DIR, DATABASE_URL } = config();
 const { db, driver } = await connectDb();
 await migrateDatabase(db, driver);
 const mailSink = new LocalMailSink(DATA_DIR);
 useMailTransport(mailSink);
 const stopMaintenance = startMaintenanceLoop(10_000);
 const server = createLocalServer({ mailSink });
-const host = process.env.HOST ?? '127.0.0.1';
-const url = await listen(server, PORT, host);
+const url = await listen(server, PORT, HOST);
 console.log(`Case Evidence and Billing Service on ${url} (${DATABASE_URL ? 'Postgres server' : `PGlite in ${DATA_DIR}`})`);
 console.log(`  API reference ${url}/docs, description ${url}/openapi.json, mail sink ${url}/_dev/emails`);
+if (publicBaseUrl() !== url) console.log(`  links to this API name ${publicBaseUrl()} (PUBLIC_BASE_URL)`);
 
 const shutdown = async () => {
   stopMaintenance();

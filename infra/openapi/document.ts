@@ -4,9 +4,10 @@ import * as z from 'zod/mini';
 import { routeList } from '../../functions/routes';
 import { ERROR_STATUS, type ErrorCode } from '../../lib/http/errors';
 import type { RouteDefinition } from '../../lib/http/route';
+import { UNSTORABLE_TEXT_MESSAGE } from '../../lib/http/storable-text';
 import type { RequestSchemas } from '../../lib/http/validate';
 import { ROLES_BY_RANK, type RoleRule, roleSatisfies } from '../../lib/organizations/roles';
-import { Id } from '../../schemas/common/fields';
+import { IdText } from '../../schemas/common/fields';
 import { loadHandler } from '../local/router';
 import { type ErrorStatus, errorStatuses, pathParameterNames, takesOrganizationHeader } from './statuses';
 
@@ -73,6 +74,28 @@ function stripSchemaHeader(schema: Json): Json {
   return rest;
 }
 
+type OverwriteCheck = { _zod: { def: { check: string; tx?: (value: string) => string } } };
+
+/** What a string schema's overwrite checks (trim, toLowerCase, ...) turn `value` into, in order. */
+function overwritten(schema: z.core.$ZodType, value: string): string {
+  const checks = ((schema._zod.def as { checks?: OverwriteCheck[] }).checks ?? []).map((check) => check._zod.def);
+  return checks.reduce((text, check) => (check.check === 'overwrite' && check.tx ? check.tx(text) : text), value);
+}
+
+export const TRIM_NOTE = 'Trimmed: leading and trailing white space is removed.';
+
+/**
+ * Marks every request string whose schema trims (`x-trim: true` and a sentence), read from the
+ * zod checks themselves, so a client knows which fields are trimmed and that no other one is.
+ */
+function describeTrim({ zodSchema, jsonSchema }: { zodSchema: z.core.$ZodType; jsonSchema: Json }): void {
+  if (zodSchema._zod.def.type !== 'string') return;
+  const probe = overwritten(zodSchema, ' x ');
+  if (probe !== probe.trim()) return;
+  jsonSchema['x-trim'] = true;
+  jsonSchema.description = jsonSchema.description ? `${String(jsonSchema.description).replace(/\.?$/, '.')} ${TRIM_NOTE}` : TRIM_NOTE;
+}
+
 /**
  * Converts the zod registry (named contract schemas: LoginEmailDto, UserEntity, ...) and the
  * operations' unnamed schemas with zod's own `z.toJSONSchema`, once for what clients send
@@ -108,6 +131,7 @@ class SchemaConverter {
         io,
         unrepresentable: 'any',
         uri: (id) => `${COMPONENT_PREFIX}${id}`,
+        override: io === 'input' ? describeTrim : undefined,
       });
       if ('__shared' in schemas) throw new Error('zod extracted shared definitions; register the shared schema with an id');
       return Object.fromEntries(Object.entries(schemas).map(([id, schema]) => [id, stripSchemaHeader(schema as Json)]));
@@ -204,8 +228,18 @@ const ROLE_RULE_TEXT: Record<RoleRule, string> = {
   'admin-owner-or-billing': 'org admin, owner or billing role',
 };
 
+/**
+ * Global input rules of lib/http/validate.ts, stated once for every operation: text Postgres
+ * cannot store is refused everywhere, and only fields marked `x-trim` are trimmed.
+ */
+export const TEXT_RULE =
+  'Text in the body, query and path (values and object keys) must not contain NUL (U+0000) or unpaired UTF-16 surrogates: ' +
+  `such a request is 400 \`VALIDATION_FAILED\` naming the field ("${UNSTORABLE_TEXT_MESSAGE}"). ` +
+  'Strings are kept as sent, except that fields marked `x-trim: true` lose their leading and trailing white space and email addresses are lowercased. ' +
+  'Body fields the description does not show are ignored.';
+
 const RESPONSE_NAMES: Record<ErrorStatus, { name: string; summary: string }> = {
-  400: { name: 'BadRequest', summary: 'The request is invalid' },
+  400: { name: 'BadRequest', summary: 'The request is invalid (on every operation, also for text with NUL or unpaired surrogates)' },
   401: { name: 'Unauthorized', summary: 'Not signed in, or refused at sign-in' },
   403: { name: 'Forbidden', summary: 'Not allowed' },
   404: { name: 'NotFound', summary: 'Not found' },
@@ -281,12 +315,19 @@ function errorComponents(): { schemas: Json; responses: Json; headers: Json } {
   return { schemas, responses, headers };
 }
 
-/** Query parameters arrive as text; a whole-number text parsed to a number is described as an integer. */
-function queryParameterSchema(input: Json, output: Json): Json {
+const LIST_PARAMETER_NOTE = 'Repeat the parameter or separate values with commas; each value is trimmed and empty ones are dropped.';
+
+/**
+ * A parameter as a client sends it: the input side of its zod schema. Two input sides say less than
+ * the client may rely on, so they are described by what they parse to: whole-number text (`page`)
+ * as an integer with its bounds, and lists (`?tags=a&tags=b`, `?tags=a,b`) as an array of items.
+ */
+function parameterSchema(input: Json, output: Json): Json {
   if (input.type === 'string' && typeof input.pattern === 'string' && /^\^\\d\{/.test(input.pattern) && output.type === 'number') {
     return { ...output, type: 'integer' };
   }
-  return output;
+  if (output.type === 'array') return output;
+  return input;
 }
 
 function objectParameters(converter: SchemaConverter, schema: z.ZodMiniType, location: 'path' | 'query'): Json[] {
@@ -295,23 +336,23 @@ function objectParameters(converter: SchemaConverter, schema: z.ZodMiniType, loc
   const output = converter.resolve(ref, 'output');
   if (input.type !== 'object' || !input.properties) throw new Error(`The ${location} schema must be an object`);
   const required = new Set<string>(input.required ?? []);
-  return Object.entries(output.properties as Record<string, Json>).map(([name, property]) => {
-    const inputProperty = (input.properties as Record<string, Json>)[name] ?? property;
-    const parameterSchema = location === 'query' ? queryParameterSchema(inputProperty, property) : property;
-    const isArray = parameterSchema.type === 'array';
+  return Object.entries(input.properties as Record<string, Json>).map(([name, property]) => {
+    const described = parameterSchema(property, (output.properties as Record<string, Json>)[name] ?? property);
+    if (Object.keys(described).length === 0) throw new Error(`The ${location} parameter ${name} has no JSON Schema: give it a representable input type`);
+    const isArray = described.type === 'array';
     return {
       name,
       in: location,
       required: location === 'path' ? true : required.has(name),
-      ...(isArray ? { style: 'form', explode: true, description: 'Repeat the parameter or separate values with commas.' } : {}),
-      schema: parameterSchema,
+      ...(isArray ? { style: 'form', explode: true, description: LIST_PARAMETER_NOTE } : {}),
+      schema: described,
     };
   });
 }
 
 function describeOperation(route: RouteDefinition): string {
   const lines: string[] = [];
-  if (route.auth === 'none') lines.push('No authentication.');
+  if (route.auth === 'none') lines.push('No authentication (a bearer token may be sent; it is ignored).');
   else {
     lines.push(
       route.scope
@@ -336,6 +377,15 @@ function describeOperation(route: RouteDefinition): string {
   if (route.internal) lines.push('Internal: part of the contract, not meant for general clients.');
   if (route.extension) lines.push("Extension: ours, not the contract's.");
   return lines.join('\n\n');
+}
+
+/**
+ * Every operation declares the bearer scheme (the contract's rule 1). One that needs no token says
+ * so with an empty alternative: a token may be sent, and is ignored.
+ */
+export function operationSecurity(route: RouteDefinition): Json[] {
+  if (route.auth === 'none') return [{}, { bearerAuth: [] }];
+  return [{ bearerAuth: route.scope ? [route.scope] : [] }];
 }
 
 function successResponse(route: RouteDefinition, schemas: RequestSchemas, converter: SchemaConverter): { response: Json; root?: Json } {
@@ -397,9 +447,8 @@ export function buildOpenApiDocument(definitions: readonly RouteWithSchemas[], o
         in: 'header',
         required: true,
         description: 'Id of the selected (active) organization.',
-        schema: z.toJSONSchema(Id, { target: 'draft-2020-12' }) as Json,
+        schema: stripSchemaHeader(z.toJSONSchema(IdText, { target: 'draft-2020-12', io: 'input' }) as Json),
       });
-      delete parameters.at(-1)!.schema.$schema;
     }
     parameters.push(...(EXTRA_HEADERS[route.operationId] ?? []));
     for (const parameter of parameters) roots.input.push(parameter.schema);
@@ -427,7 +476,7 @@ export function buildOpenApiDocument(definitions: readonly RouteWithSchemas[], o
       summary: route.summary,
       description: describeOperation(route),
       tags: route.extension ? [area.name, EXTENSION_TAG] : [area.name],
-      security: route.auth === 'bearer' ? [{ bearerAuth: route.scope ? [route.scope] : [] }] : [],
+      security: operationSecurity(route),
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(requestBody ? { requestBody } : {}),
       responses,
@@ -469,6 +518,7 @@ export function buildOpenApiDocument(definitions: readonly RouteWithSchemas[], o
         'Every JSON answer is an envelope: `{ data, statusCode, timestamp }` on success (204 has no body), ' +
           '`{ statusCode, timestamp, error: { code, message, details? }, requestId }` on error. Money is integer cents; time is UTC ISO 8601.',
         'Send `Authorization: Bearer <token>`: an access token (login, register, refresh), a scoped automation token (`cebs_at_...`) or a legacy token (`cebs_lt_...`).',
+        TEXT_RULE,
         `Operations flagged \`x-internal\` are part of the contract but not meant for general clients; those tagged \`${EXTENSION_TAG}\` (\`x-extension\`) are ours, not the contract's.`,
       ].join('\n\n'),
     },

@@ -5,6 +5,7 @@ import { db } from '../db/client';
 import { sessions } from '../db/schema';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../http/errors';
 import type { Actor } from '../http/types';
+import { idEquals } from '../ids';
 import { hashToken, newOpaqueToken } from '../secrets';
 import type { Scope } from './scopes';
 import { AUTOMATION_TOKEN_PREFIX, type ClientInfo, creationColumns, LEGACY_TOKEN_PREFIX } from './sessions';
@@ -90,7 +91,7 @@ export async function revokeToken(actor: Actor, tokenId: string): Promise<void> 
     .update(sessions)
     // The time goes through the column's encoder: postgres.js (under drizzle) cannot bind a bare Date.
     .set({ revokedAt: sql`coalesce(${sessions.revokedAt}, ${sql.param(now(), sessions.revokedAt)})` })
-    .where(and(eq(sessions.id, tokenId), eq(sessions.userId, actor.user.id), eq(sessions.kind, 'automation')))
+    .where(and(idEquals(sessions.id, tokenId), eq(sessions.userId, actor.user.id), eq(sessions.kind, 'automation')))
     .returning({ id: sessions.id });
   if (!row) throw new NotFoundError('No automation token of yours has this id');
 }
@@ -101,14 +102,14 @@ export async function updateTokenScopes(actor: Actor, tokenId: string, scopes: S
   const [row] = await db()
     .select()
     .from(sessions)
-    .where(and(eq(sessions.id, tokenId), eq(sessions.userId, actor.user.id), eq(sessions.kind, 'automation')))
+    .where(and(idEquals(sessions.id, tokenId), eq(sessions.userId, actor.user.id), eq(sessions.kind, 'automation')))
     .limit(1);
   if (!row) throw new NotFoundError('No automation token of yours has this id');
   if (row.revokedAt) throw new BadRequestError('A revoked token cannot be changed', 'TOKEN_REVOKED');
   const [updated] = await db()
     .update(sessions)
     .set({ scopes: [...new Set(scopes)] })
-    .where(eq(sessions.id, tokenId))
+    .where(eq(sessions.id, row.id))
     .returning();
   return toTokenEntry(updated!);
 }

@@ -5,6 +5,7 @@ import { db, type Executor } from '../db/client';
 import { sessions, users } from '../db/schema';
 import { NotFoundError, UnauthenticatedError } from '../http/errors';
 import type { Actor } from '../http/types';
+import { idEquals } from '../ids';
 import { hashToken, newOpaqueToken } from '../secrets';
 import { signAccessToken, verifyAccessToken } from './jwt';
 import type { Scope } from './scopes';
@@ -162,8 +163,6 @@ export async function authenticateBearer(token: string): Promise<Actor> {
   };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The session entry of GET /auth/sessions: never a token value or its hash. */
 export function toSessionEntry(row: typeof sessions.$inferSelect, currentSessionId: string) {
   return {
@@ -204,10 +203,9 @@ export async function listSessions(actor: Actor) {
  * an automation token's, any string at all) is 404.
  */
 export async function endSession(actor: Actor, sessionId: string): Promise<void> {
-  if (!UUID.test(sessionId)) throw new NotFoundError('No session of yours has this id');
   const [row] = await db()
     .delete(sessions)
-    .where(and(eq(sessions.id, sessionId), eq(sessions.userId, actor.user.id), inArray(sessions.kind, ['login', 'legacy'])))
+    .where(and(idEquals(sessions.id, sessionId), eq(sessions.userId, actor.user.id), inArray(sessions.kind, ['login', 'legacy'])))
     .returning({ id: sessions.id });
   if (!row) throw new NotFoundError('No session of yours has this id');
 }

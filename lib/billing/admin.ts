@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm';
 import { db } from '../db/client';
 import { organizations } from '../db/schema';
 import { transaction } from '../db/transaction';
+import { idEquals } from '../ids';
 import { adjustCredits } from './charges';
 import { recordBillingHistory } from './history';
 
@@ -14,9 +15,11 @@ export const staffCreditDescription = (amountCents: number): string => (amountCe
  * customer reads the ledger, so its entry has a neutral description; the reason is kept only on
  * the history entry, whose staff entries customers see neutralized.
  */
-export async function grantCredits(organizationId: string, amountCents: number, reason: string): Promise<number | null> {
-  const [organization] = await db().select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId));
+export async function grantCredits(organizationIdTyped: string, amountCents: number, reason: string): Promise<number | null> {
+  // Typed by an operator: an id that is not a UUID names no organization (null), like an unknown one.
+  const [organization] = await db().select({ id: organizations.id }).from(organizations).where(idEquals(organizations.id, organizationIdTyped));
   if (!organization) return null;
+  const organizationId = organization.id;
   return transaction(async (tx) => {
     const [locked] = await tx.select({ balance: organizations.creditBalanceCents }).from(organizations).where(eq(organizations.id, organizationId)).for('no key update');
     if (locked!.balance + amountCents < 0) throw new Error(`The balance is ${locked!.balance} cents; it cannot go below zero`);

@@ -1,6 +1,7 @@
 import { and, desc, eq, type SQL, sql } from 'drizzle-orm';
 import { db, type Executor } from '../db/client';
 import { billingHistory, users } from '../db/schema';
+import { idEquals } from '../ids';
 
 type Category = (typeof billingHistory.$inferInsert)['category'];
 
@@ -28,7 +29,7 @@ export const STAFF_DESCRIPTION = 'Billing adjusted by support';
 export async function listBillingHistory(organizationId: string, query: { category?: Category; caseId?: string; limit?: number; skip?: number }) {
   const filters: SQL[] = [eq(billingHistory.organizationId, organizationId)];
   if (query.category) filters.push(eq(billingHistory.category, query.category));
-  if (query.caseId) filters.push(eq(billingHistory.caseId, query.caseId));
+  if (query.caseId) filters.push(idEquals(billingHistory.caseId, query.caseId));
   const rows = await db()
     .select({ entry: billingHistory, createdBy: { id: users.id, name: users.name, email: users.email } })
     .from(billingHistory)

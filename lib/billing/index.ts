@@ -33,10 +33,12 @@ function assertCaseBilling(organization: OrganizationRow): void {
  * number of concurrent requests: the charge key is unique) and answers `processing`; the case
  * turns Pro when the invoice is paid, or at once when the tier includes Pro.
  */
-export async function upgradeCaseToPro(organizationId: string, actor: Actor, caseId: string) {
+export async function upgradeCaseToPro(organizationId: string, actor: Actor, caseIdSent: string) {
   const organization = await loadOrganization(organizationId);
   assertCaseBilling(organization);
-  const target = await caseForBilling(organizationId, caseId, actor.user.id);
+  const target = await caseForBilling(organizationId, caseIdSent, actor.user.id);
+  // From here on the stored id: the one sent may differ in case.
+  const caseId = target.id;
   if (target.isPro) throw new ConflictError('The case is already Pro');
   if (isDelinquent(organization)) {
     throw new ForbiddenError('A base fee is unpaid for more than 7 days: save a card to settle it before new charges', 'DELINQUENT');

@@ -1,10 +1,10 @@
-import { and, asc, count, eq, gte, inArray, lte, type SQL } from 'drizzle-orm';
+import { and, asc, count, eq, gte, lte, type SQL } from 'drizzle-orm';
 import { addSeconds, now } from '../clock';
 import { config } from '../config';
 import { db } from '../db/client';
 import { billingRows, cases, organizations } from '../db/schema';
 import { BadRequestError, NotFoundError, ValidationFailedError } from '../http/errors';
-import { newId } from '../ids';
+import { idIn, newId } from '../ids';
 import { objectStorage } from '../storage';
 import { CHARGED_STATUSES } from './charges';
 import { recordBillingHistory } from './history';
@@ -58,7 +58,8 @@ export async function billingReport(organizationId: string, actorId: string, que
   }
 
   const filters: SQL[] = [eq(billingRows.organizationId, organizationId), gte(billingRows.createdAt, startDate), lte(billingRows.createdAt, endDate)];
-  if (query.caseIds?.length) filters.push(inArray(billingRows.caseId, query.caseIds));
+  // Ids that are not UUIDs match nothing: a list of only those filters every row out.
+  if (query.caseIds?.length) filters.push(idIn(billingRows.caseId, query.caseIds));
   const where = and(...filters);
   const [{ rows: rowCount }] = (await db().select({ rows: count() }).from(billingRows).where(where)) as [{ rows: number }];
   if (rowCount > MAX_REPORT_ROWS) throw new BadRequestError(`The report would hold ${rowCount} rows; at most ${MAX_REPORT_ROWS} are allowed: narrow the window or the cases`, 'REPORT_TOO_LARGE');

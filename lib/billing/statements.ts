@@ -45,13 +45,13 @@ export async function caseStatement(organizationId: string, userId: string, case
   const target = await caseForBilling(organizationId, caseId, userId);
   const limit = query.limit ?? 50;
   const skip = query.skip ?? 0;
-  const where = and(eq(billingRows.organizationId, organizationId), eq(billingRows.caseId, caseId));
+  const where = and(eq(billingRows.organizationId, organizationId), eq(billingRows.caseId, target.id));
   const [rows, [totals]] = await Promise.all([
     db().select().from(billingRows).where(where).orderBy(desc(billingRows.createdAt), desc(billingRows.idempotencyKey)).limit(limit).offset(skip),
     db().select(totalsColumns).from(billingRows).where(where),
   ]);
   return {
-    caseId,
+    caseId: target.id,
     caseName: target.name,
     isPro: target.isPro,
     rows: rows.map(toBillingRowEntity),

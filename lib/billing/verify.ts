@@ -1,5 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { db, type Tx } from '../db/client';
+import { isUuid } from '../ids';
 import { CHARGED_STATUSES } from './charges';
 import { totalsColumns } from './statements';
 
@@ -50,8 +51,6 @@ export interface VerifyResult {
   differences: Difference[];
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** Postgres bigint arrives as a string (postgres.js) or a number/bigint (PGlite). */
 const num = (value: unknown): number => Number(value);
 
@@ -68,7 +67,7 @@ const charged = sql.join(
  * An id that names no organization checks nothing: `organizationsChecked` is 0.
  */
 export async function verifyBilling(organizationId?: string): Promise<VerifyResult> {
-  if (organizationId !== undefined && !UUID.test(organizationId)) return { organizationsChecked: 0, differences: [] };
+  if (organizationId !== undefined && !isUuid(organizationId)) return { organizationsChecked: 0, differences: [] };
   /** `and <column> = <id>` when verifying one organization. */
   const only = (column: string): SQL => (organizationId === undefined ? sql`` : sql` and ${sql.raw(column)} = ${organizationId}::uuid`);
 

@@ -2,6 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import { db } from '../db/client';
 import { caseAccess, cases, organizationMembers } from '../db/schema';
 import { ForbiddenError, NotFoundError } from '../http/errors';
+import { idEquals } from '../ids';
 import type { OrganizationRole } from '../organizations/roles';
 import { type CaseRule, caseRuleAllows } from './rules';
 
@@ -10,7 +11,8 @@ type CaseRow = typeof cases.$inferSelect;
 
 /**
  * The case and the caller's access to it, in one query. The caller must belong to the case's
- * organization and hold access to the case; otherwise 403 (an unknown or deleted case is 404).
+ * organization and hold access to the case; otherwise 403 (an unknown or deleted case is 404, as is
+ * an id that is not a UUID).
  * With `organizationId` (the header), a case of another organization is 403, never data.
  */
 export async function caseWithAccess(caseId: string, userId: string, organizationId?: string): Promise<{ case: CaseRow; access: CaseAccessLevel; orgRole: string }> {
@@ -19,7 +21,7 @@ export async function caseWithAccess(caseId: string, userId: string, organizatio
     .from(cases)
     .leftJoin(caseAccess, and(eq(caseAccess.caseId, cases.id), eq(caseAccess.userId, userId)))
     .leftJoin(organizationMembers, and(eq(organizationMembers.organizationId, cases.organizationId), eq(organizationMembers.userId, userId)))
-    .where(eq(cases.id, caseId))
+    .where(idEquals(cases.id, caseId))
     .limit(1);
   if (!row || row.case.deletedAt) throw new NotFoundError('Unknown case');
   if (organizationId && row.case.organizationId !== organizationId) throw new ForbiddenError('The case belongs to another organization');

@@ -5,6 +5,7 @@ import { caseAccess, cases, organizationMembers } from '../db/schema';
 import { transaction } from '../db/transaction';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../http/errors';
 import type { Actor, OrganizationContext } from '../http/types';
+import { idEquals } from '../ids';
 import { pageWindow, type PagingInput, toPage } from '../paging';
 import { assertCaseRule, type CaseAccessLevel, caseWithAccess } from './access';
 import { CASE_RULES } from './rules';
@@ -77,7 +78,7 @@ export async function updateCase(organization: OrganizationContext, actor: Actor
   if (input.name !== undefined) changes.name = input.name;
   if (input.archived !== undefined) changes.archivedAt = input.archived ? (found.case.archivedAt ?? now()) : null;
   if (Object.keys(changes).length === 0) return toCaseEntity(found.case, found.access);
-  const [updated] = await db().update(cases).set(changes).where(eq(cases.id, caseId)).returning();
+  const [updated] = await db().update(cases).set(changes).where(eq(cases.id, found.case.id)).returning();
   return toCaseEntity(updated!, found.access);
 }
 
@@ -85,7 +86,7 @@ export async function updateCase(organization: OrganizationContext, actor: Actor
 export async function deleteCase(organization: OrganizationContext, actor: Actor, caseId: string) {
   const found = await caseWithAccess(caseId, actor.user.id, organization.id);
   assertCaseRule(found, CASE_RULES.delete, 'Only the case owner or an organization owner or admin may delete a case');
-  await db().update(cases).set({ deletedAt: now() }).where(eq(cases.id, caseId));
+  await db().update(cases).set({ deletedAt: now() }).where(eq(cases.id, found.case.id));
   return { message: `Case "${found.case.name}" deleted` };
 }
 
@@ -99,26 +100,29 @@ export async function grantCaseAccess(organization: OrganizationContext, actor: 
   const [member] = await db()
     .select({ userId: organizationMembers.userId })
     .from(organizationMembers)
-    .where(and(eq(organizationMembers.organizationId, organization.id), eq(organizationMembers.userId, userId)));
+    .where(and(eq(organizationMembers.organizationId, organization.id), idEquals(organizationMembers.userId, userId)));
   if (!member) throw new NotFoundError('This user is not a member of the organization');
+  const granted = { caseId: found.case.id, userId: member.userId, access };
   await transaction(async (tx) => {
-    await assertKeepsOwner(tx, caseId, userId, access, mayChangeOwners(found));
+    await assertKeepsOwner(tx, granted.caseId, granted.userId, access, mayChangeOwners(found));
     await tx
       .insert(caseAccess)
-      .values({ caseId, userId, access })
+      .values(granted)
       .onConflictDoUpdate({ target: [caseAccess.caseId, caseAccess.userId], set: { access, updatedAt: now() } });
   });
-  return { caseId, userId, access };
+  return granted;
 }
 
 /** DELETE /cases/{caseId}/access/{userId}: revoke; the last owner cannot be removed. */
 export async function revokeCaseAccess(organization: OrganizationContext, actor: Actor, caseId: string, userId: string) {
   const found = await caseWithAccess(caseId, actor.user.id, organization.id);
+  // UUIDs compare case-insensitively; stored ids are lowercase.
+  const target = userId.toLowerCase();
   // Anyone may give up their own access; taking someone else's is managing the case.
-  if (userId !== actor.user.id) assertCaseRule(found, CASE_RULES.manage, 'Owner or admin access to the case is required');
+  if (target !== actor.user.id) assertCaseRule(found, CASE_RULES.manage, 'Owner or admin access to the case is required');
   const removed = await transaction(async (tx) => {
-    await assertKeepsOwner(tx, caseId, userId, null, mayChangeOwners(found));
-    return tx.delete(caseAccess).where(and(eq(caseAccess.caseId, caseId), eq(caseAccess.userId, userId))).returning();
+    await assertKeepsOwner(tx, found.case.id, target, null, mayChangeOwners(found));
+    return tx.delete(caseAccess).where(and(eq(caseAccess.caseId, found.case.id), idEquals(caseAccess.userId, target))).returning();
   });
   if (removed.length === 0) throw new NotFoundError('This user has no access to the case');
   return { message: 'Access revoked' };

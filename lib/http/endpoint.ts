@@ -7,6 +7,7 @@ import { config } from '../config';
 import { connectDb } from '../db/client';
 import { authenticate } from './authenticate';
 import { errorEnvelope } from './error-envelope';
+import { ValidationFailedError } from './errors';
 import { organizationContext } from './organization-context';
 import { rateLimit } from './rate-limit';
 import { requestContext } from './request-context';
@@ -34,18 +35,28 @@ export interface HandlerInput<R extends RouteDefinition, S extends RequestSchema
   rawBody: string | undefined;
 }
 
+/** The content types middy's parser reads as JSON: application/json and application/*+json. */
+const JSON_CONTENT_TYPE = /^application\/([a-z0-9.+-]+\+)?json(;|$)/i;
+
 /**
- * middy's JSON body parser, skipped when there is no body: clients often send
- * `Content-Type: application/json` on GET and DELETE requests without one.
+ * middy's JSON body parser, for any content type: clients send JSON as text/plain or with no
+ * type. With a JSON content type a body that does not parse is 400 MALFORMED_JSON; with another
+ * type it stays text, which the validation refuses. No body at all is skipped: clients often send
+ * `Content-Type: application/json` on GET and DELETE. `null` is refused where the route reads a body.
  */
-function jsonBody(): ApiMiddleware {
-  const parser = httpJsonBodyParser({ disableContentTypeError: true }) as ApiMiddleware;
+function jsonBody(readsBody: boolean): ApiMiddleware {
+  const parser = httpJsonBodyParser({ disableContentTypeCheck: true }) as ApiMiddleware;
   return {
     name: 'jsonBody',
     before: (request) => {
-      const body = request.event.body;
-      if (body === undefined || body === null || body === '') return;
-      return parser.before!(request);
+      const { event } = request;
+      if (event.body === undefined || event.body === null || event.body === '') return;
+      try {
+        parser.before!(request);
+      } catch (error) {
+        if (JSON_CONTENT_TYPE.test(event.headers?.['content-type'] ?? '')) throw error;
+      }
+      if (readsBody && event.body === null) throw new ValidationFailedError([{ path: 'body', message: 'Invalid input: expected object, received null' }]);
     },
   };
 }
@@ -79,7 +90,7 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
     .use(connectDatabase())
     .use(authenticate(route))
     .use(rateLimit(route))
-    .use(route.rawBody ? [] : [jsonBody()])
+    .use(route.rawBody ? [] : [jsonBody(schemas.body !== undefined)])
     .use(validateRequest(schemas))
     .use(organizationContext(route))
     .use(responseEnvelope(route))

@@ -43,7 +43,11 @@ export const ERROR_STATUS = {
   METHOD_NOT_ALLOWED: 405,
   CONFLICT: 409,
   PLAN_BELOW_USAGE: 409,
+  // The local server's own limits (infra/local): in the cloud API Gateway refuses such requests.
+  PAYLOAD_TOO_LARGE: 413,
+  URI_TOO_LONG: 414,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  HEADERS_TOO_LARGE: 431,
   RATE_LIMITED: 429,
   INTERNAL: 500,
 } as const;

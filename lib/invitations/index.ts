@@ -7,6 +7,7 @@ import { emailTokens, invitations, organizationMembers, organizationPlans, organ
 import { type AfterCommit, transaction } from '../db/transaction';
 import { BadRequestError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../http/errors';
 import type { Actor, OrganizationContext } from '../http/types';
+import { idEquals } from '../ids';
 import { queueEmails } from '../mail/outbox';
 import { emails } from '../mail/templates';
 import { lockAllowances, lockPlanRow } from '../organizations/allowances';
@@ -20,27 +21,40 @@ export const INVITATION_TOKEN_PREFIX = 'cebs_inv_';
 
 type OrganizationRow = typeof organizations.$inferSelect;
 
-/**
- * Locks the organization's plan row for the rest of the transaction and checks that `extraSeats`
- * more fit. Concurrent invites to one organization queue on the lock, so they cannot overbook.
- */
-async function reserveSeats(tx: Executor, organizationId: string, extraSeats: number): Promise<void> {
-  const usage = await lockAllowances(tx, organizationId);
-  if (extraSeats <= 0) return;
-  if (usage.seatsUsed + extraSeats > usage.plan.seats) {
-    throw new ForbiddenError(
-      `The plan's seat limit is reached (${usage.plan.seats} seats, ${usage.seatsUsed} taken, ${extraSeats} more asked)`,
-      'SEAT_LIMIT_REACHED',
-    );
-  }
-}
+/** What to do with invitations over the plan's free seats: refuse them all (403), or send those that fit. */
+type BeyondSeats = 'refuse' | 'skip';
 
+/**
+ * Locks the organization's plan row for the rest of the transaction and checks that the addresses
+ * needing a new seat fit. Concurrent invites to one organization queue on the lock, so they cannot
+ * overbook. Beyond the free seats: 403, or with `skip` the addresses that do not fit (the last
+ * ones given) are returned, to be left out.
+ */
+async function reserveSeats(tx: Executor, organizationId: string, needingSeats: string[], beyondSeats: BeyondSeats): Promise<string[]> {
+  const usage = await lockAllowances(tx, organizationId);
+  const free = Math.max(0, usage.plan.seats - usage.seatsUsed);
+  if (needingSeats.length <= free) return [];
+  if (beyondSeats === 'skip') return needingSeats.slice(free);
+  throw new ForbiddenError(
+    `The plan's seat limit is reached (${usage.plan.seats} seats, ${usage.seatsUsed} taken, ${needingSeats.length} more asked)`,
+    'SEAT_LIMIT_REACHED',
+  );
+}
 
 interface InviteInput {
   organization: OrganizationRow;
   inviter: { id: string; name: string } | null;
   emails: string[];
   role: OrganizationRole;
+  /** Default `refuse`. */
+  beyondSeats?: BeyondSeats;
+}
+
+/** Addresses invited (emailed), added at once (auto-accept), and left out for lack of seats (`skip` only). */
+export interface InviteOutcome {
+  invited: string[];
+  added: string[];
+  notSent: string[];
 }
 
 /** The higher ranked of two roles. */
@@ -61,9 +75,9 @@ const higherRole = (a: OrganizationRole, b: OrganizationRole): OrganizationRole 
  *
  * Tokens are stored hashed; the emails leave through the outbox after commit.
  */
-export async function inviteToOrganization(tx: Executor, afterCommit: AfterCommit, input: InviteInput): Promise<{ invited: string[]; added: string[] }> {
+export async function inviteToOrganization(tx: Executor, afterCommit: AfterCommit, input: InviteInput): Promise<InviteOutcome> {
   const addresses = [...new Set(input.emails.map((e) => e.toLowerCase()))];
-  if (addresses.length === 0) return { invited: [], added: [] };
+  if (addresses.length === 0) return { invited: [], added: [], notSent: [] };
   const organizationId = input.organization.id;
   // Lock before reading what holds seats, so a concurrent delete, reject or resend cannot change it.
   await lockPlanRow(tx, organizationId);
@@ -93,13 +107,15 @@ export async function inviteToOrganization(tx: Executor, afterCommit: AfterCommi
       .where(and(eq(organizationMembers.organizationId, organizationId), inArray(users.email, addresses))),
   ]);
   const memberEmails = new Set(members.map((m) => m.email));
-  const candidates = addresses.filter((email) => !memberEmails.has(email));
-  if (candidates.length === 0) return { invited: [], added: [] };
+  const nonMembers = addresses.filter((email) => !memberEmails.has(email));
+  if (nonMembers.length === 0) return { invited: [], added: [], notSent: [] };
 
   const at = now();
   // A pending, unexpired invitation already holds its seat (and its emailed link stays valid).
   const live = new Map(earlier.filter((i) => i.status === 'pending' && i.expiresAt > at).map((i) => [i.email, i]));
-  await reserveSeats(tx, organizationId, candidates.filter((email) => !live.has(email)).length);
+  const notSent = await reserveSeats(tx, organizationId, nonMembers.filter((email) => !live.has(email)), input.beyondSeats ?? 'refuse');
+  const candidates = nonMembers.filter((email) => !notSent.includes(email));
+  if (candidates.length === 0) return { invited: [], added: [], notSent };
 
   const userByEmail = new Map(existingUsers.map((u) => [u.email, u]));
   const autoAdded = input.organization.autoAcceptInvitations ? candidates.filter((email) => userByEmail.get(email)?.isEmailVerified === true) : [];
@@ -161,7 +177,7 @@ export async function inviteToOrganization(tx: Executor, afterCommit: AfterCommi
     }),
     ...autoAdded.map((email) => emails.addedToOrganization(email, input.organization.name, inviterName)),
   ]);
-  return { invited, added: autoAdded };
+  return { invited, added: autoAdded, notSent };
 }
 
 /** Roles an inviter may hand out: a plain member only client or member; others up to their own rank. */
@@ -276,9 +292,10 @@ export async function listInvitations(actor: Actor, query: InvitationListQuery) 
     const [membership] = await db()
       .select({ role: organizationMembers.role })
       .from(organizationMembers)
-      .where(and(eq(organizationMembers.organizationId, query.organization), eq(organizationMembers.userId, actor.user.id)));
+      .where(and(idEquals(organizationMembers.organizationId, query.organization), eq(organizationMembers.userId, actor.user.id)));
+    // An id that is not a UUID names no organization of the caller: 403 like any other.
     if (!membership) throw new ForbiddenError('You are not a member of this organization', 'NOT_A_MEMBER');
-    filters.push(eq(invitations.organizationId, query.organization));
+    filters.push(idEquals(invitations.organizationId, query.organization));
   } else {
     filters.push(inArray(invitations.organizationId, mine));
   }
@@ -295,7 +312,7 @@ export async function listPendingInvitations(actor: Actor, query: InvitationList
     eq(invitations.email, actor.user.email),
     gt(invitations.expiresAt, now()),
   ];
-  if (query.organization) filters.push(eq(invitations.organizationId, query.organization));
+  if (query.organization) filters.push(idEquals(invitations.organizationId, query.organization));
   return pageOfInvitations(filters, query, pageWindow(query));
 }
 
@@ -303,7 +320,7 @@ async function findInvitation(executor: Executor, organizationId: string, invita
   const [invitation] = await executor
     .select()
     .from(invitations)
-    .where(and(eq(invitations.id, invitationId), eq(invitations.organizationId, organizationId)))
+    .where(and(idEquals(invitations.id, invitationId), eq(invitations.organizationId, organizationId)))
     .limit(1)
     .for('update');
   if (!invitation) throw new NotFoundError('Unknown invitation');
@@ -328,7 +345,7 @@ export async function resendInvitation(organization: OrganizationContext, actor:
     if (invitation.status === 'accepted') throw new BadRequestError('The invitation was already accepted', 'INVITATION_NOT_PENDING');
     assertMayInvite(organization.role, invitation.role as OrganizationRole);
     const holdsSeat = invitation.status === 'pending' && invitation.expiresAt > now();
-    await reserveSeats(tx, organization.id, holdsSeat ? 0 : 1);
+    await reserveSeats(tx, organization.id, holdsSeat ? [] : [invitation.email], 'refuse');
     const token = newOpaqueToken(INVITATION_TOKEN_PREFIX);
     await tx
       .update(invitations)
@@ -359,8 +376,9 @@ async function organizationWithActivePlan(tx: Executor, organizationId: string):
     .select({ organization: organizations, planActive: organizationPlans.isActive })
     .from(organizations)
     .leftJoin(organizationPlans, eq(organizationPlans.organizationId, organizations.id))
-    .where(eq(organizations.id, organizationId))
+    .where(idEquals(organizations.id, organizationId))
     .limit(1);
+  // An id that is not a UUID names no organization: 404 like an unknown one.
   if (!row) throw new NotFoundError('Unknown organization');
   if (!row.planActive) throw new ForbiddenError('The organization has no active plan', 'NO_ACTIVE_PLAN');
   return row.organization;
@@ -396,8 +414,8 @@ export async function acceptInvitation(organizationId: string, input: AcceptInpu
   if (needsDetails && (!input.name || !input.password)) {
     // Checked before hashing, but only after the invitation itself is known to be valid.
     await transaction(async (tx) => {
-      await organizationWithActivePlan(tx, organizationId);
-      await invitationForToken(tx, organizationId, input.token, input.email);
+      const organization = await organizationWithActivePlan(tx, organizationId);
+      await invitationForToken(tx, organization.id, input.token, input.email);
     });
     throw new BadRequestError(
       existing ? 'name and password are required to take over the unverified account of this address' : 'name and password are required to create your account',
@@ -407,7 +425,7 @@ export async function acceptInvitation(organizationId: string, input: AcceptInpu
   const passwordHash = needsDetails ? await hashPassword(input.password!) : null;
   const result = await transaction(async (tx) => {
     const organization = await organizationWithActivePlan(tx, organizationId);
-    const invitation = await invitationForToken(tx, organizationId, input.token, input.email);
+    const invitation = await invitationForToken(tx, organization.id, input.token, input.email);
     let userId: string;
     let signIn: boolean;
     // Read again under a lock: the account may have been created, verified or changed meanwhile.
@@ -452,7 +470,7 @@ export async function acceptInvitation(organizationId: string, input: AcceptInpu
       signIn = false;
     }
     const role = invitation.role as OrganizationRole;
-    await tx.insert(organizationMembers).values({ organizationId, userId, role }).onConflictDoNothing();
+    await tx.insert(organizationMembers).values({ organizationId: organization.id, userId, role }).onConflictDoNothing();
     await tx
       .update(invitations)
       .set({ status: 'accepted', acceptedById: userId, invitedUserId: invitation.invitedUserId ?? userId })
@@ -470,15 +488,16 @@ export async function acceptInvitation(organizationId: string, input: AcceptInpu
 /** POST .../invitation/reject (no auth): marks it rejected (freeing its seat) and tells the organization. */
 export async function rejectInvitation(organizationId: string, input: { token: string; email: string; reason?: string }): Promise<void> {
   await transaction(async (tx, afterCommit) => {
-    const [organization] = await tx.select().from(organizations).where(eq(organizations.id, organizationId)).limit(1);
+    const [organization] = await tx.select().from(organizations).where(idEquals(organizations.id, organizationId)).limit(1);
+    // An id that is not a UUID names no organization: 404 like an unknown one.
     if (!organization) throw new NotFoundError('Unknown organization');
-    const invitation = await invitationForToken(tx, organizationId, input.token, input.email);
+    const invitation = await invitationForToken(tx, organization.id, input.token, input.email);
     await tx.update(invitations).set({ status: 'rejected', rejectionReason: input.reason ?? null }).where(eq(invitations.id, invitation.id));
     const recipients = await tx
       .select({ email: users.email })
       .from(organizationMembers)
       .innerJoin(users, eq(users.id, organizationMembers.userId))
-      .where(and(eq(organizationMembers.organizationId, organizationId), inArray(organizationMembers.role, ['owner', 'admin'])));
+      .where(and(eq(organizationMembers.organizationId, organization.id), inArray(organizationMembers.role, ['owner', 'admin'])));
     const addresses = new Set([...recipients.map((r) => r.email), ...(organization.email ? [organization.email] : [])]);
     await queueEmails(
       tx,

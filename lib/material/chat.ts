@@ -1,8 +1,9 @@
-import { and, count, desc, eq, type SQL, sql } from 'drizzle-orm';
+import { and, count, eq, type SQL, sql } from 'drizzle-orm';
 import { db } from '../db/client';
 import { materialProfiles, supportTickets } from '../db/schema';
 import { NotFoundError } from '../http/errors';
-import { pageWindow, type PagingInput, toPage } from '../paging';
+import { idEquals } from '../ids';
+import { pageWindow, type PagingInput, sortDirection, toPage } from '../paging';
 import { materialAccess, prefixTsQuery } from './access';
 
 /** A stored time text as ISO 8601 UTC, or null when it is no time. */
@@ -14,7 +15,8 @@ function isoTime(text: string | undefined): string | null {
 
 /**
  * GET /chat-platform/{caseId}/profile/{chatPlatformId}/support-tickets: the profile's tickets
- * with their comments, newest first; searchText over subject and comment text (full-text index).
+ * with their comments, oldest first (the contract's common paging default, sortOrder asc; desc for
+ * newest first; tickets without a time last either way); searchText over subject and comment text.
  * For opposing counsel a profile they may not see answers an empty page.
  */
 export async function profileSupportTickets(caseId: string, profileId: string, userId: string, query: PagingInput & { searchText?: string }) {
@@ -23,22 +25,23 @@ export async function profileSupportTickets(caseId: string, profileId: string, u
   const [profile] = await db()
     .select()
     .from(materialProfiles)
-    .where(and(eq(materialProfiles.id, profileId), eq(materialProfiles.caseId, caseId), eq(materialProfiles.platform, 'chat_platform')));
+    .where(and(idEquals(materialProfiles.id, profileId), idEquals(materialProfiles.caseId, caseId), eq(materialProfiles.platform, 'chat_platform')));
   if (!profile) throw new NotFoundError('Unknown chat-platform profile');
   if (opposing && !profile.visibleToOpposingCounsel) return toPage(window, 0, []);
-  const filters: SQL[] = [eq(supportTickets.profileId, profileId)];
+  const filters: SQL[] = [eq(supportTickets.profileId, profile.id)];
   if (query.searchText) {
     const tsQuery = prefixTsQuery(query.searchText);
     if (!tsQuery) return toPage(window, 0, []);
     filters.push(sql`${supportTickets.search} @@ to_tsquery('simple', ${tsQuery})`);
   }
   const where = and(...filters);
+  const direction = sortDirection(query.sortOrder, 'asc');
   const [rows, [totals]] = await Promise.all([
     db()
       .select()
       .from(supportTickets)
       .where(where)
-      .orderBy(sql`${supportTickets.ticketCreatedAt} desc nulls last`, desc(supportTickets.ticketId))
+      .orderBy(sql`${direction(supportTickets.ticketCreatedAt)} nulls last`, direction(supportTickets.ticketId))
       .limit(window.size)
       .offset(window.offset),
     db().select({ total: count() }).from(supportTickets).where(where),

@@ -2,7 +2,8 @@ import { and, arrayOverlaps, asc, count, desc, eq, inArray, not, type SQL, sql }
 import { db } from '../db/client';
 import { attachments, emailTags, emails, emailThreads, tags } from '../db/schema';
 import { NotFoundError, ValidationFailedError } from '../http/errors';
-import { pageWindow, type PagingInput, toPage } from '../paging';
+import { idEquals, idIn } from '../ids';
+import { pageWindow, type PagingInput, sortDirection, toPage } from '../paging';
 import { materialAccess } from './access';
 
 type TagRow = typeof tags.$inferSelect;
@@ -24,16 +25,17 @@ export function toTagEntity(tag: TagRow) {
   };
 }
 
-/** GET /local-emails/{caseId}/threads (extension): threads by latest activity. */
+/** GET /local-emails/{caseId}/threads (extension): threads by latest activity, newest first unless sortOrder asc. */
 export async function listThreads(caseId: string, userId: string, query: PagingInput) {
   await materialAccess(caseId, userId);
   const window = pageWindow(query);
+  const direction = sortDirection(query.sortOrder, 'desc');
   const [rows, [totals]] = await Promise.all([
     db()
       .select()
       .from(emailThreads)
       .where(eq(emailThreads.caseId, caseId))
-      .orderBy(sql`${emailThreads.lastMessageAt} desc nulls last`, desc(emailThreads.id))
+      .orderBy(sql`${direction(emailThreads.lastMessageAt)} nulls last`, direction(emailThreads.id))
       .limit(window.size)
       .offset(window.offset),
     db().select({ total: count() }).from(emailThreads).where(eq(emailThreads.caseId, caseId)),
@@ -88,12 +90,13 @@ export async function threadEmails(caseId: string, threadId: string, userId: str
   }
 
   await materialAccess(caseId, userId);
-  const [thread] = await db().select({ id: emailThreads.id }).from(emailThreads).where(and(eq(emailThreads.id, threadId), eq(emailThreads.caseId, caseId)));
+  const [thread] = await db().select({ id: emailThreads.id, caseId: emailThreads.caseId }).from(emailThreads).where(and(idEquals(emailThreads.id, threadId), idEquals(emailThreads.caseId, caseId)));
   if (!thread) throw new NotFoundError('Unknown thread');
 
+  // A tag id that is not a UUID names no tag: `tags=abc` matches no email, `excludeTags=abc` excludes none.
   const activeTag = (ids: string[]) =>
-    sql`exists (select 1 from ${emailTags} where ${emailTags.emailId} = ${emails.id} and ${emailTags.removedAt} is null${ids.length ? sql` and ${inArray(emailTags.tagId, ids)}` : sql``})`;
-  const filters: SQL[] = [eq(emails.caseId, caseId), eq(emails.threadId, threadId)];
+    sql`exists (select 1 from ${emailTags} where ${emailTags.emailId} = ${emails.id} and ${emailTags.removedAt} is null${ids.length ? sql` and ${idIn(emailTags.tagId, ids)}` : sql``})`;
+  const filters: SQL[] = [eq(emails.caseId, thread.caseId), eq(emails.threadId, thread.id)];
   if (query.folders?.length) filters.push(arrayOverlaps(emails.folders, query.folders));
   if (domains.length) filters.push(arrayOverlaps(emails.participantDomains, domains));
   if (excludeDomains.length) filters.push(not(arrayOverlaps(emails.participantDomains, excludeDomains)));

@@ -1,10 +1,11 @@
-import { and, count, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
+import { and, count, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import { db } from '../db/client';
 import { materialProfiles, networkConversations, networkConversationTags, networkMessages } from '../db/schema';
-import { pageWindow, type PagingInput, toPage } from '../paging';
+import { idIn } from '../ids';
+import { pageWindow, type PagingInput, sortDirection, toPage } from '../paging';
 import { materialAccess, prefixTsQuery } from './access';
 
-/** GET /{platform}/{caseId}/profiles (extension): the case's profiles; opposing counsel see only visible ones. */
+/** GET /{platform}/{caseId}/profiles (extension): the case's profiles by name (sortOrder desc reverses); opposing counsel see only visible ones. */
 export async function listProfiles(caseId: string, userId: string, platform: 'professional_network' | 'chat_platform', query: PagingInput) {
   const { opposing } = await materialAccess(caseId, userId);
   const where = and(
@@ -13,8 +14,9 @@ export async function listProfiles(caseId: string, userId: string, platform: 'pr
     opposing ? eq(materialProfiles.visibleToOpposingCounsel, true) : undefined,
   );
   const window = pageWindow(query);
+  const direction = sortDirection(query.sortOrder, 'asc');
   const [rows, [totals]] = await Promise.all([
-    db().select().from(materialProfiles).where(where).orderBy(materialProfiles.name, materialProfiles.id).limit(window.size).offset(window.offset),
+    db().select().from(materialProfiles).where(where).orderBy(direction(materialProfiles.name), direction(materialProfiles.id)).limit(window.size).offset(window.offset),
     db().select({ total: count() }).from(materialProfiles).where(where),
   ]);
   return toPage(
@@ -27,8 +29,8 @@ export async function listProfiles(caseId: string, userId: string, platform: 'pr
 /**
  * GET /professional-network/{caseId}/search-messages: full-text search (GIN index on a generated
  * tsvector of subject and content, word-prefix matching) across every conversation of the case,
- * newest first, optionally only conversations carrying all given tags. Opposing counsel never see
- * messages of profiles not visible to them.
+ * newest first as the contract says (sortOrder asc for oldest first), optionally only conversations
+ * carrying all given tags. Opposing counsel never see messages of profiles not visible to them.
  */
 export async function searchMessages(caseId: string, userId: string, query: PagingInput & { searchText: string; tags?: string[] }) {
   const { opposing } = await materialAccess(caseId, userId);
@@ -45,7 +47,9 @@ export async function searchMessages(caseId: string, userId: string, query: Pagi
         db()
           .select({ id: networkConversationTags.conversationId })
           .from(networkConversationTags)
-          .where(inArray(networkConversationTags.tagId, tagIds))
+          // A tag id that is not a UUID is on no conversation, so the count below never reaches the
+          // number asked for: `tags=abc` matches nothing.
+          .where(idIn(networkConversationTags.tagId, tagIds))
           .groupBy(networkConversationTags.conversationId)
           .having(sql`count(distinct ${networkConversationTags.tagId}) = ${tagIds.length}`),
       ),
@@ -60,13 +64,14 @@ export async function searchMessages(caseId: string, userId: string, query: Pagi
     );
   }
   const where = and(...filters);
+  const direction = sortDirection(query.sortOrder, 'desc');
   const [rows, [totals]] = await Promise.all([
     db()
       .select({ message: networkMessages, title: networkConversations.title, participants: networkConversations.participants })
       .from(networkMessages)
       .innerJoin(networkConversations, eq(networkConversations.id, networkMessages.conversationId))
       .where(where)
-      .orderBy(desc(networkMessages.date), desc(networkMessages.id))
+      .orderBy(direction(networkMessages.date), direction(networkMessages.id))
       .limit(window.size)
       .offset(window.offset),
     db().select({ total: count() }).from(networkMessages).where(where),

@@ -78,9 +78,11 @@ export interface ImportNotesInput {
  * storage: if any reference is missing, nothing is imported (400 listing them). Notes already
  * imported for this device and case (same note id) are left as they are: evidence is append-only.
  */
-export async function importNotes(organization: OrganizationContext, actor: Actor, caseId: string, input: ImportNotesInput) {
-  const found = await caseWithAccess(caseId, actor.user.id, organization.id);
+export async function importNotes(organization: OrganizationContext, actor: Actor, caseIdSent: string, input: ImportNotesInput) {
+  const found = await caseWithAccess(caseIdSent, actor.user.id, organization.id);
   assertCaseRule(found, CASE_RULES.import, 'Importing evidence needs owner or admin access to the case');
+  // The stored id from here on: object keys are built from it, and the id sent may differ in case.
+  const caseId = found.case.id;
 
   // Bad input is 400 VALIDATION_FAILED naming the fields (at most MAX_DETAILS of them).
   const seen = new Set<number>();

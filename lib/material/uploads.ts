@@ -28,11 +28,13 @@ const keySafe = (name: string) => name.replace(/[^\w.-]+/g, '_').replace(/^\.+/,
 export async function createAttachmentUploads(
   organization: OrganizationContext,
   actor: Actor,
-  caseId: string,
+  caseIdSent: string,
   input: { files: Array<{ name: string; contentType: string; size: number }> },
 ) {
-  const found = await caseWithAccess(caseId, actor.user.id, organization.id);
+  const found = await caseWithAccess(caseIdSent, actor.user.id, organization.id);
   assertCaseRule(found, CASE_RULES.import, 'Uploading evidence needs owner or admin access to the case');
+  // The stored id from here on: object keys are built from it, and the id sent may differ in case.
+  const caseId = found.case.id;
   const at = now();
   const expiresAt = addSeconds(at, UPLOAD_LINK_SECONDS);
   const files = input.files.map((file) => ({ ...file, key: `${casePrefix(caseId)}notes/${newId()}-${keySafe(file.name)}` }));

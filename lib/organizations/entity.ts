@@ -22,6 +22,13 @@ export function toOrganizationEntity(row: OrganizationRow, activePlan: Record<st
     isPriority: row.isPriority,
     activePlan,
     metadata: row.metadata,
+    address: row.address ?? null,
+    communicationPreferences: row.communicationPreferences,
+    bankLinkingTerms: {
+      accepted: row.bankLinkingTermsAcceptedAt !== null,
+      acceptedAt: row.bankLinkingTermsAcceptedAt?.toISOString() ?? null,
+      acceptedBy: row.bankLinkingTermsAcceptedById,
+    },
     type: row.type,
     version: row.version,
     createdAt: row.createdAt.toISOString(),
@@ -32,6 +39,11 @@ export function toOrganizationEntity(row: OrganizationRow, activePlan: Record<st
 /** Organization details: the organization, the caller's permission in it and the billing summary. */
 export function toOrganizationDetails(row: OrganizationRow, role: OrganizationRole) {
   return { organization: toOrganizationEntity(row), permission: { role }, billing: billingSummary(row) };
+}
+
+/** The answer's `invitations`: how many of the `inviteEmails` went out (emailed or added at once), how many did not for lack of seats. */
+export function invitationCounts(outcome: { invited: string[]; added: string[]; notSent: string[] }) {
+  return { sent: outcome.invited.length + outcome.added.length, notSent: outcome.notSent.length };
 }
 
 export type OrganizationEntity = ReturnType<typeof toOrganizationEntity>;

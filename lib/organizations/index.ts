@@ -1,22 +1,23 @@
 import { randomBytes } from 'node:crypto';
-import { and, asc, desc, eq, ilike, inArray, isNull, ne, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, ilike, inArray, isNull, ne, or, type SQL, sql } from 'drizzle-orm';
 import { endSessionsOfUser } from '../auth/sessions';
 import { ensureProcessorCustomer } from '../billing/customers';
 import { billingSummary } from '../billing/summary';
 import { now } from '../clock';
 import { db, type Executor } from '../db/client';
-import { caseAccess, cases, devices, emailTokens, invitations, organizationMembers, organizationPlans, organizations, users } from '../db/schema';
+import { caseAccess, cases, devices, emailTokens, invitations, organizationMembers, organizationPlans, organizations, type PostalAddress, users } from '../db/schema';
 import { type AfterCommit, transaction } from '../db/transaction';
 import { isUniqueViolation } from '../db/errors';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../http/errors';
 import type { Actor, OrganizationContext } from '../http/types';
+import { idEquals, idIn } from '../ids';
 import { inviteToOrganization } from '../invitations';
 import { queueEmails } from '../mail/outbox';
 import { emails } from '../mail/templates';
 import { pageWindow, type PagingInput, toPage } from '../paging';
 import { forgetCachedProfile } from '../users/profile';
 import { planUsageByOrganization, toActivePlanEntity } from './active-plan';
-import { toOrganizationDetails, toOrganizationEntity } from './entity';
+import { invitationCounts, toOrganizationDetails, toOrganizationEntity } from './entity';
 import { findMembership } from './membership';
 import { hasInvisibleCharacters, organizationNameKey } from './name-key';
 import { recomputePendingNameKeys } from './pending-name-keys';
@@ -82,21 +83,25 @@ export async function insertOrganization(
   throw new Error('Could not allocate a unique organization slug');
 }
 
-/** POST /organization: the caller becomes owner; free plan; processor customer; invitations. */
+/**
+ * POST /organization: the caller becomes owner; free plan; processor customer; invitations. As at
+ * register, invitations beyond the free plan's seats are not sent and are counted in the answer.
+ */
 export async function createOrganization(actor: Actor, input: { name: string; inviteEmails?: string[] }) {
-  const organization = await transaction(async (tx, afterCommit) => {
+  const { organization, invitations } = await transaction(async (tx, afterCommit) => {
     const created = await insertOrganization(tx, afterCommit, { name: input.name, ownerId: actor.user.id, email: actor.user.email });
     if (!created) throw new BadRequestError('An organization with this name already exists', 'ORGANIZATION_NAME_TAKEN');
-    await inviteToOrganization(tx, afterCommit, {
+    const outcome = await inviteToOrganization(tx, afterCommit, {
       organization: created,
       inviter: { id: actor.user.id, name: actor.user.name },
       emails: (input.inviteEmails ?? []).filter((email) => email !== actor.user.email),
       role: 'member',
+      beyondSeats: 'skip',
     });
-    return created;
+    return { organization: created, invitations: outcome };
   });
   forgetCachedProfile(actor.user.id);
-  return toOrganizationDetails(organization, 'owner');
+  return { ...toOrganizationDetails(organization, 'owner'), invitations: invitationCounts(invitations) };
 }
 
 async function loadOrganization(organizationId: string): Promise<OrganizationRow> {
@@ -137,17 +142,35 @@ export interface UpdateOrganizationInput {
   logo?: string | null;
   metadata?: Record<string, unknown>;
   autoAcceptInvitations?: boolean;
+  address?: PostalAddress | null;
   communicationPreferences?: Record<string, unknown>;
-  acceptBankLinkingTerms?: boolean;
+  bankLinkingTermsAccepted?: boolean;
 }
 
-/** PATCH /organization/{orgId}: renaming regenerates the slug; a taken name is 400. */
-export async function updateOrganization(organization: OrganizationContext, input: UpdateOrganizationInput) {
-  const { acceptBankLinkingTerms, ...fields } = input;
-  const changes: Partial<typeof organizations.$inferInsert> = Object.fromEntries(
+/** Columns to write, each a value or an SQL expression over the row being updated. */
+type OrganizationChanges = { [K in keyof typeof organizations.$inferInsert]?: (typeof organizations.$inferInsert)[K] | SQL };
+
+/**
+ * The columns that record the bank-linking terms: accepting keeps an acceptance already in force
+ * (its time and user; computed from the row being updated, so two concurrent accepts keep the first
+ * too), withdrawing clears both.
+ */
+function bankLinkingTermsChanges(accepted: boolean, userId: string): OrganizationChanges {
+  if (!accepted) return { bankLinkingTermsAcceptedAt: null, bankLinkingTermsAcceptedById: null };
+  const inForce = sql`${organizations.bankLinkingTermsAcceptedAt} is not null`;
+  return {
+    bankLinkingTermsAcceptedAt: sql`coalesce(${organizations.bankLinkingTermsAcceptedAt}, ${sql.param(now(), organizations.bankLinkingTermsAcceptedAt)})`,
+    bankLinkingTermsAcceptedById: sql`case when ${inForce} then ${organizations.bankLinkingTermsAcceptedById} else ${userId}::uuid end`,
+  };
+}
+
+/** PATCH /organization/{orgId}: renaming regenerates the slug; a taken name is 400. Only the fields of the input are written. */
+export async function updateOrganization(actor: Actor, organization: OrganizationContext, input: UpdateOrganizationInput) {
+  const { bankLinkingTermsAccepted, ...fields } = input;
+  const changes: OrganizationChanges = Object.fromEntries(
     Object.entries(fields).filter(([, value]) => value !== undefined),
   );
-  if (acceptBankLinkingTerms) changes.bankLinkingTermsAcceptedAt = now();
+  if (bankLinkingTermsAccepted !== undefined) Object.assign(changes, bankLinkingTermsChanges(bankLinkingTermsAccepted, actor.user.id));
   const current = await loadOrganization(organization.id);
   if (input.name !== undefined && input.name !== current.name) {
     if (await isOrganizationNameTaken(db(), input.name, current.id)) {
@@ -258,7 +281,8 @@ export async function storageStats(organization: OrganizationContext, query: { c
         eq(cases.organizationId, organization.id),
         isNull(cases.archivedAt),
         isNull(cases.deletedAt),
-        query.caseIds?.length ? inArray(cases.id, query.caseIds) : undefined,
+        // Ids that are not UUIDs match nothing: `caseIds=abc` filters every case out.
+        query.caseIds?.length ? idIn(cases.id, query.caseIds) : undefined,
       ),
     )
     .orderBy(desc(cases.storageBytes), asc(cases.name));
@@ -332,7 +356,7 @@ export async function updateUserRoles(organization: OrganizationContext, input: 
     const members = await tx
       .select({ userId: organizationMembers.userId, role: organizationMembers.role })
       .from(organizationMembers)
-      .where(and(eq(organizationMembers.organizationId, organization.id), inArray(organizationMembers.userId, input.userIds)))
+      .where(and(eq(organizationMembers.organizationId, organization.id), idIn(organizationMembers.userId, input.userIds)))
       .for('update');
     await assertOwnerChangesAllowed(tx, organization, members.map((m) => ({ userId: m.userId, from: m.role, to: input.role })));
     if (members.length === 0) return 0;
@@ -369,7 +393,9 @@ const definedFields = (entry: MemberUpdate): MemberUpdate =>
  * A changed login email ends every session and token of that member and is notified to the old
  * address (queued in the same transaction, sent after commit).
  */
-export async function updateOrganizationUsers(actor: Actor, organization: OrganizationContext, input: { users: MemberUpdate[] }) {
+export async function updateOrganizationUsers(actor: Actor, organization: OrganizationContext, request: { users: MemberUpdate[] }) {
+  // UUIDs compare case-insensitively; stored ids are lowercase, and the entries are matched to them below.
+  const input = { users: request.users.map((entry) => ({ ...entry, userId: entry.userId.toLowerCase() })) };
   const empty = input.users.findIndex((entry) => entry.role === undefined && entry.name === undefined && entry.email === undefined);
   if (empty >= 0) throw new BadRequestError(`users[${empty}] changes nothing: give a role, a name or an email`, 'NOTHING_TO_CHANGE');
   const userIds = [...new Set(input.users.map((entry) => entry.userId))];
@@ -388,9 +414,10 @@ export async function updateOrganizationUsers(actor: Actor, organization: Organi
       })
       .from(organizationMembers)
       .innerJoin(users, eq(users.id, organizationMembers.userId))
-      .where(and(eq(organizationMembers.organizationId, organization.id), inArray(organizationMembers.userId, userIds)))
+      .where(and(eq(organizationMembers.organizationId, organization.id), idIn(organizationMembers.userId, userIds)))
       .for('update', { of: organizationMembers });
     const byId = new Map(members.map((m) => [m.userId, m]));
+    // From here on every entry names a member: its userId is a stored UUID (safe to cast below).
     const missing = userIds.find((id) => !byId.has(id));
     if (missing) throw new NotFoundError(`User ${missing} is not a member of this organization`);
     // Only a real change counts: re-sending the name or email the account already has (a client
@@ -523,7 +550,9 @@ async function handOverSoleOwnedCases(tx: Executor, organizationId: string, leav
  * owner, or (self-removal, or an admin removing) the organization's oldest remaining owner, in the
  * same transaction. A fixed number of statements.
  */
-export async function removeOrganizationUser(actor: Actor, organization: OrganizationContext, userId: string) {
+export async function removeOrganizationUser(actor: Actor, organization: OrganizationContext, userIdSent: string) {
+  // UUIDs compare case-insensitively; stored ids are lowercase.
+  const userId = userIdSent.toLowerCase();
   // Who may remove whom is the route's rule (admin or owner and an active plan, or `self`: lib/http/organization-context.ts).
   const leaving = userId === actor.user.id;
   await transaction(async (tx) => {
@@ -532,8 +561,9 @@ export async function removeOrganizationUser(actor: Actor, organization: Organiz
       .select({ role: organizationMembers.role, email: users.email })
       .from(organizationMembers)
       .innerJoin(users, eq(users.id, organizationMembers.userId))
-      .where(and(eq(organizationMembers.organizationId, organization.id), eq(organizationMembers.userId, userId)))
+      .where(and(eq(organizationMembers.organizationId, organization.id), idEquals(organizationMembers.userId, userId)))
       .for('update');
+    // An id that is not a UUID names no member; past this point userId is a member's id.
     if (!member) throw new NotFoundError('This user is not a member of the organization');
     await assertOwnerChangesAllowed(tx, organization, [{ userId, from: member.role, to: 'client' }]);
     await handOverSoleOwnedCases(tx, organization.id, userId, !leaving && organization.role === 'owner' ? actor.user.id : null);

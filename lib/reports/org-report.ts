@@ -1,26 +1,28 @@
-import { and, count, countDistinct, desc, ilike, inArray, isNull, or, sql } from 'drizzle-orm';
+import { and, count, countDistinct, ilike, inArray, isNull, or, sql } from 'drizzle-orm';
 import { billingSummary } from '../billing/summary';
 import { addDays, now } from '../clock';
 import { db } from '../db/client';
 import { cases, devices, extractionAttempts, extractionCodes, organizations } from '../db/schema';
 import { planUsageByOrganization, toActivePlanEntity } from '../organizations/active-plan';
 import { toOrganizationEntity } from '../organizations/entity';
-import { pageWindow, type PagingInput, toPage } from '../paging';
+import { pageWindow, type PagingInput, sortDirection, toPage } from '../paging';
 
 /** Cases created within this many days count as recent for the unused-codes figure. */
 export const RECENT_CASE_DAYS = 30;
 
 /**
- * GET /admin/report/org-report: one page of organizations with their activity figures. Every
- * figure comes from one aggregate query over the page's organizations (GROUP BY organization):
- * eight queries per page whatever the organizations hold.
+ * GET /admin/report/org-report: one page of organizations with their activity figures, newest
+ * first (the contract states no order; sortOrder asc for oldest first). Every figure comes from
+ * one aggregate query over the page's organizations (GROUP BY organization): eight queries per
+ * page whatever the organizations hold.
  */
 export async function organizationReport(query: PagingInput & { searchText?: string }) {
   const window = pageWindow(query);
   const pattern = query.searchText ? `%${query.searchText.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined;
   const where = pattern ? or(ilike(organizations.name, pattern), ilike(organizations.email, pattern)) : undefined;
+  const direction = sortDirection(query.sortOrder, 'desc');
   const [page, [totals]] = await Promise.all([
-    db().select().from(organizations).where(where).orderBy(desc(organizations.createdAt), desc(organizations.id)).limit(window.size).offset(window.offset),
+    db().select().from(organizations).where(where).orderBy(direction(organizations.createdAt), direction(organizations.id)).limit(window.size).offset(window.offset),
     db().select({ total: count() }).from(organizations).where(where),
   ]);
   const ids = page.map((o) => o.id);

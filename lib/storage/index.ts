@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { addSeconds, now } from '../clock';
-import { config } from '../config';
+import { config, selfLink } from '../config';
 import { localSecret } from '../secrets';
 
 /**
@@ -117,7 +117,7 @@ export class DirectoryStorage implements ObjectStorage {
   async downloadUrl(key: string, expiresInSeconds: number): Promise<string> {
     assertSafeObjectKey(key);
     const expires = Math.floor(addSeconds(now(), expiresInSeconds).getTime() / 1000);
-    const url = new URL(`/_local/objects/${key.split('/').map(encodeURIComponent).join('/')}`, config().PUBLIC_BASE_URL);
+    const url = selfLink(`/_local/objects/${key.split('/').map(encodeURIComponent).join('/')}`);
     url.searchParams.set('expires', String(expires));
     url.searchParams.set('signature', this.sign(key, expires));
     return url.toString();
@@ -126,7 +126,7 @@ export class DirectoryStorage implements ObjectStorage {
   async uploadUrl(key: string, file: { contentType: string; size: number }, expiresInSeconds: number): Promise<string> {
     assertSafeObjectKey(key);
     const expires = Math.floor(addSeconds(now(), expiresInSeconds).getTime() / 1000);
-    const url = new URL(`/_local/uploads/${key.split('/').map(encodeURIComponent).join('/')}`, config().PUBLIC_BASE_URL);
+    const url = selfLink(`/_local/uploads/${key.split('/').map(encodeURIComponent).join('/')}`);
     url.searchParams.set('expires', String(expires));
     url.searchParams.set('size', String(file.size));
     url.searchParams.set('signature', this.sign(`PUT\n${key}\n${file.contentType}\n${file.size}`, expires));

@@ -10,9 +10,8 @@ import { inviteToOrganization } from '../invitations';
 import { queueEmail } from '../mail/outbox';
 import { consumeRateLimit } from '../rate-limit';
 import { emails } from '../mail/templates';
-import { toOrganizationDetails } from '../organizations/entity';
+import { invitationCounts, toOrganizationDetails } from '../organizations/entity';
 import { insertOrganization } from '../organizations';
-import { FREE_PLAN } from '../organizations/plans';
 import { hashPassword, verifyPassword } from '../secrets';
 import { findEmailToken, issueEmailToken } from './email-tokens';
 import { buildUserProfile, forgetCachedProfile } from './profile';
@@ -31,13 +30,12 @@ interface RegisterInput {
 /**
  * Creates the user, their organization (owner, free plan), invitations for `inviteEmails`, the
  * terms acceptance and a verification email, and signs the user in: all in one transaction.
+ * Invitations beyond the free plan's seats are not sent (the first ones given are): the answer's
+ * `organizationInfo.invitations` counts both, and sign-up never fails for them.
  */
 export async function register(input: RegisterInput, client: ClientInfo | null) {
   if (!input.acceptTerms) throw new BadRequestError('The terms must be accepted', 'TERMS_NOT_ACCEPTED');
-  const invitees = [...new Set(input.inviteEmails ?? [])].filter((email) => email !== input.email);
-  if (invitees.length > FREE_PLAN.seats - 1) {
-    throw new BadRequestError(`The free plan has ${FREE_PLAN.seats} seats: invite at most ${FREE_PLAN.seats - 1} people`, 'USER_NOT_CREATED');
-  }
+  const invitees = (input.inviteEmails ?? []).filter((email) => email.toLowerCase() !== input.email.toLowerCase());
   const passwordHash = await hashPassword(input.password);
 
   const created = await transaction(async (tx, afterCommit) => {
@@ -53,22 +51,23 @@ export async function register(input: RegisterInput, client: ClientInfo | null) 
       : await insertOrganizationWithFreeName(tx, afterCommit, `${user.name}'s Organization`, user);
     if (!organization) throw new BadRequestError('An organization with this name already exists', 'ORGANIZATION_NAME_TAKEN');
 
-    await inviteToOrganization(tx, afterCommit, {
+    const invitations = await inviteToOrganization(tx, afterCommit, {
       organization,
       inviter: { id: user.id, name: user.name },
       emails: invitees,
       role: 'member',
+      beyondSeats: 'skip',
     });
     const verificationToken = await issueEmailToken(tx, user, 'verify_email');
     await queueEmail(tx, afterCommit, emails.verifyEmail(user.email, user.name, verificationToken));
     const tokens = await startLoginSession(tx, user.id, client);
-    return { user, organization, tokens };
+    return { user, organization, tokens, invitations };
   });
 
   return {
     ...created.tokens,
     userProfile: await buildUserProfile(created.user.id),
-    organizationInfo: toOrganizationDetails(created.organization, 'owner'),
+    organizationInfo: { ...toOrganizationDetails(created.organization, 'owner'), invitations: invitationCounts(created.invitations) },
   };
 }
 

@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { Email } from '../common/fields';
 
 export const CheckEmailAvailabilityDto = z
-  .strictObject({ email: Email })
+  .object({ email: Email })
   .register(z.globalRegistry, { id: 'CheckEmailAvailabilityDto' });
 
 export const EmailAvailabilityEntity = z

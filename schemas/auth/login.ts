@@ -3,7 +3,7 @@ import { Email } from '../common/fields';
 import { UserEntity } from '../user/user-entity';
 
 export const LoginEmailDto = z
-  .strictObject({ email: Email, password: z.string().check(z.minLength(1), z.maxLength(128)) })
+  .object({ email: Email, password: z.string().check(z.minLength(1), z.maxLength(128)) })
   .register(z.globalRegistry, { id: 'LoginEmailDto' });
 
 export const LoginResponseEntity = z

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 
 export const RefreshTokenDto = z
-  .strictObject({ refreshToken: z.string().check(z.minLength(1), z.maxLength(512)) })
+  .object({ refreshToken: z.string().check(z.minLength(1), z.maxLength(512)) })
   .register(z.globalRegistry, { id: 'RefreshTokenDto' });
 
 export const RefreshTokenResponseEntity = z

@@ -1,8 +1,8 @@
 import * as z from 'zod/mini';
-import { DateTime, Id } from '../common/fields';
+import { DateTime, Id, IdText } from '../common/fields';
 
 /** Any string: an id that matches none of the caller's sessions is 404, never 400 (tolerant reader). */
-export const SessionIdPath = z.object({ id: z.string() });
+export const SessionIdPath = z.object({ id: IdText });
 
 export const SessionEntity = z
   .object({

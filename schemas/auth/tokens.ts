@@ -1,16 +1,23 @@
 import * as z from 'zod/mini';
 import { SCOPES } from '../../lib/auth/scopes';
-import { DateTime, DisplayName, Id } from '../common/fields';
+import { DateTime, DisplayName, Id, IdText } from '../common/fields';
 
+/** The longest automation token lifetime (lib/auth/automation-tokens.ts MAX_TTL_DAYS caps to it). */
 export const MAX_AUTOMATION_TOKEN_TTL_DAYS = 400;
 
 export const ScopeEnum = z.enum(SCOPES);
 
 export const GenerateTokenDto = z
-  .strictObject({
-    scopes: z.optional(z.array(ScopeEnum).check(z.maxLength(SCOPES.length * 4))),
+  .object({
+    // An empty list is the domain's 400 UNSUPPORTED_SCOPE (lib/auth/automation-tokens.ts); the description says so as minItems.
+    scopes: z.optional(
+      z.array(ScopeEnum).check(z.maxLength(SCOPES.length * 4)).register(z.globalRegistry, { minItems: 1, description: 'At least one scope; without scopes, a legacy token' }),
+    ),
     label: z.optional(DisplayName),
-    ttlDays: z.optional(z.int().check(z.minimum(1), z.maximum(MAX_AUTOMATION_TOKEN_TTL_DAYS))),
+    // "Never more than 400 days" is a cap on the lifetime, not a refusal: more is lowered to 400 (lib/auth/automation-tokens.ts).
+    ttlDays: z.optional(
+      z.int().check(z.minimum(1)).register(z.globalRegistry, { description: `Lifetime in days; above ${MAX_AUTOMATION_TOKEN_TTL_DAYS} is capped at ${MAX_AUTOMATION_TOKEN_TTL_DAYS}` }),
+    ),
   })
   .register(z.globalRegistry, { id: 'GenerateTokenDto' });
 
@@ -18,10 +25,10 @@ export const GenerateTokenDto = z
 export const GenerateTokenBody = z._default(GenerateTokenDto, {});
 
 export const UpdateTokenScopesDto = z
-  .strictObject({ scopes: z.array(ScopeEnum).check(z.maxLength(SCOPES.length * 4)) })
+  .object({ scopes: z.array(ScopeEnum).check(z.maxLength(SCOPES.length * 4)) })
   .register(z.globalRegistry, { id: 'UpdateTokenScopesDto' });
 
-export const TokenIdPath = z.object({ id: Id });
+export const TokenIdPath = z.object({ id: IdText });
 
 export const AutomationTokenListEntity = z
   .object({

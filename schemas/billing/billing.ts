@@ -1,25 +1,25 @@
 import * as z from 'zod/mini';
 import { BASE_FEE_STATUSES } from '../../lib/billing/summary';
 import { CADENCES, TIER_KEYS } from '../../lib/billing/tiers';
-import { DateTime, Id } from '../common/fields';
+import { DateTime, Id, IdText } from '../common/fields';
 import { QueryInt } from '../common/paging';
 
 /** limit (default 50, at most 200) and skip, for statements, reconciliation, history and credits. */
 export const LedgerPagingQuery = { limit: z.optional(QueryInt(1, 200)), skip: z.optional(QueryInt(0, 100_000_000)) };
 
-export const CaseIdPath = z.object({ caseId: Id });
+export const CaseIdPath = z.object({ caseId: IdText });
 
 /** Where the processor's checkout page sends the browser back: http(s) only (never javascript:, data:...). */
 const ReturnUrl = z.url({ protocol: /^https?$/ }).check(z.maxLength(2048));
 
 export const CreateBillingSetupSessionDto = z
-  .strictObject({ successUrl: ReturnUrl, cancelUrl: ReturnUrl })
+  .object({ successUrl: ReturnUrl, cancelUrl: ReturnUrl })
   .register(z.globalRegistry, { id: 'CreateBillingSetupSessionDto' });
 
 export const BillingSetupSessionEntity = z.object({ url: z.string() }).register(z.globalRegistry, { id: 'BillingSetupSessionEntity' });
 
 export const SelectPlanDto = z
-  .strictObject({
+  .object({
     tier: z.enum(TIER_KEYS),
     cadence: z.optional(z.enum(CADENCES)),
     successUrl: z.optional(ReturnUrl),
@@ -100,7 +100,7 @@ export const ReconciliationResponseEntity = z
 
 export const BillingHistoryCategoryEnum = z.enum(['subscription', 'invoicing', 'payment_method', 'case_billing', 'admin']);
 
-export const BillingHistoryQuery = z.object({ ...LedgerPagingQuery, category: z.optional(BillingHistoryCategoryEnum), caseId: z.optional(Id) });
+export const BillingHistoryQuery = z.object({ ...LedgerPagingQuery, category: z.optional(BillingHistoryCategoryEnum), caseId: z.optional(IdText) });
 
 export const BillingHistoryResponseEntity = z
   .array(
@@ -188,8 +188,8 @@ export const CreditBalanceEntity = z
   .register(z.globalRegistry, { id: 'CreditBalanceEntity' });
 
 export const BillingReportQueryDto = z
-  .strictObject({
-    caseIds: z.optional(z.array(Id).check(z.maxLength(500))),
+  .object({
+    caseIds: z.optional(z.array(IdText).check(z.maxLength(500))),
     startDate: z.optional(DateTime),
     endDate: z.optional(DateTime),
     format: z.enum(['json', 'pdf']),

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { DateTime, DisplayName, Id, QueryBoolean } from '../common/fields';
+import { DateTime, DisplayName, Id, IdText, QueryBoolean } from '../common/fields';
 import { PageEntity, PagingQuery } from '../common/paging';
 
 export const CaseAccessEnum = z.enum(['owner', 'admin', 'viewer', 'opposing_counsel']);
@@ -20,17 +20,17 @@ export const CaseEntity = z
 
 export const CasePageEntity = PageEntity(CaseEntity).register(z.globalRegistry, { id: 'CasePageEntity' });
 
-export const CreateCaseDto = z.strictObject({ name: DisplayName }).register(z.globalRegistry, { id: 'CreateCaseDto' });
+export const CreateCaseDto = z.object({ name: DisplayName }).register(z.globalRegistry, { id: 'CreateCaseDto' });
 
 export const UpdateCaseDto = z
-  .strictObject({ name: z.optional(DisplayName), archived: z.optional(z.boolean()) })
+  .object({ name: z.optional(DisplayName), archived: z.optional(z.boolean()) })
   .register(z.globalRegistry, { id: 'UpdateCaseDto' });
 
 export const ListCasesQuery = z.object({ ...PagingQuery, includeArchived: z.optional(QueryBoolean) });
 
-export const CasePath = z.object({ caseId: Id });
-export const CaseAccessPath = z.object({ caseId: Id, userId: Id });
+export const CasePath = z.object({ caseId: IdText });
+export const CaseAccessPath = z.object({ caseId: IdText, userId: IdText });
 
-export const GrantCaseAccessDto = z.strictObject({ access: CaseAccessEnum }).register(z.globalRegistry, { id: 'GrantCaseAccessDto' });
+export const GrantCaseAccessDto = z.object({ access: CaseAccessEnum }).register(z.globalRegistry, { id: 'GrantCaseAccessDto' });
 
 export const CaseAccessEntity = z.object({ caseId: Id, userId: Id, access: CaseAccessEnum }).register(z.globalRegistry, { id: 'CaseAccessEntity' });

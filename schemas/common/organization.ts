@@ -4,6 +4,22 @@ import { DateTime, Id } from './fields';
 
 export const OrganizationRoleEnum = z.enum(ROLES_BY_RANK);
 
+export const PostalAddressEntity = z
+  .object({
+    line1: z.optional(z.string()),
+    line2: z.optional(z.string()),
+    city: z.optional(z.string()),
+    state: z.optional(z.string()),
+    postalCode: z.optional(z.string()),
+    country: z.optional(z.string()),
+  })
+  .register(z.globalRegistry, { id: 'PostalAddressEntity' });
+
+/** The bank-linking terms: accepted or not, and the acceptance in force (null when not accepted). */
+export const BankLinkingTermsEntity = z
+  .object({ accepted: z.boolean(), acceptedAt: z.nullable(DateTime), acceptedBy: z.nullable(Id) })
+  .register(z.globalRegistry, { id: 'BankLinkingTermsEntity' });
+
 export const OrganizationEntity = z
   .object({
     id: Id,
@@ -21,6 +37,9 @@ export const OrganizationEntity = z
     isPriority: z.boolean(),
     activePlan: z.nullable(z.record(z.string(), z.unknown())),
     metadata: z.record(z.string(), z.unknown()),
+    address: z.nullable(PostalAddressEntity),
+    communicationPreferences: z.record(z.string(), z.unknown()),
+    bankLinkingTerms: BankLinkingTermsEntity,
     type: z.string(),
     version: z.enum(['v1', 'v2', 'eu', 'ca']),
     createdAt: DateTime,
@@ -39,10 +58,17 @@ export const BillingSummaryEntity = z
   })
   .register(z.globalRegistry, { id: 'BillingSummaryEntity' });
 
+/** How many of a request's `inviteEmails` were sent (or added at once), and how many were not for lack of free seats. */
+export const InvitationsSentEntity = z
+  .object({ sent: z.int().check(z.minimum(0)), notSent: z.int().check(z.minimum(0)) })
+  .register(z.globalRegistry, { id: 'InvitationsSentEntity' });
+
 export const OrganizationDetailsResponseEntity = z
   .object({
     organization: OrganizationEntity,
     permission: z.object({ role: OrganizationRoleEnum }),
     billing: z.nullable(BillingSummaryEntity),
+    /** Only in the answers of register and POST /organization: the `inviteEmails` sent, and those left out for lack of seats. */
+    invitations: z.optional(InvitationsSentEntity),
   })
   .register(z.globalRegistry, { id: 'OrganizationDetailsResponseEntity' });

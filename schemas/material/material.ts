@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { DateTime, Id, QueryBoolean } from '../common/fields';
+import { DateTime, Id, IdText, QueryBoolean } from '../common/fields';
 import { PageEntity, PagingQuery, QueryList } from '../common/paging';
 
 const Address = z.object({ name: z.optional(z.string()), email: z.optional(z.string()) });
@@ -89,8 +89,8 @@ export const ThreadEmailsQuery = z.object({
   folders: z.optional(QueryList(z.string().check(z.minLength(1), z.maxLength(200)))),
   domains: z.optional(QueryList(Domain)),
   excludeDomains: z.optional(QueryList(Domain)),
-  tags: z.optional(QueryList(Id)),
-  excludeTags: z.optional(QueryList(Id)),
+  tags: z.optional(QueryList(IdText)),
+  excludeTags: z.optional(QueryList(IdText)),
   excludeEmails: z.optional(QueryList(z.string().check(z.minLength(3), z.maxLength(254)))),
   starred: z.optional(QueryBoolean),
   unread: z.optional(QueryBoolean),
@@ -98,7 +98,7 @@ export const ThreadEmailsQuery = z.object({
   sortBy: z.optional(z.enum(['date'])),
 });
 
-export const ThreadPath = z.object({ caseId: Id, threadId: Id });
+export const ThreadPath = z.object({ caseId: IdText, threadId: IdText });
 
 export const EmailThreadPageEntity = PageEntity(
   z.object({
@@ -121,7 +121,7 @@ export const ProfilePageEntity = PageEntity(
 export const SearchMessagesQuery = z.object({
   ...PagingQuery,
   searchText: z.string().check(z.trim(), z.minLength(1), z.maxLength(200)),
-  tags: z.optional(QueryList(Id, 20)),
+  tags: z.optional(QueryList(IdText, 20)),
 });
 
 export const ProfessionalNetworkMessageEntity = z
@@ -146,7 +146,7 @@ export const ProfessionalNetworkMessagePageEntity = PageEntity(ProfessionalNetwo
   id: 'ProfessionalNetworkMessagePageEntity',
 });
 
-export const ChatProfilePath = z.object({ caseId: Id, chatPlatformId: Id });
+export const ChatProfilePath = z.object({ caseId: IdText, chatPlatformId: IdText });
 
 export const SupportTicketsQuery = z.object({ ...PagingQuery, searchText: z.optional(z.string().check(z.trim(), z.maxLength(200))) });
 
@@ -169,10 +169,10 @@ export const SupportTicketPageEntity = PageEntity(SupportTicketEntity).register(
 const JsonObject = z.record(z.string().check(z.maxLength(200)), z.unknown());
 const ShortText = z.string().check(z.maxLength(500));
 
-export const ImportNotesQuery = z.object({ caseId: Id });
+export const ImportNotesQuery = z.object({ caseId: IdText });
 
 export const ImportCaseNotesDto = z
-  .strictObject({
+  .object({
     deviceId: z.string().check(z.minLength(1), z.maxLength(200)),
     deviceType: z.enum(['unknown', 'android', 'ios', 'facebook_dump', 'instagram_dump', 'threads_dump', 'email']),
     deviceMetadata: z.optional(JsonObject),
@@ -190,7 +190,7 @@ export const ImportCaseNotesDto = z
     }),
     notes: z
       .array(
-        z.strictObject({
+        z.object({
           id: z.int().check(z.minimum(0)),
           title: z.string().check(z.maxLength(1000)),
           summary: z.optional(z.string().check(z.maxLength(10_000))),
@@ -216,14 +216,14 @@ export const ImportNotesResponseEntity = z
   .register(z.globalRegistry, { id: 'ImportNotesResponseEntity' });
 
 /** An attachment the desktop extractor is about to upload: its file name, type and size. */
-const UploadFile = z.strictObject({
+const UploadFile = z.object({
   name: z.string().check(z.trim(), z.minLength(1), z.maxLength(255)),
   contentType: z.string().check(z.maxLength(100), z.regex(/^[\w.+-]+\/[\w.+-]+$/, 'Must be a media type such as image/jpeg')),
   size: z.int().check(z.minimum(1), z.maximum(5 * 1024 ** 3)),
 });
 
 export const CreateAttachmentUploadsDto = z
-  .strictObject({ files: z.array(UploadFile).check(z.minLength(1), z.maxLength(100)) })
+  .object({ files: z.array(UploadFile).check(z.minLength(1), z.maxLength(100)) })
   .register(z.globalRegistry, { id: 'CreateAttachmentUploadsDto' });
 
 export const AttachmentUploadsResponseEntity = z

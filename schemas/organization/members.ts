@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { DateTime, DisplayName, Email, Id } from '../common/fields';
+import { DateTime, DisplayName, Email, Id, IdText } from '../common/fields';
 import { BillingSummaryEntity, OrganizationEntity, OrganizationRoleEnum } from '../common/organization';
 import { PageEntity, PagingQuery } from '../common/paging';
 import { UserEntity } from '../user/user-entity';
@@ -22,18 +22,18 @@ export const MemberEntity = z
 export const MemberPageEntity = PageEntity(MemberEntity).register(z.globalRegistry, { id: 'MemberPageEntity' });
 
 export const UpdateOrganizationUserAccessDto = z
-  .strictObject({ userIds: z.array(Id).check(z.minLength(1), z.maxLength(100)), role: OrganizationRoleEnum })
+  .object({ userIds: z.array(IdText).check(z.minLength(1), z.maxLength(100)), role: OrganizationRoleEnum })
   .register(z.globalRegistry, { id: 'UpdateOrganizationUserAccessDto' });
 
 export const UpdateOrganizationUsersDto = z
-  .strictObject({
+  .object({
     users: z
-      .array(z.strictObject({ userId: Id, role: z.optional(OrganizationRoleEnum), name: z.optional(DisplayName), email: z.optional(Email) }))
+      .array(z.object({ userId: IdText, role: z.optional(OrganizationRoleEnum), name: z.optional(DisplayName), email: z.optional(Email) }))
       .check(z.minLength(1), z.maxLength(100)),
   })
   .register(z.globalRegistry, { id: 'UpdateOrganizationUsersDto' });
 
-export const MemberPath = z.object({ orgId: Id, userId: Id });
+export const MemberPath = z.object({ orgId: IdText, userId: IdText });
 
 const PersonEntity = z.nullable(z.object({ id: Id, name: z.string(), email: z.string() }));
 
@@ -58,7 +58,7 @@ export const InvitationPageEntity = PageEntity(InvitationEntity).register(z.glob
 const InvitationSort = {
   sortBy: z.optional(z.enum(['createdAt', 'updatedAt', 'email'])),
   userRole: z.optional(OrganizationRoleEnum),
-  organization: z.optional(Id),
+  organization: z.optional(IdText),
 };
 
 export const InvitationsQuery = z.object({
@@ -71,15 +71,15 @@ export const InvitationsQuery = z.object({
 export const PendingInvitationsQuery = z.object({ ...PagingQuery, ...InvitationSort });
 
 export const InviteOrganizationUsersDto = z
-  .strictObject({ emails: z.array(Email).check(z.minLength(1), z.maxLength(50)), role: z.optional(OrganizationRoleEnum) })
+  .object({ emails: z.array(Email).check(z.minLength(1), z.maxLength(50)), role: z.optional(OrganizationRoleEnum) })
   .register(z.globalRegistry, { id: 'InviteOrganizationUsersDto' });
 
-export const InvitationPath = z.object({ orgId: Id, invitationId: Id });
+export const InvitationPath = z.object({ orgId: IdText, invitationId: IdText });
 
 const EmailedToken = z.string().check(z.minLength(1), z.maxLength(512));
 
 export const AcceptOrganizationInvitationRequestDto = z
-  .strictObject({
+  .object({
     token: EmailedToken,
     email: Email,
     name: z.optional(DisplayName),
@@ -88,7 +88,7 @@ export const AcceptOrganizationInvitationRequestDto = z
   .register(z.globalRegistry, { id: 'AcceptOrganizationInvitationRequestDto' });
 
 export const RejectOrganizationInvitationRequestDto = z
-  .strictObject({ token: EmailedToken, email: Email, reason: z.optional(z.string().check(z.trim(), z.maxLength(1000))) })
+  .object({ token: EmailedToken, email: Email, reason: z.optional(z.string().check(z.trim(), z.maxLength(1000))) })
   .register(z.globalRegistry, { id: 'RejectOrganizationInvitationRequestDto' });
 
 export const AcceptInvitationResponseEntity = z

@@ -1,10 +1,10 @@
 import * as z from 'zod/mini';
 import { hasInvisibleCharacters } from '../../lib/organizations/name-key';
-import { DisplayName, Email, Id } from '../common/fields';
+import { DisplayName, Email, Id, IdText } from '../common/fields';
 import { OrganizationDetailsResponseEntity, OrganizationEntity, OrganizationRoleEnum } from '../common/organization';
 import { PageEntity, QueryList } from '../common/paging';
 
-export const OrganizationIdPath = z.object({ orgId: Id });
+export const OrganizationIdPath = z.object({ orgId: IdText });
 
 /**
  * An organization name: display text with no invisible character (zero-width, bidi controls...):
@@ -20,10 +20,10 @@ export const METADATA_MAX_BYTES = 16 * 1024;
 export const COMMUNICATION_PREFERENCES_MAX_BYTES = 4 * 1024;
 
 export const CreateOrganizationDto = z
-  .strictObject({ name: OrganizationName, inviteEmails: z.optional(z.array(Email).check(z.maxLength(50))) })
+  .object({ name: OrganizationName, inviteEmails: z.optional(z.array(Email).check(z.maxLength(50))) })
   .register(z.globalRegistry, { id: 'CreateOrganizationDto' });
 
-export const ValidateOrganizationNameDto = z.strictObject({ name: DisplayName }).register(z.globalRegistry, { id: 'ValidateOrganizationNameDto' });
+export const ValidateOrganizationNameDto = z.object({ name: DisplayName }).register(z.globalRegistry, { id: 'ValidateOrganizationNameDto' });
 
 export const ValidateOrganizationNameResponseEntity = z
   .object({ isValid: z.boolean() })
@@ -37,8 +37,20 @@ const JsonObject = (maxBytes: number) =>
     .check(z.refine((value) => Buffer.byteLength(JSON.stringify(value), 'utf8') <= maxBytes, { message: `Must be at most ${maxBytes} bytes as JSON` }))
     .register(z.globalRegistry, { description: `Free-form object, at most ${maxBytes} bytes as JSON` });
 
+/** A postal address; every line optional (unknown keys are dropped). Sent whole: it replaces the stored one. */
+export const PostalAddressDto = z
+  .object({
+    line1: z.optional(ShortText(200)),
+    line2: z.optional(ShortText(200)),
+    city: z.optional(ShortText(100)),
+    state: z.optional(ShortText(100)),
+    postalCode: z.optional(ShortText(20)),
+    country: z.optional(ShortText(100)),
+  })
+  .register(z.globalRegistry, { id: 'PostalAddressDto' });
+
 export const UpdateOrganizationDto = z
-  .strictObject({
+  .object({
     name: z.optional(OrganizationName),
     email: z.optional(z.union([Email, z.literal('')])),
     contact: z.optional(ShortText(200)),
@@ -51,8 +63,11 @@ export const UpdateOrganizationDto = z
     logo: z.optional(z.nullable(z.url({ protocol: /^https?$/ }).check(z.maxLength(2048)))),
     metadata: z.optional(JsonObject(METADATA_MAX_BYTES)),
     autoAcceptInvitations: z.optional(z.boolean()),
+    /** The whole address; null clears it. */
+    address: z.optional(z.nullable(PostalAddressDto)),
     communicationPreferences: z.optional(JsonObject(COMMUNICATION_PREFERENCES_MAX_BYTES)),
-    acceptBankLinkingTerms: z.optional(z.boolean()),
+    /** true records the acceptance (the first one's time and user are kept); false withdraws it. */
+    bankLinkingTermsAccepted: z.optional(z.boolean()),
   })
   .register(z.globalRegistry, { id: 'UpdateOrganizationDto' });
 
@@ -93,7 +108,7 @@ export const OrganizationPlanUsageEntity = z
   })
   .register(z.globalRegistry, { id: 'OrganizationPlanUsageEntity' });
 
-export const StorageStatsQuery = z.object({ caseIds: z.optional(QueryList(Id)) });
+export const StorageStatsQuery = z.object({ caseIds: z.optional(QueryList(IdText)) });
 
 export const StorageStatsEntity = z
   .object({

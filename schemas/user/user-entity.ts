@@ -2,9 +2,6 @@ import * as z from 'zod/mini';
 import { DateTime, Id } from '../common/fields';
 import { OrganizationDetailsResponseEntity } from '../common/organization';
 
-export const ONBOARDING_STATUSES = ['not_started', 'in_progress', 'completed', 'skipped'] as const;
-export const USER_TYPES = ['attorney', 'paralegal', 'legal_staff', 'investigator', 'expert', 'individual', 'other'] as const;
-
 export const UserEntity = z
   .object({
     id: Id,

@@ -83,6 +83,23 @@ describe('POST /auth/generate-token with scopes (automation token)', () => {
     expect(data.expiresAt).toBe(addDays(T0, ttlDays).toISOString());
   });
 
+  it.each([401, 5000, Number.MAX_SAFE_INTEGER])('caps ttlDays %i at 400 days instead of refusing it', async (ttlDays) => {
+    testClock.freeze(T0);
+    const user = await createUser();
+    const data = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'], ttlDays } }));
+    expect(data.expiresAt).toBe(addDays(T0, 400).toISOString());
+    const [row] = (await sessionRowsOf(user.id)).filter((r) => r.kind === 'automation');
+    expect(row!.expiresAt.toISOString()).toBe(addDays(T0, 400).toISOString());
+  });
+
+  it('ignores a field it does not know (expiresAt): the lifetime is the default', async () => {
+    testClock.freeze(T0);
+    const user = await createUser();
+    const body = { scopes: ['profile:read'], expiresAt: '2030-01-01T00:00:00Z' };
+    const data = expectData(await invoke(routes.generateToken, { token: user.accessToken, body }));
+    expect(data.expiresAt).toBe(addDays(T0, 365).toISOString());
+  });
+
   it('accepts every supported scope at once', async () => {
     const user = await createUser();
     const data = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: [...SCOPES] } }));
@@ -245,6 +262,7 @@ describe('POST /auth/generate-token errors', () => {
     ['label', { label: 'CI' }],
     ['ttlDays', { ttlDays: 30 }],
     ['label and ttlDays', { label: 'CI', ttlDays: 30 }],
+    ['ttlDays over 400', { ttlDays: 401 }],
   ])('answers 400 for %s without scopes and mints nothing', async (_label, body) => {
     const user = await createUser();
     const result = await invoke(routes.generateToken, { token: user.accessToken, body });
@@ -263,7 +281,6 @@ describe('POST /auth/generate-token errors', () => {
     [{ scopes: ['profile:read', 'profile:delete'] }, ['body.scopes.1']],
     [{ scopes: ['PROFILE:READ'] }, ['body.scopes.0']],
     [{ scopes: 'profile:read' }, ['body.scopes']],
-    [{ scopes: ['profile:read'], ttlDays: 401 }, ['body.ttlDays']],
     [{ scopes: ['profile:read'], ttlDays: 0 }, ['body.ttlDays']],
     [{ scopes: ['profile:read'], ttlDays: -5 }, ['body.ttlDays']],
     [{ scopes: ['profile:read'], ttlDays: 1.5 }, ['body.ttlDays']],
@@ -273,9 +290,9 @@ describe('POST /auth/generate-token errors', () => {
     [{ scopes: ['profile:read'], label: 'x'.repeat(101) }, ['body.label']],
     [{ scopes: ['profile:read'], label: 42 }, ['body.label']],
     [{ scopes: ['profile:read'], label: 'ci\u0000bot' }, ['body.label']],
-    [{ scopes: ['admin:all'], ttlDays: 401 }, ['body.scopes.0', 'body.ttlDays']],
-    [{ scopes: ['profile:read'], expiresAt: '2030-01-01T00:00:00Z' }, ['body']],
-    [{ ttlDays: 401 }, ['body.ttlDays']],
+    [{ scopes: ['profile:read'], ttlDays: Number.MAX_SAFE_INTEGER + 2 }, ['body.ttlDays']],
+    [{ scopes: ['admin:all'], ttlDays: 0 }, ['body.scopes.0', 'body.ttlDays']],
+    [{ ttlDays: 0 }, ['body.ttlDays']],
   ])('answers 400 VALIDATION_FAILED for %j naming %j', async (body, fields) => {
     const user = await createUser();
     expectError(await invoke(routes.generateToken, { token: user.accessToken, body }), 400, 'VALIDATION_FAILED', fields);

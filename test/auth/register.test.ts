@@ -30,6 +30,7 @@ describe('POST /auth/register', () => {
       organization: { name: 'Register & Sons', slug: 'register-sons', email: body.email, isActive: true },
       permission: { role: 'owner' },
       billing: { billingMode: 'free', onCaseBilling: false },
+      invitations: { sent: 1, notSent: 0 },
     });
     expect(data.userProfile.organizations.map((o: any) => o.organization.id)).toEqual([data.organizationInfo.organization.id]);
 
@@ -84,10 +85,35 @@ describe('POST /auth/register', () => {
     expectError(await invoke(routes.register, { body: registration({ email: existing.email.toUpperCase() }) }), 400, 'USER_NOT_CREATED');
   });
 
-  it('answers 400 when the invitations would exceed the free plan seats, creating nothing', async () => {
-    const body = registration({ inviteEmails: Array.from({ length: 5 }, () => uniqueEmail('seat')) });
-    expectError(await invoke(routes.register, { body }), 400, 'USER_NOT_CREATED');
-    expect(await db().select().from(users).where(eq(users.email, body.email))).toHaveLength(0);
+  it("signs up with 50 inviteEmails: sends the first four (the free plan's free seats), not the rest, and says so", async () => {
+    // Prepare
+    const invitees = Array.from({ length: 50 }, () => uniqueEmail('seat'));
+    const body = registration({ inviteEmails: invitees });
+    // Act
+    const data = expectData(await invoke(routes.register, { body }));
+    // Assess
+    expect(data.organizationInfo.invitations).toEqual({ sent: 4, notSent: 46 });
+    const organizationId = data.organizationInfo.organization.id;
+    const invites = await db().select().from(invitations).where(eq(invitations.organizationId, organizationId));
+    expect(invites.map((i) => i.email).sort()).toEqual(invitees.slice(0, 4).sort());
+    for (const invitee of invitees.slice(0, 4)) expect(emailsTo(invitee)).toHaveLength(1);
+    for (const invitee of invitees.slice(4)) expect(emailsTo(invitee)).toHaveLength(0);
+    const usage = expectData(await invoke(routes.getOrganizationUsage, { token: data.accessToken, path: { orgId: organizationId } }));
+    expect(usage).toMatchObject({ seats: 5, seatsUsed: 5, remainingSeats: 0 });
+  });
+
+  it("counts neither the user's own address nor repeats among inviteEmails", async () => {
+    const invitee = uniqueEmail('once');
+    const email = uniqueEmail('self');
+    const body = registration({ email, inviteEmails: [email.toUpperCase(), invitee, invitee.toUpperCase(), invitee] });
+    const data = expectData(await invoke(routes.register, { body }));
+    expect(data.organizationInfo.invitations).toEqual({ sent: 1, notSent: 0 });
+    expect(emailsTo(email).filter((m) => m.subject.includes('invited'))).toHaveLength(0);
+  });
+
+  it('says no invitation was sent when inviteEmails is absent', async () => {
+    const data = expectData(await invoke(routes.register, { body: registration() }));
+    expect(data.organizationInfo.invitations).toEqual({ sent: 0, notSent: 0 });
   });
 
   it('lets exactly one of many racing sign-ups with the same email through', async () => {
@@ -108,12 +134,12 @@ describe('POST /auth/register', () => {
     [{ acceptTerms: undefined }, 'body.acceptTerms'],
     [{ inviteEmails: ['not-an-email'] }, 'body.inviteEmails.0'],
     [{ inviteEmails: 'a@example.com' }, 'body.inviteEmails'],
+    [{ inviteEmails: Array.from({ length: 51 }, (_v, i) => `bulk${i}@example.com`) }, 'body.inviteEmails'],
     [{ organizationName: '' }, 'body.organizationName'],
     [{ name: 'Nul\u0000Name' }, 'body.name'],
     [{ organizationName: 'Nul\u0000 LLP' }, 'body.organizationName'],
     [{ organizationName: 'Zero\u200bWidth LLP' }, 'body.organizationName'],
     [{ organizationName: 'Bidi \u202eLLP' }, 'body.organizationName'],
-    [{ role: 'owner' }, 'body'],
   ])('answers 400 VALIDATION_FAILED for %j', async (change, field) => {
     expectError(await invoke(routes.register, { body: registration(change) }), 400, 'VALIDATION_FAILED', [field]);
   });

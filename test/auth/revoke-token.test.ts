@@ -164,7 +164,15 @@ describe('DELETE /auth/tokens/{id}', () => {
     expectData(await invoke(routes.getProfile, { token: kind === 'login' ? user.accessToken : legacy.token }));
   });
 
-  it.each(['not-a-uuid', '123', 'ffffffff-ffff-ffff-ffff', `${randomUUID()}x`])('answers 400 naming path.id for %s', async (id) => {
+  it.each(['not-a-uuid', 'abc', '123', 'ffffffff-ffff-ffff-ffff', `${randomUUID()}x`])('answers 404 (an unknown id, never 400) for %s', async (id) => {
+    const user = await createUser();
+    expectError(await revoke(user.accessToken, id), 404, 'NOT_FOUND');
+  });
+
+  it.each([
+    ['over 200 characters', 'i'.repeat(201)],
+    ['with a NUL character', 'ab\u0000c'],
+  ])('answers 400 naming path.id for an id %s', async (_label, id) => {
     const user = await createUser();
     expectError(await revoke(user.accessToken, id), 400, 'VALIDATION_FAILED', ['path.id']);
   });

@@ -129,13 +129,18 @@ describe('DELETE /auth/sessions/{id}', () => {
     expectData(await invoke(routes.getProfile, { token: minted.token }));
   });
 
-  it.each([['a random uuid', randomUUID()], ['a string that is no uuid', 'not-a-uuid'], ['a long string', 'x'.repeat(300)], ['unicode', 'séssion-🔑']])(
+  it.each([['a random uuid', randomUUID()], ['a string that is no uuid', 'not-a-uuid'], ['200 characters', 'x'.repeat(200)], ['unicode', 'séssion-🔑']])(
     'answers 404 NOT_FOUND (never 400) for %s',
     async (_label, id) => {
       const user = await createUser();
       expectError(await endSession(user.accessToken, id), 404, 'NOT_FOUND');
     },
   );
+
+  it('answers 400 naming path.id for an id over 200 characters', async () => {
+    const user = await createUser();
+    expectError(await endSession(user.accessToken, 'x'.repeat(201)), 400, 'VALIDATION_FAILED', ['path.id']);
+  });
 });
 
 describeBearerSecurity({ route: routes.listSessions, send: (_user, auth) => invoke(routes.listSessions, auth) });

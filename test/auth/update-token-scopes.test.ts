@@ -198,7 +198,6 @@ describe('PATCH /auth/tokens/{id}/scopes', () => {
     [{ scopes: 'profile:read' }, ['body.scopes']],
     [{ scopes: null }, ['body.scopes']],
     [{}, ['body.scopes']],
-    [{ scopes: ['profile:read'], label: 'renamed' }, ['body']],
   ])('answers 400 VALIDATION_FAILED for %j naming %j and leaves the scopes alone', async (body, fields) => {
     const user = await createUser();
     const minted = await mint(user, ['profile:read']);
@@ -206,9 +205,14 @@ describe('PATCH /auth/tokens/{id}/scopes', () => {
     expect((await listOf(user))[0]!.scopes).toEqual(['profile:read']);
   });
 
-  it('answers 400 naming path.id for an id that is not a uuid', async () => {
+  it.each(['not-a-uuid', 'abc'])('answers 404 (an unknown id, never 400) for %s', async (id) => {
     const user = await createUser();
-    expectError(await update(user.accessToken, 'not-a-uuid', { scopes: ['profile:read'] }), 400, 'VALIDATION_FAILED', ['path.id']);
+    expectError(await update(user.accessToken, id, { scopes: ['profile:read'] }), 404, 'NOT_FOUND');
+  });
+
+  it('answers 400 naming path.id for an id over 200 characters', async () => {
+    const user = await createUser();
+    expectError(await update(user.accessToken, 'i'.repeat(201), { scopes: ['profile:read'] }), 400, 'VALIDATION_FAILED', ['path.id']);
   });
 
   it('answers 400 MALFORMED_JSON for a body that is not JSON', async () => {

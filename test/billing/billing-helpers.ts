@@ -178,8 +178,9 @@ export interface OrganizationSecurityOptions<C extends SecurityContext> {
 
 /**
  * The organization security suite of a billing route: no token 401, the organization header
- * missing or not an id 400 naming headers.organization, a user of another organization 403
- * NOT_A_MEMBER, and every organization role let through or refused 403 by the route's rule.
+ * missing or over 200 characters 400 naming headers.organization, one that is not a UUID 403
+ * NOT_A_MEMBER (it names no organization), a user of another organization 403 NOT_A_MEMBER, and
+ * every organization role let through or refused 403 by the route's rule.
  */
 export function describeOrganizationSecurity<C extends SecurityContext>({ route, setup, send }: OrganizationSecurityOptions<C>): void {
   const rule: RoleRule = route.organization!.role;
@@ -194,10 +195,15 @@ export function describeOrganizationSecurity<C extends SecurityContext>({ route,
       expect(result.status, JSON.stringify(result.body)).toBe(route.successStatus);
     });
 
-    it('answers 400 VALIDATION_FAILED naming headers.organization when the header is missing or not an id', async () => {
+    it('answers 400 VALIDATION_FAILED naming headers.organization when the header is missing or over 200 characters', async () => {
       const context = await setup();
       expectError(await send(context, context.owner, { token: context.owner.accessToken }), 400, 'VALIDATION_FAILED', ['headers.organization']);
-      expectError(await send(context, context.owner, { token: context.owner.accessToken, organization: 'not-an-id' }), 400, 'VALIDATION_FAILED', ['headers.organization']);
+      expectError(await send(context, context.owner, { token: context.owner.accessToken, organization: 'o'.repeat(201) }), 400, 'VALIDATION_FAILED', ['headers.organization']);
+    });
+
+    it('answers 403 NOT_A_MEMBER when the header is not an id, as for an organization the caller is not in', async () => {
+      const context = await setup();
+      expectError(await send(context, context.owner, { token: context.owner.accessToken, organization: 'acme' }), 403, 'NOT_A_MEMBER');
     });
 
     it('answers 403 NOT_A_MEMBER to the owner of another organization naming this one', async () => {

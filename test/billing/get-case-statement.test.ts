@@ -190,9 +190,9 @@ describe('GET /cases/{caseId}/billing/statement', () => {
     expectError(await statement(owner, target.id, query), 400, 'VALIDATION_FAILED', [field]);
   });
 
-  it('answers 400 VALIDATION_FAILED naming path.caseId for an id that is not a uuid', async () => {
+  it('answers 404 NOT_FOUND for a caseId that is not a uuid, as for an unknown case', async () => {
     const owner = await createUser();
 
-    expectError(await statement(owner, 'not-a-case'), 400, 'VALIDATION_FAILED', ['path.caseId']);
+    expectError(await statement(owner, 'not-a-case'), 404, 'NOT_FOUND');
   });
 });

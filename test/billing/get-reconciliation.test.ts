@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
+import { publicBaseUrl } from '../../lib/config';
 import { createCaseRow, createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { as, describeOrganizationSecurity, insertRows, putOnPlan, secondsApart } from './billing-helpers';
@@ -108,7 +109,8 @@ describe('GET /billing/reconciliation', () => {
       status: 'INVOICED',
       invoiceId: expect.stringMatching(/^in_sandbox_/),
       processorInvoiceId: expect.stringMatching(/^in_sandbox_/),
-      hostedInvoiceUrl: expect.stringMatching(/^https:\/\/app\.example\.test\/_sandbox\/invoices\/in_sandbox_/),
+      // A page of this API (the sandbox's hosted invoice), not of the web app.
+      hostedInvoiceUrl: expect.stringMatching(new RegExp(`^${publicBaseUrl()}/_sandbox/invoices/in_sandbox_`)),
     });
     expect(fee.invoiceId).toBe(fee.processorInvoiceId);
     const pending = data.groups.find((g: any) => g.caseId === target.id).rows[0];

@@ -249,10 +249,10 @@ describe('POST /cases/{caseId}/pro-upgrade', () => {
     expect(await rowsOfCase(deleted.id)).toEqual([]);
   });
 
-  it('answers 400 VALIDATION_FAILED naming path.caseId for an id that is not a uuid', async () => {
+  it('answers 404 NOT_FOUND for a caseId that is not a uuid, as for an unknown case', async () => {
     const { owner } = await ownerOnPlan();
 
-    expectError(await upgrade(owner, 'case-1'), 400, 'VALIDATION_FAILED', ['path.caseId']);
+    expectError(await upgrade(owner, 'case-1'), 404, 'NOT_FOUND');
   });
 
   it('CONCURRENCY: 50 simultaneous requests without a card record exactly one charge and all answer processing', async () => {

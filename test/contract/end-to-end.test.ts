@@ -148,7 +148,7 @@ describe('end to end over HTTP with the typed client', () => {
     const opened = ok(await api.POST('/cases', { params: { header }, body: { name: 'Doe v. Roe' } })).data;
     caseId = opened.id;
     const path = { caseId };
-    expect(ok(await api.GET('/cases', { params: { header, query: { includeArchived: true } } })).data.total).toBe(1);
+    expect(ok(await api.GET('/cases', { params: { header, query: { includeArchived: 'true' } } })).data.total).toBe(1);
     ok(await api.GET('/cases/{caseId}', { params: { header, path } }));
     ok(await api.PATCH('/cases/{caseId}', { params: { header, path }, body: { name: 'Doe v. Roe (2026)' } }));
     ok(await api.PUT('/cases/{caseId}/access/{userId}', { params: { header, path: { caseId, userId: inviteeId } }, body: { access: 'viewer' } }));
@@ -162,7 +162,7 @@ describe('end to end over HTTP with the typed client', () => {
     ok(await api.GET('/professional-network/{caseId}/profiles', { params: { path } }));
     ok(await api.GET('/chat-platform/{caseId}/profiles', { params: { path } }));
     ok(await api.GET('/professional-network/{caseId}/search-messages', { params: { path, query: { searchText: 'settlement' } } }));
-    const thread = await api.GET('/local-emails/{caseId}/threads/{threadId}/emails', { params: { path: { caseId, threadId: randomUUID() }, query: { starred: true } } });
+    const thread = await api.GET('/local-emails/{caseId}/threads/{threadId}/emails', { params: { path: { caseId, threadId: randomUUID() }, query: { starred: '1' } } });
     expect(thread.response.status).toBe(404);
     const tickets = await api.GET('/chat-platform/{caseId}/profile/{chatPlatformId}/support-tickets', { params: { path: { caseId, chatPlatformId: randomUUID() } } });
     expect(tickets.response.status).toBe(404);

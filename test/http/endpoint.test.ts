@@ -173,13 +173,24 @@ describe('organization context, roles, plan and super admin', () => {
     expect(expectData(byPath)).toMatchObject({ id: owner.organizationId, role: 'owner' });
   });
 
-  it('answers 400 naming headers.organization when it is missing or not an id', async () => {
+  it('answers 400 naming headers.organization when it is missing or over 200 characters', async () => {
     const owner = await createUser();
     const auth = { authorization: `Bearer ${owner.accessToken}` };
     expectError(await call(adminHandler, adminRoute, { headers: auth }), 400, 'VALIDATION_FAILED', ['headers.organization']);
-    expectError(await call(adminHandler, adminRoute, { headers: { ...auth, organization: 'acme' } }), 400, 'VALIDATION_FAILED', [
+    expectError(await call(adminHandler, adminRoute, { headers: { ...auth, organization: 'o'.repeat(201) } }), 400, 'VALIDATION_FAILED', [
       'headers.organization',
     ]);
+  });
+
+  it('answers 403 NOT_A_MEMBER for an organization header that is not an id, as for an unknown organization', async () => {
+    const owner = await createUser();
+    expectError(await call(adminHandler, adminRoute, { headers: { authorization: `Bearer ${owner.accessToken}`, organization: 'acme' } }), 403, 'NOT_A_MEMBER');
+  });
+
+  it('gives the handler the stored (lowercase) organization id when the header names it in upper case', async () => {
+    const owner = await createUser();
+    const result = await call(adminHandler, adminRoute, { headers: { authorization: `Bearer ${owner.accessToken}`, organization: owner.organizationId.toUpperCase() } });
+    expect(expectData(result)).toMatchObject({ id: owner.organizationId, role: 'owner' });
   });
 
   it('answers 403 for another organization, a role below the rule, and an inactive plan', async () => {

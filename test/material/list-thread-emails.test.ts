@@ -144,7 +144,7 @@ describe('GET /local-emails/{caseId}/threads/{threadId}/emails', () => {
   it.each([
     [{ starred: 'yes' }, 'query.starred'],
     [{ untagged: '2' }, 'query.untagged'],
-    [{ tags: 'not-a-uuid' }, 'query.tags.0'],
+    [{ tags: 't'.repeat(201) }, 'query.tags.0'],
     [{ sortBy: 'subject' }, 'query.sortBy'],
     [{ sortOrder: 'up' }, 'query.sortOrder'],
     [{ perPage: '0' }, 'query.perPage'],

@@ -63,7 +63,7 @@ describe('GET /professional-network/{caseId}/search-messages', () => {
     expect(profiles.data.map((p: { name: string }) => p.name)).toEqual(['Ann Lee']);
   });
 
-  it.each([[{}, 'query.searchText'], [{ searchText: '' }, 'query.searchText'], [{ searchText: 'x', tags: 'nope' }, 'query.tags.0']])(
+  it.each([[{}, 'query.searchText'], [{ searchText: '' }, 'query.searchText'], [{ searchText: 'x', tags: 't'.repeat(201) }, 'query.tags.0']])(
     'answers 400 naming the field for %j',
     async (query, field) => {
       const s = await networkScenario();
@@ -108,14 +108,14 @@ describe('GET /chat-platform/{caseId}/profile/{chatPlatformId}/support-tickets',
     return { ...s, visible, hidden, tickets };
   }
 
-  it('lists the profile tickets with comments, newest first, and searches subject and comments', async () => {
+  it('lists the profile tickets with comments, oldest first (common paging default), and searches subject and comments', async () => {
     const s = await chatScenario();
     const page = expectData(await s.tickets(s.visible.id));
-    expect(page.data.map((t: { ticketId: number }) => t.ticketId)).toEqual([2, 1]);
-    expect(page.data[1]).toMatchObject({ chatUserProvider: s.visible.id, subject: 'Account locked', comments: [expect.objectContaining({ author: 'agent' })] });
+    expect(page.data.map((t: { ticketId: number }) => t.ticketId)).toEqual([1, 2]);
+    expect(page.data[0]).toMatchObject({ chatUserProvider: s.visible.id, subject: 'Account locked', comments: [expect.objectContaining({ author: 'agent' })] });
     // Comment times are date-times as the contract types them (the ticket's time when a comment has none).
-    expect(page.data[1].comments[0].createdAt).toBe('2026-09-01T01:00:00.000Z');
-    expect(page.data[0].comments).toEqual([
+    expect(page.data[0].comments[0].createdAt).toBe('2026-09-01T01:00:00.000Z');
+    expect(page.data[1].comments).toEqual([
       { author: 'ann', comment: 'Charged twice', createdAt: '2026-09-05T10:00:00.000Z' },
       { author: 'agent', comment: 'Refunded', createdAt: '2026-09-05T00:00:00.000Z' },
     ]);
@@ -123,7 +123,7 @@ describe('GET /chat-platform/{caseId}/profile/{chatPlatformId}/support-tickets',
     // A word after a line break inside a comment is found like any other.
     expect(expectData(await s.tickets(s.visible.id, { searchText: 'link' })).data.map((t: { ticketId: number }) => t.ticketId)).toEqual([1]);
     expect(expectData(await s.tickets(s.visible.id, { searchText: 'billing' })).data.map((t: { ticketId: number }) => t.ticketId)).toEqual([2]);
-    expect(expectData(await s.tickets(s.visible.id, { perPage: '1', page: '2' }))).toMatchObject({ total: 2, page: 2, data: [expect.objectContaining({ ticketId: 1 })] });
+    expect(expectData(await s.tickets(s.visible.id, { perPage: '1', page: '2' }))).toMatchObject({ total: 2, page: 2, data: [expect.objectContaining({ ticketId: 2 })] });
   });
 
   it('gives opposing counsel an empty page for a profile they may not see', async () => {

@@ -187,13 +187,24 @@ describe('POST /organization/{orgId}/invitation/accept', () => {
     [{ token: 'x', email: 'a@example.com', name: '   ' }, ['body.name']],
     [{ token: 'x', email: 'a@example.com', name: 'n'.repeat(101) }, ['body.name']],
     [{ token: 'x', email: 'a@example.com', name: 'Nul\u0000Name' }, ['body.name']],
-    [{ token: 'x', email: 'a@example.com', role: 'owner' }, ['body']],
   ])('answers 400 VALIDATION_FAILED naming the field for %j', async (body, fields) => {
     const owner = await createUser();
     expectError(await accept(owner.organizationId, body), 400, 'VALIDATION_FAILED', fields);
   });
 
-  it('answers 400 naming path.orgId for an id that is not a uuid', async () => {
-    expectError(await accept('acme', { token: 'x', email: 'a@example.com' }), 400, 'VALIDATION_FAILED', ['path.orgId']);
+  it('ignores a role sent with the acceptance: the invitee joins with the invited role', async () => {
+    const owner = await createUser();
+    const { email, token } = await invited(owner, { role: 'client' });
+    const data = expectData(await accept(owner.organizationId, { ...newcomer(token, email), role: 'owner' }), 201);
+    expect(data.permission).toEqual({ role: 'client' });
+    expect(await membership(owner.organizationId, data.login.userProfile.id)).toEqual([expect.objectContaining({ role: 'client' })]);
+  });
+
+  it('answers 404 NOT_FOUND for an orgId that is not a uuid, as for an unknown organization', async () => {
+    expectError(await accept('acme', { token: 'x', email: 'a@example.com' }), 404, 'NOT_FOUND');
+  });
+
+  it('answers 400 naming path.orgId for an orgId over 200 characters', async () => {
+    expectError(await accept('o'.repeat(201), { token: 'x', email: 'a@example.com' }), 400, 'VALIDATION_FAILED', ['path.orgId']);
   });
 });

@@ -60,6 +60,7 @@ describe('POST /organization', () => {
       }),
       permission: { role: 'owner' },
       billing: { billingMode: 'free', onCaseBilling: false, tier: null, cadence: null, hasPaymentMethod: false, delinquent: false },
+      invitations: { sent: 0, notSent: 0 },
     });
     const orgId = data.organization.id as string;
 
@@ -91,6 +92,7 @@ describe('POST /organization', () => {
     // Act
     const data = expectData(await create(caller, { name, inviteEmails: [first, second.toUpperCase(), first, caller.email.toUpperCase()] }), 201);
     // Assess
+    expect(data.invitations).toEqual({ sent: 2, notSent: 0 });
     const orgId = data.organization.id as string;
     const rows = await db().select().from(invitations).where(eq(invitations.organizationId, orgId));
     expect(rows.map((r) => r.email).sort()).toEqual([first, second].sort());
@@ -194,16 +196,21 @@ describe('POST /organization', () => {
     expect(await organizationsNamed(name)).toHaveLength(1);
   });
 
-  it("answers 403 SEAT_LIMIT_REACHED for more invitations than the free plan's seats, creating nothing", async () => {
+  it("creates the organization with 50 inviteEmails: sends the first four (the free plan's free seats), not the rest, and says so", async () => {
+    // Prepare
     const caller = await createUser();
-    const name = uniqueName('Too Many');
-    const invitees = Array.from({ length: 5 }, () => uniqueEmail('seat'));
-    expectError(await create(caller, { name, inviteEmails: invitees }), 403, 'SEAT_LIMIT_REACHED');
-    expect(await organizationsNamed(name)).toHaveLength(0);
-    for (const invitee of invitees) expect(emailsTo(invitee)).toHaveLength(0);
-    // Four invitees fill the five seats with the owner.
-    const data = expectData(await create(caller, { name, inviteEmails: invitees.slice(0, 4) }), 201);
-    expect(await db().select().from(invitations).where(eq(invitations.organizationId, data.organization.id))).toHaveLength(4);
+    const name = uniqueName('Many Invites');
+    const invitees = Array.from({ length: 50 }, () => uniqueEmail('seat'));
+    // Act
+    const data = expectData(await create(caller, { name, inviteEmails: invitees }), 201);
+    // Assess
+    expect(data.invitations).toEqual({ sent: 4, notSent: 46 });
+    const rows = await db().select().from(invitations).where(eq(invitations.organizationId, data.organization.id));
+    expect(rows.map((r) => r.email).sort()).toEqual(invitees.slice(0, 4).sort());
+    for (const invitee of invitees.slice(0, 4)) expect(emailsTo(invitee)).toHaveLength(1);
+    for (const invitee of invitees.slice(4)) expect(emailsTo(invitee)).toHaveLength(0);
+    const usage = expectData(await invoke(routes.getOrganizationUsage, { token: caller.accessToken, path: { orgId: data.organization.id } }));
+    expect(usage).toMatchObject({ seats: 5, seatsUsed: 5, remainingSeats: 0 });
   });
 
   it.each([
@@ -219,8 +226,6 @@ describe('POST /organization', () => {
     [{ name: 'Fine Name', inviteEmails: ['not-an-email'] }, ['body.inviteEmails.0']],
     [{ name: 'Fine Name', inviteEmails: [7] }, ['body.inviteEmails.0']],
     [{ name: 'Fine Name', inviteEmails: Array.from({ length: 51 }, (_v, i) => `bulk${i}@example.com`) }, ['body.inviteEmails']],
-    [{ name: 'Fine Name', slug: 'fine-name' }, ['body']],
-    [{ name: 'Fine Name', role: 'owner' }, ['body']],
   ])('answers 400 VALIDATION_FAILED naming the field for %j', async (body, fields) => {
     const caller = await createUser();
     expectError(await create(caller, body), 400, 'VALIDATION_FAILED', fields);

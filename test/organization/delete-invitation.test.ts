@@ -85,10 +85,20 @@ describe('DELETE /organization/{orgId}/invitation/{invitationId}', () => {
     expect(await invitationById(row.id)).toMatchObject({ status });
   });
 
+  it('answers 403 NOT_A_MEMBER for an orgId that is not a uuid, as for an unknown organization', async () => {
+    const owner = await createUser();
+    expectError(await deleteInvitation(owner, 'not-a-uuid', UNKNOWN_ID), 403, 'NOT_A_MEMBER');
+  });
+
+  it('answers 404 NOT_FOUND for an invitationId that is not a uuid, as for an unknown invitation', async () => {
+    const owner = await createUser();
+    expectError(await deleteInvitation(owner, owner.organizationId, '42'), 404, 'NOT_FOUND');
+  });
+
   it.each([
-    [{ orgId: 'not-a-uuid', invitationId: UNKNOWN_ID }, ['path.orgId']],
-    [{ orgId: UNKNOWN_ID, invitationId: '42' }, ['path.invitationId']],
-  ])('answers 400 VALIDATION_FAILED for path %j', async (path, fields) => {
+    [{ orgId: 'o'.repeat(201), invitationId: UNKNOWN_ID }, ['path.orgId']],
+    [{ orgId: UNKNOWN_ID, invitationId: 'i'.repeat(201) }, ['path.invitationId']],
+  ])('answers 400 VALIDATION_FAILED for path %j (an id over 200 characters)', async (path, fields) => {
     const owner = await createUser();
     expectError(await invoke(routes.deleteInvitation, { token: owner.accessToken, path }), 400, 'VALIDATION_FAILED', fields);
   });

@@ -202,9 +202,9 @@ describe('GET /organization/{orgId}/usages-stat', () => {
     expectError(await usage(owner, owner.organizationId, query), 400, 'VALIDATION_FAILED', fields);
   });
 
-  it('answers 400 naming path.orgId for an id that is not a uuid', async () => {
+  it('answers 403 NOT_A_MEMBER for an orgId that is not a uuid, as for an unknown organization', async () => {
     const owner = await createUser();
-    expectError(await usage(owner, 'not-a-uuid'), 400, 'VALIDATION_FAILED', ['path.orgId']);
+    expectError(await usage(owner, 'not-a-uuid'), 403, 'NOT_A_MEMBER');
   });
 });
 

@@ -39,6 +39,9 @@ describe('GET /organization/{orgId}', () => {
         isPriority: false,
         activePlan: null,
         metadata: { crm: 'x-1' },
+        address: null,
+        communicationPreferences: {},
+        bankLinkingTerms: { accepted: false, acceptedAt: null, acceptedBy: null },
         type: row!.type,
         version: 'v2',
         createdAt: row!.createdAt.toISOString(),
@@ -88,9 +91,15 @@ describe('GET /organization/{orgId}', () => {
     });
   });
 
-  it('answers 400 naming path.orgId for an id that is not a uuid', async () => {
+  it('answers 403 NOT_A_MEMBER for an orgId that is not a uuid, as for an unknown organization', async () => {
     const owner = await createUser();
-    expectError(await getOrganization(owner, 'not-a-uuid'), 400, 'VALIDATION_FAILED', ['path.orgId']);
+    expectError(await getOrganization(owner, 'acme'), 403, 'NOT_A_MEMBER');
+  });
+
+  it('answers 400 naming path.orgId for an orgId over 200 characters or with a NUL character', async () => {
+    const owner = await createUser();
+    expectError(await getOrganization(owner, 'o'.repeat(201)), 400, 'VALIDATION_FAILED', ['path.orgId']);
+    expectError(await getOrganization(owner, 'ac\u0000me'), 400, 'VALIDATION_FAILED', ['path.orgId']);
   });
 });
 

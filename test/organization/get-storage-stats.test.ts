@@ -94,17 +94,17 @@ describe('GET /organization/{orgId}/storage-stats', () => {
   });
 
   it.each([
-    ['a caseId that is not a uuid', { caseIds: 'case-1' }, ['query.caseIds.0']],
-    ['a bad id among good ones', { caseIds: `${UNKNOWN_ID},nope` }, ['query.caseIds.1']],
+    ['a caseId over 200 characters', { caseIds: 'c'.repeat(201) }, ['query.caseIds.0']],
+    ['a bad id among good ones', { caseIds: `${UNKNOWN_ID},${'c'.repeat(201)}` }, ['query.caseIds.1']],
     ['more than 100 ids', { caseIds: Array.from({ length: 101 }, () => UNKNOWN_ID).join(',') }, ['query.caseIds']],
   ])('answers 400 VALIDATION_FAILED for %s', async (_label, query, fields) => {
     const owner = await createUser();
     expectError(await storageStats(owner, owner.organizationId, query), 400, 'VALIDATION_FAILED', fields);
   });
 
-  it('answers 400 naming path.orgId for an id that is not a uuid', async () => {
+  it('answers 403 NOT_A_MEMBER for an orgId that is not a uuid, as for an unknown organization', async () => {
     const owner = await createUser();
-    expectError(await storageStats(owner, 'not-a-uuid'), 400, 'VALIDATION_FAILED', ['path.orgId']);
+    expectError(await storageStats(owner, 'not-a-uuid'), 403, 'NOT_A_MEMBER');
   });
 });
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
@@ -166,14 +167,14 @@ describe('GET /organization/{orgId}/members', () => {
     expect(ids(expectData(await listMembers(owner, owner.organizationId, { searchText: 'zed', role: 'employee', perPage: '1' })))).toEqual([wanted.id]);
   });
 
-  it('answers data null when nothing matches, and for a page past the end', async () => {
+  it('answers data null when nothing matches, and [] with the total for a page past the end', async () => {
     const owner = await createUser();
     await join(owner, 1, 'member');
     const none = expectData(await listMembers(owner, owner.organizationId, { searchText: 'nobody-has-this-text' }));
     expect(none).toEqual({ total: 0, page: 1, perPage: 10, totalPages: 0, nextPage: null, previousPage: null, data: null });
     expect(expectData(await listMembers(owner, owner.organizationId, { role: 'client' })).data).toBeNull();
     const past = expectData(await listMembers(owner, owner.organizationId, { page: '4' }));
-    expect(past).toMatchObject({ total: 2, data: null, nextPage: null });
+    expect(past).toMatchObject({ total: 2, data: [], nextPage: null });
   });
 
   it('runs the same number of SQL queries whatever the page size', async () => {
@@ -203,7 +204,7 @@ describe('GET /organization/{orgId}/members', () => {
 
   it.each([
     ['missing', undefined],
-    ['not an id', 'acme'],
+    ['over 200 characters', 'o'.repeat(201)],
   ])('answers 400 naming headers.organization when the header is %s', async (_label, header) => {
     const owner = await createUser();
     const result = await invoke(routes.listMembers, {
@@ -212,6 +213,22 @@ describe('GET /organization/{orgId}/members', () => {
       ...(header ? { organization: header } : {}),
     });
     expectError(result, 400, 'VALIDATION_FAILED', ['headers.organization']);
+  });
+
+  it.each([
+    ['not an id', () => 'acme'],
+    ['another organization of the caller', async (owner: TestUser) => expectData(await invoke(routes.createOrganization, { token: owner.accessToken, body: { name: `Second ${randomUUID()}` } }), 201).organization.id],
+  ])('answers 403 FORBIDDEN when the header names another organization than the path: %s', async (_label, header) => {
+    const owner = await createUser();
+    const result = await listMembers(owner, owner.organizationId, {}, { organization: await header(owner) });
+    expectError(result, 403, 'FORBIDDEN');
+    expect(result.body.data).toBeUndefined();
+  });
+
+  it('answers when the header names the path organization in another letter case', async () => {
+    const owner = await createUser();
+    const data = expectData(await listMembers(owner, owner.organizationId, {}, { organization: owner.organizationId.toUpperCase() }));
+    expect(ids(data)).toEqual([owner.id]);
   });
 
   it.each([
@@ -233,9 +250,9 @@ describe('GET /organization/{orgId}/members', () => {
     expectError(await listMembers(owner, owner.organizationId, query), 400, 'VALIDATION_FAILED', fields);
   });
 
-  it('answers 400 naming path.orgId for an id that is not a uuid', async () => {
+  it('answers 403 NOT_A_MEMBER for a path orgId that is not a uuid, as for an unknown organization', async () => {
     const owner = await createUser();
-    expectError(await listMembers(owner, 'not-a-uuid', {}, { organization: owner.organizationId }), 400, 'VALIDATION_FAILED', ['path.orgId']);
+    expectError(await listMembers(owner, 'not-a-uuid'), 403, 'NOT_A_MEMBER');
   });
 });
 

@@ -150,7 +150,7 @@ describe('GET /organization/pending-invitations', () => {
     [{ userRole: 'boss' }, 'query.userRole'],
     [{ sortBy: 'status' }, 'query.sortBy'],
     [{ sortOrder: 'sideways' }, 'query.sortOrder'],
-    [{ organization: 'acme' }, 'query.organization'],
+    [{ organization: 'o'.repeat(201) }, 'query.organization'],
     [{ perPage: '1000' }, 'query.perPage'],
     [{ page: 'first' }, 'query.page'],
   ])('answers 400 VALIDATION_FAILED for %j', async (query, field) => {

@@ -198,11 +198,21 @@ describe('DELETE /organization/{orgId}/user/{userId}', () => {
     expectError(await removeUser(owner, owner.organizationId, member.id), 404, 'NOT_FOUND');
   });
 
+  it('answers 403 NOT_A_MEMBER for an orgId that is not a uuid, as for an unknown organization', async () => {
+    const owner = await createUser();
+    expectError(await removeUser(owner, 'not-a-uuid', UNKNOWN_ID), 403, 'NOT_A_MEMBER');
+  });
+
+  it('answers 404 NOT_FOUND for a userId that is not a uuid, as for a user who is no member', async () => {
+    const owner = await createUser();
+    expectError(await removeUser(owner, owner.organizationId, 'not-a-uuid'), 404, 'NOT_FOUND');
+  });
+
   it.each([
-    ['orgId', { orgId: 'not-a-uuid', userId: UNKNOWN_ID }, ['path.orgId']],
-    ['userId', { orgId: UNKNOWN_ID, userId: 'not-a-uuid' }, ['path.userId']],
-    ['both', { orgId: 'x', userId: 'y' }, ['path.orgId', 'path.userId']],
-  ])('answers 400 VALIDATION_FAILED for a %s that is not a uuid', async (_label, path, fields) => {
+    ['orgId', { orgId: 'o'.repeat(201), userId: UNKNOWN_ID }, ['path.orgId']],
+    ['userId', { orgId: UNKNOWN_ID, userId: 'u'.repeat(201) }, ['path.userId']],
+    ['both', { orgId: 'o'.repeat(201), userId: 'u'.repeat(201) }, ['path.orgId', 'path.userId']],
+  ])('answers 400 VALIDATION_FAILED for a %s over 200 characters', async (_label, path, fields) => {
     const owner = await createUser();
     expectError(await removeUser(owner, path.orgId, path.userId), 400, 'VALIDATION_FAILED', fields);
   });

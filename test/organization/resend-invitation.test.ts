@@ -133,10 +133,20 @@ describe('POST /organization/{orgId}/invitation/{invitationId}/resend', () => {
     expect((await invitationById(row.id)).tokenHash).toBe(row.tokenHash);
   });
 
+  it('answers 403 NOT_A_MEMBER for an orgId that is not a uuid, as for an unknown organization', async () => {
+    const owner = await createUser();
+    expectError(await invoke(routes.resendInvitation, { token: owner.accessToken, path: { orgId: 'not-a-uuid', invitationId: UNKNOWN_ID } }), 403, 'NOT_A_MEMBER');
+  });
+
+  it('answers 404 NOT_FOUND for an invitationId that is not a uuid, as for an unknown invitation', async () => {
+    const owner = await createUser();
+    expectError(await invoke(routes.resendInvitation, { token: owner.accessToken, path: { orgId: owner.organizationId, invitationId: 'nope' } }), 404, 'NOT_FOUND');
+  });
+
   it.each([
-    [{ orgId: 'not-a-uuid', invitationId: UNKNOWN_ID }, ['path.orgId']],
-    [{ orgId: UNKNOWN_ID, invitationId: 'nope' }, ['path.invitationId']],
-  ])('answers 400 VALIDATION_FAILED for path %j', async (path, fields) => {
+    [{ orgId: 'o'.repeat(201), invitationId: UNKNOWN_ID }, ['path.orgId']],
+    [{ orgId: UNKNOWN_ID, invitationId: 'i'.repeat(201) }, ['path.invitationId']],
+  ])('answers 400 VALIDATION_FAILED for path %j (an id over 200 characters)', async (path, fields) => {
     const owner = await createUser();
     expectError(await invoke(routes.resendInvitation, { token: owner.accessToken, path }), 400, 'VALIDATION_FAILED', fields);
   });

@@ -329,7 +329,7 @@ describe('PATCH /organization/{orgId}/user', () => {
     ['an empty list', { users: [] }, ['body.users']],
     ['more than 100 entries', { users: Array.from({ length: 101 }, () => ({ userId: UNKNOWN_ID, role: 'member' })) }, ['body.users']],
     ['an entry without userId', { users: [{ role: 'member' }] }, ['body.users.0.userId']],
-    ['a userId that is not a uuid', { users: [{ userId: 'u-1', role: 'member' }] }, ['body.users.0.userId']],
+    ['a userId over 200 characters', { users: [{ userId: 'u'.repeat(201), role: 'member' }] }, ['body.users.0.userId']],
     ['an unknown role', { users: [{ userId: UNKNOWN_ID, role: 'boss' }] }, ['body.users.0.role']],
     ['a bad email', { users: [{ userId: UNKNOWN_ID, email: 'nope' }] }, ['body.users.0.email']],
     ['an email over 254 characters', { users: [{ userId: UNKNOWN_ID, email: `${'x'.repeat(250)}@example.com` }] }, ['body.users.0.email']],
@@ -337,17 +337,48 @@ describe('PATCH /organization/{orgId}/user', () => {
     ['a name over 100 characters', { users: [{ userId: UNKNOWN_ID, name: 'n'.repeat(101) }] }, ['body.users.0.name']],
     ['a name of the wrong type', { users: [{ userId: UNKNOWN_ID, name: 7 }] }, ['body.users.0.name']],
     ['a name with a NUL character', { users: [{ userId: UNKNOWN_ID, name: 'Nul\u0000Name' }] }, ['body.users.0.name']],
-    ['an unknown field in an entry', { users: [{ userId: UNKNOWN_ID, role: 'member', password: 'x' }] }, ['body.users.0']],
-    ['an unknown top-level field', { users: [{ userId: UNKNOWN_ID, role: 'member' }], notify: true }, ['body']],
-    ['bad fields in two entries', { users: [{ userId: 'x', role: 'member' }, { userId: UNKNOWN_ID, role: 'x' }] }, ['body.users.0.userId', 'body.users.1.role']],
+    ['bad fields in two entries', { users: [{ userId: 'u'.repeat(201), role: 'member' }, { userId: UNKNOWN_ID, role: 'x' }] }, ['body.users.0.userId', 'body.users.1.role']],
   ])('answers 400 VALIDATION_FAILED for %s', async (_label, body, fields) => {
     const owner = await createUser();
     expectError(await updateUsers(owner, owner.organizationId, body), 400, 'VALIDATION_FAILED', fields);
   });
 
-  it('answers 400 naming path.orgId for an id that is not a uuid', async () => {
+  it('ignores fields it does not know (a password or isSuperAdmin in an entry, notify beside users) and applies the role', async () => {
     const owner = await createUser();
-    expectError(await updateUsers(owner, 'not-a-uuid', { users: [{ userId: owner.id, role: 'owner' }] }), 400, 'VALIDATION_FAILED', ['path.orgId']);
+    const member = await addMember(owner.organizationId, 'member');
+    const before = (await db().select().from(users).where(eq(users.id, member.id)))[0]!;
+    const body = { users: [{ userId: member.id, role: 'employee', password: 'taken-over', isSuperAdmin: true }], notify: true };
+    expectData(await updateUsers(owner, owner.organizationId, body));
+    const after = (await db().select().from(users).where(eq(users.id, member.id)))[0]!;
+    expect(after).toMatchObject({ passwordHash: before.passwordHash, isSuperAdmin: false });
+    const [membership] = await db()
+      .select()
+      .from(organizationMembers)
+      .where(and(eq(organizationMembers.organizationId, owner.organizationId), eq(organizationMembers.userId, member.id)));
+    expect(membership!.role).toBe('employee');
+  });
+
+  it('answers 403 NOT_A_MEMBER for an orgId that is not a uuid, as for an unknown organization', async () => {
+    const owner = await createUser();
+    expectError(await updateUsers(owner, 'not-a-uuid', { users: [{ userId: owner.id, role: 'owner' }] }), 403, 'NOT_A_MEMBER');
+  });
+
+  it('answers 404 NOT_FOUND for a userId that is not a uuid, as for a user who is no member, changing nothing', async () => {
+    const owner = await createUser();
+    const member = await addMember(owner.organizationId, 'member');
+    const result = await updateUsers(owner, owner.organizationId, { users: [{ userId: member.id, role: 'admin' }, { userId: 'u-1', role: 'member' }] });
+    expectError(result, 404, 'NOT_FOUND');
+    expect(result.body.error.message).toContain('u-1');
+    const [row] = await db().select({ role: organizationMembers.role }).from(organizationMembers).where(and(eq(organizationMembers.organizationId, owner.organizationId), eq(organizationMembers.userId, member.id)));
+    expect(row!.role).toBe('member');
+  });
+
+  it('matches a userId sent in upper case to the member', async () => {
+    const owner = await createUser();
+    const member = await addMember(owner.organizationId, 'member');
+    expectData(await updateUsers(owner, owner.organizationId, { users: [{ userId: member.id.toUpperCase(), role: 'admin' }] }));
+    const [row] = await db().select({ role: organizationMembers.role }).from(organizationMembers).where(and(eq(organizationMembers.organizationId, owner.organizationId), eq(organizationMembers.userId, member.id)));
+    expect(row!.role).toBe('admin');
   });
 });
 

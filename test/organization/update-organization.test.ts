@@ -36,7 +36,8 @@ describe('PATCH /organization/{orgId}', () => {
       metadata: { crmId: 'abc-123', tags: ['vip'] },
       autoAcceptInvitations: true,
       communicationPreferences: { weeklyDigest: false },
-      acceptBankLinkingTerms: true,
+      address: { line1: ' 1 Main St ', line2: 'Suite 5', city: 'Boston', state: 'MA', postalCode: '02108', country: 'US' },
+      bankLinkingTermsAccepted: true,
     };
     // Act
     const result = await patch(owner, owner.organizationId, body);
@@ -56,6 +57,9 @@ describe('PATCH /organization/{orgId}', () => {
       phone: ['+1 617 555 0100', '(617) 555-0101'],
       logo: 'https://cdn.example.com/logo.png',
       metadata: { crmId: 'abc-123', tags: ['vip'] },
+      communicationPreferences: { weeklyDigest: false },
+      address: { line1: '1 Main St', line2: 'Suite 5', city: 'Boston', state: 'MA', postalCode: '02108', country: 'US' },
+      bankLinkingTerms: { accepted: true, acceptedAt: now().toISOString(), acceptedBy: owner.id },
       activePlan: null,
     });
     expect(data.organization.updatedAt).toBe(now().toISOString());
@@ -72,6 +76,8 @@ describe('PATCH /organization/{orgId}', () => {
       slug: before.slug,
     });
     expect(row.bankLinkingTermsAcceptedAt?.toISOString()).toBe(now().toISOString());
+    expect(row.bankLinkingTermsAcceptedById).toBe(owner.id);
+    expect(row.address).toEqual(data.organization.address);
     expect(row.createdAt.toISOString()).toBe(before.createdAt.toISOString());
     // A later GET answers the same.
     const fetched = expectData(await invoke(routes.getOrganization, { token: owner.accessToken, path: { orgId: owner.organizationId } }));
@@ -84,6 +90,73 @@ describe('PATCH /organization/{orgId}', () => {
     const data = expectData(await patch(owner, owner.organizationId, { logo: null }), 201);
     expect(data.organization).toMatchObject({ city: 'Paris', logo: null });
     expect(await organizationRow(owner.organizationId)).toMatchObject({ city: 'Paris', logo: null, bankLinkingTermsAcceptedAt: null });
+  });
+
+  it('returns no address, empty communication preferences and terms not accepted for a new organization', async () => {
+    const owner = await createUser();
+    const data = expectData(await invoke(routes.getOrganization, { token: owner.accessToken, path: { orgId: owner.organizationId } }));
+    expect(data.organization).toMatchObject({
+      address: null,
+      communicationPreferences: {},
+      bankLinkingTerms: { accepted: false, acceptedAt: null, acceptedBy: null },
+    });
+  });
+
+  it('replaces the whole address (lines not sent are gone), drops keys it does not know, and clears it with null', async () => {
+    const owner = await createUser();
+    expectData(await patch(owner, owner.organizationId, { address: { line1: '1 Main St', city: 'Boston', postalCode: '02108' } }), 201);
+    const replaced = expectData(await patch(owner, owner.organizationId, { address: { line1: '9 Elm St', country: 'US', floor: 3 } }), 201);
+    expect(replaced.organization.address).toEqual({ line1: '9 Elm St', country: 'US' });
+    expect((await organizationRow(owner.organizationId)).address).toEqual({ line1: '9 Elm St', country: 'US' });
+    // Sending other fields leaves the address alone.
+    expect(expectData(await patch(owner, owner.organizationId, { city: 'Paris' }), 201).organization.address).toEqual({ line1: '9 Elm St', country: 'US' });
+    const cleared = expectData(await patch(owner, owner.organizationId, { address: null }), 201);
+    expect(cleared.organization.address).toBeNull();
+    expect((await organizationRow(owner.organizationId)).address).toBeNull();
+  });
+
+  it('replaces the communication preferences and returns them with the organization', async () => {
+    const owner = await createUser();
+    expectData(await patch(owner, owner.organizationId, { communicationPreferences: { weeklyDigest: true, channels: ['email'] } }), 201);
+    const data = expectData(await patch(owner, owner.organizationId, { communicationPreferences: { weeklyDigest: false } }), 201);
+    expect(data.organization.communicationPreferences).toEqual({ weeklyDigest: false });
+    const fetched = expectData(await invoke(routes.getOrganization, { token: owner.accessToken, path: { orgId: owner.organizationId } }));
+    expect(fetched.organization.communicationPreferences).toEqual({ weeklyDigest: false });
+  });
+
+  it('records the bank-linking terms acceptance with its time and the accepting user', async () => {
+    testClock.freeze();
+    const owner = await createUser();
+    const admin = await addMember(owner.organizationId, 'admin');
+    const data = expectData(await patch(admin, owner.organizationId, { bankLinkingTermsAccepted: true }), 201);
+    expect(data.organization.bankLinkingTerms).toEqual({ accepted: true, acceptedAt: now().toISOString(), acceptedBy: admin.id });
+    const row = await organizationRow(owner.organizationId);
+    expect(row.bankLinkingTermsAcceptedAt?.toISOString()).toBe(now().toISOString());
+    expect(row.bankLinkingTermsAcceptedById).toBe(admin.id);
+  });
+
+  it('keeps the first acceptance (time and user) when the terms are accepted again', async () => {
+    testClock.freeze();
+    const owner = await createUser();
+    const admin = await addMember(owner.organizationId, 'admin');
+    const first = expectData(await patch(owner, owner.organizationId, { bankLinkingTermsAccepted: true }), 201).organization.bankLinkingTerms;
+    testClock.advance(600);
+    const again = expectData(await patch(admin, owner.organizationId, { bankLinkingTermsAccepted: true }), 201);
+    expect(again.organization.bankLinkingTerms).toEqual(first);
+    expect(first).toMatchObject({ accepted: true, acceptedBy: owner.id });
+  });
+
+  it('withdraws the acceptance with false; a later acceptance is recorded anew', async () => {
+    testClock.freeze();
+    const owner = await createUser();
+    const admin = await addMember(owner.organizationId, 'admin');
+    expectData(await patch(owner, owner.organizationId, { bankLinkingTermsAccepted: true }), 201);
+    const withdrawn = expectData(await patch(owner, owner.organizationId, { bankLinkingTermsAccepted: false }), 201);
+    expect(withdrawn.organization.bankLinkingTerms).toEqual({ accepted: false, acceptedAt: null, acceptedBy: null });
+    expect(await organizationRow(owner.organizationId)).toMatchObject({ bankLinkingTermsAcceptedAt: null, bankLinkingTermsAcceptedById: null });
+    testClock.advance(60);
+    const renewed = expectData(await patch(admin, owner.organizationId, { bankLinkingTermsAccepted: true }), 201);
+    expect(renewed.organization.bankLinkingTerms).toEqual({ accepted: true, acceptedAt: now().toISOString(), acceptedBy: admin.id });
   });
 
   it('answers 201 with the unchanged details for an empty body', async () => {
@@ -201,10 +274,13 @@ describe('PATCH /organization/{orgId}', () => {
     ['metadata: [1, 2]', { metadata: [1, 2] }, ['body.metadata']],
     ['communicationPreferences: true', { communicationPreferences: true }, ['body.communicationPreferences']],
     ['autoAcceptInvitations: yes', { autoAcceptInvitations: 'yes' }, ['body.autoAcceptInvitations']],
-    ['acceptBankLinkingTerms: 1', { acceptBankLinkingTerms: 1 }, ['body.acceptBankLinkingTerms']],
-    ['city: Oslo, slug: my-own-slug', { city: 'Oslo', slug: 'my-own-slug' }, ['body']],
-    ['isActive: false', { isActive: false }, ['body']],
-    ['version: eu', { version: 'eu' }, ['body']],
+    ['bankLinkingTermsAccepted: 1', { bankLinkingTermsAccepted: 1 }, ['body.bankLinkingTermsAccepted']],
+    ['bankLinkingTermsAccepted: null', { bankLinkingTermsAccepted: null }, ['body.bankLinkingTermsAccepted']],
+    ['address: a string', { address: '1 Main St, Boston' }, ['body.address']],
+    ['address: line1 of 201 chars', { address: { line1: 'l'.repeat(201) } }, ['body.address.line1']],
+    ['address: postalCode of 21 chars', { address: { postalCode: '1'.repeat(21) } }, ['body.address.postalCode']],
+    ['address: country 7', { address: { country: 7 } }, ['body.address.country']],
+    ['address: a NUL character', { address: { city: 'Bo\u0000ston' } }, ['body.address.city']],
     ['name: 5, city: 7', { name: 5, city: 7 }, ['body.name', 'body.city']],
   ])('answers 400 VALIDATION_FAILED naming the field for %s, changing nothing', async (_label, body, fields) => {
     const owner = await createUser();
@@ -213,9 +289,9 @@ describe('PATCH /organization/{orgId}', () => {
     expect(await organizationRow(owner.organizationId)).toEqual(before);
   });
 
-  it('answers 400 naming path.orgId for an id that is not a uuid', async () => {
+  it('answers 403 NOT_A_MEMBER for an id that is not a uuid, as for an unknown one', async () => {
     const owner = await createUser();
-    expectError(await patch(owner, 'not-a-uuid', { city: 'Rome' }), 400, 'VALIDATION_FAILED', ['path.orgId']);
+    expectError(await patch(owner, 'not-a-uuid', { city: 'Rome' }), 403, 'NOT_A_MEMBER');
   });
 
   it('answers 400 MALFORMED_JSON for a body that is not JSON', async () => {

@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in with email and password (failed sign-ins: at most 10 per account per client IP and 100 per client IP in 15 minutes, then 429)
-         * @description No authentication.
+         * @description No authentication (a bearer token may be sent; it is ignored).
          */
         post: operations["login"];
         delete?: never;
@@ -159,7 +159,7 @@ export interface paths {
         put?: never;
         /**
          * Get a new access token for a refresh token
-         * @description No authentication.
+         * @description No authentication (a bearer token may be sent; it is ignored).
          */
         post: operations["refreshToken"];
         delete?: never;
@@ -199,7 +199,7 @@ export interface paths {
         put?: never;
         /**
          * Create an account (and its organization) and sign in
-         * @description No authentication.
+         * @description No authentication (a bearer token may be sent; it is ignored).
          */
         post: operations["register"];
         delete?: never;
@@ -219,7 +219,7 @@ export interface paths {
         put?: never;
         /**
          * Email a password reset link (always 200; at most 3 links per address per hour)
-         * @description No authentication.
+         * @description No authentication (a bearer token may be sent; it is ignored).
          */
         post: operations["sendForgotPasswordLink"];
         delete?: never;
@@ -239,7 +239,7 @@ export interface paths {
         put?: never;
         /**
          * Set a new password with an emailed reset token; ends every sign-in session, legacy token and automation token of the account
-         * @description No authentication.
+         * @description No authentication (a bearer token may be sent; it is ignored).
          */
         post: operations["resetPassword"];
         delete?: never;
@@ -259,7 +259,7 @@ export interface paths {
         put?: never;
         /**
          * Tell whether an email is free to register
-         * @description No authentication.
+         * @description No authentication (a bearer token may be sent; it is ignored).
          *
          *     At most 10 requests per minute per client IP (429 with Retry-After).
          */
@@ -325,7 +325,7 @@ export interface paths {
         put?: never;
         /**
          * Verify an email address with the emailed token
-         * @description No authentication.
+         * @description No authentication (a bearer token may be sent; it is ignored).
          */
         post: operations["verifyEmail"];
         delete?: never;
@@ -409,7 +409,7 @@ export interface paths {
         put?: never;
         /**
          * Tell whether an organization name is free
-         * @description No authentication.
+         * @description No authentication (a bearer token may be sent; it is ignored).
          *
          *     Internal: part of the contract, not meant for general clients.
          */
@@ -657,7 +657,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an invitation with the emailed token; an unverified account of the address is taken over (name and password required, signed in, its earlier sessions ended)
-         * @description No authentication.
+         * @description No authentication (a bearer token may be sent; it is ignored).
          */
         post: operations["acceptInvitation"];
         delete?: never;
@@ -677,7 +677,7 @@ export interface paths {
         put?: never;
         /**
          * Reject an invitation with the emailed token
-         * @description No authentication.
+         * @description No authentication (a bearer token may be sent; it is ignored).
          *
          *     Internal: part of the contract, not meant for general clients.
          */
@@ -997,7 +997,7 @@ export interface paths {
         put?: never;
         /**
          * Stripe events (signature verified)
-         * @description No authentication.
+         * @description No authentication (a bearer token may be sent; it is ignored).
          *
          *     Extension: ours, not the contract's.
          */
@@ -1359,6 +1359,7 @@ export interface components {
             token: string;
             /** Format: email */
             email: string;
+            /** @description Trimmed: leading and trailing white space is removed. */
             name?: string;
             password?: string;
         };
@@ -1413,6 +1414,11 @@ export interface components {
             revoked: boolean;
             /** Format: date-time */
             createdAt: string;
+        };
+        BankLinkingTermsEntity: {
+            accepted: boolean;
+            acceptedAt: string | null;
+            acceptedBy: string | null;
         };
         BillingHistoryResponseEntity: {
             /** Format: uuid */
@@ -1584,6 +1590,7 @@ export interface components {
         };
         CreateAttachmentUploadsDto: {
             files: {
+                /** @description Trimmed: leading and trailing white space is removed. */
                 name: string;
                 contentType: string;
                 size: number;
@@ -1596,9 +1603,11 @@ export interface components {
             cancelUrl: string;
         };
         CreateCaseDto: {
+            /** @description Trimmed: leading and trailing white space is removed. */
             name: string;
         };
         CreateOrganizationDto: {
+            /** @description Trimmed: leading and trailing white space is removed. */
             name: string;
             inviteEmails?: string[];
         };
@@ -1749,8 +1758,11 @@ export interface components {
         };
         EmptyEntity: Record<string, never>;
         GenerateTokenDto: {
+            /** @description At least one scope; without scopes, a legacy token */
             scopes?: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import")[];
+            /** @description Trimmed: leading and trailing white space is removed. */
             label?: string;
+            /** @description Lifetime in days; above 400 is capped at 400 */
             ttlDays?: number;
         };
         GenerateTokenResponseEntity: {
@@ -1859,6 +1871,10 @@ export interface components {
             previousPage: number | null;
             data: components["schemas"]["InvitationEntity"][] | null;
         };
+        InvitationsSentEntity: {
+            sent: number;
+            notSent: number;
+        };
         InviteOrganizationUsersDto: {
             emails: string[];
             /** @enum {string} */
@@ -1942,6 +1958,7 @@ export interface components {
                 role: "owner" | "admin" | "full_access" | "employee" | "billing" | "member" | "user" | "client";
             };
             billing: components["schemas"]["BillingSummaryEntity"] | null;
+            invitations?: components["schemas"]["InvitationsSentEntity"];
         };
         OrganizationEntity: {
             /** Format: uuid */
@@ -1964,6 +1981,11 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             };
+            address: components["schemas"]["PostalAddressEntity"] | null;
+            communicationPreferences: {
+                [key: string]: unknown;
+            };
+            bankLinkingTerms: components["schemas"]["BankLinkingTermsEntity"];
             type: string;
             /** @enum {string} */
             version: "v1" | "v2" | "eu" | "ca";
@@ -2023,6 +2045,28 @@ export interface components {
             cadences: ("monthly" | "annual")[];
             annualOnly: boolean;
             includesPro: boolean;
+        };
+        PostalAddressDto: {
+            /** @description Trimmed: leading and trailing white space is removed. */
+            line1?: string;
+            /** @description Trimmed: leading and trailing white space is removed. */
+            line2?: string;
+            /** @description Trimmed: leading and trailing white space is removed. */
+            city?: string;
+            /** @description Trimmed: leading and trailing white space is removed. */
+            state?: string;
+            /** @description Trimmed: leading and trailing white space is removed. */
+            postalCode?: string;
+            /** @description Trimmed: leading and trailing white space is removed. */
+            country?: string;
+        };
+        PostalAddressEntity: {
+            line1?: string;
+            line2?: string;
+            city?: string;
+            state?: string;
+            postalCode?: string;
+            country?: string;
         };
         ProfessionalNetworkMessageEntity: {
             /** Format: uuid */
@@ -2097,11 +2141,17 @@ export interface components {
             refreshToken: string;
         };
         RegisterEmailDto: {
+            /** @description Trimmed: leading and trailing white space is removed. */
             name: string;
             /** Format: email */
             email: string;
             password: string;
-            acceptTerms: boolean;
+            /**
+             * @description Must be true; false is answered 400 TERMS_NOT_ACCEPTED
+             * @constant
+             */
+            acceptTerms: true;
+            /** @description Trimmed: leading and trailing white space is removed. */
             organizationName?: string;
             inviteEmails?: string[];
         };
@@ -2115,6 +2165,7 @@ export interface components {
             token: string;
             /** Format: email */
             email: string;
+            /** @description Trimmed: leading and trailing white space is removed. */
             reason?: string;
         };
         ResetPasswordDto: {
@@ -2223,16 +2274,23 @@ export interface components {
             updatedAt: string;
         };
         UpdateCaseDto: {
+            /** @description Trimmed: leading and trailing white space is removed. */
             name?: string;
             archived?: boolean;
         };
         UpdateOrganizationDto: {
+            /** @description Trimmed: leading and trailing white space is removed. */
             name?: string;
             email?: string | "";
+            /** @description Trimmed: leading and trailing white space is removed. */
             contact?: string;
+            /** @description Trimmed: leading and trailing white space is removed. */
             city?: string;
+            /** @description Trimmed: leading and trailing white space is removed. */
             state?: string;
+            /** @description Trimmed: leading and trailing white space is removed. */
             country?: string;
+            /** @description Trimmed: leading and trailing white space is removed. */
             description?: string;
             phone?: string[];
             logo?: string | null;
@@ -2241,11 +2299,12 @@ export interface components {
                 [key: string]: unknown;
             };
             autoAcceptInvitations?: boolean;
+            address?: components["schemas"]["PostalAddressDto"] | null;
             /** @description Free-form object, at most 4096 bytes as JSON */
             communicationPreferences?: {
                 [key: string]: unknown;
             };
-            acceptBankLinkingTerms?: boolean;
+            bankLinkingTermsAccepted?: boolean;
         };
         UpdateOrganizationUserAccessDto: {
             userIds: string[];
@@ -2254,10 +2313,10 @@ export interface components {
         };
         UpdateOrganizationUsersDto: {
             users: {
-                /** Format: uuid */
                 userId: string;
                 /** @enum {string} */
                 role?: "owner" | "admin" | "full_access" | "employee" | "billing" | "member" | "user" | "client";
+                /** @description Trimmed: leading and trailing white space is removed. */
                 name?: string;
                 /** Format: email */
                 email?: string;
@@ -2267,12 +2326,12 @@ export interface components {
             scopes: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import")[];
         };
         UpdateUserDto: {
+            /** @description Trimmed: leading and trailing white space is removed. */
             name?: string;
             phoneNumbers?: string[];
-            /** @enum {string} */
-            onboardingStatus?: "not_started" | "in_progress" | "completed" | "skipped";
+            onboardingStatus?: string;
             onboardingStep?: number;
-            userType?: ("attorney" | "paralegal" | "legal_staff" | "investigator" | "expert" | "individual" | "other") | null;
+            userType?: string | null;
         };
         UserEntity: {
             /** Format: uuid */
@@ -2291,6 +2350,7 @@ export interface components {
             organizations: components["schemas"]["OrganizationDetailsResponseEntity"][];
         };
         ValidateOrganizationNameDto: {
+            /** @description Trimmed: leading and trailing white space is removed. */
             name: string;
         };
         ValidateOrganizationNameResponseEntity: {
@@ -2313,7 +2373,7 @@ export interface components {
             timestamp: string;
             error: {
                 /** @enum {string} */
-                code: "BAD_REQUEST" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "TERMS_NOT_ACCEPTED" | "ORGANIZATION_NAME_TAKEN" | "USER_NOT_CREATED" | "UNSUPPORTED_SCOPE" | "TOKEN_EXPIRED" | "TOKEN_REVOKED" | "USER_GONE" | "WRONG_PASSWORD" | "EMAIL_ALREADY_VERIFIED" | "INVITATION_NOT_PENDING" | "INVITEE_DETAILS_REQUIRED" | "NO_ACTIVE_PLAN_RECORD" | "LAST_OWNER" | "EMAIL_TAKEN" | "NOTHING_TO_CHANGE" | "INVALID_SIGNATURE" | "REPORT_TOO_LARGE" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "ACCOUNT_INACTIVE" | "INVITE_ROLE_NOT_ALLOWED" | "FORBIDDEN" | "FEATURE_DISABLED" | "INSUFFICIENT_SCOPE" | "NOT_A_MEMBER" | "INSUFFICIENT_ROLE" | "NO_ACTIVE_PLAN" | "SEAT_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED" | "STORAGE_LIMIT_REACHED" | "DELINQUENT" | "MEMBER_OF_OTHER_ORGANIZATIONS" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PLAN_BELOW_USAGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                code: "BAD_REQUEST" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "TERMS_NOT_ACCEPTED" | "ORGANIZATION_NAME_TAKEN" | "USER_NOT_CREATED" | "UNSUPPORTED_SCOPE" | "TOKEN_EXPIRED" | "TOKEN_REVOKED" | "USER_GONE" | "WRONG_PASSWORD" | "EMAIL_ALREADY_VERIFIED" | "INVITATION_NOT_PENDING" | "INVITEE_DETAILS_REQUIRED" | "NO_ACTIVE_PLAN_RECORD" | "LAST_OWNER" | "EMAIL_TAKEN" | "NOTHING_TO_CHANGE" | "INVALID_SIGNATURE" | "REPORT_TOO_LARGE" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "ACCOUNT_INACTIVE" | "INVITE_ROLE_NOT_ALLOWED" | "FORBIDDEN" | "FEATURE_DISABLED" | "INSUFFICIENT_SCOPE" | "NOT_A_MEMBER" | "INSUFFICIENT_ROLE" | "NO_ACTIVE_PLAN" | "SEAT_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED" | "STORAGE_LIMIT_REACHED" | "DELINQUENT" | "MEMBER_OF_OTHER_ORGANIZATIONS" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PLAN_BELOW_USAGE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL";
                 message: string;
                 details?: components["schemas"]["ErrorDetail"][];
             };
@@ -2322,7 +2382,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description The request is invalid. Codes: `BAD_REQUEST`, `VALIDATION_FAILED`, `MALFORMED_JSON`, `TERMS_NOT_ACCEPTED`, `ORGANIZATION_NAME_TAKEN`, `USER_NOT_CREATED`, `UNSUPPORTED_SCOPE`, `TOKEN_EXPIRED`, `TOKEN_REVOKED`, `USER_GONE`, `WRONG_PASSWORD`, `EMAIL_ALREADY_VERIFIED`, `INVITATION_NOT_PENDING`, `INVITEE_DETAILS_REQUIRED`, `NO_ACTIVE_PLAN_RECORD`, `LAST_OWNER`, `EMAIL_TAKEN`, `NOTHING_TO_CHANGE`, `INVALID_SIGNATURE`, `REPORT_TOO_LARGE`. */
+        /** @description The request is invalid (on every operation, also for text with NUL or unpaired surrogates). Codes: `BAD_REQUEST`, `VALIDATION_FAILED`, `MALFORMED_JSON`, `TERMS_NOT_ACCEPTED`, `ORGANIZATION_NAME_TAKEN`, `USER_NOT_CREATED`, `UNSUPPORTED_SCOPE`, `TOKEN_EXPIRED`, `TOKEN_REVOKED`, `USER_GONE`, `WRONG_PASSWORD`, `EMAIL_ALREADY_VERIFIED`, `INVITATION_NOT_PENDING`, `INVITEE_DETAILS_REQUIRED`, `NO_ACTIVE_PLAN_RECORD`, `LAST_OWNER`, `EMAIL_TAKEN`, `NOTHING_TO_CHANGE`, `INVALID_SIGNATURE`, `REPORT_TOO_LARGE`. */
         BadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3336,7 +3396,7 @@ export interface operations {
     getStorageStats: {
         parameters: {
             query?: {
-                /** @description Repeat the parameter or separate values with commas. */
+                /** @description Repeat the parameter or separate values with commas; each value is trimmed and empty ones are dropped. */
                 caseIds?: string[];
             };
             header?: never;
@@ -4162,7 +4222,7 @@ export interface operations {
                 skip?: number;
                 limit?: number;
                 sortOrder?: "asc" | "desc";
-                includeArchived?: unknown;
+                includeArchived?: "0" | "1" | "true" | "false";
             };
             header: {
                 /** @description Id of the selected (active) organization. */
@@ -4476,21 +4536,21 @@ export interface operations {
                 skip?: number;
                 limit?: number;
                 sortOrder?: "asc" | "desc";
-                /** @description Repeat the parameter or separate values with commas. */
+                /** @description Repeat the parameter or separate values with commas; each value is trimmed and empty ones are dropped. */
                 folders?: string[];
-                /** @description Repeat the parameter or separate values with commas. */
+                /** @description Repeat the parameter or separate values with commas; each value is trimmed and empty ones are dropped. */
                 domains?: string[];
-                /** @description Repeat the parameter or separate values with commas. */
+                /** @description Repeat the parameter or separate values with commas; each value is trimmed and empty ones are dropped. */
                 excludeDomains?: string[];
-                /** @description Repeat the parameter or separate values with commas. */
+                /** @description Repeat the parameter or separate values with commas; each value is trimmed and empty ones are dropped. */
                 tags?: string[];
-                /** @description Repeat the parameter or separate values with commas. */
+                /** @description Repeat the parameter or separate values with commas; each value is trimmed and empty ones are dropped. */
                 excludeTags?: string[];
-                /** @description Repeat the parameter or separate values with commas. */
+                /** @description Repeat the parameter or separate values with commas; each value is trimmed and empty ones are dropped. */
                 excludeEmails?: string[];
-                starred?: unknown;
-                unread?: unknown;
-                untagged?: unknown;
+                starred?: "0" | "1" | "true" | "false";
+                unread?: "0" | "1" | "true" | "false";
+                untagged?: "0" | "1" | "true" | "false";
                 sortBy?: "date";
             };
             header?: never;
@@ -4534,7 +4594,7 @@ export interface operations {
                 limit?: number;
                 sortOrder?: "asc" | "desc";
                 searchText: string;
-                /** @description Repeat the parameter or separate values with commas. */
+                /** @description Repeat the parameter or separate values with commas; each value is trimmed and empty ones are dropped. */
                 tags?: string[];
             };
             header?: never;

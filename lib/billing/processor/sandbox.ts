@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { and, eq, inArray } from 'drizzle-orm';
-import { config } from '../../config';
+import { selfLink } from '../../config';
 import { db } from '../../db/client';
 import { sandboxCheckoutSessions, sandboxCustomers, sandboxInvoices } from '../../db/schema';
 import type { CustomerInput, InvoiceLine, InvoiceResult, PaymentProcessor } from '.';
@@ -38,7 +38,7 @@ export class SandboxProcessor implements PaymentProcessor {
       .onConflictDoNothing()
       .returning();
     const session = created ?? (await db().select().from(sandboxCheckoutSessions).where(eq(sandboxCheckoutSessions.idempotencyKey, idempotencyKey)))[0]!;
-    return { id: session.id, url: new URL(`/_sandbox/checkout/${session.id}`, config().APP_URL).toString() };
+    return { id: session.id, url: selfLink(`/_sandbox/checkout/${session.id}`).toString() };
   }
 
   async chargeInvoice(input: { customerId: string; lines: InvoiceLine[]; idempotencyKey: string }): Promise<InvoiceResult> {
@@ -88,7 +88,7 @@ export class SandboxProcessor implements PaymentProcessor {
   }
 
   private result(invoiceId: string, status: InvoiceResult['status']): InvoiceResult {
-    return { invoiceId, hostedInvoiceUrl: new URL(`/_sandbox/invoices/${invoiceId}`, config().APP_URL).toString(), status };
+    return { invoiceId, hostedInvoiceUrl: selfLink(`/_sandbox/invoices/${invoiceId}`).toString(), status };
   }
 
   /** The sandbox's checkout page was submitted with a card: saves it on the customer. */

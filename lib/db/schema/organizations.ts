@@ -3,6 +3,16 @@ import { bigint, boolean, check, index, integer, jsonb, pgTable, primaryKey, tex
 import { id, timestamps, timestamptz } from '../columns';
 import { users } from './users';
 
+/** An organization's postal address: every line optional. */
+export interface PostalAddress {
+  line1?: string;
+  line2?: string;
+  city?: string;
+  state?: string;
+  postalCode?: string;
+  country?: string;
+}
+
 export const organizations = pgTable(
   'organizations',
   {
@@ -42,8 +52,12 @@ export const organizations = pgTable(
     baseFeeChargeKey: text('base_fee_charge_key'),
     /** The customer at the payment processor; null until created (after commit, retried by maintenance). */
     processorCustomerId: text('processor_customer_id'),
+    /** The postal address (UpdateOrganizationDto `address`); null until set. Separate from the legacy city/state/country fields. */
+    address: jsonb('address').$type<PostalAddress>(),
     communicationPreferences: jsonb('communication_preferences').$type<Record<string, unknown>>().notNull().default({}),
+    /** First acceptance of the bank-linking terms still in force, and who accepted; both null when not accepted (or withdrawn). */
     bankLinkingTermsAcceptedAt: timestamptz('bank_linking_terms_accepted_at'),
+    bankLinkingTermsAcceptedById: uuid('bank_linking_terms_accepted_by_id').references(() => users.id, { onDelete: 'set null' }),
     /** Current base-fee period of a self-serve tier. */
     billingPeriodStart: timestamptz('billing_period_start'),
     billingPeriodEnd: timestamptz('billing_period_end'),

@@ -1,14 +1,18 @@
+import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import type { Json, RouteWithSchemas } from '../../../infra/openapi/document';
 import { pathParameterNames, takesOrganizationHeader } from '../../../infra/openapi/statuses';
+import { MAX_ID_LENGTH } from '../../../schemas/common/fields';
 import type { InvokeOptions } from '../../harness/invoke';
 import { operationsById, resolveSchema } from './requests';
 
 /**
  * Malformed requests for one operation, made from its valid request by one or more mutations of
- * what the document says it takes: body (wrong types, missing and extra fields, huge strings,
- * unicode, not JSON at all), query (bad paging values, bad enums and lists), path (bad ids), the
- * organization header, and the bearer token.
+ * what the document says it takes: body (wrong types, missing and unknown fields, huge strings,
+ * unicode, not JSON at all, other content types), query (bad paging values, bad enums and lists),
+ * path (malformed ids), the organization header, and the bearer token. Some mutations leave the
+ * request acceptable (an unknown field, a short malformed id, JSON sent as text/plain): those are
+ * sent too, and must be answered as the tolerant reader says.
  */
 export type Mutation = (request: InvokeOptions) => InvokeOptions;
 
@@ -81,6 +85,9 @@ const badAuthorization = fc.oneof(
   fc.integer({ min: 5_000, max: 20_000 }).map((n) => `Bearer ${'a'.repeat(n)}`),
 );
 
+/** Body fields real clients send that no request describes, and names a mass assignment would try. */
+const UNKNOWN_FIELDS = ['deviceId', 'termsVersion', '__proto__', 'constructor', 'isAdmin', 'isSuperAdmin', 'isActive', 'activePlan', 'role', 'id'];
+
 function withoutKey(object: Record<string, unknown>, key: string): Record<string, unknown> {
   const { [key]: _removed, ...rest } = object;
   return rest;
@@ -121,14 +128,13 @@ export function mutationsFor(document: Json, definition: RouteWithSchemas): Arra
       ),
     ];
     if (required.length > 0) kinds.push(fc.constantFrom(...required).map((name): Mutation => (r) => ({ ...r, rawBody: undefined, body: withoutKey(current(r), name) })));
-    if (body.additionalProperties === false) {
-      kinds.push(
-        fc
-          .tuple(fc.oneof(fc.string({ minLength: 1, maxLength: 12 }), unicode, fc.constantFrom('__proto__', 'constructor', 'isAdmin', 'role')), anyJson)
-          .filter(([key]) => !properties.includes(key))
-          .map(([key, value]): Mutation => (r) => ({ ...r, rawBody: undefined, body: { ...current(r), [key]: value } })),
-      );
-    }
+    // Fields the description does not show: ignored (a newer client's, or mass assignment), never refused.
+    kinds.push(
+      fc
+        .tuple(fc.oneof(fc.string({ minLength: 1, maxLength: 12 }), unicode, fc.constantFrom(...UNKNOWN_FIELDS)), anyJson)
+        .filter(([key]) => !properties.includes(key))
+        .map(([key, value]): Mutation => (r) => ({ ...r, rawBody: undefined, body: { ...current(r), [key]: value } })),
+    );
     if (properties.length > 0) {
       kinds.push(fc.tuple(fc.constantFrom(...properties), anyJson).map(([name, value]): Mutation => (r) => ({ ...r, rawBody: undefined, body: { ...current(r), [name]: value } })));
     }
@@ -182,14 +188,69 @@ export function mutationsFor(document: Json, definition: RouteWithSchemas): Arra
   return result;
 }
 
+/** A generated request: the valid request it was made from (`base`), the kinds of mutation applied and the result. */
+export interface FuzzedRequest {
+  kinds: string[];
+  base: InvokeOptions;
+  request: InvokeOptions;
+}
+
 /** One to three mutations applied to the valid request. */
-export function malformedRequest(document: Json, definition: RouteWithSchemas, valid: () => InvokeOptions): fc.Arbitrary<{ kinds: string[]; request: InvokeOptions }> {
+export function malformedRequest(document: Json, definition: RouteWithSchemas, valid: () => InvokeOptions): fc.Arbitrary<FuzzedRequest> {
   const available = mutationsFor(document, definition);
   if (available.length === 0) throw new Error(`${definition.route.operationId} takes nothing that can be malformed`);
   // Input is what is fuzzed; a broken token (always 401, whatever the input) is one case in nine where there is input.
   const one = fc.oneof(...available.map(({ kind, arbitrary }) => ({ weight: kind === 'authorization' ? 1 : 4, arbitrary: arbitrary.map((mutate) => ({ kind, mutate })) })));
-  return fc.array(one, { minLength: 1, maxLength: 3 }).map((steps) => ({
-    kinds: steps.map((s) => s.kind),
-    request: steps.reduce((request, step) => step.mutate(request), valid()),
-  }));
+  return fc.array(one, { minLength: 1, maxLength: 3 }).map((steps) => {
+    const base = valid();
+    return { kinds: steps.map((s) => s.kind), base, request: steps.reduce((request, step) => step.mutate(request), base) };
+  });
+}
+
+/**
+ * An id as the document describes what clients send: any text of 1 to MAX_ID_LENGTH characters.
+ * A free-text filter described the same way (email folders) is fine too: unknown text matches nothing either way.
+ */
+const isIdSchema = (schema: Json | undefined) => schema?.type === 'string' && schema.minLength === 1 && schema.maxLength === MAX_ID_LENGTH && Object.keys(schema).length === 3;
+
+/** The parameters of an operation that carry ids (path, query, the organization header), single or lists. */
+export function idParameters(document: Json, definition: RouteWithSchemas): Array<{ in: 'path' | 'query' | 'header'; name: string }> {
+  const parameters = (operationsById(document).get(definition.route.operationId)!.operation.parameters ?? []) as Json[];
+  return parameters
+    .filter((p) => isIdSchema(p.schema) || (p.schema.type === 'array' && isIdSchema(p.schema.items)))
+    .map((p) => ({ in: p.in, name: p.name }));
+}
+
+const headerOf = (request: InvokeOptions) => request.organization ?? request.headers?.organization;
+
+/**
+ * The same request with every id the mutations changed replaced by a fresh UUID (an unknown id),
+ * or undefined when no id changed. An accepted but malformed id must be answered like that twin.
+ */
+export function unknownIdTwin(document: Json, definition: RouteWithSchemas, { base, request }: FuzzedRequest): InvokeOptions | undefined {
+  let twin: InvokeOptions | undefined;
+  for (const parameter of idParameters(document, definition)) {
+    if (parameter.in === 'header') {
+      if (headerOf(request) === headerOf(base) || headerOf(request) === undefined) continue;
+      const current = twin ?? request;
+      const unknown = randomUUID();
+      twin = { ...current, organization: unknown, headers: { ...current.headers, organization: unknown } };
+      continue;
+    }
+    const part = parameter.in === 'path' ? 'path' : 'query';
+    const value = request[part]?.[parameter.name];
+    if (value === undefined || JSON.stringify(value) === JSON.stringify(base[part]?.[parameter.name])) continue;
+    const current = twin ?? request;
+    twin = { ...current, [part]: { ...current[part], [parameter.name]: Array.isArray(value) ? [randomUUID()] : randomUUID() } };
+  }
+  return twin;
+}
+
+/** Top-level body fields of a request that the operation's description does not show. */
+export function undescribedBodyFields(document: Json, definition: RouteWithSchemas, request: InvokeOptions): string[] {
+  const media = operationsById(document).get(definition.route.operationId)!.operation.requestBody?.content?.['application/json'] as Json | undefined;
+  const body = request.body;
+  if (!media || !body || typeof body !== 'object' || Array.isArray(body)) return [];
+  const described = Object.keys((resolveSchema(document, media.schema).properties as Json | undefined) ?? {});
+  return Object.keys(body).filter((key) => !described.includes(key));
 }

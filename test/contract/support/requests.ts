@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Json, RouteWithSchemas } from '../../../infra/openapi/document';
 import { pathParameterNames, takesOrganizationHeader } from '../../../infra/openapi/statuses';
 import { unstorableTextPaths } from '../../../lib/http/storable-text';
-import { Id } from '../../../schemas/common/fields';
+import { IdText } from '../../../schemas/common/fields';
 import type { InvokeOptions } from '../../harness/invoke';
 
 /**
@@ -161,30 +161,36 @@ export function validRequest(document: Json, definition: RouteWithSchemas, subje
   };
 }
 
+/**
+ * The body the validation sees, as lib/http/endpoint.ts parses it: JSON whatever the content type
+ * when it parses; otherwise MALFORMED_JSON under a JSON content type, and the text itself under
+ * another one (which the schema then refuses).
+ */
+function parsedBody(request: InvokeOptions): { body: unknown } | { malformed: true } {
+  const text = request.rawBody ?? (request.body === undefined ? undefined : JSON.stringify(request.body));
+  if (text === undefined || text === '') return { body: undefined };
+  try {
+    return { body: JSON.parse(text) };
+  } catch {
+    // invoke() sends application/json when the request names no content type.
+    const contentType = Object.entries(request.headers ?? {}).find(([k]) => k.toLowerCase() === 'content-type')?.[1] ?? 'application/json';
+    return /^application\/([a-z0-9.+-]+\+)?json(;|$)/i.test(contentType) ? { malformed: true } : { body: text };
+  }
+}
+
 /** Which parts of a request its route's own schemas (the ones the handler validates with) refuse. */
 export function invalidParts(definition: RouteWithSchemas, request: InvokeOptions): string[] {
   const { route, schemas } = definition;
   const parts: string[] = [];
-  let body: unknown = request.body;
-  if (route.rawBody) {
-    // The handler gets the body unparsed; no schema looks at it.
-  } else if (request.rawBody !== undefined) {
-    if (request.rawBody === '') body = undefined;
-    else {
-      try {
-        body = JSON.parse(request.rawBody);
-      } catch {
-        parts.push('body (not JSON)');
-      }
-    }
-  } else if (body !== undefined) body = JSON.parse(JSON.stringify(body));
-  const contentType = Object.entries(request.headers ?? {}).find(([k]) => k.toLowerCase() === 'content-type')?.[1];
-  if (schemas.body && contentType !== undefined && !/json/i.test(contentType) && (request.rawBody ?? request.body) !== undefined) {
-    // Not parsed: the handler sees the body as text.
-    body = request.rawBody ?? JSON.stringify(request.body);
+  let body: unknown;
+  // A rawBody route gets the body unparsed; no schema looks at it.
+  if (!route.rawBody) {
+    const parsed = parsedBody(request);
+    if ('malformed' in parsed) parts.push('body (not JSON)');
+    else body = parsed.body;
   }
-  // lib/http/validate.ts reads a JSON `null` body as no body (`event.body ?? undefined`).
-  if (schemas.body && !parts.length && !schemas.body.safeParse(body ?? undefined).success) parts.push('body');
+  if (schemas.body && body === null) parts.push('body (null)');
+  if (schemas.body && !parts.length && !schemas.body.safeParse(body).success) parts.push('body');
   if (schemas.query) {
     const search = new URLSearchParams();
     for (const [key, value] of Object.entries(request.query ?? {})) for (const item of Array.isArray(value) ? value : [value]) search.append(key, item);
@@ -200,6 +206,6 @@ export function invalidParts(definition: RouteWithSchemas, request: InvokeOption
   for (const [part, value] of [['body', schemas.body && body], ['query', schemas.query && request.query], ['path', schemas.path && request.path]] as const) {
     if (unstorableTextPaths(value, part).length > 0 && !parts.includes(part)) parts.push(`${part} (unstorable text)`);
   }
-  if (takesOrganizationHeader(route) && !Id.safeParse(request.organization ?? request.headers?.organization).success) parts.push('headers.organization');
+  if (takesOrganizationHeader(route) && !IdText.safeParse(request.organization ?? request.headers?.organization).success) parts.push('headers.organization');
   return parts;
 }
