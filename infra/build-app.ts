@@ -10,7 +10,10 @@ import { CaseEvidenceStack } from './stack';
 
 /** The context (feature flags, default environment) of cdk.json, so tests synthesize what the CLI does. */
 export function cdkJsonContext(): Record<string, unknown> {
-  return (JSON.parse(readFileSync(join(REPOSITORY_ROOT, 'cdk.json'), 'utf8')) as { context?: Record<string, unknown> }).context ?? {};
+  return (
+    (JSON.parse(readFileSync(join(REPOSITORY_ROOT, 'cdk.json'), 'utf8')) as { context?: Record<string, unknown> })
+      .context ?? {}
+  );
 }
 
 export interface BuildAppOptions extends AppProps {
@@ -32,12 +35,15 @@ export function buildApp(options: BuildAppOptions = {}): { app: App; stacks: Cas
   const targets = names.map((name) => {
     if (!isEnvironmentName(name)) throw new Error(`Unknown environment "${name}": use dev, staging or prod`);
     const settings = environments[name];
-    const account = String(app.node.tryGetContext('account') ?? settings.account ?? process.env.CDK_DEFAULT_ACCOUNT ?? '000000000000');
+    const account = String(
+      app.node.tryGetContext('account') ?? settings.account ?? process.env.CDK_DEFAULT_ACCOUNT ?? '000000000000',
+    );
     const region = String(app.node.tryGetContext('region') ?? settings.region);
     // The VPC's AZs are pinned per environment; recording them as the AZ lookup's answer keeps
     // synth from calling AWS (offline, no credentials) and keeps templates stable.
     const azKey = `availability-zones:account=${account}:region=${region}`;
-    if (app.node.tryGetContext(azKey) === undefined) app.node.setContext(azKey, settings.availabilityZones ?? [`${region}a`, `${region}b`]);
+    if (app.node.tryGetContext(azKey) === undefined)
+      app.node.setContext(azKey, settings.availabilityZones ?? [`${region}a`, `${region}b`]);
     return { name, settings, account, region };
   });
   // `-c routes=login,register`: only these routes (quick synth checks); default every route.

@@ -29,8 +29,18 @@ export function bundleOf(name: string, construct: ServiceFunction): Bundle {
   if (!directory) throw new Error(`${name}: bundle not staged (was bundling skipped?)`);
   const cfn = construct.function.node.defaultChild as CfnFunction;
   const resolved = Stack.of(construct).resolve(cfn.environment) as { variables?: Record<string, unknown> } | undefined;
-  const environment = Object.fromEntries(Object.entries(resolved?.variables ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
-  return { name, directory, bytes: statSync(join(directory, 'index.mjs')).size, sources: construct.bundleSources(), environment };
+  const environment = Object.fromEntries(
+    Object.entries(resolved?.variables ?? {}).filter(
+      (entry): entry is [string, string] => typeof entry[1] === 'string',
+    ),
+  );
+  return {
+    name,
+    directory,
+    bytes: statSync(join(directory, 'index.mjs')).size,
+    sources: construct.bundleSources(),
+    environment,
+  };
 }
 
 /** Modules that must never be bundled (PGlite, the local server, the sandbox processor, ...) found in the bundle. */
@@ -80,12 +90,22 @@ export interface RunResult {
 }
 
 /** One fresh `node run.mjs` in an isolated bundle directory. */
-export function runBundle(directory: string, environment: Record<string, string>, request?: { event: unknown; context: unknown }): Promise<RunResult> {
+export function runBundle(
+  directory: string,
+  environment: Record<string, string>,
+  request?: { event: unknown; context: unknown },
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['run.mjs'], {
       cwd: directory,
       // Only what Lambda would set: no inherited NODE_OPTIONS (tsx, vitest) or DATABASE_URL.
-      env: { PATH: process.env.PATH ?? '', TZ: 'UTC', AWS_LAMBDA_FUNCTION_NAME: 'bundle-check', AWS_REGION: 'us-east-1', ...environment },
+      env: {
+        PATH: process.env.PATH ?? '',
+        TZ: 'UTC',
+        AWS_LAMBDA_FUNCTION_NAME: 'bundle-check',
+        AWS_REGION: 'us-east-1',
+        ...environment,
+      },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -37,10 +37,18 @@ export function acknowledgeStackFindings(parts: {
     'The instance is reachable only from the RDS Proxy security group in isolated subnets, and clients connect to the proxy, which listens on 5432 whatever the instance port: a non-default port would hide nothing.',
   );
   if (!settings.database.multiAz) {
-    acknowledge(instance, 'AwsSolutions-RDS3', `${settings.name} is a non-production environment: single-AZ halves the database cost; prod runs multi-AZ.`);
+    acknowledge(
+      instance,
+      'AwsSolutions-RDS3',
+      `${settings.name} is a non-production environment: single-AZ halves the database cost; prod runs multi-AZ.`,
+    );
   }
   if (!settings.retainData) {
-    acknowledge(instance, 'AwsSolutions-RDS10', `${settings.name} is a non-production environment that is torn down with cdk destroy; prod has deletion protection and RETAIN.`);
+    acknowledge(
+      instance,
+      'AwsSolutions-RDS10',
+      `${settings.name} is a non-production environment that is torn down with cdk destroy; prod has deletion protection and RETAIN.`,
+    );
   }
 
   acknowledge(
@@ -58,7 +66,11 @@ export function acknowledgeStackFindings(parts: {
     'AwsSolutions-SMG4',
     'HMAC key of 15-minute access tokens: an automatic rotation would sign out every session at once unless lib/auth/jwt.ts verified with the previous key too. Rotated by hand (infra/README.md).',
   );
-  acknowledge(secrets.stripeSecret, 'AwsSolutions-SMG4', 'Stripe API keys are issued and rolled in the Stripe dashboard; the new key is put into this secret by hand.');
+  acknowledge(
+    secrets.stripeSecret,
+    'AwsSolutions-SMG4',
+    'Stripe API keys are issued and rolled in the Stripe dashboard; the new key is put into this secret by hand.',
+  );
 
   for (const routeStack of parts.routeStacks) {
     acknowledge(
@@ -73,6 +85,10 @@ export function acknowledgeStackFindings(parts: {
 export function acknowledgePrefixWildcards(role: Role, objectArns: string[]): void {
   for (const arn of objectArns) {
     const resource = flattenCfnReference(Stack.of(role).resolve(arn));
-    acknowledge(role, `AwsSolutions-IAM5[Resource::${resource}]`, 'Object keys contain generated ids; access is limited to the key prefix this function reads or writes, with GetObject/PutObject only.');
+    acknowledge(
+      role,
+      `AwsSolutions-IAM5[Resource::${resource}]`,
+      'Object keys contain generated ids; access is limited to the key prefix this function reads or writes, with GetObject/PutObject only.',
+    );
   }
 }

@@ -54,7 +54,13 @@ export function normalizeSources(mapDirectory: string, sources: readonly string[
 }
 
 function contains(sources: readonly string[], needles: readonly string[]): boolean {
-  return sources.some((source) => needles.some((needle) => (needle.startsWith('node_modules/') ? source.startsWith(needle) : !source.startsWith('node_modules/') && source.includes(needle))));
+  return sources.some((source) =>
+    needles.some((needle) =>
+      needle.startsWith('node_modules/')
+        ? source.startsWith(needle)
+        : !source.startsWith('node_modules/') && source.includes(needle),
+    ),
+  );
 }
 
 /** Permissions of a function from the (normalized) sources of its bundle and the overrides. */
@@ -63,7 +69,9 @@ export function permissionsFor(name: string, sources: readonly string[]): Functi
   const derived: FunctionPermissions = {
     mail: contains(sources, MAIL_SOURCES),
     payments: contains(sources, PAYMENT_SOURCES),
-    storage: usesStorage ? { read: DEFAULT_STORAGE_PREFIXES, write: DEFAULT_STORAGE_PREFIXES } : { read: [], write: [] },
+    storage: usesStorage
+      ? { read: DEFAULT_STORAGE_PREFIXES, write: DEFAULT_STORAGE_PREFIXES }
+      : { read: [], write: [] },
   };
   return { ...derived, ...PERMISSION_OVERRIDES[name] };
 }

@@ -36,7 +36,12 @@ const runs = Number(args.runs);
 const outdir = mkdtempSync(join(tmpdir(), 'cebs-size-'));
 try {
   console.log(`Bundling every function of CaseEvidence-${environmentName} (esbuild, as cdk synth does)...`);
-  const { app, stacks } = buildApp({ environmentNames: [environmentName], nag: false, outdir, context: { ...cdkJsonContext(), environment: environmentName } });
+  const { app, stacks } = buildApp({
+    environmentNames: [environmentName],
+    nag: false,
+    outdir,
+    context: { ...cdkJsonContext(), environment: environmentName },
+  });
   const bundles = stacks[0]!.functions.map((deployed) => bundleOf(deployed.name, deployed.construct));
 
   // The baseline: an empty handler through the same bundling, in the same kind of function.
@@ -48,7 +53,9 @@ try {
     settings: environments[environmentName],
     vpc,
     securityGroup: new SecurityGroup(baselineStack, 'Sg', { vpc }),
-    networkPolicy: new ManagedPolicy(baselineStack, 'Net', { statements: [new PolicyStatement({ actions: ['ec2:DescribeSubnets'], resources: ['*'] })] }),
+    networkPolicy: new ManagedPolicy(baselineStack, 'Net', {
+      statements: [new PolicyStatement({ actions: ['ec2:DescribeSubnets'], resources: ['*'] })],
+    }),
     environment: {},
   });
   const baseline = bundleOf('(empty handler)', empty);
@@ -65,9 +72,13 @@ try {
   const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
   const ms = (value: number) => `${value.toFixed(1)} ms`;
   const width = Math.max(...rows.map((row) => row.name.length));
-  console.log(`${'function'.padEnd(width)}  ${'minified'.padStart(10)}  ${'init'.padStart(9)}  ${'import'.padStart(9)}`);
+  console.log(
+    `${'function'.padEnd(width)}  ${'minified'.padStart(10)}  ${'init'.padStart(9)}  ${'import'.padStart(9)}`,
+  );
   for (const row of [...functionRows].sort((a, b) => b.bytes - a.bytes).concat(emptyRow!)) {
-    console.log(`${row.name.padEnd(width)}  ${kb(row.bytes).padStart(10)}  ${ms(row.initMs).padStart(9)}  ${ms(row.importMs).padStart(9)}${row.forbidden.length ? `  FORBIDDEN: ${row.forbidden.join(', ')}` : ''}`);
+    console.log(
+      `${row.name.padEnd(width)}  ${kb(row.bytes).padStart(10)}  ${ms(row.initMs).padStart(9)}  ${ms(row.importMs).padStart(9)}${row.forbidden.length ? `  FORBIDDEN: ${row.forbidden.join(', ')}` : ''}`,
+    );
   }
 
   const medianBytes = median(functionRows.map((row) => row.bytes));
@@ -77,11 +88,25 @@ try {
   const ratio = medianInit / emptyRow!.initMs;
   const checks = [
     { target: 'median bundle < 300 KB', ok: medianBytes < 300 * 1024, value: kb(medianBytes) },
-    { target: 'no bundle > 1.5 MB', ok: largest.bytes <= 1.5 * 1024 * 1024, value: `${kb(largest.bytes)} (${largest.name})` },
-    { target: 'median init < 1.5 x empty handler', ok: ratio < 1.5, value: `${ms(medianInit)} vs ${ms(emptyRow!.initMs)} = ${ratio.toFixed(2)}x` },
-    { target: 'no local-only module in any bundle', ok: rows.every((row) => row.forbidden.length === 0), value: `${rows.filter((row) => row.forbidden.length).length} offending` },
+    {
+      target: 'no bundle > 1.5 MB',
+      ok: largest.bytes <= 1.5 * 1024 * 1024,
+      value: `${kb(largest.bytes)} (${largest.name})`,
+    },
+    {
+      target: 'median init < 1.5 x empty handler',
+      ok: ratio < 1.5,
+      value: `${ms(medianInit)} vs ${ms(emptyRow!.initMs)} = ${ratio.toFixed(2)}x`,
+    },
+    {
+      target: 'no local-only module in any bundle',
+      ok: rows.every((row) => row.forbidden.length === 0),
+      value: `${rows.filter((row) => row.forbidden.length).length} offending`,
+    },
   ];
-  console.log(`\n${functionRows.length} functions (${environmentName}, Node ${process.version}, NODE_OPTIONS=${environments[environmentName].sourceMapsAtRuntime ? '--enable-source-maps' : '(none)'})`);
+  console.log(
+    `\n${functionRows.length} functions (${environmentName}, Node ${process.version}, NODE_OPTIONS=${environments[environmentName].sourceMapsAtRuntime ? '--enable-source-maps' : '(none)'})`,
+  );
   console.log(`median import ${ms(medianImport)} (empty handler ${ms(emptyRow!.importMs)})`);
   for (const check of checks) console.log(`${check.ok ? 'PASS' : 'FAIL'}  ${check.target.padEnd(36)} ${check.value}`);
 
@@ -95,7 +120,13 @@ try {
           runs,
           emptyHandler: { bytes: emptyRow!.bytes, initMs: emptyRow!.initMs, importMs: emptyRow!.importMs },
           functions: functionRows.map(({ name, bytes, initMs, importMs }) => ({ name, bytes, initMs, importMs })),
-          summary: { medianBytes, largest: { name: largest.name, bytes: largest.bytes }, medianInitMs: medianInit, medianImportMs: medianImport, initRatio: ratio },
+          summary: {
+            medianBytes,
+            largest: { name: largest.name, bytes: largest.bytes },
+            medianInitMs: medianInit,
+            medianImportMs: medianImport,
+            initRatio: ratio,
+          },
           checks,
         },
         null,

@@ -1,8 +1,28 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { Annotations, CfnOutput, CustomResource, Duration, RemovalPolicy, SecretValue, Stack, type StackProps, Tags } from 'aws-cdk-lib';
-import { FlowLogDestination, FlowLogTrafficType, GatewayVpcEndpointAwsService, InstanceType, IpAddresses, Port, SecurityGroup, SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
+import {
+  Annotations,
+  CfnOutput,
+  CustomResource,
+  Duration,
+  RemovalPolicy,
+  SecretValue,
+  Stack,
+  type StackProps,
+  Tags,
+} from 'aws-cdk-lib';
+import {
+  FlowLogDestination,
+  FlowLogTrafficType,
+  GatewayVpcEndpointAwsService,
+  InstanceType,
+  IpAddresses,
+  Port,
+  SecurityGroup,
+  SubnetType,
+  Vpc,
+} from 'aws-cdk-lib/aws-ec2';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -98,9 +118,21 @@ export class CaseEvidenceStack extends Stack {
     // S3 traffic (report uploads, presigned downloads) stays off the NAT gateways.
     vpc.addGatewayEndpoint('S3Endpoint', { service: GatewayVpcEndpointAwsService.S3 });
 
-    const functionsSg = new SecurityGroup(this, 'FunctionsSecurityGroup', { vpc, description: 'Lambda functions of the service', allowAllOutbound: true });
-    const proxySg = new SecurityGroup(this, 'ProxySecurityGroup', { vpc, description: 'RDS Proxy: Postgres from the functions only', allowAllOutbound: false });
-    const databaseSg = new SecurityGroup(this, 'DatabaseSecurityGroup', { vpc, description: 'RDS PostgreSQL: from the proxy only', allowAllOutbound: false });
+    const functionsSg = new SecurityGroup(this, 'FunctionsSecurityGroup', {
+      vpc,
+      description: 'Lambda functions of the service',
+      allowAllOutbound: true,
+    });
+    const proxySg = new SecurityGroup(this, 'ProxySecurityGroup', {
+      vpc,
+      description: 'RDS Proxy: Postgres from the functions only',
+      allowAllOutbound: false,
+    });
+    const databaseSg = new SecurityGroup(this, 'DatabaseSecurityGroup', {
+      vpc,
+      description: 'RDS PostgreSQL: from the proxy only',
+      allowAllOutbound: false,
+    });
     proxySg.addIngressRule(functionsSg, Port.tcp(PROXY_PORT), 'Postgres from the functions');
 
     // ---- Database: PostgreSQL in the isolated subnets, reached only through RDS Proxy (which
@@ -140,7 +172,12 @@ export class CaseEvidenceStack extends Stack {
     const adminSecret = instance.secret!;
     const appSecret = new Secret(this, 'AppDatabaseCredentials', {
       description: `Login of the route functions to ${DATABASE_NAME} (${settings.name})`,
-      generateSecretString: { secretStringTemplate: JSON.stringify({ username: APP_USER }), generateStringKey: 'password', excludePunctuation: true, passwordLength: 40 },
+      generateSecretString: {
+        secretStringTemplate: JSON.stringify({ username: APP_USER }),
+        generateStringKey: 'password',
+        excludePunctuation: true,
+        passwordLength: 40,
+      },
       removalPolicy: dataRemoval,
     });
     this.proxy = instance.addProxy('Proxy', {
@@ -170,7 +207,9 @@ export class CaseEvidenceStack extends Stack {
           description: `Stripe keys (${settings.name}): fill in STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET`,
           // Placeholders only (empty values are ignored by lib/aws/secrets.ts); set the real
           // keys with `aws secretsmanager put-secret-value`, deployments never overwrite them.
-          secretStringValue: SecretValue.unsafePlainText(JSON.stringify({ STRIPE_SECRET_KEY: '', STRIPE_WEBHOOK_SECRET: '' })),
+          secretStringValue: SecretValue.unsafePlainText(
+            JSON.stringify({ STRIPE_SECRET_KEY: '', STRIPE_WEBHOOK_SECRET: '' }),
+          ),
           removalPolicy: dataRemoval,
         });
 
@@ -202,7 +241,14 @@ export class CaseEvidenceStack extends Stack {
         { noncurrentVersionExpiration: Duration.days(settings.retainData ? 365 : 30) },
       ],
       // Presigned downloads and uploads from the web app.
-      cors: [{ allowedMethods: [HttpMethods.GET, HttpMethods.PUT], allowedOrigins: settings.corsOrigins, allowedHeaders: ['*'], maxAge: 3600 }],
+      cors: [
+        {
+          allowedMethods: [HttpMethods.GET, HttpMethods.PUT],
+          allowedOrigins: settings.corsOrigins,
+          allowedHeaders: ['*'],
+          maxAge: 3600,
+        },
+      ],
       removalPolicy: dataRemoval,
     });
 
@@ -259,14 +305,31 @@ export class CaseEvidenceStack extends Stack {
         secrets.push(stripeSecret);
         construct.function.addEnvironment('STRIPE_SECRET_ARN', stripeSecret.secretArn);
       }
-      construct.addToRolePolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: secrets.map((secret) => secret.secretArn) }));
-      if (permissions.mail) construct.addToRolePolicy(new PolicyStatement({ actions: ['ses:SendEmail'], resources: sesIdentityArns }));
+      construct.addToRolePolicy(
+        new PolicyStatement({
+          actions: ['secretsmanager:GetSecretValue'],
+          resources: secrets.map((secret) => secret.secretArn),
+        }),
+      );
+      if (permissions.mail)
+        construct.addToRolePolicy(new PolicyStatement({ actions: ['ses:SendEmail'], resources: sesIdentityArns }));
       const { read, write } = permissions.storage;
       if (read.length > 0 || write.length > 0) {
         construct.function.addEnvironment('STORAGE_BUCKET', objectBucketName);
-        const objects = (prefixes: string[]) => prefixes.map((prefix) => this.formatArn({ service: 's3', region: '', account: '', resource: objectBucketName, resourceName: `${prefix}*` }));
-        if (read.length > 0) construct.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: objects(read) }));
-        if (write.length > 0) construct.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: objects(write) }));
+        const objects = (prefixes: string[]) =>
+          prefixes.map((prefix) =>
+            this.formatArn({
+              service: 's3',
+              region: '',
+              account: '',
+              resource: objectBucketName,
+              resourceName: `${prefix}*`,
+            }),
+          );
+        if (read.length > 0)
+          construct.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: objects(read) }));
+        if (write.length > 0)
+          construct.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: objects(write) }));
         acknowledgePrefixWildcards(construct.role, [...new Set([...objects(read), ...objects(write)])]);
       }
       const deployed = { name, construct, permissions, ...(route ? { route } : {}) };
@@ -280,13 +343,22 @@ export class CaseEvidenceStack extends Stack {
       ...shared,
       entry: 'infra/functions/migrate.ts',
       description: 'Applies the drizzle migrations and the application role grants',
-      environment: { ...databaseEnvironment, DATABASE_ADMIN_SECRET_ARN: adminSecret.secretArn, LOG_LEVEL: settings.logLevel },
+      environment: {
+        ...databaseEnvironment,
+        DATABASE_ADMIN_SECRET_ARN: adminSecret.secretArn,
+        LOG_LEVEL: settings.logLevel,
+      },
       memoryMb: 512,
       timeoutSeconds: 600,
       retryAttempts: 0,
       bundling: { copyDirectories: ['drizzle'] },
     });
-    migrate.addToRolePolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [adminSecret.secretArn, appSecret.secretArn] }));
+    migrate.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: [adminSecret.secretArn, appSecret.secretArn],
+      }),
+    );
     const migration = new CustomResource(this, 'Migrations', {
       serviceToken: migrate.function.functionArn,
       resourceType: 'Custom::DrizzleMigrations',
@@ -354,14 +426,29 @@ export class CaseEvidenceStack extends Stack {
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the API' });
     new CfnOutput(this, 'ObjectBucketName', { value: this.bucket.bucketName });
-    new CfnOutput(this, 'StripeSecretArn', { value: stripeSecret.secretArn, description: 'Put STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET here' });
-    new CfnOutput(this, 'MigrateFunctionName', { value: migrate.function.functionName, description: 'Invoke to re-run migrations by hand' });
+    new CfnOutput(this, 'StripeSecretArn', {
+      value: stripeSecret.secretArn,
+      description: 'Put STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET here',
+    });
+    new CfnOutput(this, 'MigrateFunctionName', {
+      value: migrate.function.functionName,
+      description: 'Invoke to re-run migrations by hand',
+    });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topicArn });
     mailIdentity.dkimRecords.forEach((record, index) => {
-      new CfnOutput(this, `DkimRecord${index + 1}`, { value: `${record.name} CNAME ${record.value}`, description: `DNS record ${index + 1} of 3 for ${settings.mail.domain}` });
+      new CfnOutput(this, `DkimRecord${index + 1}`, {
+        value: `${record.name} CNAME ${record.value}`,
+        description: `DNS record ${index + 1} of 3 for ${settings.mail.domain}`,
+      });
     });
 
-    acknowledgeStackFindings({ settings, networkPolicy, instance, secrets: { appSecret, jwtSecret, stripeSecret }, routeStacks: this.routeStacks });
+    acknowledgeStackFindings({
+      settings,
+      networkPolicy,
+      instance,
+      secrets: { appSecret, jwtSecret, stripeSecret },
+      routeStacks: this.routeStacks,
+    });
   }
 }
 
@@ -380,4 +467,3 @@ function hashDirectory(directory: string): string {
 }
 
 const upperFirst = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
-

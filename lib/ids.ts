@@ -20,7 +20,9 @@ export function idEquals(column: Column, value: string): SQL {
 }
 
 /** Only the ids that can name a row, lowercased and without repeats. */
-export const matchableIds = (values: readonly string[]): string[] => [...new Set(values.filter(isUuid).map((value) => value.toLowerCase()))];
+export const matchableIds = (values: readonly string[]): string[] => [
+  ...new Set(values.filter(isUuid).map((value) => value.toLowerCase())),
+];
 
 /** `column in values` for ids a client sent; the ones that are not UUIDs match nothing. */
 export function idIn(column: Column, values: readonly string[]): SQL {

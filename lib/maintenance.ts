@@ -9,7 +9,12 @@ import { pruneRateLimitCounters } from './rate-limit';
  * payment-processor customers and invoices that could not be created (or voided) at the time. The local
  * server runs it on a timer; in the cloud a scheduled function runs the same call.
  */
-export async function runMaintenance(): Promise<{ emailsSent: number; customersCreated: number; chargesRetried: number; invoicesVoided: number }> {
+export async function runMaintenance(): Promise<{
+  emailsSent: number;
+  customersCreated: number;
+  chargesRetried: number;
+  invoicesVoided: number;
+}> {
   const emailsSent = await deliverDueEmails();
   await pruneRateLimitCounters();
   const customersCreated = await createMissingProcessorCustomers();

@@ -47,7 +47,12 @@ export interface Page<T> {
  * The contract's Page object. `emptyAsNull`: lists whose contract says `data` is null (not [])
  * when nothing matches; a page past the end of a list that has records answers [] with the total.
  */
-export function toPage<T>(window: PageWindow, total: number, records: T[], options: { emptyAsNull?: boolean } = {}): Page<T> {
+export function toPage<T>(
+  window: PageWindow,
+  total: number,
+  records: T[],
+  options: { emptyAsNull?: boolean } = {},
+): Page<T> {
   const page = Math.floor(window.offset / window.size) + 1;
   const totalPages = Math.ceil(total / window.size);
   return {

@@ -77,7 +77,10 @@ export function localSecret(dataDir: string, fileName: string): Buffer {
   const file = join(dataDir, fileName);
   const read = () => {
     const bytes = readFileSync(file);
-    if (bytes.length < 32) throw new Error(`${file} is shorter than 32 bytes: delete it to generate a new one (what it signed stops working)`);
+    if (bytes.length < 32)
+      throw new Error(
+        `${file} is shorter than 32 bytes: delete it to generate a new one (what it signed stops working)`,
+      );
     return bytes;
   };
   try {

@@ -4,6 +4,8 @@ import { OrganizationActivityReportPageEntity, OrgReportQuery } from '../../sche
 import { routes } from '../routes';
 
 /** GET /admin/report/org-report (internal, super admin only) */
-export const handler = endpoint(routes.getOrganizationReport, { query: OrgReportQuery, response: OrganizationActivityReportPageEntity }, ({ query }) =>
-  organizationReport(query),
+export const handler = endpoint(
+  routes.getOrganizationReport,
+  { query: OrgReportQuery, response: OrganizationActivityReportPageEntity },
+  ({ query }) => organizationReport(query),
 );

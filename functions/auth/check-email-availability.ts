@@ -4,6 +4,8 @@ import { CheckEmailAvailabilityDto, EmailAvailabilityEntity } from '../../schema
 import { routes } from '../routes';
 
 /** POST /auth/check-email-availability: no auth, 10 requests per minute. */
-export const handler = endpoint(routes.checkEmailAvailability, { body: CheckEmailAvailabilityDto, response: EmailAvailabilityEntity }, ({ body }) =>
-  checkEmailAvailability(body),
+export const handler = endpoint(
+  routes.checkEmailAvailability,
+  { body: CheckEmailAvailabilityDto, response: EmailAvailabilityEntity },
+  ({ body }) => checkEmailAvailability(body),
 );

@@ -4,4 +4,8 @@ import { GenerateTokenBody, GenerateTokenResponseEntity } from '../../schemas/au
 import { routes } from '../routes';
 
 /** POST /auth/generate-token: a scoped automation token, or a legacy full-access token without scopes. */
-export const handler = endpoint(routes.generateToken, { body: GenerateTokenBody, response: GenerateTokenResponseEntity }, ({ body, actor, ip, userAgent }) => generateToken(actor, body, { ip, userAgent }));
+export const handler = endpoint(
+  routes.generateToken,
+  { body: GenerateTokenBody, response: GenerateTokenResponseEntity },
+  ({ body, actor, ip, userAgent }) => generateToken(actor, body, { ip, userAgent }),
+);

@@ -4,4 +4,8 @@ import { LoginEmailDto, LoginResponseEntity } from '../../schemas/auth/login';
 import { routes } from '../routes';
 
 /** POST /auth/login: creates a session; 401 for wrong credentials, inactive or extraction-only users. */
-export const handler = endpoint(routes.login, { body: LoginEmailDto, response: LoginResponseEntity }, ({ body, ip, userAgent }) => login(body, { ip, userAgent }));
+export const handler = endpoint(
+  routes.login,
+  { body: LoginEmailDto, response: LoginResponseEntity },
+  ({ body, ip, userAgent }) => login(body, { ip, userAgent }),
+);

@@ -4,4 +4,8 @@ import { RefreshTokenDto, RefreshTokenResponseEntity } from '../../schemas/auth/
 import { routes } from '../routes';
 
 /** POST /auth/refresh: a new access token with the same refresh token. */
-export const handler = endpoint(routes.refreshToken, { body: RefreshTokenDto, response: RefreshTokenResponseEntity }, ({ body }) => refreshAccessToken(body.refreshToken));
+export const handler = endpoint(
+  routes.refreshToken,
+  { body: RefreshTokenDto, response: RefreshTokenResponseEntity },
+  ({ body }) => refreshAccessToken(body.refreshToken),
+);

@@ -4,4 +4,8 @@ import { RegisterEmailDto, RegisterResponseEntity } from '../../schemas/auth/reg
 import { routes } from '../routes';
 
 /** POST /auth/register: user, organization, invitations, verification email, and a session. */
-export const handler = endpoint(routes.register, { body: RegisterEmailDto, response: RegisterResponseEntity }, ({ body, ip, userAgent }) => register(body, { ip, userAgent }));
+export const handler = endpoint(
+  routes.register,
+  { body: RegisterEmailDto, response: RegisterResponseEntity },
+  ({ body, ip, userAgent }) => register(body, { ip, userAgent }),
+);

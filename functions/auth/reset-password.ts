@@ -5,4 +5,8 @@ import { MessageWithSuccessEntity } from '../../schemas/common/fields';
 import { routes } from '../routes';
 
 /** POST /auth/reset-password: always 200; `isSuccess` false for an unknown or expired token. */
-export const handler = endpoint(routes.resetPassword, { body: ResetPasswordDto, response: MessageWithSuccessEntity }, ({ body }) => resetPassword(body));
+export const handler = endpoint(
+  routes.resetPassword,
+  { body: ResetPasswordDto, response: MessageWithSuccessEntity },
+  ({ body }) => resetPassword(body),
+);

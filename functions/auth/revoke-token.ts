@@ -4,4 +4,6 @@ import { TokenIdPath } from '../../schemas/auth/tokens';
 import { routes } from '../routes';
 
 /** DELETE /auth/tokens/{id}: marks the automation token revoked; 204. */
-export const handler = endpoint(routes.revokeToken, { path: TokenIdPath }, ({ path, actor }) => revokeToken(actor, path.id));
+export const handler = endpoint(routes.revokeToken, { path: TokenIdPath }, ({ path, actor }) =>
+  revokeToken(actor, path.id),
+);

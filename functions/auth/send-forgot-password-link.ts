@@ -5,4 +5,8 @@ import { MessageWithSuccessEntity } from '../../schemas/common/fields';
 import { routes } from '../routes';
 
 /** POST /auth/send-forgot-password-link: always 200; `isSuccess` false for an unknown email. */
-export const handler = endpoint(routes.sendForgotPasswordLink, { body: SendForgotPasswordLinkDto, response: MessageWithSuccessEntity }, ({ body }) => sendForgotPasswordLink(body));
+export const handler = endpoint(
+  routes.sendForgotPasswordLink,
+  { body: SendForgotPasswordLinkDto, response: MessageWithSuccessEntity },
+  ({ body }) => sendForgotPasswordLink(body),
+);

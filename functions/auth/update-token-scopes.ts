@@ -4,6 +4,8 @@ import { AutomationTokenListEntity, TokenIdPath, UpdateTokenScopesDto } from '..
 import { routes } from '../routes';
 
 /** PATCH /auth/tokens/{id}/scopes: replaces the scopes; an empty list disables the token. */
-export const handler = endpoint(routes.updateTokenScopes, { path: TokenIdPath, body: UpdateTokenScopesDto, response: AutomationTokenListEntity }, ({ path, body, actor }) =>
-  updateTokenScopes(actor, path.id, body.scopes),
+export const handler = endpoint(
+  routes.updateTokenScopes,
+  { path: TokenIdPath, body: UpdateTokenScopesDto, response: AutomationTokenListEntity },
+  ({ path, body, actor }) => updateTokenScopes(actor, path.id, body.scopes),
 );

@@ -4,6 +4,8 @@ import { CreditBalanceEntity, CreditsQuery } from '../../schemas/billing/billing
 import { routes } from '../routes';
 
 /** GET /billing/credits: balance and ledger newest first; 403 while credits are off. */
-export const handler = endpoint(routes.getCredits, { query: CreditsQuery, response: CreditBalanceEntity }, ({ organization, query }) =>
-  credits(organization.id, query),
+export const handler = endpoint(
+  routes.getCredits,
+  { query: CreditsQuery, response: CreditBalanceEntity },
+  ({ organization, query }) => credits(organization.id, query),
 );

@@ -4,4 +4,6 @@ import { CurrentPlanResponseEntity } from '../../schemas/billing/billing';
 import { routes } from '../routes';
 
 /** GET /billing/plan/current: plan (null when not on case billing), usage and delinquency. */
-export const handler = endpoint(routes.getCurrentPlan, { response: CurrentPlanResponseEntity }, ({ organization }) => currentPlan(organization.id));
+export const handler = endpoint(routes.getCurrentPlan, { response: CurrentPlanResponseEntity }, ({ organization }) =>
+  currentPlan(organization.id),
+);

@@ -4,6 +4,8 @@ import { ReconciliationResponseEntity, StatementQuery } from '../../schemas/bill
 import { routes } from '../routes';
 
 /** GET /billing/reconciliation: rows newest first grouped by case, subtotals over all rows. */
-export const handler = endpoint(routes.getReconciliation, { query: StatementQuery, response: ReconciliationResponseEntity }, ({ organization, query }) =>
-  reconciliation(organization.id, query),
+export const handler = endpoint(
+  routes.getReconciliation,
+  { query: StatementQuery, response: ReconciliationResponseEntity },
+  ({ organization, query }) => reconciliation(organization.id, query),
 );

@@ -4,6 +4,8 @@ import { BillingHistoryQuery, BillingHistoryResponseEntity } from '../../schemas
 import { routes } from '../routes';
 
 /** GET /billing/history (internal): audit entries newest first. */
-export const handler = endpoint(routes.listBillingHistory, { query: BillingHistoryQuery, response: BillingHistoryResponseEntity }, ({ organization, query }) =>
-  listBillingHistory(organization.id, query),
+export const handler = endpoint(
+  routes.listBillingHistory,
+  { query: BillingHistoryQuery, response: BillingHistoryResponseEntity },
+  ({ organization, query }) => listBillingHistory(organization.id, query),
 );

@@ -4,6 +4,8 @@ import { SelectPlanDto, SelectPlanResponseEntity } from '../../schemas/billing/b
 import { routes } from '../routes';
 
 /** POST /billing/plan: self-serve tier in pay-as-you-go mode; net proration on a change. */
-export const handler = endpoint(routes.selectPlan, { body: SelectPlanDto, response: SelectPlanResponseEntity }, ({ organization, actor, body }) =>
-  selectPlan(organization.id, actor, body),
+export const handler = endpoint(
+  routes.selectPlan,
+  { body: SelectPlanDto, response: SelectPlanResponseEntity },
+  ({ organization, actor, body }) => selectPlan(organization.id, actor, body),
 );

@@ -4,6 +4,8 @@ import { CaseEntity, CreateCaseDto } from '../../schemas/cases/cases';
 import { routes } from '../routes';
 
 /** POST /cases (extension): a case in the header's organization; the creator gets owner access. */
-export const handler = endpoint(routes.createCase, { body: CreateCaseDto, response: CaseEntity }, ({ organization, actor, body }) =>
-  createCase(organization, actor, body),
+export const handler = endpoint(
+  routes.createCase,
+  { body: CreateCaseDto, response: CaseEntity },
+  ({ organization, actor, body }) => createCase(organization, actor, body),
 );

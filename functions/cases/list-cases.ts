@@ -4,6 +4,8 @@ import { CasePageEntity, ListCasesQuery } from '../../schemas/cases/cases';
 import { routes } from '../routes';
 
 /** GET /cases (extension): the cases of the header's organization the caller has access to. */
-export const handler = endpoint(routes.listCases, { query: ListCasesQuery, response: CasePageEntity }, ({ organization, actor, query }) =>
-  listCases(organization, actor, query),
+export const handler = endpoint(
+  routes.listCases,
+  { query: ListCasesQuery, response: CasePageEntity },
+  ({ organization, actor, query }) => listCases(organization, actor, query),
 );

@@ -5,6 +5,8 @@ import { MessageEntity } from '../../schemas/common/fields';
 import { routes } from '../routes';
 
 /** DELETE /cases/{caseId}/access/{userId} (extension) */
-export const handler = endpoint(routes.revokeCaseAccess, { path: CaseAccessPath, response: MessageEntity }, ({ organization, actor, path }) =>
-  revokeCaseAccess(organization, actor, path.caseId, path.userId),
+export const handler = endpoint(
+  routes.revokeCaseAccess,
+  { path: CaseAccessPath, response: MessageEntity },
+  ({ organization, actor, path }) => revokeCaseAccess(organization, actor, path.caseId, path.userId),
 );

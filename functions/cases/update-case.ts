@@ -4,6 +4,8 @@ import { CaseEntity, CasePath, UpdateCaseDto } from '../../schemas/cases/cases';
 import { routes } from '../routes';
 
 /** PATCH /cases/{caseId} (extension): rename, archive or restore. */
-export const handler = endpoint(routes.updateCase, { path: CasePath, body: UpdateCaseDto, response: CaseEntity }, ({ organization, actor, path, body }) =>
-  updateCase(organization, actor, path.caseId, body),
+export const handler = endpoint(
+  routes.updateCase,
+  { path: CasePath, body: UpdateCaseDto, response: CaseEntity },
+  ({ organization, actor, path, body }) => updateCase(organization, actor, path.caseId, body),
 );

@@ -4,6 +4,8 @@ import { CaseIdPath, CaseProUpgradeResponseEntity } from '../../schemas/billing/
 import { routes } from '../routes';
 
 /** POST /cases/{caseId}/pro-upgrade: one charge per case; 409 when already Pro. */
-export const handler = endpoint(routes.upgradeCaseToPro, { path: CaseIdPath, response: CaseProUpgradeResponseEntity }, ({ organization, actor, path }) =>
-  upgradeCaseToPro(organization.id, actor, path.caseId),
+export const handler = endpoint(
+  routes.upgradeCaseToPro,
+  { path: CaseIdPath, response: CaseProUpgradeResponseEntity },
+  ({ organization, actor, path }) => upgradeCaseToPro(organization.id, actor, path.caseId),
 );

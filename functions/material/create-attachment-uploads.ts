@@ -1,6 +1,10 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { createAttachmentUploads } from '../../lib/material/uploads';
-import { AttachmentUploadsResponseEntity, CreateAttachmentUploadsDto, ImportNotesQuery } from '../../schemas/material/material';
+import {
+  AttachmentUploadsResponseEntity,
+  CreateAttachmentUploadsDto,
+  ImportNotesQuery,
+} from '../../schemas/material/material';
 import { routes } from '../routes';
 
 /** POST /extraction/case/attachment-uploads?caseId= (internal, extension): where the desktop extractor uploads note attachments. */

@@ -5,6 +5,8 @@ import { MaterialPagingQuery, ProfilePageEntity } from '../../schemas/material/m
 import { routes } from '../routes';
 
 /** GET /chat-platform/{caseId}/profiles (extension) */
-export const handler = endpoint(routes.listChatProfiles, { path: CasePath, query: MaterialPagingQuery, response: ProfilePageEntity }, ({ actor, path, query }) =>
-  listProfiles(path.caseId, actor.user.id, 'chat_platform', query),
+export const handler = endpoint(
+  routes.listChatProfiles,
+  { path: CasePath, query: MaterialPagingQuery, response: ProfilePageEntity },
+  ({ actor, path, query }) => listProfiles(path.caseId, actor.user.id, 'chat_platform', query),
 );

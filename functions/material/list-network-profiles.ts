@@ -5,6 +5,8 @@ import { MaterialPagingQuery, ProfilePageEntity } from '../../schemas/material/m
 import { routes } from '../routes';
 
 /** GET /professional-network/{caseId}/profiles (extension) */
-export const handler = endpoint(routes.listNetworkProfiles, { path: CasePath, query: MaterialPagingQuery, response: ProfilePageEntity }, ({ actor, path, query }) =>
-  listProfiles(path.caseId, actor.user.id, 'professional_network', query),
+export const handler = endpoint(
+  routes.listNetworkProfiles,
+  { path: CasePath, query: MaterialPagingQuery, response: ProfilePageEntity },
+  ({ actor, path, query }) => listProfiles(path.caseId, actor.user.id, 'professional_network', query),
 );

@@ -4,6 +4,8 @@ import { EmailPageEntity, ThreadEmailsQuery, ThreadPath } from '../../schemas/ma
 import { routes } from '../routes';
 
 /** GET /local-emails/{caseId}/threads/{threadId}/emails: filtered page with attachments and tags. */
-export const handler = endpoint(routes.listThreadEmails, { path: ThreadPath, query: ThreadEmailsQuery, response: EmailPageEntity }, ({ actor, path, query }) =>
-  threadEmails(path.caseId, path.threadId, actor.user.id, query),
+export const handler = endpoint(
+  routes.listThreadEmails,
+  { path: ThreadPath, query: ThreadEmailsQuery, response: EmailPageEntity },
+  ({ actor, path, query }) => threadEmails(path.caseId, path.threadId, actor.user.id, query),
 );

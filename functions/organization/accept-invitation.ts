@@ -1,6 +1,9 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { acceptInvitation } from '../../lib/invitations';
-import { AcceptInvitationResponseEntity, AcceptOrganizationInvitationRequestDto } from '../../schemas/organization/members';
+import {
+  AcceptInvitationResponseEntity,
+  AcceptOrganizationInvitationRequestDto,
+} from '../../schemas/organization/members';
 import { OrganizationIdPath } from '../../schemas/organization/organization';
 import { routes } from '../routes';
 

@@ -4,6 +4,8 @@ import { CreateOrganizationDto, OrganizationDetailsResponseEntity } from '../../
 import { routes } from '../routes';
 
 /** POST /organization: the caller becomes owner; free plan, processor customer, invitations. */
-export const handler = endpoint(routes.createOrganization, { body: CreateOrganizationDto, response: OrganizationDetailsResponseEntity }, ({ body, actor }) =>
-  createOrganization(actor, body),
+export const handler = endpoint(
+  routes.createOrganization,
+  { body: CreateOrganizationDto, response: OrganizationDetailsResponseEntity },
+  ({ body, actor }) => createOrganization(actor, body),
 );

@@ -5,6 +5,8 @@ import { InvitationPath } from '../../schemas/organization/members';
 import { routes } from '../routes';
 
 /** DELETE /organization/{orgId}/invitation/{invitationId}: pending only; 404 unknown, 400 otherwise. */
-export const handler = endpoint(routes.deleteInvitation, { path: InvitationPath, response: MessageEntity }, ({ organization, path }) =>
-  deleteInvitation(organization, path.invitationId),
+export const handler = endpoint(
+  routes.deleteInvitation,
+  { path: InvitationPath, response: MessageEntity },
+  ({ organization, path }) => deleteInvitation(organization, path.invitationId),
 );

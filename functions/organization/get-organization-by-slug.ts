@@ -4,6 +4,8 @@ import { OrganizationDetailsResponseEntity, SlugPath } from '../../schemas/organ
 import { routes } from '../routes';
 
 /** GET /organization/slug/{slug} (internal): 403 without a role and for an unknown slug. */
-export const handler = endpoint(routes.getOrganizationBySlug, { path: SlugPath, response: OrganizationDetailsResponseEntity }, ({ path, actor }) =>
-  getOrganizationBySlug(actor, path.slug),
+export const handler = endpoint(
+  routes.getOrganizationBySlug,
+  { path: SlugPath, response: OrganizationDetailsResponseEntity },
+  ({ path, actor }) => getOrganizationBySlug(actor, path.slug),
 );

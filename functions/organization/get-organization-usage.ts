@@ -1,6 +1,10 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { usagesStat } from '../../lib/organizations';
-import { OrganizationIdPath, OrganizationPlanUsageEntity, UsagesStatQuery } from '../../schemas/organization/organization';
+import {
+  OrganizationIdPath,
+  OrganizationPlanUsageEntity,
+  UsagesStatQuery,
+} from '../../schemas/organization/organization';
 import { routes } from '../routes';
 
 /** GET /organization/{orgId}/usages-stat (internal): plan usage and whether the device is new. */

@@ -4,6 +4,8 @@ import { OrganizationDetailsResponseEntity, OrganizationIdPath } from '../../sch
 import { routes } from '../routes';
 
 /** GET /organization/{orgId}: details (activePlan not loaded); 403 without a role. */
-export const handler = endpoint(routes.getOrganization, { path: OrganizationIdPath, response: OrganizationDetailsResponseEntity }, ({ organization }) =>
-  getOrganizationDetails(organization),
+export const handler = endpoint(
+  routes.getOrganization,
+  { path: OrganizationIdPath, response: OrganizationDetailsResponseEntity },
+  ({ organization }) => getOrganizationDetails(organization),
 );

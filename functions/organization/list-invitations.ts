@@ -4,6 +4,8 @@ import { InvitationPageEntity, InvitationsQuery } from '../../schemas/organizati
 import { routes } from '../routes';
 
 /** GET /organization/invitations: invitations of the caller's organizations, most recently updated first. */
-export const handler = endpoint(routes.listInvitations, { query: InvitationsQuery, response: InvitationPageEntity }, ({ query, actor }) =>
-  listInvitations(actor, query),
+export const handler = endpoint(
+  routes.listInvitations,
+  { query: InvitationsQuery, response: InvitationPageEntity },
+  ({ query, actor }) => listInvitations(actor, query),
 );

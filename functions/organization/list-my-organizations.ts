@@ -4,4 +4,6 @@ import { OrganizationListEntity } from '../../schemas/organization/organization'
 import { routes } from '../routes';
 
 /** GET /organization/user/organizations: all the caller's organizations in one page, with active plans. */
-export const handler = endpoint(routes.listMyOrganizations, { response: OrganizationListEntity }, ({ actor }) => listMyOrganizations(actor));
+export const handler = endpoint(routes.listMyOrganizations, { response: OrganizationListEntity }, ({ actor }) =>
+  listMyOrganizations(actor),
+);

@@ -5,6 +5,8 @@ import { OrganizationIdPath } from '../../schemas/organization/organization';
 import { routes } from '../routes';
 
 /** POST /organization/{orgId}/invitation/reject (internal, no auth): 200 without `data`; the organization is told. */
-export const handler = endpoint(routes.rejectInvitation, { path: OrganizationIdPath, body: RejectOrganizationInvitationRequestDto }, ({ path, body }) =>
-  rejectInvitation(path.orgId, body),
+export const handler = endpoint(
+  routes.rejectInvitation,
+  { path: OrganizationIdPath, body: RejectOrganizationInvitationRequestDto },
+  ({ path, body }) => rejectInvitation(path.orgId, body),
 );

@@ -5,6 +5,8 @@ import { MemberPath } from '../../schemas/organization/members';
 import { routes } from '../routes';
 
 /** DELETE /organization/{orgId}/user/{userId}: removes the member (or the caller leaves), their invitations and case access; frees a seat. */
-export const handler = endpoint(routes.removeOrganizationUser, { path: MemberPath, response: MessageEntity }, ({ actor, organization, path }) =>
-  removeOrganizationUser(actor, organization, path.userId),
+export const handler = endpoint(
+  routes.removeOrganizationUser,
+  { path: MemberPath, response: MessageEntity },
+  ({ actor, organization, path }) => removeOrganizationUser(actor, organization, path.userId),
 );

@@ -5,6 +5,8 @@ import { InvitationPath } from '../../schemas/organization/members';
 import { routes } from '../routes';
 
 /** POST /organization/{orgId}/invitation/{invitationId}/resend: new one-month token; 400 when accepted. */
-export const handler = endpoint(routes.resendInvitation, { path: InvitationPath, response: MessageEntity }, ({ organization, actor, path }) =>
-  resendInvitation(organization, actor, path.invitationId),
+export const handler = endpoint(
+  routes.resendInvitation,
+  { path: InvitationPath, response: MessageEntity },
+  ({ organization, actor, path }) => resendInvitation(organization, actor, path.invitationId),
 );

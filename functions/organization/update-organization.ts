@@ -1,6 +1,10 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { updateOrganization } from '../../lib/organizations';
-import { OrganizationDetailsResponseEntity, OrganizationIdPath, UpdateOrganizationDto } from '../../schemas/organization/organization';
+import {
+  OrganizationDetailsResponseEntity,
+  OrganizationIdPath,
+  UpdateOrganizationDto,
+} from '../../schemas/organization/organization';
 import { routes } from '../routes';
 
 /** PATCH /organization/{orgId}: 201 with the updated details; renaming regenerates the slug. */

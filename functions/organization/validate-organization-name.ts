@@ -1,6 +1,9 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { validateOrganizationName } from '../../lib/organizations';
-import { ValidateOrganizationNameDto, ValidateOrganizationNameResponseEntity } from '../../schemas/organization/organization';
+import {
+  ValidateOrganizationNameDto,
+  ValidateOrganizationNameResponseEntity,
+} from '../../schemas/organization/organization';
 import { routes } from '../routes';
 
 /** POST /organization/validate-name (internal, no auth): isValid false when the name is taken. */

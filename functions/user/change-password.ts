@@ -5,4 +5,8 @@ import { UserEntity } from '../../schemas/user/user-entity';
 import { routes } from '../routes';
 
 /** POST /user/change-password: 400 when the old password is wrong; returns the fresh profile. */
-export const handler = endpoint(routes.changePassword, { body: ChangePasswordDto, response: UserEntity }, ({ body, actor }) => changePassword(actor, body));
+export const handler = endpoint(
+  routes.changePassword,
+  { body: ChangePasswordDto, response: UserEntity },
+  ({ body, actor }) => changePassword(actor, body),
+);

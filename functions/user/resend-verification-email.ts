@@ -4,4 +4,6 @@ import { MessageEntity } from '../../schemas/common/fields';
 import { routes } from '../routes';
 
 /** POST /user/resend-verification-email (internal): 3 per minute; 400 when already verified. */
-export const handler = endpoint(routes.resendVerificationEmail, { response: MessageEntity }, ({ actor }) => resendVerificationEmail(actor));
+export const handler = endpoint(routes.resendVerificationEmail, { response: MessageEntity }, ({ actor }) =>
+  resendVerificationEmail(actor),
+);

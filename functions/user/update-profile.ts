@@ -5,4 +5,8 @@ import { UserEntity } from '../../schemas/user/user-entity';
 import { routes } from '../routes';
 
 /** PATCH /user/profile: updates the editable fields and returns the freshly built profile. */
-export const handler = endpoint(routes.updateProfile, { body: UpdateUserDto, response: UserEntity }, ({ body, actor }) => updateProfile(actor, body));
+export const handler = endpoint(
+  routes.updateProfile,
+  { body: UpdateUserDto, response: UserEntity },
+  ({ body, actor }) => updateProfile(actor, body),
+);

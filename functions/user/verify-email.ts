@@ -5,4 +5,6 @@ import { VerifyEmailDto } from '../../schemas/user/update-user';
 import { routes } from '../routes';
 
 /** POST /user/verify-email: no auth; 404 unknown token, 400 expired. */
-export const handler = endpoint(routes.verifyEmail, { body: VerifyEmailDto, response: MessageEntity }, ({ body }) => verifyEmail(body));
+export const handler = endpoint(routes.verifyEmail, { body: VerifyEmailDto, response: MessageEntity }, ({ body }) =>
+  verifyEmail(body),
+);

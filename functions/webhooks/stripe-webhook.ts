@@ -4,6 +4,8 @@ import { StripeWebhookResponseEntity } from '../../schemas/billing/billing';
 import { routes } from '../routes';
 
 /** POST /webhooks/stripe: signature verified over the raw body; replays have no second effect. */
-export const handler = endpoint(routes.stripeWebhook, { response: StripeWebhookResponseEntity }, ({ rawBody, headers }) =>
-  handleStripeWebhook(rawBody, headers['stripe-signature']),
+export const handler = endpoint(
+  routes.stripeWebhook,
+  { response: StripeWebhookResponseEntity },
+  ({ rawBody, headers }) => handleStripeWebhook(rawBody, headers['stripe-signature']),
 );

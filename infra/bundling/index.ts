@@ -42,7 +42,8 @@ export const FORBIDDEN_BUNDLE_SOURCES: readonly RegExp[] = [
  * CommonJS code in the bundle (stripe, pdf-lib, postgres internals) calls `require` for Node
  * built-ins; an ESM bundle has none unless we create one.
  */
-const REQUIRE_BANNER = "import { createRequire as __createRequire } from 'node:module';const require = __createRequire(import.meta.url);";
+const REQUIRE_BANNER =
+  "import { createRequire as __createRequire } from 'node:module';const require = __createRequire(import.meta.url);";
 
 /**
  * Built-ins imported as CommonJS instead of through Node's ESM facade. The facade evaluates every

@@ -20,10 +20,17 @@ export class AlarmTopic extends Construct {
 
   constructor(scope: Construct, id: string, settings: EnvironmentSettings) {
     super(scope, id);
-    const key = new Key(this, 'Key', { description: `Alarm topic of case-evidence-${settings.name}`, enableKeyRotation: true });
+    const key = new Key(this, 'Key', {
+      description: `Alarm topic of case-evidence-${settings.name}`,
+      enableKeyRotation: true,
+    });
     // CloudWatch publishes alarm notifications into the encrypted topic.
     key.grant(new ServicePrincipal('cloudwatch.amazonaws.com'), 'kms:Decrypt', 'kms:GenerateDataKey');
-    this.topic = new Topic(this, 'Topic', { displayName: `case-evidence-${settings.name} alarms`, masterKey: key, enforceSSL: true });
+    this.topic = new Topic(this, 'Topic', {
+      displayName: `case-evidence-${settings.name} alarms`,
+      masterKey: key,
+      enforceSSL: true,
+    });
     if (settings.alarms.email) this.topic.addSubscription(new EmailSubscription(settings.alarms.email));
   }
 }
@@ -51,7 +58,8 @@ export class RouteAlarms extends Construct {
     super(scope, id);
     const { settings, route } = props;
     const dimensionsMap = { ApiId: props.apiId, Stage: props.stageName, Method: route.method, Resource: route.path };
-    const apiMetric = (metricName: string, statistic: string) => new Metric({ namespace: 'AWS/ApiGateway', metricName, dimensionsMap, statistic, period: PERIOD });
+    const apiMetric = (metricName: string, statistic: string) =>
+      new Metric({ namespace: 'AWS/ApiGateway', metricName, dimensionsMap, statistic, period: PERIOD });
     const label = `${route.operationId} (${route.method} ${route.path})`;
 
     this.serverErrorRate = new Alarm(this, 'ServerErrorRate', {

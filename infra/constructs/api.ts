@@ -1,6 +1,12 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
-import { type CfnStage, CorsHttpMethod, HttpApi, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import {
+  type CfnStage,
+  CorsHttpMethod,
+  HttpApi,
+  HttpStage,
+  LogGroupLogDestination,
+} from 'aws-cdk-lib/aws-apigatewayv2';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct, type IConstruct } from 'constructs';
 import type { RouteDefinition } from '../../lib/http/route';
@@ -74,7 +80,14 @@ export class Api extends Construct {
   setRouteThrottles(routes: readonly RouteDefinition[], routesDeployedBy: readonly IConstruct[]): void {
     const cfnStage = this.stage.node.defaultChild as CfnStage;
     cfnStage.routeSettings = Object.fromEntries(
-      routes.map((route) => [routeKey(route), { ThrottlingRateLimit: route.throttle.rate, ThrottlingBurstLimit: route.throttle.burst, DetailedMetricsEnabled: true }]),
+      routes.map((route) => [
+        routeKey(route),
+        {
+          ThrottlingRateLimit: route.throttle.rate,
+          ThrottlingBurstLimit: route.throttle.burst,
+          DetailedMetricsEnabled: true,
+        },
+      ]),
     );
     for (const construct of routesDeployedBy) cfnStage.node.addDependency(construct);
   }

@@ -66,7 +66,10 @@ export function groupRoutes(routes: readonly RouteDefinition[]): Array<{ area: s
     const groups: Array<{ area: string; routes: RouteDefinition[] }> = [];
     for (let start = 0; start < list.length; start += MAX_ROUTES_PER_STACK) {
       const index = start / MAX_ROUTES_PER_STACK;
-      groups.push({ area: index === 0 ? area : `${area}${index + 1}`, routes: list.slice(start, start + MAX_ROUTES_PER_STACK) });
+      groups.push({
+        area: index === 0 ? area : `${area}${index + 1}`,
+        routes: list.slice(start, start + MAX_ROUTES_PER_STACK),
+      });
     }
     return groups;
   });

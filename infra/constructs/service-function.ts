@@ -51,7 +51,11 @@ export class ServiceFunction extends Construct {
   readonly logGroup: LogGroup;
   private readonly policy: PolicyDocument;
 
-  constructor(scope: Construct, id: string, private readonly props: ServiceFunctionProps) {
+  constructor(
+    scope: Construct,
+    id: string,
+    private readonly props: ServiceFunctionProps,
+  ) {
     super(scope, id);
     const { settings } = props;
     this.logGroup = new LogGroup(this, 'Logs', {
@@ -61,7 +65,12 @@ export class ServiceFunction extends Construct {
     // One inline policy on the role (no separate AWS::IAM::Policy resource: stacks hold at most
     // 500 resources and every route costs a few).
     this.policy = new PolicyDocument({
-      statements: [new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [this.logGroup.logGroupArn] })],
+      statements: [
+        new PolicyStatement({
+          actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          resources: [this.logGroup.logGroupArn],
+        }),
+      ],
     });
     this.role = new Role(this, 'Role', {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
@@ -134,6 +143,11 @@ export class ServiceFunction extends Construct {
     });
     // Like the source map, only modules that contribute code after tree shaking.
     const output = Object.values(result.metafile.outputs).find((candidate) => candidate.entryPoint);
-    return normalizeSources(REPOSITORY_ROOT, Object.entries(output?.inputs ?? {}).filter(([, input]) => input.bytesInOutput > 0).map(([path]) => path));
+    return normalizeSources(
+      REPOSITORY_ROOT,
+      Object.entries(output?.inputs ?? {})
+        .filter(([, input]) => input.bytesInOutput > 0)
+        .map(([path]) => path),
+    );
   }
 }

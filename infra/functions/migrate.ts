@@ -26,7 +26,9 @@ interface Credentials {
   password: string;
 }
 
-export async function handler(event: Partial<CloudFormationCustomResourceEvent>): Promise<{ migrations: number } | void> {
+export async function handler(
+  event: Partial<CloudFormationCustomResourceEvent>,
+): Promise<{ migrations: number } | void> {
   if (!event.RequestType) return runMigrations();
   const fromCloudFormation = event as CloudFormationCustomResourceEvent;
   try {
@@ -51,7 +53,9 @@ async function runMigrations(): Promise<{ migrations: number }> {
   try {
     await migrateDatabase(connection.db, 'postgres', MIGRATIONS_FOLDER);
     for (const statement of applicationRoleStatements(app, endpoint.database)) await connection.db.execute(statement);
-    const [row] = (await connection.db.execute('select count(*)::int as n from drizzle.__drizzle_migrations')) as unknown as Array<{ n: number }>;
+    const [row] = (await connection.db.execute(
+      'select count(*)::int as n from drizzle.__drizzle_migrations',
+    )) as unknown as Array<{ n: number }>;
     console.log(`migrations applied: ${row?.n ?? 0}`);
     return { migrations: row?.n ?? 0 };
   } finally {
@@ -68,7 +72,9 @@ async function connect(url: string) {
     } catch (error) {
       await connection.close();
       if (attempt >= CONNECT_ATTEMPTS) throw error;
-      console.warn(`database not reachable yet (attempt ${attempt}): ${error instanceof Error ? error.message : error}`);
+      console.warn(
+        `database not reachable yet (attempt ${attempt}): ${error instanceof Error ? error.message : error}`,
+      );
       await new Promise((resolve) => setTimeout(resolve, CONNECT_DELAY_MS));
     }
   }
@@ -92,7 +98,12 @@ export function applicationRoleStatements(app: Credentials, database: string): s
 }
 
 /** PUT the result to CloudFormation's presigned URL (content-type must be empty). */
-function respond(event: CloudFormationCustomResourceEvent, status: 'SUCCESS' | 'FAILED', reason: string, data: object): Promise<void> {
+function respond(
+  event: CloudFormationCustomResourceEvent,
+  status: 'SUCCESS' | 'FAILED',
+  reason: string,
+  data: object,
+): Promise<void> {
   const body = JSON.stringify({
     Status: status,
     Reason: reason.slice(0, 1000),
@@ -103,10 +114,14 @@ function respond(event: CloudFormationCustomResourceEvent, status: 'SUCCESS' | '
     Data: data,
   });
   return new Promise((resolve, reject) => {
-    const req = request(event.ResponseURL, { method: 'PUT', headers: { 'content-type': '', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve());
-    });
+    const req = request(
+      event.ResponseURL,
+      { method: 'PUT', headers: { 'content-type': '', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve());
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });

@@ -46,7 +46,8 @@ function corsHeaders(): Record<string, string> {
 /** Bytes of the header set as sent: each `name: value` line. */
 function headerBytes(req: IncomingMessage): number {
   let total = 0;
-  for (let i = 0; i < req.rawHeaders.length; i += 2) total += Buffer.byteLength(req.rawHeaders[i]!) + Buffer.byteLength(req.rawHeaders[i + 1]!) + 4;
+  for (let i = 0; i < req.rawHeaders.length; i += 2)
+    total += Buffer.byteLength(req.rawHeaders[i]!) + Buffer.byteLength(req.rawHeaders[i + 1]!) + 4;
   return total;
 }
 
@@ -73,8 +74,10 @@ export function createLocalServer(options: { mailSink: LocalMailSink }): Server 
   const server = createServer({ maxHeaderSize: PARSER_MAX_HEADER_BYTES }, async (req, res) => {
     try {
       const method = (req.method ?? 'GET').toUpperCase();
-      if (Buffer.byteLength(req.url ?? '') > MAX_URL_BYTES) return sendError(res, 'URI_TOO_LONG', `The URL is longer than ${MAX_URL_BYTES} bytes`);
-      if (headerBytes(req) > MAX_HEADER_BYTES) return sendError(res, 'HEADERS_TOO_LARGE', `The request headers are larger than ${MAX_HEADER_BYTES} bytes`);
+      if (Buffer.byteLength(req.url ?? '') > MAX_URL_BYTES)
+        return sendError(res, 'URI_TOO_LONG', `The URL is longer than ${MAX_URL_BYTES} bytes`);
+      if (headerBytes(req) > MAX_HEADER_BYTES)
+        return sendError(res, 'HEADERS_TOO_LARGE', `The request headers are larger than ${MAX_HEADER_BYTES} bytes`);
       const url = requestUrl(req);
       if (!url) return sendError(res, 'BAD_REQUEST', 'The request target is not a valid URL');
       const { pathname } = url;
@@ -83,7 +86,11 @@ export function createLocalServer(options: { mailSink: LocalMailSink }): Server 
         return sendJson(res, 200, { data: options.mailSink.messages, statusCode: 200, timestamp: now().toISOString() });
       }
       // The API description and its reference page (local server only).
-      if ((pathname === '/openapi.json' || pathname === '/docs' || pathname.startsWith('/docs/')) && (await handleOpenApiRoute(req, res, pathname))) return;
+      if (
+        (pathname === '/openapi.json' || pathname === '/docs' || pathname.startsWith('/docs/')) &&
+        (await handleOpenApiRoute(req, res, pathname))
+      )
+        return;
       if (pathname.startsWith('/_sandbox/') || pathname.startsWith('/_local/')) {
         if (await handleDevRoute(req, res, url)) return;
       }
@@ -93,11 +100,19 @@ export function createLocalServer(options: { mailSink: LocalMailSink }): Server 
       }
       const match = matchRoute(method, pathname);
       if (match.kind === 'not-found') return sendError(res, 'ROUTE_NOT_FOUND', `No route ${method} ${pathname}`);
-      if (match.kind === 'malformed-path') return sendError(res, 'BAD_REQUEST', 'The path is not valid percent-encoding');
-      if (match.kind === 'method-not-allowed') return sendError(res, 'METHOD_NOT_ALLOWED', `${method} is not allowed here`, { Allow: match.allowed.join(', ') });
+      if (match.kind === 'malformed-path')
+        return sendError(res, 'BAD_REQUEST', 'The path is not valid percent-encoding');
+      if (match.kind === 'method-not-allowed')
+        return sendError(res, 'METHOD_NOT_ALLOWED', `${method} is not allowed here`, {
+          Allow: match.allowed.join(', '),
+        });
       const body = await readBody(req);
       if (body === null) return sendError(res, 'PAYLOAD_TOO_LARGE', 'The request body is larger than 6 MB');
-      const event = buildApiGatewayEvent(match.route, { method, url: req.url ?? '/', headers: req.headers, body, sourceIp: req.socket.remoteAddress }, match.pathParameters);
+      const event = buildApiGatewayEvent(
+        match.route,
+        { method, url: req.url ?? '/', headers: req.headers, body, sourceIp: req.socket.remoteAddress },
+        match.pathParameters,
+      );
       const handler = await loadHandler(match.route);
       const result = await handler(event, buildLambdaContext(match.route));
       const headers: Record<string, string> = {};
@@ -126,7 +141,11 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
     return;
   }
   if (error.code === 'HPE_HEADER_OVERFLOW') {
-    writeErrorToSocket(socket, 'HEADERS_TOO_LARGE', `The request line and headers are larger than ${PARSER_MAX_HEADER_BYTES} bytes`);
+    writeErrorToSocket(
+      socket,
+      'HEADERS_TOO_LARGE',
+      `The request line and headers are larger than ${PARSER_MAX_HEADER_BYTES} bytes`,
+    );
     return;
   }
   writeErrorToSocket(socket, 'BAD_REQUEST', 'The request is not valid HTTP');

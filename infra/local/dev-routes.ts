@@ -25,7 +25,8 @@ function objectKeyOf(encoded: string): string | null {
   }
 }
 
-const dollars = (cents: number) => `${cents < 0 ? '-' : ''}$${(Math.abs(cents) / 100).toFixed(2).replace(/\B(?=(\d{3})+(?!\d))/g, ',')}`;
+const dollars = (cents: number) =>
+  `${cents < 0 ? '-' : ''}$${(Math.abs(cents) / 100).toFixed(2).replace(/\B(?=(\d{3})+(?!\d))/g, ',')}`;
 
 /**
  * Local-only pages that stand in for what lives outside our walls in the cloud: the sandbox
@@ -67,7 +68,12 @@ export async function handleDevRoute(req: IncomingMessage, res: ServerResponse, 
       sendError(res, 'NOT_FOUND', 'This invoice is unknown');
       return true;
     }
-    const lines = invoice.lines.map((line) => `<tr><td>${escapeHtml(line.description)}</td><td style="text-align:right">${dollars(line.amountCents)}</td></tr>`).join('');
+    const lines = invoice.lines
+      .map(
+        (line) =>
+          `<tr><td>${escapeHtml(line.description)}</td><td style="text-align:right">${dollars(line.amountCents)}</td></tr>`,
+      )
+      .join('');
     res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
     res.end(`<!doctype html><html><head><title>Invoice ${escapeHtml(invoice.id)} (sandbox)</title></head><body style="font-family:sans-serif;max-width:40rem;margin:3rem auto">
 <h1>Invoice (sandbox)</h1><p>${escapeHtml(invoice.id)} &middot; ${escapeHtml(invoice.createdAt.toISOString().slice(0, 10))} &middot; status <strong>${escapeHtml(invoice.status)}</strong></p>
@@ -87,11 +93,15 @@ export async function handleDevRoute(req: IncomingMessage, res: ServerResponse, 
       signature: url.searchParams.get('signature') ?? '',
       contentType: String(req.headers['content-type'] ?? ''),
     };
-    const outcome = key !== null && storage instanceof DirectoryStorage ? await storage.writeSigned(key, link, (limit) => readAtMost(req, limit)) : 'forbidden';
+    const outcome =
+      key !== null && storage instanceof DirectoryStorage
+        ? await storage.writeSigned(key, link, (limit) => readAtMost(req, limit))
+        : 'forbidden';
     if (outcome === 'stored') {
       res.writeHead(200, { 'Content-Type': 'text/plain' });
       res.end('Stored');
-    } else if (outcome === 'forbidden') sendError(res, 'FORBIDDEN', 'The link is invalid or has expired, or the content type differs');
+    } else if (outcome === 'forbidden')
+      sendError(res, 'FORBIDDEN', 'The link is invalid or has expired, or the content type differs');
     else sendError(res, 'PAYLOAD_TOO_LARGE', 'The body is larger than the size the link was made for');
     return true;
   }
@@ -101,13 +111,20 @@ export async function handleDevRoute(req: IncomingMessage, res: ServerResponse, 
     const key = objectKeyOf(object[1]!);
     const bytes =
       key !== null && storage instanceof DirectoryStorage
-        ? await storage.readSigned(key, Number(url.searchParams.get('expires')), url.searchParams.get('signature') ?? '')
+        ? await storage.readSigned(
+            key,
+            Number(url.searchParams.get('expires')),
+            url.searchParams.get('signature') ?? '',
+          )
         : null;
     if (!bytes) {
       sendError(res, 'FORBIDDEN', 'The link is invalid or has expired');
       return true;
     }
-    res.writeHead(200, { 'Content-Type': key?.endsWith('.pdf') ? 'application/pdf' : 'application/octet-stream', 'Content-Length': bytes.length });
+    res.writeHead(200, {
+      'Content-Type': key?.endsWith('.pdf') ? 'application/pdf' : 'application/octet-stream',
+      'Content-Length': bytes.length,
+    });
     res.end(bytes);
     return true;
   }

@@ -9,11 +9,21 @@ function envelope(code: ErrorCode, message: string) {
   const statusCode = ERROR_STATUS[code];
   const requestId = randomUUID();
   const body = JSON.stringify({ statusCode, timestamp: now().toISOString(), error: { code, message }, requestId });
-  return { statusCode, requestId, body, headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'X-Request-Id': requestId } };
+  return {
+    statusCode,
+    requestId,
+    body,
+    headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'X-Request-Id': requestId },
+  };
 }
 
 /** Answers the error envelope on a response. */
-export function sendError(res: ServerResponse, code: ErrorCode, message: string, headers: Record<string, string> = {}): void {
+export function sendError(
+  res: ServerResponse,
+  code: ErrorCode,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   const answer = envelope(code, message);
   res.writeHead(answer.statusCode, { ...answer.headers, ...headers });
   res.end(answer.body);

@@ -5,7 +5,10 @@ import { routeList } from '../../functions/routes';
 import type { RouteDefinition } from '../../lib/http/route';
 import { compileRoutePath } from './apigw-event';
 
-export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+export type LambdaHandler = (
+  event: APIGatewayProxyEventV2,
+  context: Context,
+) => Promise<APIGatewayProxyStructuredResultV2>;
 
 const ROOT = resolve(import.meta.dirname, '../..');
 // Literal segments win over parameters, as in API Gateway: /organization/invitations before /organization/{orgId}.
@@ -54,7 +57,9 @@ export function matchRoute(method: string, pathname: string): RouteMatch {
 export function loadHandler(route: RouteDefinition): Promise<LambdaHandler> {
   let handler = handlers.get(route.handler);
   if (!handler) {
-    handler = import(pathToFileURL(resolve(ROOT, route.handler)).href).then((module: { handler: LambdaHandler }) => module.handler);
+    handler = import(pathToFileURL(resolve(ROOT, route.handler)).href).then(
+      (module: { handler: LambdaHandler }) => module.handler,
+    );
     handlers.set(route.handler, handler);
   }
   return handler;

@@ -17,7 +17,9 @@ useMailTransport(mailSink);
 const stopMaintenance = startMaintenanceLoop(10_000);
 const server = createLocalServer({ mailSink });
 const url = await listen(server, PORT, HOST);
-console.log(`Case Evidence and Billing Service on ${url} (${DATABASE_URL ? 'Postgres server' : `PGlite in ${DATA_DIR}`})`);
+console.log(
+  `Case Evidence and Billing Service on ${url} (${DATABASE_URL ? 'Postgres server' : `PGlite in ${DATA_DIR}`})`,
+);
 console.log(`  API reference ${url}/docs, description ${url}/openapi.json, mail sink ${url}/_dev/emails`);
 if (publicBaseUrl() !== url) console.log(`  links to this API name ${publicBaseUrl()} (PUBLIC_BASE_URL)`);
 

@@ -23,13 +23,18 @@ export interface RouteWithSchemas {
 const ROOT = resolve(import.meta.dirname, '../..');
 
 /** Loads every handler of the route table and reads its route and schemas from `handler.definition`. */
-export async function loadRouteDefinitions(routes: readonly RouteDefinition[] = routeList): Promise<RouteWithSchemas[]> {
+export async function loadRouteDefinitions(
+  routes: readonly RouteDefinition[] = routeList,
+): Promise<RouteWithSchemas[]> {
   return Promise.all(
     routes.map(async (route) => {
       const handler = (await loadHandler(route)) as { definition?: RouteWithSchemas };
-      if (!handler.definition) throw new Error(`${route.handler} exports a handler without definition: build it with endpoint()`);
+      if (!handler.definition)
+        throw new Error(`${route.handler} exports a handler without definition: build it with endpoint()`);
       if (handler.definition.route.operationId !== route.operationId) {
-        throw new Error(`${route.handler} is built for ${handler.definition.route.operationId}, not ${route.operationId}`);
+        throw new Error(
+          `${route.handler} is built for ${handler.definition.route.operationId}, not ${route.operationId}`,
+        );
       }
       return { route, schemas: handler.definition.schemas };
     }),
@@ -93,7 +98,9 @@ function describeTrim({ zodSchema, jsonSchema }: { zodSchema: z.core.$ZodType; j
   const probe = overwritten(zodSchema, ' x ');
   if (probe !== probe.trim()) return;
   jsonSchema['x-trim'] = true;
-  jsonSchema.description = jsonSchema.description ? `${String(jsonSchema.description).replace(/\.?$/, '.')} ${TRIM_NOTE}` : TRIM_NOTE;
+  jsonSchema.description = jsonSchema.description
+    ? `${String(jsonSchema.description).replace(/\.?$/, '.')} ${TRIM_NOTE}`
+    : TRIM_NOTE;
 }
 
 /**
@@ -133,7 +140,8 @@ class SchemaConverter {
         uri: (id) => `${COMPONENT_PREFIX}${id}`,
         override: io === 'input' ? describeTrim : undefined,
       });
-      if ('__shared' in schemas) throw new Error('zod extracted shared definitions; register the shared schema with an id');
+      if ('__shared' in schemas)
+        throw new Error('zod extracted shared definitions; register the shared schema with an id');
       return Object.fromEntries(Object.entries(schemas).map(([id, schema]) => [id, stripSchemaHeader(schema as Json)]));
     };
     this.converted ??= { input: run('input'), output: run('output') };
@@ -143,7 +151,8 @@ class SchemaConverter {
   /** The JSON Schema of a ref in one direction, with unnamed schemas inlined and named ones left as refs. */
   resolve(ref: string, io: 'input' | 'output'): Json {
     const all = this.convert()[io];
-    const inline = (target: string) => (target.startsWith(`${COMPONENT_PREFIX}${INLINE_PREFIX}`) ? all[target.slice(COMPONENT_PREFIX.length)] : undefined);
+    const inline = (target: string) =>
+      target.startsWith(`${COMPONENT_PREFIX}${INLINE_PREFIX}`) ? all[target.slice(COMPONENT_PREFIX.length)] : undefined;
     return inlineRefs({ $ref: ref }, inline);
   }
 
@@ -172,7 +181,9 @@ class SchemaConverter {
       const ways = use.get(id)!;
       const io = ways.has('output') ? 'output' : 'input';
       if (ways.size === 2 && JSON.stringify(converted.input[id]) !== JSON.stringify(converted.output[id])) {
-        throw new Error(`${id} is used in requests and in answers but converts differently: give each direction its own schema`);
+        throw new Error(
+          `${id} is used in requests and in answers but converts differently: give each direction its own schema`,
+        );
       }
       result[id] = this.resolveNamed(id, io);
     }
@@ -181,7 +192,8 @@ class SchemaConverter {
 
   private resolveNamed(id: string, io: 'input' | 'output'): Json {
     const all = this.convert()[io];
-    const inline = (target: string) => (target.startsWith(`${COMPONENT_PREFIX}${INLINE_PREFIX}`) ? all[target.slice(COMPONENT_PREFIX.length)] : undefined);
+    const inline = (target: string) =>
+      target.startsWith(`${COMPONENT_PREFIX}${INLINE_PREFIX}`) ? all[target.slice(COMPONENT_PREFIX.length)] : undefined;
     return inlineRefs(all[id], inline);
   }
 }
@@ -193,19 +205,30 @@ export const EXTENSION_TAG = 'Extension';
 
 /** Display names of the areas (the folder of the handler under functions/). */
 const AREA_TAGS: Record<string, { name: string; description: string }> = {
-  auth: { name: 'Authentication and tokens', description: 'Sign-up, sign-in, sessions, refresh and automation tokens.' },
+  auth: {
+    name: 'Authentication and tokens',
+    description: 'Sign-up, sign-in, sessions, refresh and automation tokens.',
+  },
   user: { name: 'User', description: "The signed-in user's profile, password and email verification." },
   organization: { name: 'Organizations', description: 'Organizations, members, roles and invitations.' },
   billing: { name: 'Billing', description: 'Plans, card set-up, credits, reconciliation, history and reports.' },
   cases: { name: 'Cases', description: 'Cases (extension) and their billing: Pro upgrade and statements.' },
-  material: { name: 'Case material', description: 'Email threads, professional-network messages, chat-platform tickets and device notes.' },
+  material: {
+    name: 'Case material',
+    description: 'Email threads, professional-network messages, chat-platform tickets and device notes.',
+  },
   admin: { name: 'Administration', description: 'Super-admin reports.' },
   webhooks: { name: 'Webhooks', description: 'Events from the payment processor.' },
 };
 
 function areaTag(route: RouteDefinition): { name: string; description: string } {
   const area = route.handler.split('/')[1] ?? 'other';
-  return AREA_TAGS[area] ?? { name: area.charAt(0).toUpperCase() + area.slice(1), description: `Routes of functions/${area}/.` };
+  return (
+    AREA_TAGS[area] ?? {
+      name: area.charAt(0).toUpperCase() + area.slice(1),
+      description: `Routes of functions/${area}/.`,
+    }
+  );
 }
 
 /** Header parameters an operation reads that no schema describes (the handler reads them as is). */
@@ -239,7 +262,10 @@ export const TEXT_RULE =
   'Body fields the description does not show are ignored.';
 
 const RESPONSE_NAMES: Record<ErrorStatus, { name: string; summary: string }> = {
-  400: { name: 'BadRequest', summary: 'The request is invalid (on every operation, also for text with NUL or unpaired surrogates)' },
+  400: {
+    name: 'BadRequest',
+    summary: 'The request is invalid (on every operation, also for text with NUL or unpaired surrogates)',
+  },
   401: { name: 'Unauthorized', summary: 'Not signed in, or refused at sign-in' },
   403: { name: 'Forbidden', summary: 'Not allowed' },
   404: { name: 'NotFound', summary: 'Not found' },
@@ -257,7 +283,8 @@ function errorComponents(): { schemas: Json; responses: Json; headers: Json } {
   const schemas = {
     ErrorDetail: {
       type: 'object',
-      description: 'One bad field: its location (`body.email`, `query.page`, `path.id`, `headers.organization`) and what is wrong.',
+      description:
+        'One bad field: its location (`body.email`, `query.page`, `path.id`, `headers.organization`) and what is wrong.',
       properties: { path: { type: 'string' }, message: { type: 'string' } },
       required: ['path', 'message'],
       additionalProperties: false,
@@ -278,15 +305,24 @@ function errorComponents(): { schemas: Json; responses: Json; headers: Json } {
           required: ['code', 'message'],
           additionalProperties: false,
         },
-        requestId: { type: 'string', description: 'Also in the X-Request-Id header; quote it when reporting a problem.' },
+        requestId: {
+          type: 'string',
+          description: 'Also in the X-Request-Id header; quote it when reporting a problem.',
+        },
       },
       required: ['statusCode', 'timestamp', 'error', 'requestId'],
       additionalProperties: false,
     },
   };
   const headers = {
-    'X-Request-Id': { description: 'The id of this request (sent back when the client sent a safe one).', schema: { type: 'string' } },
-    'Retry-After': { description: 'Seconds until the rate-limit window ends.', schema: { type: 'integer', minimum: 0 } },
+    'X-Request-Id': {
+      description: 'The id of this request (sent back when the client sent a safe one).',
+      schema: { type: 'string' },
+    },
+    'Retry-After': {
+      description: 'Seconds until the rate-limit window ends.',
+      schema: { type: 'integer', minimum: 0 },
+    },
   };
   const responses: Json = {};
   for (const [status, { name, summary }] of Object.entries(RESPONSE_NAMES)) {
@@ -304,7 +340,10 @@ function errorComponents(): { schemas: Json; responses: Json; headers: Json } {
               { $ref: `${COMPONENT_PREFIX}ErrorEnvelope` },
               {
                 type: 'object',
-                properties: { statusCode: { const: Number(status) }, error: { type: 'object', properties: { code: { enum: codes } } } },
+                properties: {
+                  statusCode: { const: Number(status) },
+                  error: { type: 'object', properties: { code: { enum: codes } } },
+                },
               },
             ],
           },
@@ -315,7 +354,8 @@ function errorComponents(): { schemas: Json; responses: Json; headers: Json } {
   return { schemas, responses, headers };
 }
 
-const LIST_PARAMETER_NOTE = 'Repeat the parameter or separate values with commas; each value is trimmed and empty ones are dropped.';
+const LIST_PARAMETER_NOTE =
+  'Repeat the parameter or separate values with commas; each value is trimmed and empty ones are dropped.';
 
 /**
  * A parameter as a client sends it: the input side of its zod schema. Two input sides say less than
@@ -323,7 +363,12 @@ const LIST_PARAMETER_NOTE = 'Repeat the parameter or separate values with commas
  * as an integer with its bounds, and lists (`?tags=a&tags=b`, `?tags=a,b`) as an array of items.
  */
 function parameterSchema(input: Json, output: Json): Json {
-  if (input.type === 'string' && typeof input.pattern === 'string' && /^\^\\d\{/.test(input.pattern) && output.type === 'number') {
+  if (
+    input.type === 'string' &&
+    typeof input.pattern === 'string' &&
+    /^\^\\d\{/.test(input.pattern) &&
+    output.type === 'number'
+  ) {
     return { ...output, type: 'integer' };
   }
   if (output.type === 'array') return output;
@@ -338,7 +383,8 @@ function objectParameters(converter: SchemaConverter, schema: z.ZodMiniType, loc
   const required = new Set<string>(input.required ?? []);
   return Object.entries(input.properties as Record<string, Json>).map(([name, property]) => {
     const described = parameterSchema(property, (output.properties as Record<string, Json>)[name] ?? property);
-    if (Object.keys(described).length === 0) throw new Error(`The ${location} parameter ${name} has no JSON Schema: give it a representable input type`);
+    if (Object.keys(described).length === 0)
+      throw new Error(`The ${location} parameter ${name} has no JSON Schema: give it a representable input type`);
     const isArray = described.type === 'array';
     return {
       name,
@@ -362,18 +408,32 @@ function describeOperation(route: RouteDefinition): string {
   }
   if (route.superAdmin) lines.push('Super admin only.');
   if (route.organization) {
-    const where = route.organization.from === 'header' ? 'the organization of the `organization` header' : 'the organization `orgId`';
+    const where =
+      route.organization.from === 'header'
+        ? 'the organization of the `organization` header'
+        : 'the organization `orgId`';
     const allowed = ROLES_BY_RANK.filter((role) => roleSatisfies(role, route.organization!.role));
     const plan = route.organization.activePlan ? ', and the organization needs an active plan' : '';
-    lines.push(`Needs ${ROLE_RULE_TEXT[route.organization.role]} (${allowed.join(', ')}) in ${where}${plan}; 403 otherwise.`);
-    if (route.organization.self) lines.push(`Any member may call it on themselves (\`${route.organization.self}\` is the caller), whatever their role and plan.`);
+    lines.push(
+      `Needs ${ROLE_RULE_TEXT[route.organization.role]} (${allowed.join(', ')}) in ${where}${plan}; 403 otherwise.`,
+    );
+    if (route.organization.self)
+      lines.push(
+        `Any member may call it on themselves (\`${route.organization.self}\` is the caller), whatever their role and plan.`,
+      );
   }
   if (route.case) {
-    const roles = route.case.orRoles ? `, or any access and the ${route.case.orRoles.join(' or ')} role in the organization` : '';
-    const where = route.organization?.from === 'header' ? ' A case of another organization than the header is 403.' : '';
+    const roles = route.case.orRoles
+      ? `, or any access and the ${route.case.orRoles.join(' or ')} role in the organization`
+      : '';
+    const where =
+      route.organization?.from === 'header' ? ' A case of another organization than the header is 403.' : '';
     lines.push(`Needs ${route.case.access.join(', ')} access to the case${roles}; 403 otherwise.${where}`);
   }
-  if (route.rateLimit) lines.push(`At most ${route.rateLimit.perMinute} requests per minute ${route.auth === 'none' ? 'per client IP' : 'per user'} (429 with Retry-After).`);
+  if (route.rateLimit)
+    lines.push(
+      `At most ${route.rateLimit.perMinute} requests per minute ${route.auth === 'none' ? 'per client IP' : 'per user'} (429 with Retry-After).`,
+    );
   if (route.internal) lines.push('Internal: part of the contract, not meant for general clients.');
   if (route.extension) lines.push("Extension: ours, not the contract's.");
   return lines.join('\n\n');
@@ -388,7 +448,11 @@ export function operationSecurity(route: RouteDefinition): Json[] {
   return [{ bearerAuth: route.scope ? [route.scope] : [] }];
 }
 
-function successResponse(route: RouteDefinition, schemas: RequestSchemas, converter: SchemaConverter): { response: Json; root?: Json } {
+function successResponse(
+  route: RouteDefinition,
+  schemas: RequestSchemas,
+  converter: SchemaConverter,
+): { response: Json; root?: Json } {
   const headers = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
   const description = route.summary;
   if (route.successStatus === 204) return { response: { description: `${description} (no content)`, headers } };
@@ -397,7 +461,12 @@ function successResponse(route: RouteDefinition, schemas: RequestSchemas, conver
     timestamp: { type: 'string', format: 'date-time' },
   };
   if (route.envelope === 'no-data') {
-    const schema = { type: 'object', properties: base, required: ['statusCode', 'timestamp'], additionalProperties: false };
+    const schema = {
+      type: 'object',
+      properties: base,
+      required: ['statusCode', 'timestamp'],
+      additionalProperties: false,
+    };
     return { response: { description, headers, content: { 'application/json': { schema } } } };
   }
   const data = schemas.response ? converter.resolve(converter.ref(schemas.response), 'output') : {};
@@ -415,7 +484,10 @@ export interface BuildOptions {
   servers?: Array<{ url: string; description?: string }>;
 }
 
-const PACKAGE = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as { version: string; description?: string };
+const PACKAGE = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as {
+  version: string;
+  description?: string;
+};
 
 /**
  * The OpenAPI 3.1 description of the service, built from the route table and the zod schemas each
@@ -429,7 +501,8 @@ export function buildOpenApiDocument(definitions: readonly RouteWithSchemas[], o
   const errors = errorComponents();
   // Name every schema first: zod converts the whole registry at once.
   for (const { schemas } of definitions) {
-    for (const schema of [schemas.body, schemas.query, schemas.path, schemas.response]) if (schema) converter.ref(schema);
+    for (const schema of [schemas.body, schemas.query, schemas.path, schemas.response])
+      if (schema) converter.ref(schema);
   }
 
   for (const { route, schemas } of definitions) {
@@ -438,7 +511,8 @@ export function buildOpenApiDocument(definitions: readonly RouteWithSchemas[], o
     const parameters: Json[] = [];
     if (schemas.path) parameters.push(...objectParameters(converter, schemas.path, 'path'));
     for (const name of pathParameterNames(route.path)) {
-      if (!parameters.some((p) => p.in === 'path' && p.name === name)) parameters.push({ name, in: 'path', required: true, schema: { type: 'string' } });
+      if (!parameters.some((p) => p.in === 'path' && p.name === name))
+        parameters.push({ name, in: 'path', required: true, schema: { type: 'string' } });
     }
     if (schemas.query) parameters.push(...objectParameters(converter, schemas.query, 'query'));
     if (takesOrganizationHeader(route)) {
@@ -457,7 +531,10 @@ export function buildOpenApiDocument(definitions: readonly RouteWithSchemas[], o
     if (schemas.body) {
       const schema = converter.resolve(converter.ref(schemas.body), 'input');
       roots.input.push(schema);
-      requestBody = { required: !schemas.body.safeParse(undefined).success, content: { 'application/json': { schema } } };
+      requestBody = {
+        required: !schemas.body.safeParse(undefined).success,
+        content: { 'application/json': { schema } },
+      };
     } else if (route.rawBody) {
       requestBody = {
         required: true,
@@ -469,7 +546,8 @@ export function buildOpenApiDocument(definitions: readonly RouteWithSchemas[], o
     const success = successResponse(route, schemas, converter);
     if (success.root) roots.output.push(success.root);
     const responses: Json = { [route.successStatus]: success.response };
-    for (const status of errorStatuses(route, schemas)) responses[status] = { $ref: `#/components/responses/${RESPONSE_NAMES[status].name}` };
+    for (const status of errorStatuses(route, schemas))
+      responses[status] = { $ref: `#/components/responses/${RESPONSE_NAMES[status].name}` };
 
     const operation: Json = {
       operationId: route.operationId,
@@ -493,7 +571,15 @@ export function buildOpenApiDocument(definitions: readonly RouteWithSchemas[], o
             },
           }
         : {}),
-      ...(route.case ? { 'x-case-access': { rule: route.case.name, access: [...route.case.access], ...(route.case.orRoles ? { orRoles: [...route.case.orRoles] } : {}) } } : {}),
+      ...(route.case
+        ? {
+            'x-case-access': {
+              rule: route.case.name,
+              access: [...route.case.access],
+              ...(route.case.orRoles ? { orRoles: [...route.case.orRoles] } : {}),
+            },
+          }
+        : {}),
       ...(route.superAdmin ? { 'x-super-admin': true } : {}),
       ...(route.rateLimit ? { 'x-rate-limit': { perMinute: route.rateLimit.perMinute } } : {}),
     };
@@ -505,7 +591,8 @@ export function buildOpenApiDocument(definitions: readonly RouteWithSchemas[], o
 
   const components = converter.components(roots);
   for (const name of Object.keys(errors.schemas)) {
-    if (name in components) throw new Error(`A zod schema is registered as ${name}, which the document uses for errors`);
+    if (name in components)
+      throw new Error(`A zod schema is registered as ${name}, which the document uses for errors`);
   }
 
   return {
@@ -525,7 +612,11 @@ export function buildOpenApiDocument(definitions: readonly RouteWithSchemas[], o
     servers: options.servers ?? [{ url: 'http://localhost:3000', description: 'Local server (npm start)' }],
     tags: [
       ...[...tags].map(([name, description]) => ({ name, description })),
-      { name: EXTENSION_TAG, description: "Operations that are ours, not the contract's, added so the service is usable end to end (`x-extension: true`)." },
+      {
+        name: EXTENSION_TAG,
+        description:
+          "Operations that are ours, not the contract's, added so the service is usable end to end (`x-extension: true`).",
+      },
     ],
     paths,
     components: {

@@ -31,7 +31,12 @@ if (import.meta.main) {
   writeFileSync(DOCUMENT_FILE, files.document);
   writeFileSync(TYPES_FILE, files.types);
   const document = JSON.parse(files.document) as Json;
-  const operations = Object.values(document.paths as Record<string, Json>).reduce((n, item) => n + Object.keys(item).length, 0);
-  console.log(`OpenAPI ${document.openapi}: ${operations} operations, ${Object.keys(document.components.schemas).length} schemas -> ${DOCUMENT_FILE}, ${TYPES_FILE}`);
+  const operations = Object.values(document.paths as Record<string, Json>).reduce(
+    (n, item) => n + Object.keys(item).length,
+    0,
+  );
+  console.log(
+    `OpenAPI ${document.openapi}: ${operations} operations, ${Object.keys(document.components.schemas).length} schemas -> ${DOCUMENT_FILE}, ${TYPES_FILE}`,
+  );
   process.exit(0);
 }

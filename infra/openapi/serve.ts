@@ -13,7 +13,8 @@ import {
 } from './reference-page';
 
 /** Scalar's standalone browser bundle, from the installed package (a dev dependency, like this server). */
-const scalarBundle = () => join(dirname(createRequire(import.meta.url).resolve('@scalar/api-reference')), 'browser/standalone.js');
+const scalarBundle = () =>
+  join(dirname(createRequire(import.meta.url).resolve('@scalar/api-reference')), 'browser/standalone.js');
 
 let document: Promise<Json> | undefined;
 
@@ -40,7 +41,11 @@ function send(res: ServerResponse, contentType: string, body: string): void {
  * Local server only: GET /openapi.json (the description), GET /docs (the reference page) and what
  * the page loads. Returns false for any other request.
  */
-export async function handleOpenApiRoute(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<boolean> {
+export async function handleOpenApiRoute(
+  req: IncomingMessage,
+  res: ServerResponse,
+  pathname: string,
+): Promise<boolean> {
   if (req.method !== 'GET') return false;
   switch (pathname) {
     case DOCUMENT_PATH:

@@ -33,10 +33,18 @@ export async function runAdminCommand(argv: string[], print: (line: string) => v
   const [area, action, subject] = positionals;
   if (area === 'super-admin' && (action === 'grant' || action === 'revoke') && subject) {
     const found = await setSuperAdmin(subject, action === 'grant');
-    print(found ? `${subject}: super admin ${action === 'grant' ? 'granted' : 'revoked'}` : `No user with email ${subject}`);
+    print(
+      found ? `${subject}: super admin ${action === 'grant' ? 'granted' : 'revoked'}` : `No user with email ${subject}`,
+    );
     return found ? 0 : 1;
   }
-  if (area === 'credits' && action === 'grant' && subject && /^-?\d+$/.test(positionals[3] ?? '') && positionals.length > 4) {
+  if (
+    area === 'credits' &&
+    action === 'grant' &&
+    subject &&
+    /^-?\d+$/.test(positionals[3] ?? '') &&
+    positionals.length > 4
+  ) {
     const balance = await grantCredits(subject, Number(positionals[3]), positionals.slice(4).join(' '));
     print(balance === null ? `No organization ${subject}` : `credits: balance of ${subject} is now ${balance} cents`);
     return balance === null ? 1 : 0;
@@ -51,9 +59,12 @@ export async function runAdminCommand(argv: string[], print: (line: string) => v
       print(`billing verify: OK, ${organizationsChecked} organization(s) checked, no difference`);
       return 0;
     }
-    for (const d of differences) print(`${d.organizationId} ${d.check}: expected ${d.expected}, actual ${d.actual} (${d.detail})`);
+    for (const d of differences)
+      print(`${d.organizationId} ${d.check}: expected ${d.expected}, actual ${d.actual} (${d.detail})`);
     const affected = new Set(differences.map((d) => d.organizationId)).size;
-    print(`billing verify: ${differences.length} difference(s) in ${affected} of ${organizationsChecked} organization(s)`);
+    print(
+      `billing verify: ${differences.length} difference(s) in ${affected} of ${organizationsChecked} organization(s)`,
+    );
     return 1;
   }
   if (area === 'import' && action) {
@@ -64,9 +75,12 @@ export async function runAdminCommand(argv: string[], print: (line: string) => v
       return 2;
     }
     let summary: { read: number; imported: number; skipped: number } | undefined;
-    if (action === 'email') summary = await importEmailFile(flags.case, file, { grantId: flags.grant, sourceEmail: flags.source });
-    if (action === 'professional-network' && flags.profile) summary = await importNetworkMessagesCsv(flags.case, file, flags.profile);
-    if (action === 'chat-platform' && flags.profile) summary = await importSupportTicketsJson(flags.case, file, flags.profile);
+    if (action === 'email')
+      summary = await importEmailFile(flags.case, file, { grantId: flags.grant, sourceEmail: flags.source });
+    if (action === 'professional-network' && flags.profile)
+      summary = await importNetworkMessagesCsv(flags.case, file, flags.profile);
+    if (action === 'chat-platform' && flags.profile)
+      summary = await importSupportTicketsJson(flags.case, file, flags.profile);
     if (!summary) {
       print(USAGE);
       return 2;

@@ -16,7 +16,8 @@ export const LEGACY_TOKEN_YEARS = 5;
 type SessionRow = typeof sessions.$inferSelect;
 
 function assertAutomationTokensEnabled(): void {
-  if (!config().FEATURE_AUTOMATION_TOKENS) throw new ForbiddenError('Automation tokens are turned off', 'FEATURE_DISABLED');
+  if (!config().FEATURE_AUTOMATION_TOKENS)
+    throw new ForbiddenError('Automation tokens are turned off', 'FEATURE_DISABLED');
 }
 
 /** The automation token entry: never the token value. */
@@ -52,7 +53,13 @@ export async function generateToken(actor: Actor, input: GenerateTokenInput, cli
     const validTill = addMonths(now(), 12 * LEGACY_TOKEN_YEARS);
     await db()
       .insert(sessions)
-      .values({ userId: actor.user.id, kind: 'legacy', tokenHash: hashToken(token), expiresAt: validTill, ...creationColumns(client) });
+      .values({
+        userId: actor.user.id,
+        kind: 'legacy',
+        tokenHash: hashToken(token),
+        expiresAt: validTill,
+        ...creationColumns(client),
+      });
     return { token, validTill: validTill.toISOString() };
   }
   assertAutomationTokensEnabled();

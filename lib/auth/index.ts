@@ -18,8 +18,16 @@ export const SIGN_IN_FAILURE_WINDOW_SECONDS = 15 * 60;
 function signInFailureRules(email: string, ip: string | null) {
   const client = ip ?? 'unknown';
   return {
-    accountAndIp: { key: `login-failures:account:${email.toLowerCase()}:ip:${client}`, limit: SIGN_IN_FAILURES_PER_ACCOUNT_AND_IP, windowSeconds: SIGN_IN_FAILURE_WINDOW_SECONDS },
-    ip: { key: `login-failures:ip:${client}`, limit: SIGN_IN_FAILURES_PER_IP, windowSeconds: SIGN_IN_FAILURE_WINDOW_SECONDS },
+    accountAndIp: {
+      key: `login-failures:account:${email.toLowerCase()}:ip:${client}`,
+      limit: SIGN_IN_FAILURES_PER_ACCOUNT_AND_IP,
+      windowSeconds: SIGN_IN_FAILURE_WINDOW_SECONDS,
+    },
+    ip: {
+      key: `login-failures:ip:${client}`,
+      limit: SIGN_IN_FAILURES_PER_IP,
+      windowSeconds: SIGN_IN_FAILURE_WINDOW_SECONDS,
+    },
   };
 }
 
@@ -43,7 +51,10 @@ export async function login(credentials: { email: string; password: string }, cl
   const passwordMatches = await verifyPassword(credentials.password, user?.passwordHash ?? (await decoyPasswordHash()));
   if (!user || !passwordMatches) throw new UnauthenticatedError('Wrong email or password', 'INVALID_CREDENTIALS');
   // The right password: not a failed guess (an inactive account is told so only now).
-  await Promise.all([resetRateLimit([rules.accountAndIp.key]), uncountRateLimit(attempt.counted.filter((c) => c.key === rules.ip.key))]);
+  await Promise.all([
+    resetRateLimit([rules.accountAndIp.key]),
+    uncountRateLimit(attempt.counted.filter((c) => c.key === rules.ip.key)),
+  ]);
   if (!canSignIn(user)) throw new UnauthenticatedError('This account cannot sign in', 'ACCOUNT_INACTIVE');
   const tokens = await startLoginSession(db(), user.id, client);
   return { ...tokens, userProfile: await buildUserProfile(user.id) };
@@ -59,10 +70,14 @@ export async function refreshAccessToken(refreshToken: string) {
     .limit(1);
   if (!row) throw new NotFoundError('Unknown refresh token');
   if (row.expiresAt <= now()) throw new BadRequestError('The refresh token has expired', 'TOKEN_EXPIRED');
-  if (!row.user || !canSignIn(row.user)) throw new BadRequestError('The user of this refresh token no longer exists', 'USER_GONE');
+  if (!row.user || !canSignIn(row.user))
+    throw new BadRequestError('The user of this refresh token no longer exists', 'USER_GONE');
   const [{ token: accessToken }] = await Promise.all([
     signAccessToken({ userId: row.userId, sessionId: row.sessionId }),
-    db().update(users).set({ lastActiveAt: now(), updatedAt: sql`${users.updatedAt}` }).where(eq(users.id, row.userId)),
+    db()
+      .update(users)
+      .set({ lastActiveAt: now(), updatedAt: sql`${users.updatedAt}` })
+      .where(eq(users.id, row.userId)),
     // The session's last use (access tokens are not stamped per request: a refresh is every 15 minutes at most).
     db().update(sessions).set({ lastUsedAt: now() }).where(eq(sessions.id, row.sessionId)),
   ]);
@@ -71,6 +86,8 @@ export async function refreshAccessToken(refreshToken: string) {
 
 /** Ends the session of the bearer token (sign-in session or legacy token). */
 export async function logout(actor: Actor): Promise<Record<string, never>> {
-  await db().delete(sessions).where(and(eq(sessions.id, actor.session.id), eq(sessions.userId, actor.user.id)));
+  await db()
+    .delete(sessions)
+    .where(and(eq(sessions.id, actor.session.id), eq(sessions.userId, actor.user.id)));
   return {};
 }

@@ -33,7 +33,10 @@ export const MAX_STORED_USER_AGENT = 512;
 /** The creation columns of a session row (null: made outside a request, by a test or the CLI). */
 export function creationColumns(client: ClientInfo | null) {
   const userAgent = client?.userAgent?.trim();
-  return { createdIp: client?.ip ?? null, createdUserAgent: userAgent ? userAgent.slice(0, MAX_STORED_USER_AGENT) : null };
+  return {
+    createdIp: client?.ip ?? null,
+    createdUserAgent: userAgent ? userAgent.slice(0, MAX_STORED_USER_AGENT) : null,
+  };
 }
 
 /**
@@ -52,7 +55,10 @@ export async function startLoginSession(executor: Executor, userId: string, clie
       ...creationColumns(client),
     })
     .returning({ id: sessions.id });
-  await executor.update(users).set({ lastActiveAt: now(), updatedAt: sql`${users.updatedAt}` }).where(eq(users.id, userId));
+  await executor
+    .update(users)
+    .set({ lastActiveAt: now(), updatedAt: sql`${users.updatedAt}` })
+    .where(eq(users.id, userId));
   const { token: accessToken } = await signAccessToken({ userId, sessionId: session!.id });
   return { accessToken, refreshToken };
 }
@@ -65,7 +71,11 @@ type SessionKind = (typeof sessions.$inferSelect)['kind'];
  * tokens are revoked (they stay listed as revoked). Used on password reset and change, login-email
  * change and account takeover. Returns how many were ended.
  */
-export async function endSessionsOfUser(executor: Executor, userId: string | string[], options: { kinds?: SessionKind[]; exceptSessionId?: string } = {}): Promise<number> {
+export async function endSessionsOfUser(
+  executor: Executor,
+  userId: string | string[],
+  options: { kinds?: SessionKind[]; exceptSessionId?: string } = {},
+): Promise<number> {
   const userIds = typeof userId === 'string' ? [userId] : userId;
   if (userIds.length === 0) return 0;
   const ofUsers = inArray(sessions.userId, userIds);
@@ -74,7 +84,10 @@ export async function endSessionsOfUser(executor: Executor, userId: string | str
   const deletable = kinds.filter((kind) => kind !== 'automation');
   const [deleted, revoked] = await Promise.all([
     deletable.length
-      ? executor.delete(sessions).where(and(ofUsers, inArray(sessions.kind, deletable), ...except)).returning({ id: sessions.id })
+      ? executor
+          .delete(sessions)
+          .where(and(ofUsers, inArray(sessions.kind, deletable), ...except))
+          .returning({ id: sessions.id })
       : Promise.resolve([]),
     kinds.includes('automation')
       ? executor
@@ -158,8 +171,18 @@ export async function authenticateBearer(token: string): Promise<Actor> {
     throw new UnauthenticatedError('This automation token is disabled (it has no scopes)');
   }
   return {
-    user: { id: found.userId, email: found.email, name: found.name, isSuperAdmin: found.isSuperAdmin, isEmailVerified: found.isEmailVerified },
-    session: { id: found.sessionId, kind: found.kind, scopes: found.kind === 'automation' ? (found.scopes as Scope[]) : null },
+    user: {
+      id: found.userId,
+      email: found.email,
+      name: found.name,
+      isSuperAdmin: found.isSuperAdmin,
+      isEmailVerified: found.isEmailVerified,
+    },
+    session: {
+      id: found.sessionId,
+      kind: found.kind,
+      scopes: found.kind === 'automation' ? (found.scopes as Scope[]) : null,
+    },
   };
 }
 
@@ -205,7 +228,13 @@ export async function listSessions(actor: Actor) {
 export async function endSession(actor: Actor, sessionId: string): Promise<void> {
   const [row] = await db()
     .delete(sessions)
-    .where(and(idEquals(sessions.id, sessionId), eq(sessions.userId, actor.user.id), inArray(sessions.kind, ['login', 'legacy'])))
+    .where(
+      and(
+        idEquals(sessions.id, sessionId),
+        eq(sessions.userId, actor.user.id),
+        inArray(sessions.kind, ['login', 'legacy']),
+      ),
+    )
     .returning({ id: sessions.id });
   if (!row) throw new NotFoundError('No session of yours has this id');
 }

@@ -77,7 +77,8 @@ export function databaseUrl(
   endpoint: { host?: string | undefined; port?: number | undefined; database?: string | undefined } = {},
 ): string {
   const host = endpoint.host ?? credentials.host;
-  if (!credentials.username || !credentials.password || !host) throw new Error('Database secret lacks username, password or host');
+  if (!credentials.username || !credentials.password || !host)
+    throw new Error('Database secret lacks username, password or host');
   const port = endpoint.port ?? (credentials.port === undefined ? 5432 : Number(credentials.port));
   const database = endpoint.database ?? credentials.dbname ?? 'postgres';
   const user = encodeURIComponent(credentials.username);

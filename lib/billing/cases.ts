@@ -9,7 +9,8 @@ import { ForbiddenError } from '../http/errors';
  */
 export async function caseForBilling(organizationId: string, caseId: string, userId: string) {
   const found = await caseWithAccess(caseId, userId, organizationId);
-  if (found.access === 'opposing_counsel') throw new ForbiddenError('Opposing counsel cannot use case billing', 'INSUFFICIENT_ROLE');
+  if (found.access === 'opposing_counsel')
+    throw new ForbiddenError('Opposing counsel cannot use case billing', 'INSUFFICIENT_ROLE');
   assertCaseRule(found, CASE_RULES.billing, 'Owner or admin access to the case is required');
   return found.case;
 }

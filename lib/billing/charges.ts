@@ -70,7 +70,11 @@ export async function recordCharge(
     .onConflictDoNothing()
     .returning();
   if (inserted.length === 0) {
-    const existing = await tx.select().from(billingRows).where(eq(billingRows.chargeKey, input.chargeKey)).orderBy(asc(billingRows.idempotencyKey));
+    const existing = await tx
+      .select()
+      .from(billingRows)
+      .where(eq(billingRows.chargeKey, input.chargeKey))
+      .orderBy(asc(billingRows.idempotencyKey));
     return { rows: existing, created: false };
   }
 
@@ -82,12 +86,26 @@ export async function recordCharge(
     // One statement whatever the number of lines.
     await tx
       .update(billingRows)
-      .set({ creditsAppliedCents: sql`case ${sql.join(applied.map((row) => sql`when ${billingRows.id} = ${row.id} then ${row.creditsAppliedCents}::int`), sql` `)} end` })
-      .where(inArray(billingRows.id, applied.map((row) => row.id)));
+      .set({
+        creditsAppliedCents: sql`case ${sql.join(
+          applied.map((row) => sql`when ${billingRows.id} = ${row.id} then ${row.creditsAppliedCents}::int`),
+          sql` `,
+        )} end`,
+      })
+      .where(
+        inArray(
+          billingRows.id,
+          applied.map((row) => row.id),
+        ),
+      );
   }
   if (total <= drawn) {
     // Credits (or a net credit) cover everything: settled now, no invoice.
-    await settleRows(tx, rows.map((r) => r.id), 'paid');
+    await settleRows(
+      tx,
+      rows.map((r) => r.id),
+      'paid',
+    );
     return { rows: rows.map((r) => ({ ...r, status: 'paid' as const })), created: true };
   }
   afterCommit(() => invoiceCharge(input.chargeKey));
@@ -112,7 +130,13 @@ function spreadCredits(rows: BillingRow[], drawn: number): BillingRow[] {
  * Takes up to the organization's deduct share of `amountCents` from its credits; returns what was
  * taken. `organization` is the balance and percentage read under the caller's row lock.
  */
-async function drawCredits(tx: Tx, organizationId: string, amountCents: number, billingRowId: string, organization: { balance: number; percentage: number }): Promise<number> {
+async function drawCredits(
+  tx: Tx,
+  organizationId: string,
+  amountCents: number,
+  billingRowId: string,
+  organization: { balance: number; percentage: number },
+): Promise<number> {
   if (amountCents <= 0) return 0;
   if (organization.balance <= 0) return 0;
   const drawn = Math.min(organization.balance, Math.floor((amountCents * organization.percentage) / 100));
@@ -137,12 +161,26 @@ export async function adjustCredits(
 ): Promise<number> {
   let balance = lockedBalance;
   if (balance === undefined) {
-    const [row] = await tx.select({ balance: organizations.creditBalanceCents }).from(organizations).where(eq(organizations.id, organizationId)).for('no key update');
+    const [row] = await tx
+      .select({ balance: organizations.creditBalanceCents })
+      .from(organizations)
+      .where(eq(organizations.id, organizationId))
+      .for('no key update');
     balance = row!.balance;
   }
   const after = balance + amountCents;
   await tx.update(organizations).set({ creditBalanceCents: after }).where(eq(organizations.id, organizationId));
-  await tx.insert(creditLedger).values({ organizationId, amountCents, balanceAfterCents: after, kind, description, billingRowId, idempotencyKey: idempotencyKey ?? null });
+  await tx
+    .insert(creditLedger)
+    .values({
+      organizationId,
+      amountCents,
+      balanceAfterCents: after,
+      kind,
+      description,
+      billingRowId,
+      idempotencyKey: idempotencyKey ?? null,
+    });
   return after;
 }
 
@@ -153,20 +191,40 @@ export async function adjustCredits(
  * maintenance job retries.
  */
 export async function invoiceCharge(chargeKey: string): Promise<void> {
-  const rows = await db().select().from(billingRows).where(eq(billingRows.chargeKey, chargeKey)).orderBy(asc(billingRows.idempotencyKey));
+  const rows = await db()
+    .select()
+    .from(billingRows)
+    .where(eq(billingRows.chargeKey, chargeKey))
+    .orderBy(asc(billingRows.idempotencyKey));
   const open = rows.filter((row) => row.status === 'processing' && row.invoiceId === null);
   if (open.length === 0) return;
   const organizationId = open[0]!.organizationId;
   const customerId = await ensureProcessorCustomer(organizationId);
   if (!customerId) throw new Error(`Organization ${organizationId} has no processor customer`);
-  const lines = open.map((row) => ({ description: row.description, amountCents: row.amountCents - row.creditsAppliedCents }));
+  const lines = open.map((row) => ({
+    description: row.description,
+    amountCents: row.amountCents - row.creditsAppliedCents,
+  }));
   const processor = await paymentProcessor();
-  const result = await processor.chargeInvoice({ customerId, lines, idempotencyKey: `charge:${chargeKey}`, metadata: { chargeKey, organizationId } });
+  const result = await processor.chargeInvoice({
+    customerId,
+    lines,
+    idempotencyKey: `charge:${chargeKey}`,
+    metadata: { chargeKey, organizationId },
+  });
   const voidedMeanwhile = await transaction(async (tx) => {
     const invoiced = await tx
       .update(billingRows)
       .set({ invoiceId: result.invoiceId, hostedInvoiceUrl: result.hostedInvoiceUrl, status: 'INVOICED' })
-      .where(and(inArray(billingRows.id, open.map((r) => r.id)), eq(billingRows.status, 'processing')))
+      .where(
+        and(
+          inArray(
+            billingRows.id,
+            open.map((r) => r.id),
+          ),
+          eq(billingRows.status, 'processing'),
+        ),
+      )
       .returning({ id: billingRows.id });
     if (invoiced.length > 0) {
       if (result.status !== 'open') await settleInvoice(tx, result.invoiceId, result.status);
@@ -177,7 +235,16 @@ export async function invoiceCharge(chargeKey: string): Promise<void> {
     const voided = await tx
       .update(billingRows)
       .set({ invoiceId: result.invoiceId, hostedInvoiceUrl: result.hostedInvoiceUrl })
-      .where(and(inArray(billingRows.id, open.map((r) => r.id)), eq(billingRows.status, 'voided'), isNull(billingRows.invoiceId)))
+      .where(
+        and(
+          inArray(
+            billingRows.id,
+            open.map((r) => r.id),
+          ),
+          eq(billingRows.status, 'voided'),
+          isNull(billingRows.invoiceId),
+        ),
+      )
       .returning({ id: billingRows.id });
     return voided.length > 0;
   });
@@ -193,7 +260,9 @@ export async function closeVoidedInvoice(invoiceId: string): Promise<void> {
   const rows = await db()
     .select()
     .from(billingRows)
-    .where(and(eq(billingRows.invoiceId, invoiceId), eq(billingRows.status, 'voided'), isNull(billingRows.invoiceClosedAt)));
+    .where(
+      and(eq(billingRows.invoiceId, invoiceId), eq(billingRows.status, 'voided'), isNull(billingRows.invoiceClosedAt)),
+    );
   if (rows.length === 0) return;
   const processor = await paymentProcessor();
   const outcome = await processor.voidInvoice(invoiceId, `void:${invoiceId}`);
@@ -202,7 +271,10 @@ export async function closeVoidedInvoice(invoiceId: string): Promise<void> {
       const paidCents = rows.reduce((sum, row) => sum + row.amountCents - row.creditsAppliedCents, 0);
       await keepPaymentAsCredit(tx, rows[0]!.organizationId, invoiceId, paidCents);
     }
-    await tx.update(billingRows).set({ invoiceClosedAt: now() }).where(and(eq(billingRows.invoiceId, invoiceId), eq(billingRows.status, 'voided')));
+    await tx
+      .update(billingRows)
+      .set({ invoiceClosedAt: now() })
+      .where(and(eq(billingRows.invoiceId, invoiceId), eq(billingRows.status, 'voided')));
   });
 }
 
@@ -211,7 +283,14 @@ export async function retryVoidedInvoices(olderThanSeconds = 60, limit = 50): Pr
   const pending = await db()
     .selectDistinct({ invoiceId: billingRows.invoiceId })
     .from(billingRows)
-    .where(and(eq(billingRows.status, 'voided'), isNotNull(billingRows.invoiceId), isNull(billingRows.invoiceClosedAt), lt(billingRows.updatedAt, addSeconds(now(), -olderThanSeconds))))
+    .where(
+      and(
+        eq(billingRows.status, 'voided'),
+        isNotNull(billingRows.invoiceId),
+        isNull(billingRows.invoiceClosedAt),
+        lt(billingRows.updatedAt, addSeconds(now(), -olderThanSeconds)),
+      ),
+    )
     .limit(limit);
   let closed = 0;
   for (const { invoiceId } of pending) {
@@ -229,13 +308,34 @@ export async function retryVoidedInvoices(olderThanSeconds = 60, limit = 50): Pr
  * Money received on an invoice whose charge was voided is credited to the organization, once per
  * invoice (the ledger entry's idempotency key), so it is never lost nor credited twice.
  */
-export async function keepPaymentAsCredit(tx: Tx, organizationId: string, invoiceId: string, amountCents: number): Promise<void> {
+export async function keepPaymentAsCredit(
+  tx: Tx,
+  organizationId: string,
+  invoiceId: string,
+  amountCents: number,
+): Promise<void> {
   if (amountCents <= 0) return;
   const idempotencyKey = `voided-charge-payment:${invoiceId}`;
-  const [account] = await tx.select({ balance: organizations.creditBalanceCents }).from(organizations).where(eq(organizations.id, organizationId)).for('no key update');
-  const [already] = await tx.select({ id: creditLedger.id }).from(creditLedger).where(eq(creditLedger.idempotencyKey, idempotencyKey));
+  const [account] = await tx
+    .select({ balance: organizations.creditBalanceCents })
+    .from(organizations)
+    .where(eq(organizations.id, organizationId))
+    .for('no key update');
+  const [already] = await tx
+    .select({ id: creditLedger.id })
+    .from(creditLedger)
+    .where(eq(creditLedger.idempotencyKey, idempotencyKey));
   if (!account || already) return;
-  await adjustCredits(tx, organizationId, amountCents, 'refund', `Payment of voided invoice ${invoiceId} kept as credit`, null, account.balance, idempotencyKey);
+  await adjustCredits(
+    tx,
+    organizationId,
+    amountCents,
+    'refund',
+    `Payment of voided invoice ${invoiceId} kept as credit`,
+    null,
+    account.balance,
+    idempotencyKey,
+  );
 }
 
 /** Marks every row of an invoice paid or failed (webhook or sandbox settlement); a repeat changes nothing. */
@@ -243,9 +343,21 @@ export async function settleInvoice(tx: Tx, invoiceId: string, outcome: 'paid' |
   const rows = await tx
     .select({ id: billingRows.id })
     .from(billingRows)
-    .where(and(eq(billingRows.invoiceId, invoiceId), inArray(billingRows.status, outcome === 'paid' ? ['processing', 'INVOICED', 'failed'] : ['processing', 'INVOICED'])));
+    .where(
+      and(
+        eq(billingRows.invoiceId, invoiceId),
+        inArray(
+          billingRows.status,
+          outcome === 'paid' ? ['processing', 'INVOICED', 'failed'] : ['processing', 'INVOICED'],
+        ),
+      ),
+    );
   if (rows.length === 0) return 0;
-  await settleRows(tx, rows.map((r) => r.id), outcome);
+  await settleRows(
+    tx,
+    rows.map((r) => r.id),
+    outcome,
+  );
   return rows.length;
 }
 
@@ -254,11 +366,17 @@ async function settleRows(tx: Tx, rowIds: string[], outcome: 'paid' | 'failed'):
   const rows = await tx.update(billingRows).set({ status: outcome }).where(inArray(billingRows.id, rowIds)).returning();
   const proCases = rows.filter((r) => r.skuKey === PRO_UPGRADE_SKU.key && r.caseId).map((r) => r.caseId!);
   const baseFees = rows.filter((r) => r.skuKey.startsWith('platform_base_fee') && r.amountCents > 0);
-  if (outcome === 'paid' && proCases.length > 0) await tx.update(cases).set({ isPro: true }).where(inArray(cases.id, proCases));
+  if (outcome === 'paid' && proCases.length > 0)
+    await tx.update(cases).set({ isPro: true }).where(inArray(cases.id, proCases));
   for (const row of baseFees) {
     await tx
       .update(organizations)
-      .set({ baseFeeFailedAt: outcome === 'failed' ? sql`coalesce(${organizations.baseFeeFailedAt}, ${sql.param(now(), organizations.baseFeeFailedAt)})` : null })
+      .set({
+        baseFeeFailedAt:
+          outcome === 'failed'
+            ? sql`coalesce(${organizations.baseFeeFailedAt}, ${sql.param(now(), organizations.baseFeeFailedAt)})`
+            : null,
+      })
       .where(eq(organizations.id, row.organizationId));
   }
   const organizationIds = [...new Set(rows.map((r) => r.organizationId))];
@@ -278,7 +396,13 @@ export async function retryStuckCharges(olderThanSeconds = 60, limit = 50): Prom
   const stuck = await db()
     .selectDistinct({ chargeKey: billingRows.chargeKey })
     .from(billingRows)
-    .where(and(eq(billingRows.status, 'processing'), isNull(billingRows.invoiceId), lt(billingRows.createdAt, addSeconds(now(), -olderThanSeconds))))
+    .where(
+      and(
+        eq(billingRows.status, 'processing'),
+        isNull(billingRows.invoiceId),
+        lt(billingRows.createdAt, addSeconds(now(), -olderThanSeconds)),
+      ),
+    )
     .limit(limit);
   let retried = 0;
   for (const { chargeKey } of stuck) {
@@ -302,6 +426,7 @@ export async function collectOpenInvoices(organizationId: string): Promise<void>
   for (const { invoiceId } of open) {
     if (!invoiceId) continue;
     const result = await processor.payInvoice(invoiceId, `pay:${invoiceId}:${now().getTime()}`);
-    if (result.status !== 'open') await transaction((tx) => settleInvoice(tx, invoiceId, result.status as 'paid' | 'failed'));
+    if (result.status !== 'open')
+      await transaction((tx) => settleInvoice(tx, invoiceId, result.status as 'paid' | 'failed'));
   }
 }

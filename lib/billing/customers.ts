@@ -14,7 +14,11 @@ export async function ensureProcessorCustomer(organizationId: string): Promise<s
   if (!organization) return null;
   if (organization.processorCustomerId) return organization.processorCustomerId;
   const processor = await paymentProcessor();
-  const customerId = await processor.createCustomer({ organizationId, name: organization.name, email: organization.email });
+  const customerId = await processor.createCustomer({
+    organizationId,
+    name: organization.name,
+    email: organization.email,
+  });
   await db()
     .update(organizations)
     .set({ processorCustomerId: customerId })
@@ -24,7 +28,11 @@ export async function ensureProcessorCustomer(organizationId: string): Promise<s
 
 /** Maintenance: retries customer creation for organizations that still have none. */
 export async function createMissingProcessorCustomers(limit = 50): Promise<number> {
-  const missing = await db().select({ id: organizations.id }).from(organizations).where(isNull(organizations.processorCustomerId)).limit(limit);
+  const missing = await db()
+    .select({ id: organizations.id })
+    .from(organizations)
+    .where(isNull(organizations.processorCustomerId))
+    .limit(limit);
   let created = 0;
   for (const { id } of missing) {
     try {

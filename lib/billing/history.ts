@@ -8,7 +8,16 @@ type Category = (typeof billingHistory.$inferInsert)['category'];
 /** Writes an audit entry for a billing change (in the caller's transaction). */
 export async function recordBillingHistory(
   executor: Executor,
-  entry: { organizationId: string; category: Category; description: string; caseId?: string | null; reason?: string | null; createdById?: string | null; byStaff?: boolean; metadata?: Record<string, unknown> },
+  entry: {
+    organizationId: string;
+    category: Category;
+    description: string;
+    caseId?: string | null;
+    reason?: string | null;
+    createdById?: string | null;
+    byStaff?: boolean;
+    metadata?: Record<string, unknown>;
+  },
 ): Promise<void> {
   await executor.insert(billingHistory).values({
     organizationId: entry.organizationId,
@@ -26,7 +35,10 @@ export async function recordBillingHistory(
 export const STAFF_DESCRIPTION = 'Billing adjusted by support';
 
 /** GET /billing/history: newest first, by category and case; staff entries are neutralized. */
-export async function listBillingHistory(organizationId: string, query: { category?: Category; caseId?: string; limit?: number; skip?: number }) {
+export async function listBillingHistory(
+  organizationId: string,
+  query: { category?: Category; caseId?: string; limit?: number; skip?: number },
+) {
   const filters: SQL[] = [eq(billingHistory.organizationId, organizationId)];
   if (query.category) filters.push(eq(billingHistory.category, query.category));
   if (query.caseId) filters.push(idEquals(billingHistory.caseId, query.caseId));
@@ -39,8 +51,18 @@ export async function listBillingHistory(organizationId: string, query: { catego
     .limit(query.limit ?? 50)
     .offset(query.skip ?? 0);
   return rows.map(({ entry, createdBy }) => {
-    const base = { id: entry.id, category: entry.category, caseId: entry.caseId, createdAt: entry.createdAt.toISOString() };
+    const base = {
+      id: entry.id,
+      category: entry.category,
+      caseId: entry.caseId,
+      createdAt: entry.createdAt.toISOString(),
+    };
     if (entry.byStaff) return { ...base, description: STAFF_DESCRIPTION, reason: null };
-    return { ...base, description: entry.description, reason: entry.reason, createdBy: createdBy?.id ? createdBy : null };
+    return {
+      ...base,
+      description: entry.description,
+      reason: entry.reason,
+      createdBy: createdBy?.id ? createdBy : null,
+    };
   });
 }

@@ -24,7 +24,10 @@ async function loadOrganization(organizationId: string): Promise<OrganizationRow
 
 function assertCaseBilling(organization: OrganizationRow): void {
   if (organization.billingMode !== 'pay_as_you_go') {
-    throw new ForbiddenError('Case billing is not enabled for this organization: select a plan first', 'FEATURE_DISABLED');
+    throw new ForbiddenError(
+      'Case billing is not enabled for this organization: select a plan first',
+      'FEATURE_DISABLED',
+    );
   }
 }
 
@@ -41,7 +44,10 @@ export async function upgradeCaseToPro(organizationId: string, actor: Actor, cas
   const caseId = target.id;
   if (target.isPro) throw new ConflictError('The case is already Pro');
   if (isDelinquent(organization)) {
-    throw new ForbiddenError('A base fee is unpaid for more than 7 days: save a card to settle it before new charges', 'DELINQUENT');
+    throw new ForbiddenError(
+      'A base fee is unpaid for more than 7 days: save a card to settle it before new charges',
+      'DELINQUENT',
+    );
   }
   const includesPro = isTierKey(organization.billingTier) && TIERS[organization.billingTier].includesPro;
 
@@ -66,17 +72,38 @@ export async function upgradeCaseToPro(organizationId: string, actor: Actor, cas
         .onConflictDoNothing()
         .returning({ id: billingRows.id });
       await tx.update(cases).set({ isPro: true }).where(eq(cases.id, caseId));
-      if (row) await recordBillingHistory(tx, { organizationId, category: 'case_billing', caseId, description: `Case "${target.name}" upgraded to Pro (included in plan)`, createdById: actor.user.id });
+      if (row)
+        await recordBillingHistory(tx, {
+          organizationId,
+          category: 'case_billing',
+          caseId,
+          description: `Case "${target.name}" upgraded to Pro (included in plan)`,
+          createdById: actor.user.id,
+        });
       return;
     }
     const { created } = await recordCharge(tx, afterCommit, {
       organizationId,
       chargeKey: `case-pro-upgrade:${caseId}`,
       createdById: actor.user.id,
-      lines: [{ caseId, skuKey: PRO_UPGRADE_SKU.key, description: `${PRO_UPGRADE_SKU.description} "${target.name}"`, quantity: 1, unitAmountCents: PRO_UPGRADE_SKU.unitAmountCents }],
+      lines: [
+        {
+          caseId,
+          skuKey: PRO_UPGRADE_SKU.key,
+          description: `${PRO_UPGRADE_SKU.description} "${target.name}"`,
+          quantity: 1,
+          unitAmountCents: PRO_UPGRADE_SKU.unitAmountCents,
+        },
+      ],
     });
     if (created) {
-      await recordBillingHistory(tx, { organizationId, category: 'case_billing', caseId, description: `Pro upgrade of case "${target.name}" charged`, createdById: actor.user.id });
+      await recordBillingHistory(tx, {
+        organizationId,
+        category: 'case_billing',
+        caseId,
+        description: `Pro upgrade of case "${target.name}" charged`,
+        createdById: actor.user.id,
+      });
     }
   });
   return { caseId, status: 'processing' as const };
@@ -105,7 +132,13 @@ export async function currentPlan(organizationId: string) {
     db()
       .select({ total: sql<number>`coalesce(sum(${usageEvents.quantity}), 0)::bigint`.mapWith(Number) })
       .from(usageEvents)
-      .where(and(eq(usageEvents.organizationId, organizationId), eq(usageEvents.kind, 'ai_tokens'), gte(usageEvents.createdAt, monthStart))),
+      .where(
+        and(
+          eq(usageEvents.organizationId, organizationId),
+          eq(usageEvents.kind, 'ai_tokens'),
+          gte(usageEvents.createdAt, monthStart),
+        ),
+      ),
     db()
       .select({ total: count() })
       .from(cases)
@@ -114,7 +147,12 @@ export async function currentPlan(organizationId: string) {
     db()
       .select({ status: billingRows.status })
       .from(billingRows)
-      .where(eq(billingRows.chargeKey, sql`(select ${organizations.baseFeeChargeKey} from ${organizations} where ${organizations.id} = ${organizationId})`))
+      .where(
+        eq(
+          billingRows.chargeKey,
+          sql`(select ${organizations.baseFeeChargeKey} from ${organizations} where ${organizations.id} = ${organizationId})`,
+        ),
+      )
       .orderBy(asc(billingRows.idempotencyKey))
       .limit(1),
   ]);
@@ -131,7 +169,9 @@ export async function currentPlan(organizationId: string) {
           basePriceCents: basePriceCents(tier.key, organization.billingCadence ?? 'monthly'),
           periodStart: organization.billingPeriodStart?.toISOString() ?? null,
           periodEnd: organization.billingPeriodEnd?.toISOString() ?? null,
-          paymentMethod: organization.hasPaymentMethod ? { type: 'card' as const, last4: organization.paymentMethodLast4 } : null,
+          paymentMethod: organization.hasPaymentMethod
+            ? { type: 'card' as const, last4: organization.paymentMethodLast4 }
+            : null,
           baseFeeStatus: baseFeeStatusOf(fee?.status),
         }
       : null,
@@ -139,7 +179,11 @@ export async function currentPlan(organizationId: string) {
     usage: {
       seats: { used: plan?.seatsUsed ?? 0, cap: plan?.plan.seats ?? 0 },
       devices: { used: plan?.devicesUsed ?? 0, cap: plan?.plan.devices ?? 0 },
-      storage: { usedBytes: plan?.storageUsed ?? 0, reservedBytes: plan?.storageReserved ?? 0, capBytes: plan?.plan.storageBytes ?? 0 },
+      storage: {
+        usedBytes: plan?.storageUsed ?? 0,
+        reservedBytes: plan?.storageReserved ?? 0,
+        capBytes: plan?.plan.storageBytes ?? 0,
+      },
       aiTokens: { usedThisMonth: aiTokens?.total ?? 0, cap: tier?.aiTokensPerMonth ?? 0 },
       cases: { createdThisMonth: casesThisMonth?.total ?? 0, cap: tier?.casesPerMonth ?? null },
     },
@@ -164,7 +208,10 @@ export async function credits(organizationId: string, query: { limit?: number; s
         .orderBy(desc(creditLedger.createdAt), desc(creditLedger.id))
         .limit(limit)
         .offset(skip);
-      const [totals] = await tx.select({ total: count() }).from(creditLedger).where(eq(creditLedger.organizationId, organizationId));
+      const [totals] = await tx
+        .select({ total: count() })
+        .from(creditLedger)
+        .where(eq(creditLedger.organizationId, organizationId));
       return { organization: organization!, ledger, totals };
     },
     { isolationLevel: 'repeatable read', accessMode: 'read only' },

@@ -10,8 +10,17 @@ import { recordBillingHistory } from './history';
  * sandbox checkout page): the organization has a card on file, and its open invoices are
  * collected after commit. Repeating it changes nothing more.
  */
-export async function recordPaymentMethod(tx: Tx, afterCommit: AfterCommit, customerId: string, last4: string | null): Promise<boolean> {
-  const [organization] = await tx.select().from(organizations).where(eq(organizations.processorCustomerId, customerId)).for('no key update');
+export async function recordPaymentMethod(
+  tx: Tx,
+  afterCommit: AfterCommit,
+  customerId: string,
+  last4: string | null,
+): Promise<boolean> {
+  const [organization] = await tx
+    .select()
+    .from(organizations)
+    .where(eq(organizations.processorCustomerId, customerId))
+    .for('no key update');
   if (!organization) return false;
   if (organization.hasPaymentMethod && (last4 === null || organization.paymentMethodLast4 === last4)) return true;
   await tx
@@ -28,7 +37,10 @@ export async function recordPaymentMethod(tx: Tx, afterCommit: AfterCommit, cust
 }
 
 /** The sandbox checkout page was submitted: save the card like Stripe's checkout would. */
-export async function completeSandboxCheckout(sessionId: string, cardNumber: string): Promise<{ successUrl: string } | null> {
+export async function completeSandboxCheckout(
+  sessionId: string,
+  cardNumber: string,
+): Promise<{ successUrl: string } | null> {
   const { SandboxProcessor } = await import('./processor/sandbox');
   const processor = new SandboxProcessor();
   const completed = await processor.completeSetupSession(sessionId, cardNumber);

@@ -35,7 +35,9 @@ async function loadOrganization(organizationId: string): Promise<OrganizationRow
 }
 
 const isSameSelection = (organization: OrganizationRow, tier: TierKey, cadence: Cadence) =>
-  organization.billingMode === 'pay_as_you_go' && organization.billingTier === tier && organization.billingCadence === cadence;
+  organization.billingMode === 'pay_as_you_go' &&
+  organization.billingTier === tier &&
+  organization.billingCadence === cadence;
 
 /**
  * POST /billing/plan: moves the organization onto a self-serve tier in pay-as-you-go mode (off a
@@ -46,17 +48,25 @@ const isSameSelection = (organization: OrganizationRow, tier: TierKey, cadence: 
  * says `paymentRequired` with a card set-up link, and the unpaid fee starts the delinquency clock.
  */
 export async function selectPlan(organizationId: string, actor: Actor, input: SelectPlanInput) {
-  if (!config().FEATURE_SELF_SERVE_PLANS) throw new ForbiddenError('Self-serve plan selection is not available', 'FEATURE_DISABLED');
+  if (!config().FEATURE_SELF_SERVE_PLANS)
+    throw new ForbiddenError('Self-serve plan selection is not available', 'FEATURE_DISABLED');
   const tier = TIERS[input.tier];
   const cadence: Cadence = input.cadence ?? (tier.annualOnly ? 'annual' : 'monthly');
   if (!tier.cadences.includes(cadence)) {
-    throw new ValidationFailedError([{ path: 'body.cadence', message: `${tier.name} (${tier.key}) is billed annually only` }]);
+    throw new ValidationFailedError([
+      { path: 'body.cadence', message: `${tier.name} (${tier.key}) is billed annually only` },
+    ]);
   }
   let before = await loadOrganization(organizationId);
   const paymentRequired = !before.hasPaymentMethod;
   if (paymentRequired && (!input.successUrl || !input.cancelUrl)) {
     const missing = (['successUrl', 'cancelUrl'] as const).filter((field) => !input[field]);
-    throw new ValidationFailedError(missing.map((field) => ({ path: `body.${field}`, message: `No card is on file: successUrl and cancelUrl are required to set one up` })));
+    throw new ValidationFailedError(
+      missing.map((field) => ({
+        path: `body.${field}`,
+        message: `No card is on file: successUrl and cancelUrl are required to set one up`,
+      })),
+    );
   }
   if (paymentRequired && !before.processorCustomerId) {
     // The set-up link needs a processor customer: create it now (idempotent), before anything is
@@ -76,20 +86,30 @@ export async function selectPlan(organizationId: string, actor: Actor, input: Se
 
   const prorationCents = await transaction(async (tx, afterCommit) => {
     // Lock order (lib/organizations/allowances.ts): the organization row, then the allowances.
-    const [current] = await tx.select().from(organizations).where(eq(organizations.id, organizationId)).for('no key update');
+    const [current] = await tx
+      .select()
+      .from(organizations)
+      .where(eq(organizations.id, organizationId))
+      .for('no key update');
     // A concurrent identical request (a double click) committed first: nothing left to change or charge.
     if (isSameSelection(current!, input.tier, cadence)) return 0;
     const usage = await lockAllowances(tx, organizationId);
     assertTierFits(usage, input.tier);
-    const onTier = current!.billingMode === 'pay_as_you_go' && isTierKey(current!.billingTier) && current!.billingCadence !== null;
+    const onTier =
+      current!.billingMode === 'pay_as_you_go' && isTierKey(current!.billingTier) && current!.billingCadence !== null;
     const from = onTier ? { tier: current!.billingTier as TierKey, cadence: current!.billingCadence! } : null;
     if (isDelinquent(current!) && !(from && isDowngrade(from, { tier: input.tier, cadence }))) {
-      throw new ForbiddenError('A base fee is unpaid for more than 7 days: save a card to settle it; until then only a move to a cheaper plan is possible', 'DELINQUENT');
+      throw new ForbiddenError(
+        'A base fee is unpaid for more than 7 days: save a card to settle it; until then only a move to a cheaper plan is possible',
+        'DELINQUENT',
+      );
     }
     // Read under the lock, so the period of a change committed meanwhile is never credited beyond its start.
     const at = now();
     const periodEnd = addMonths(at, cadence === 'annual' ? 12 : 1);
-    const settlement = from ? await settleCurrentBaseFee(tx, afterCommit, current!, from, at) : { lines: [], outstanding: false };
+    const settlement = from
+      ? await settleCurrentBaseFee(tx, afterCommit, current!, from, at)
+      : { lines: [], outstanding: false };
     // Unique per change: a double click is already stopped by the same-selection check under the
     // lock, and two changes in one millisecond (tier1, tier5, tier1) must not share a key.
     const chargeKey = `base-fee:${organizationId}:${at.getTime()}:${input.tier}:${cadence}:${newId()}`;
@@ -105,16 +125,38 @@ export async function selectPlan(organizationId: string, actor: Actor, input: Se
       },
       ...settlement.lines,
     ];
-    await tx.update(organizationPlans).set({ ...planAllowancesOf(input.tier), isActive: true }).where(eq(organizationPlans.organizationId, organizationId));
-    const { rows } = await recordCharge(tx, afterCommit, { organizationId, chargeKey, lines, createdById: actor.user.id });
+    await tx
+      .update(organizationPlans)
+      .set({ ...planAllowancesOf(input.tier), isActive: true })
+      .where(eq(organizationPlans.organizationId, organizationId));
+    const { rows } = await recordCharge(tx, afterCommit, {
+      organizationId,
+      chargeKey,
+      lines,
+      createdById: actor.user.id,
+    });
     // The delinquency clock: stopped when the new charge is settled; started at the selection
     // when there is no card to collect it with; otherwise it keeps the time of an earlier unpaid
     // fee whose arrears this charge carries (a plan switch never resets it).
     const settled = rows.every((row) => row.status === 'paid');
-    const failedSince = settled ? null : !current!.hasPaymentMethod ? (current!.baseFeeFailedAt ?? at) : settlement.outstanding ? current!.baseFeeFailedAt : null;
+    const failedSince = settled
+      ? null
+      : !current!.hasPaymentMethod
+        ? (current!.baseFeeFailedAt ?? at)
+        : settlement.outstanding
+          ? current!.baseFeeFailedAt
+          : null;
     await tx
       .update(organizations)
-      .set({ billingMode: 'pay_as_you_go', billingTier: input.tier, billingCadence: cadence, billingPeriodStart: at, billingPeriodEnd: periodEnd, baseFeeChargeKey: chargeKey, baseFeeFailedAt: failedSince })
+      .set({
+        billingMode: 'pay_as_you_go',
+        billingTier: input.tier,
+        billingCadence: cadence,
+        billingPeriodStart: at,
+        billingPeriodEnd: periodEnd,
+        baseFeeChargeKey: chargeKey,
+        baseFeeFailedAt: failedSince,
+      })
       .where(eq(organizations.id, organizationId));
     const net = lines.reduce((sum, line) => sum + line.quantity * line.unitAmountCents, 0);
     if (net < 0) {
@@ -141,12 +183,32 @@ function assertTierFits(usage: PlanUsage, tierKey: TierKey): void {
   const caps = planAllowancesOf(tierKey);
   const storageInUse = usage.storageUsed + usage.storageReserved;
   const over: ErrorDetail[] = [
-    ...(usage.seatsUsed > caps.seats ? [{ path: 'seats', message: `${usage.seatsUsed} seats in use (members and pending invitations); ${tierKey} allows ${caps.seats}` }] : []),
-    ...(usage.devicesUsed > caps.devices ? [{ path: 'devices', message: `${usage.devicesUsed} devices registered; ${tierKey} allows ${caps.devices}` }] : []),
-    ...(storageInUse > caps.storageBytes ? [{ path: 'storage', message: `${storageInUse} bytes in use (including upload links not used yet); ${tierKey} allows ${caps.storageBytes}` }] : []),
+    ...(usage.seatsUsed > caps.seats
+      ? [
+          {
+            path: 'seats',
+            message: `${usage.seatsUsed} seats in use (members and pending invitations); ${tierKey} allows ${caps.seats}`,
+          },
+        ]
+      : []),
+    ...(usage.devicesUsed > caps.devices
+      ? [{ path: 'devices', message: `${usage.devicesUsed} devices registered; ${tierKey} allows ${caps.devices}` }]
+      : []),
+    ...(storageInUse > caps.storageBytes
+      ? [
+          {
+            path: 'storage',
+            message: `${storageInUse} bytes in use (including upload links not used yet); ${tierKey} allows ${caps.storageBytes}`,
+          },
+        ]
+      : []),
   ];
   if (over.length > 0) {
-    throw new ConflictError(`The organization uses more than ${TIERS[tierKey].name} (${tierKey}) allows: ${over.map((o) => o.path).join(', ')}`, 'PLAN_BELOW_USAGE', over);
+    throw new ConflictError(
+      `The organization uses more than ${TIERS[tierKey].name} (${tierKey}) allows: ${over.map((o) => o.path).join(', ')}`,
+      'PLAN_BELOW_USAGE',
+      over,
+    );
   }
 }
 
@@ -173,33 +235,56 @@ async function settleCurrentBaseFee(
   const oldFee = basePriceCents(from.tier, from.cadence);
   const start = organization.billingPeriodStart;
   const end = organization.billingPeriodEnd;
-  const unused = start && end && end > at ? Math.floor((oldFee * (end.getTime() - at.getTime())) / (end.getTime() - start.getTime())) : 0;
+  const unused =
+    start && end && end > at
+      ? Math.floor((oldFee * (end.getTime() - at.getTime())) / (end.getTime() - start.getTime()))
+      : 0;
   const rows: BillingRow[] = organization.baseFeeChargeKey
-    ? await tx.select().from(billingRows).where(eq(billingRows.chargeKey, organization.baseFeeChargeKey)).orderBy(asc(billingRows.idempotencyKey))
+    ? await tx
+        .select()
+        .from(billingRows)
+        .where(eq(billingRows.chargeKey, organization.baseFeeChargeKey))
+        .orderBy(asc(billingRows.idempotencyKey))
     : [];
   const fee = rows[0];
   const label = `${from.tier} ${from.cadence}`;
   const credit = (amount: number, description: string): ChargeLine[] =>
-    amount > 0 ? [{ caseId: null, skuKey: 'platform_base_fee_proration', description, quantity: 1, unitAmountCents: -amount }] : [];
+    amount > 0
+      ? [{ caseId: null, skuKey: 'platform_base_fee_proration', description, quantity: 1, unitAmountCents: -amount }]
+      : [];
 
-  if (fee?.status === 'paid') return { lines: credit(unused, `Unused part of the ${label} base fee`), outstanding: false };
+  if (fee?.status === 'paid')
+    return { lines: credit(unused, `Unused part of the ${label} base fee`), outstanding: false };
   if (!fee || !(UNPAID_STATUSES as readonly string[]).includes(fee.status)) return { lines: [], outstanding: false };
 
   await tx
     .update(billingRows)
     .set({ status: 'voided' })
-    .where(and(eq(billingRows.chargeKey, organization.baseFeeChargeKey!), inArray(billingRows.status, [...UNPAID_STATUSES])));
+    .where(
+      and(eq(billingRows.chargeKey, organization.baseFeeChargeKey!), inArray(billingRows.status, [...UNPAID_STATUSES])),
+    );
   if (fee.invoiceId) {
     const invoiceId = fee.invoiceId;
     afterCommit(() => closeVoidedInvoice(invoiceId));
   }
-  const received = rows.reduce((sum, row) => sum + row.creditsAppliedCents + (row.amountCents < 0 ? -row.amountCents : 0), 0);
+  const received = rows.reduce(
+    (sum, row) => sum + row.creditsAppliedCents + (row.amountCents < 0 ? -row.amountCents : 0),
+    0,
+  );
   const used = oldFee - unused;
   const voidedNote = fee.invoiceId ? `, invoice ${fee.invoiceId} voided` : '';
   return {
     lines: [
       ...(used > 0
-        ? [{ caseId: null, skuKey: 'platform_base_fee_used', description: `Used part of the unpaid ${label} base fee${voidedNote}`, quantity: 1, unitAmountCents: used }]
+        ? [
+            {
+              caseId: null,
+              skuKey: 'platform_base_fee_used',
+              description: `Used part of the unpaid ${label} base fee${voidedNote}`,
+              quantity: 1,
+              unitAmountCents: used,
+            },
+          ]
         : []),
       ...credit(received, `Already paid toward the voided ${label} base fee`),
     ],

@@ -51,7 +51,13 @@ export async function renderBillingReportPdf(report: BillingReport, generatedAt:
   let y = PAGE.height - PAGE.margin;
 
   const write = (text: string, x: number, options: { font?: PDFFont; size?: number } = {}) => {
-    page.drawText(printable(text), { x: PAGE.margin + x, y, size: options.size ?? 8, font: options.font ?? font, color: rgb(0.1, 0.1, 0.1) });
+    page.drawText(printable(text), {
+      x: PAGE.margin + x,
+      y,
+      size: options.size ?? 8,
+      font: options.font ?? font,
+      color: rgb(0.1, 0.1, 0.1),
+    });
   };
   const newLine = (height = LINE) => {
     y -= height;
@@ -68,18 +74,35 @@ export async function renderBillingReportPdf(report: BillingReport, generatedAt:
   for (const section of report.organizations) {
     write(`Billing report: ${section.organizationName}`, 0, { font: bold, size: 14 });
     newLine(18);
-    write(`Window ${section.window.startDate} to ${section.window.endDate}   Tier ${section.tier}   Billing ${section.billingMode}   Generated ${generatedAt.toISOString()}`, 0, { size: 9 });
+    write(
+      `Window ${section.window.startDate} to ${section.window.endDate}   Tier ${section.tier}   Billing ${section.billingMode}   Generated ${generatedAt.toISOString()}`,
+      0,
+      { size: 9 },
+    );
     newLine(18);
     for (const group of section.cases) {
       write(`${group.caseName} (${group.caseId})`, 0, { font: bold, size: 10 });
       newLine(14);
       header();
       for (const row of group.rows) {
-        const cells = [row.date.slice(0, 10), row.skuKey, row.description, String(row.quantity), formatCents(row.unitAmountCents), formatCents(row.amountCents), row.status, row.invoiceId ?? ''];
+        const cells = [
+          row.date.slice(0, 10),
+          row.skuKey,
+          row.description,
+          String(row.quantity),
+          formatCents(row.unitAmountCents),
+          formatCents(row.amountCents),
+          row.status,
+          row.invoiceId ?? '',
+        ];
         write(rowText(cells), 0, { font: mono, size: ROW_SIZE });
         newLine(10);
       }
-      write(`Subtotal charged ${formatCents(group.subtotalChargedCents)}   Included in plan (list value) ${formatCents(group.subtotalInformationalCents)}`, 0, { font: bold });
+      write(
+        `Subtotal charged ${formatCents(group.subtotalChargedCents)}   Included in plan (list value) ${formatCents(group.subtotalInformationalCents)}`,
+        0,
+        { font: bold },
+      );
       newLine(18);
     }
     write(

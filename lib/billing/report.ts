@@ -34,7 +34,8 @@ function reportRow(row: BillingRow) {
   };
 }
 
-const isCharged = (row: BillingRow) => (CHARGED_STATUSES as readonly string[]).includes(row.status) && !row.informational;
+const isCharged = (row: BillingRow) =>
+  (CHARGED_STATUSES as readonly string[]).includes(row.status) && !row.informational;
 
 /**
  * POST /billing/report: the organization's billing over a window (default: the current billing
@@ -57,12 +58,22 @@ export async function billingReport(organizationId: string, actorId: string, que
     throw new ValidationFailedError([{ path: `body.${field}`, message }]);
   }
 
-  const filters: SQL[] = [eq(billingRows.organizationId, organizationId), gte(billingRows.createdAt, startDate), lte(billingRows.createdAt, endDate)];
+  const filters: SQL[] = [
+    eq(billingRows.organizationId, organizationId),
+    gte(billingRows.createdAt, startDate),
+    lte(billingRows.createdAt, endDate),
+  ];
   // Ids that are not UUIDs match nothing: a list of only those filters every row out.
   if (query.caseIds?.length) filters.push(idIn(billingRows.caseId, query.caseIds));
   const where = and(...filters);
-  const [{ rows: rowCount }] = (await db().select({ rows: count() }).from(billingRows).where(where)) as [{ rows: number }];
-  if (rowCount > MAX_REPORT_ROWS) throw new BadRequestError(`The report would hold ${rowCount} rows; at most ${MAX_REPORT_ROWS} are allowed: narrow the window or the cases`, 'REPORT_TOO_LARGE');
+  const [{ rows: rowCount }] = (await db().select({ rows: count() }).from(billingRows).where(where)) as [
+    { rows: number },
+  ];
+  if (rowCount > MAX_REPORT_ROWS)
+    throw new BadRequestError(
+      `The report would hold ${rowCount} rows; at most ${MAX_REPORT_ROWS} are allowed: narrow the window or the cases`,
+      'REPORT_TOO_LARGE',
+    );
 
   const rows = await db()
     .select({ row: billingRows, caseName: cases.name })
@@ -71,13 +82,28 @@ export async function billingReport(organizationId: string, actorId: string, que
     .where(where)
     .orderBy(asc(billingRows.createdAt), asc(billingRows.idempotencyKey));
 
-  const sections = new Map<string, { caseId: string; caseName: string; rows: ReturnType<typeof reportRow>[]; subtotalChargedCents: number; subtotalInformationalCents: number }>();
+  const sections = new Map<
+    string,
+    {
+      caseId: string;
+      caseName: string;
+      rows: ReturnType<typeof reportRow>[];
+      subtotalChargedCents: number;
+      subtotalInformationalCents: number;
+    }
+  >();
   const totals = { charged: 0, informational: 0, nonChargeable: 0, failed: 0, refunded: 0 };
   for (const { row, caseName } of rows) {
     const key = row.caseId ?? 'organization';
     let section = sections.get(key);
     if (!section) {
-      section = { caseId: key, caseName: row.caseId ? (caseName ?? '') : 'Organization-wide charges', rows: [], subtotalChargedCents: 0, subtotalInformationalCents: 0 };
+      section = {
+        caseId: key,
+        caseName: row.caseId ? (caseName ?? '') : 'Organization-wide charges',
+        rows: [],
+        subtotalChargedCents: 0,
+        subtotalInformationalCents: 0,
+      };
       sections.set(key, section);
     }
     section.rows.push(reportRow(row));
@@ -119,7 +145,12 @@ export async function billingReport(organizationId: string, actorId: string, que
   const fileName = `billing-report-${organization!.slug}-${startDate.toISOString().slice(0, 10)}-${endDate.toISOString().slice(0, 10)}.pdf`;
   const key = `reports/${organizationId}/${newId()}/${fileName}`;
   await objectStorage().put(key, bytes, 'application/pdf');
-  await recordBillingHistory(db(), { organizationId, category: 'invoicing', description: `Billing report (PDF, ${rowCount} rows) generated`, createdById: actorId });
+  await recordBillingHistory(db(), {
+    organizationId,
+    category: 'invoicing',
+    description: `Billing report (PDF, ${rowCount} rows) generated`,
+    createdById: actorId,
+  });
   return {
     fileName,
     contentType: 'application/pdf' as const,
@@ -137,7 +168,13 @@ export type BillingReport = {
     tier: string;
     billingMode: string;
     window: { startDate: string; endDate: string };
-    cases: Array<{ caseId: string; caseName: string; rows: ReturnType<typeof reportRow>[]; subtotalChargedCents: number; subtotalInformationalCents: number }>;
+    cases: Array<{
+      caseId: string;
+      caseName: string;
+      rows: ReturnType<typeof reportRow>[];
+      subtotalChargedCents: number;
+      subtotalInformationalCents: number;
+    }>;
     totalChargedCents: number;
     totalInformationalCents: number;
     totalNonChargeableCents: number;

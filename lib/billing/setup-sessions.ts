@@ -4,8 +4,12 @@ import { ConflictError } from '../http/errors';
 import { paymentProcessor } from './processor';
 
 /** The processor's card set-up page for the organization (409 while it has no processor customer). */
-export async function setupSessionUrl(organization: typeof organizations.$inferSelect, input: { successUrl: string; cancelUrl: string }): Promise<string> {
-  if (!organization.processorCustomerId) throw new ConflictError('The billing profile has no payment-processor customer yet; try again shortly');
+export async function setupSessionUrl(
+  organization: typeof organizations.$inferSelect,
+  input: { successUrl: string; cancelUrl: string },
+): Promise<string> {
+  if (!organization.processorCustomerId)
+    throw new ConflictError('The billing profile has no payment-processor customer yet; try again shortly');
   const processor = await paymentProcessor();
   const session = await processor.createSetupSession({
     customerId: organization.processorCustomerId,

@@ -32,22 +32,48 @@ export function toBillingRowEntity(row: BillingRow) {
  * voided), failed and refunded.
  */
 export const totalsColumns = {
-  chargedCents: sql<number>`coalesce(sum(${billingRows.amountCents}) filter (where ${billingRows.status} in ('processing', 'INVOICED', 'paid') and not ${billingRows.informational}), 0)::bigint`.mapWith(Number),
-  informationalCents: sql<number>`coalesce(sum(${billingRows.amountCents}) filter (where ${billingRows.informational}), 0)::bigint`.mapWith(Number),
-  nonChargeableCents: sql<number>`coalesce(sum(${billingRows.amountCents}) filter (where ${billingRows.status} in ('waived', 'voided')), 0)::bigint`.mapWith(Number),
-  failedCents: sql<number>`coalesce(sum(${billingRows.amountCents}) filter (where ${billingRows.status} = 'failed'), 0)::bigint`.mapWith(Number),
-  refundedCents: sql<number>`coalesce(sum(${billingRows.amountCents}) filter (where ${billingRows.status} = 'refunded'), 0)::bigint`.mapWith(Number),
+  chargedCents:
+    sql<number>`coalesce(sum(${billingRows.amountCents}) filter (where ${billingRows.status} in ('processing', 'INVOICED', 'paid') and not ${billingRows.informational}), 0)::bigint`.mapWith(
+      Number,
+    ),
+  informationalCents:
+    sql<number>`coalesce(sum(${billingRows.amountCents}) filter (where ${billingRows.informational}), 0)::bigint`.mapWith(
+      Number,
+    ),
+  nonChargeableCents:
+    sql<number>`coalesce(sum(${billingRows.amountCents}) filter (where ${billingRows.status} in ('waived', 'voided')), 0)::bigint`.mapWith(
+      Number,
+    ),
+  failedCents:
+    sql<number>`coalesce(sum(${billingRows.amountCents}) filter (where ${billingRows.status} = 'failed'), 0)::bigint`.mapWith(
+      Number,
+    ),
+  refundedCents:
+    sql<number>`coalesce(sum(${billingRows.amountCents}) filter (where ${billingRows.status} = 'refunded'), 0)::bigint`.mapWith(
+      Number,
+    ),
   rowCount: sql<number>`count(*)::int`,
 };
 
 /** GET /cases/{caseId}/billing/statement: the case's rows newest first, totals over all rows. */
-export async function caseStatement(organizationId: string, userId: string, caseId: string, query: { limit?: number; skip?: number }) {
+export async function caseStatement(
+  organizationId: string,
+  userId: string,
+  caseId: string,
+  query: { limit?: number; skip?: number },
+) {
   const target = await caseForBilling(organizationId, caseId, userId);
   const limit = query.limit ?? 50;
   const skip = query.skip ?? 0;
   const where = and(eq(billingRows.organizationId, organizationId), eq(billingRows.caseId, target.id));
   const [rows, [totals]] = await Promise.all([
-    db().select().from(billingRows).where(where).orderBy(desc(billingRows.createdAt), desc(billingRows.idempotencyKey)).limit(limit).offset(skip),
+    db()
+      .select()
+      .from(billingRows)
+      .where(where)
+      .orderBy(desc(billingRows.createdAt), desc(billingRows.idempotencyKey))
+      .limit(limit)
+      .offset(skip),
     db().select(totalsColumns).from(billingRows).where(where),
   ]);
   return {
@@ -97,7 +123,17 @@ export async function reconciliation(organizationId: string, query: { limit?: nu
           .groupBy(billingRows.caseId);
   const subtotalOf = new Map(subtotals.map((s) => [s.caseId ?? 'organization', s]));
 
-  const groups = new Map<string, { caseId: string; caseName: string | null; chargeScope: 'case' | 'platform'; subtotalChargedCents: number; subtotalInformationalCents: number; rows: ReturnType<typeof toBillingRowEntity>[] }>();
+  const groups = new Map<
+    string,
+    {
+      caseId: string;
+      caseName: string | null;
+      chargeScope: 'case' | 'platform';
+      subtotalChargedCents: number;
+      subtotalInformationalCents: number;
+      rows: ReturnType<typeof toBillingRowEntity>[];
+    }
+  >();
   for (const { row, caseName } of rows) {
     const key = row.caseId ?? 'organization';
     let group = groups.get(key);

@@ -29,22 +29,103 @@ export type TierKey = (typeof TIER_KEYS)[number];
 
 const EVIDENCE = ['email_evidence', 'professional_network_evidence', 'chat_platform_evidence', 'device_notes'];
 
-function tier(key: TierKey, name: string, monthly: number | null, annual: number, caps: Omit<Tier, 'key' | 'name' | 'monthlyPriceCents' | 'annualPriceCents' | 'cadences' | 'annualOnly'>): Tier {
-  return { key, name, monthlyPriceCents: monthly, annualPriceCents: annual, cadences: monthly === null ? ['annual'] : ['monthly', 'annual'], annualOnly: monthly === null, ...caps };
+function tier(
+  key: TierKey,
+  name: string,
+  monthly: number | null,
+  annual: number,
+  caps: Omit<Tier, 'key' | 'name' | 'monthlyPriceCents' | 'annualPriceCents' | 'cadences' | 'annualOnly'>,
+): Tier {
+  return {
+    key,
+    name,
+    monthlyPriceCents: monthly,
+    annualPriceCents: annual,
+    cadences: monthly === null ? ['annual'] : ['monthly', 'annual'],
+    annualOnly: monthly === null,
+    ...caps,
+  };
 }
 
 export const TIERS: Record<TierKey, Tier> = {
-  tier1: tier('tier1', 'Solo', 4_900, 49_000, { seatCap: 2, storageCapBytes: 25 * GiB, deviceCap: 2, aiTokensPerMonth: 100_000, casesPerMonth: 5, features: EVIDENCE, includesPro: false }),
-  tier2: tier('tier2', 'Practice', 9_900, 99_000, { seatCap: 5, storageCapBytes: 100 * GiB, deviceCap: 5, aiTokensPerMonth: 500_000, casesPerMonth: 20, features: EVIDENCE, includesPro: false }),
-  tier3: tier('tier3', 'Team', 19_900, 199_000, { seatCap: 10, storageCapBytes: 250 * GiB, deviceCap: 10, aiTokensPerMonth: 1_000_000, casesPerMonth: 50, features: [...EVIDENCE, 'billing_reports'], includesPro: false }),
-  tier4: tier('tier4', 'Firm', 39_900, 399_000, { seatCap: 25, storageCapBytes: 500 * GiB, deviceCap: 25, aiTokensPerMonth: 2_500_000, casesPerMonth: 150, features: [...EVIDENCE, 'billing_reports', 'credits'], includesPro: false }),
-  tier5: tier('tier5', 'Firm Pro', 79_900, 799_000, { seatCap: 50, storageCapBytes: 1024 * GiB, deviceCap: 50, aiTokensPerMonth: 5_000_000, casesPerMonth: null, features: [...EVIDENCE, 'billing_reports', 'credits', 'pro_cases_included'], includesPro: true }),
-  tier6: tier('tier6', 'Enterprise', null, 1_499_000, { seatCap: 100, storageCapBytes: 2048 * GiB, deviceCap: 100, aiTokensPerMonth: 10_000_000, casesPerMonth: null, features: [...EVIDENCE, 'billing_reports', 'credits', 'pro_cases_included', 'priority_support'], includesPro: true }),
-  tier7: tier('tier7', 'Enterprise Plus', null, 2_999_000, { seatCap: 250, storageCapBytes: 5120 * GiB, deviceCap: 250, aiTokensPerMonth: 25_000_000, casesPerMonth: null, features: [...EVIDENCE, 'billing_reports', 'credits', 'pro_cases_included', 'priority_support', 'dedicated_storage'], includesPro: true }),
+  tier1: tier('tier1', 'Solo', 4_900, 49_000, {
+    seatCap: 2,
+    storageCapBytes: 25 * GiB,
+    deviceCap: 2,
+    aiTokensPerMonth: 100_000,
+    casesPerMonth: 5,
+    features: EVIDENCE,
+    includesPro: false,
+  }),
+  tier2: tier('tier2', 'Practice', 9_900, 99_000, {
+    seatCap: 5,
+    storageCapBytes: 100 * GiB,
+    deviceCap: 5,
+    aiTokensPerMonth: 500_000,
+    casesPerMonth: 20,
+    features: EVIDENCE,
+    includesPro: false,
+  }),
+  tier3: tier('tier3', 'Team', 19_900, 199_000, {
+    seatCap: 10,
+    storageCapBytes: 250 * GiB,
+    deviceCap: 10,
+    aiTokensPerMonth: 1_000_000,
+    casesPerMonth: 50,
+    features: [...EVIDENCE, 'billing_reports'],
+    includesPro: false,
+  }),
+  tier4: tier('tier4', 'Firm', 39_900, 399_000, {
+    seatCap: 25,
+    storageCapBytes: 500 * GiB,
+    deviceCap: 25,
+    aiTokensPerMonth: 2_500_000,
+    casesPerMonth: 150,
+    features: [...EVIDENCE, 'billing_reports', 'credits'],
+    includesPro: false,
+  }),
+  tier5: tier('tier5', 'Firm Pro', 79_900, 799_000, {
+    seatCap: 50,
+    storageCapBytes: 1024 * GiB,
+    deviceCap: 50,
+    aiTokensPerMonth: 5_000_000,
+    casesPerMonth: null,
+    features: [...EVIDENCE, 'billing_reports', 'credits', 'pro_cases_included'],
+    includesPro: true,
+  }),
+  tier6: tier('tier6', 'Enterprise', null, 1_499_000, {
+    seatCap: 100,
+    storageCapBytes: 2048 * GiB,
+    deviceCap: 100,
+    aiTokensPerMonth: 10_000_000,
+    casesPerMonth: null,
+    features: [...EVIDENCE, 'billing_reports', 'credits', 'pro_cases_included', 'priority_support'],
+    includesPro: true,
+  }),
+  tier7: tier('tier7', 'Enterprise Plus', null, 2_999_000, {
+    seatCap: 250,
+    storageCapBytes: 5120 * GiB,
+    deviceCap: 250,
+    aiTokensPerMonth: 25_000_000,
+    casesPerMonth: null,
+    features: [
+      ...EVIDENCE,
+      'billing_reports',
+      'credits',
+      'pro_cases_included',
+      'priority_support',
+      'dedicated_storage',
+    ],
+    includesPro: true,
+  }),
 };
 
 /** One-time charge that makes a case Pro on tiers that do not include it. */
-export const PRO_UPGRADE_SKU = { key: 'case_pro_upgrade', unitAmountCents: 14_900, description: 'Pro upgrade of case' } as const;
+export const PRO_UPGRADE_SKU = {
+  key: 'case_pro_upgrade',
+  unitAmountCents: 14_900,
+  description: 'Pro upgrade of case',
+} as const;
 
 export function basePriceCents(tierKey: TierKey, cadence: Cadence): number {
   const t = TIERS[tierKey];
@@ -56,7 +137,12 @@ export function isTierKey(value: string | null | undefined): value is TierKey {
 }
 
 /** The allowances a tier puts in the organization's plan row (the plan enforced). */
-export function planAllowancesOf(tierKey: TierKey): { type: TierKey; seats: number; devices: number; storageBytes: number } {
+export function planAllowancesOf(tierKey: TierKey): {
+  type: TierKey;
+  seats: number;
+  devices: number;
+  storageBytes: number;
+} {
   const t = TIERS[tierKey];
   return { type: tierKey, seats: t.seatCap, devices: t.deviceCap, storageBytes: t.storageCapBytes };
 }
@@ -66,7 +152,10 @@ export function planAllowancesOf(tierKey: TierKey): { type: TierKey; seats: numb
  * tier, or the same tier at a cadence with a lower base price. Only such moves are open to a
  * delinquent organization.
  */
-export function isDowngrade(from: { tier: TierKey; cadence: Cadence }, to: { tier: TierKey; cadence: Cadence }): boolean {
+export function isDowngrade(
+  from: { tier: TierKey; cadence: Cadence },
+  to: { tier: TierKey; cadence: Cadence },
+): boolean {
   const rank = (key: TierKey) => TIER_KEYS.indexOf(key);
   if (rank(to.tier) !== rank(from.tier)) return rank(to.tier) < rank(from.tier);
   return basePriceCents(to.tier, to.cadence) < basePriceCents(from.tier, from.cadence);

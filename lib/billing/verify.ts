@@ -69,12 +69,16 @@ const charged = sql.join(
 export async function verifyBilling(organizationId?: string): Promise<VerifyResult> {
   if (organizationId !== undefined && !isUuid(organizationId)) return { organizationsChecked: 0, differences: [] };
   /** `and <column> = <id>` when verifying one organization. */
-  const only = (column: string): SQL => (organizationId === undefined ? sql`` : sql` and ${sql.raw(column)} = ${organizationId}::uuid`);
+  const only = (column: string): SQL =>
+    organizationId === undefined ? sql`` : sql` and ${sql.raw(column)} = ${organizationId}::uuid`;
 
   return db().transaction(
     async (tx) => {
       const differences: Difference[] = [];
-      const [counted] = await rows<{ n: number }>(tx, sql`select count(*)::int as n from organizations o where true${only('o.id')}`);
+      const [counted] = await rows<{ n: number }>(
+        tx,
+        sql`select count(*)::int as n from organizations o where true${only('o.id')}`,
+      );
 
       for (const r of await rows<{ organization_id: string; balance: number; ledger_total: unknown; entries: number }>(
         tx,
@@ -87,12 +91,32 @@ export async function verifyBilling(organizationId?: string): Promise<VerifyResu
             where (o.credit_balance_cents <> coalesce(l.total, 0) or o.credit_balance_cents < 0)${only('o.id')}`,
       )) {
         if (r.balance !== num(r.ledger_total)) {
-          differences.push({ organizationId: r.organization_id, check: 'credit_balance', expected: num(r.ledger_total), actual: r.balance, detail: `organizations.credit_balance_cents against the sum of ${r.entries} ledger entries` });
+          differences.push({
+            organizationId: r.organization_id,
+            check: 'credit_balance',
+            expected: num(r.ledger_total),
+            actual: r.balance,
+            detail: `organizations.credit_balance_cents against the sum of ${r.entries} ledger entries`,
+          });
         }
-        if (r.balance < 0) differences.push({ organizationId: r.organization_id, check: 'credit_balance_negative', expected: 0, actual: r.balance, detail: 'organizations.credit_balance_cents is below zero' });
+        if (r.balance < 0)
+          differences.push({
+            organizationId: r.organization_id,
+            check: 'credit_balance_negative',
+            expected: 0,
+            actual: r.balance,
+            detail: 'organizations.credit_balance_cents is below zero',
+          });
       }
 
-      for (const r of await rows<{ organization_id: string; id: string; position: unknown; amount_cents: number; balance_after_cents: number; previous: number }>(
+      for (const r of await rows<{
+        organization_id: string;
+        id: string;
+        position: unknown;
+        amount_cents: number;
+        balance_after_cents: number;
+        previous: number;
+      }>(
         tx,
         sql`select organization_id, id, position, amount_cents, balance_after_cents, previous from (
               select organization_id, id, amount_cents, balance_after_cents,
@@ -105,12 +129,31 @@ export async function verifyBilling(organizationId?: string): Promise<VerifyResu
       )) {
         const entry = `ledger entry ${r.id} (#${num(r.position)})`;
         if (r.balance_after_cents !== r.previous + r.amount_cents) {
-          differences.push({ organizationId: r.organization_id, check: 'ledger_chain', expected: r.previous + r.amount_cents, actual: r.balance_after_cents, detail: `${entry}: balance_after_cents against ${r.previous} before it + amount ${r.amount_cents}` });
+          differences.push({
+            organizationId: r.organization_id,
+            check: 'ledger_chain',
+            expected: r.previous + r.amount_cents,
+            actual: r.balance_after_cents,
+            detail: `${entry}: balance_after_cents against ${r.previous} before it + amount ${r.amount_cents}`,
+          });
         }
-        if (r.balance_after_cents < 0) differences.push({ organizationId: r.organization_id, check: 'ledger_negative', expected: 0, actual: r.balance_after_cents, detail: `${entry}: balance_after_cents is below zero` });
+        if (r.balance_after_cents < 0)
+          differences.push({
+            organizationId: r.organization_id,
+            check: 'ledger_negative',
+            expected: 0,
+            actual: r.balance_after_cents,
+            detail: `${entry}: balance_after_cents is below zero`,
+          });
       }
 
-      for (const r of await rows<{ organization_id: string; id: string; amount_cents: number; billing_row_id: string | null; row_organization_id: string | null }>(
+      for (const r of await rows<{
+        organization_id: string;
+        id: string;
+        amount_cents: number;
+        billing_row_id: string | null;
+        row_organization_id: string | null;
+      }>(
         tx,
         sql`select l.organization_id, l.id, l.amount_cents, l.billing_row_id, r.organization_id as row_organization_id
             from credit_ledger l left join billing_rows r on r.id = l.billing_row_id
@@ -120,12 +163,25 @@ export async function verifyBilling(organizationId?: string): Promise<VerifyResu
           organizationId: r.organization_id,
           check: 'ledger_charge_unlinked',
           expected: 'a billing row of this organization',
-          actual: r.billing_row_id === null ? 'none' : r.row_organization_id === null ? `missing row ${r.billing_row_id}` : `row ${r.billing_row_id} of organization ${r.row_organization_id}`,
+          actual:
+            r.billing_row_id === null
+              ? 'none'
+              : r.row_organization_id === null
+                ? `missing row ${r.billing_row_id}`
+                : `row ${r.billing_row_id} of organization ${r.row_organization_id}`,
           detail: `charge ledger entry ${r.id} of ${r.amount_cents} cents`,
         });
       }
 
-      for (const r of await rows<{ organization_id: string; id: string; charge_key: string; quantity: number; unit_amount_cents: number; amount_cents: number; credits_applied_cents: number }>(
+      for (const r of await rows<{
+        organization_id: string;
+        id: string;
+        charge_key: string;
+        quantity: number;
+        unit_amount_cents: number;
+        amount_cents: number;
+        credits_applied_cents: number;
+      }>(
         tx,
         sql`select organization_id, id, charge_key, quantity, unit_amount_cents, amount_cents, credits_applied_cents
             from billing_rows
@@ -133,14 +189,37 @@ export async function verifyBilling(organizationId?: string): Promise<VerifyResu
       )) {
         const row = `billing row ${r.id} (charge ${r.charge_key})`;
         if (r.amount_cents !== r.quantity * r.unit_amount_cents) {
-          differences.push({ organizationId: r.organization_id, check: 'row_amount', expected: r.quantity * r.unit_amount_cents, actual: r.amount_cents, detail: `${row}: amount_cents against quantity ${r.quantity} x unit ${r.unit_amount_cents}` });
+          differences.push({
+            organizationId: r.organization_id,
+            check: 'row_amount',
+            expected: r.quantity * r.unit_amount_cents,
+            actual: r.amount_cents,
+            detail: `${row}: amount_cents against quantity ${r.quantity} x unit ${r.unit_amount_cents}`,
+          });
         }
         if (r.credits_applied_cents < 0 || r.credits_applied_cents > Math.max(r.amount_cents, 0)) {
-          differences.push({ organizationId: r.organization_id, check: 'row_credits_applied', expected: `0..${Math.max(r.amount_cents, 0)}`, actual: r.credits_applied_cents, detail: `${row}: credits_applied_cents outside 0..max(amount ${r.amount_cents}, 0)` });
+          differences.push({
+            organizationId: r.organization_id,
+            check: 'row_credits_applied',
+            expected: `0..${Math.max(r.amount_cents, 0)}`,
+            actual: r.credits_applied_cents,
+            detail: `${row}: credits_applied_cents outside 0..max(amount ${r.amount_cents}, 0)`,
+          });
         }
       }
 
-      for (const r of await rows<{ organization_id: string; charge_key: string; credits_applied: unknown; drawn: unknown; statuses: number; status_list: string; invoices: number; without_invoice: number; invoice_list: string | null; row_count: number }>(
+      for (const r of await rows<{
+        organization_id: string;
+        charge_key: string;
+        credits_applied: unknown;
+        drawn: unknown;
+        statuses: number;
+        status_list: string;
+        invoices: number;
+        without_invoice: number;
+        invoice_list: string | null;
+        row_count: number;
+      }>(
         tx,
         sql`with charges as (
               select organization_id, charge_key, count(*)::int as row_count,
@@ -162,11 +241,32 @@ export async function verifyBilling(organizationId?: string): Promise<VerifyResu
       )) {
         const charge = `charge ${r.charge_key} (${r.row_count} row(s))`;
         if (num(r.credits_applied) !== num(r.drawn)) {
-          differences.push({ organizationId: r.organization_id, check: 'charge_credits', expected: num(r.drawn), actual: num(r.credits_applied), detail: `${charge}: credits_applied_cents against the charge ledger entries linked to its rows` });
+          differences.push({
+            organizationId: r.organization_id,
+            check: 'charge_credits',
+            expected: num(r.drawn),
+            actual: num(r.credits_applied),
+            detail: `${charge}: credits_applied_cents against the charge ledger entries linked to its rows`,
+          });
         }
-        if (r.statuses > 1) differences.push({ organizationId: r.organization_id, check: 'charge_status', expected: 'one status', actual: r.status_list, detail: `${charge}: rows in different statuses` });
+        if (r.statuses > 1)
+          differences.push({
+            organizationId: r.organization_id,
+            check: 'charge_status',
+            expected: 'one status',
+            actual: r.status_list,
+            detail: `${charge}: rows in different statuses`,
+          });
         if (r.invoices > 1 || (r.invoices === 1 && r.without_invoice > 0)) {
-          differences.push({ organizationId: r.organization_id, check: 'charge_invoice', expected: 'one invoice id', actual: [r.invoice_list, r.without_invoice > 0 ? `${r.without_invoice} row(s) without` : null].filter(Boolean).join('; '), detail: `${charge}: rows on different invoices` });
+          differences.push({
+            organizationId: r.organization_id,
+            check: 'charge_invoice',
+            expected: 'one invoice id',
+            actual: [r.invoice_list, r.without_invoice > 0 ? `${r.without_invoice} row(s) without` : null]
+              .filter(Boolean)
+              .join('; '),
+            detail: `${charge}: rows on different invoices`,
+          });
         }
       }
 
@@ -187,10 +287,22 @@ export async function verifyBilling(organizationId?: string): Promise<VerifyResu
             from by_rows r join by_charges c on c.organization_id = r.organization_id
             where r.total <> c.total`,
       )) {
-        differences.push({ organizationId: r.organization_id, check: 'charged_total', expected: num(r.by_charges), actual: num(r.by_rows), detail: 'charged total summed per charge (by its status) against summed per row (as statements report it)' });
+        differences.push({
+          organizationId: r.organization_id,
+          check: 'charged_total',
+          expected: num(r.by_charges),
+          actual: num(r.by_rows),
+          detail: 'charged total summed per charge (by its status) against summed per row (as statements report it)',
+        });
       }
 
-      for (const r of await rows<{ organization_id: string; invoice_id: string; invoice_amount: number; expected: unknown; row_count: number }>(
+      for (const r of await rows<{
+        organization_id: string;
+        invoice_id: string;
+        invoice_amount: number;
+        expected: unknown;
+        row_count: number;
+      }>(
         tx,
         sql`select r.organization_id, r.invoice_id, i.amount_cents as invoice_amount,
               sum(r.amount_cents - r.credits_applied_cents)::bigint as expected, count(*)::int as row_count
@@ -199,11 +311,19 @@ export async function verifyBilling(organizationId?: string): Promise<VerifyResu
             group by r.organization_id, r.invoice_id, i.amount_cents
             having i.amount_cents <> sum(r.amount_cents - r.credits_applied_cents)`,
       )) {
-        differences.push({ organizationId: r.organization_id, check: 'sandbox_invoice', expected: num(r.expected), actual: r.invoice_amount, detail: `sandbox invoice ${r.invoice_id}: amount_cents against ${r.row_count} row(s) on it, amount minus credits applied` });
+        differences.push({
+          organizationId: r.organization_id,
+          check: 'sandbox_invoice',
+          expected: num(r.expected),
+          actual: r.invoice_amount,
+          detail: `sandbox invoice ${r.invoice_id}: amount_cents against ${r.row_count} row(s) on it, amount minus credits applied`,
+        });
       }
 
       // Grouped by organization (stable: within one, in the order of the checks above).
-      differences.sort((a, b) => (a.organizationId < b.organizationId ? -1 : a.organizationId > b.organizationId ? 1 : 0));
+      differences.sort((a, b) =>
+        a.organizationId < b.organizationId ? -1 : a.organizationId > b.organizationId ? 1 : 0,
+      );
       return { organizationsChecked: counted?.n ?? 0, differences };
     },
     { isolationLevel: 'repeatable read', accessMode: 'read only' },

@@ -12,17 +12,23 @@ let verifier: Promise<Stripe> | undefined;
 
 /** The SDK's signature check needs a client; no API call is made with it. */
 function stripeVerifier(): Promise<Stripe> {
-  verifier ??= import('stripe').then(({ default: StripeClient }) => new StripeClient(config().STRIPE_SECRET_KEY ?? 'sk_webhook_verification_only'));
+  verifier ??= import('stripe').then(
+    ({ default: StripeClient }) => new StripeClient(config().STRIPE_SECRET_KEY ?? 'sk_webhook_verification_only'),
+  );
   return verifier;
 }
 
-const customerIdOf = (value: string | { id: string } | null | undefined) => (typeof value === 'string' ? value : (value?.id ?? null));
+const customerIdOf = (value: string | { id: string } | null | undefined) =>
+  typeof value === 'string' ? value : (value?.id ?? null);
 
 /**
  * POST /webhooks/stripe: verifies the signature over the raw body, then applies the event once
  * (its id is recorded in the same transaction, so a replay has no second effect).
  */
-export async function handleStripeWebhook(rawBody: string | undefined, signature: string | undefined): Promise<{ received: true; duplicate: boolean }> {
+export async function handleStripeWebhook(
+  rawBody: string | undefined,
+  signature: string | undefined,
+): Promise<{ received: true; duplicate: boolean }> {
   const secret = config().STRIPE_WEBHOOK_SECRET;
   if (!secret) throw new NotFoundError('Stripe webhooks are not configured');
   if (!rawBody || !signature) throw new BadRequestError('Missing body or Stripe-Signature header', 'INVALID_SIGNATURE');
@@ -34,13 +40,22 @@ export async function handleStripeWebhook(rawBody: string | undefined, signature
   }
   // A saved card must become the invoice default before open invoices are collected. Done before
   // the transaction (a Stripe call) and idempotent, so a replay repeats it harmlessly.
-  if (event.type === 'checkout.session.completed' && event.data.object.mode === 'setup' && event.data.object.setup_intent) {
+  if (
+    event.type === 'checkout.session.completed' &&
+    event.data.object.mode === 'setup' &&
+    event.data.object.setup_intent
+  ) {
     const processor = await paymentProcessor();
     const intent = event.data.object.setup_intent;
-    if (processor instanceof StripeProcessor) await processor.makeSetupIntentCardDefault(typeof intent === 'string' ? intent : intent.id);
+    if (processor instanceof StripeProcessor)
+      await processor.makeSetupIntentCardDefault(typeof intent === 'string' ? intent : intent.id);
   }
   const duplicate = await transaction(async (tx, afterCommit) => {
-    const [fresh] = await tx.insert(processedWebhookEvents).values({ eventId: event.id, type: event.type }).onConflictDoNothing().returning();
+    const [fresh] = await tx
+      .insert(processedWebhookEvents)
+      .values({ eventId: event.id, type: event.type })
+      .onConflictDoNothing()
+      .returning();
     if (!fresh) return true;
     switch (event.type) {
       case 'invoice.paid':

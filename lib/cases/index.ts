@@ -38,7 +38,11 @@ export async function createCase(organization: OrganizationContext, actor: Actor
 }
 
 /** GET /cases: the cases of the organization the caller has access to, newest first. */
-export async function listCases(organization: OrganizationContext, actor: Actor, query: PagingInput & { includeArchived?: boolean; sortOrder?: 'asc' | 'desc' }) {
+export async function listCases(
+  organization: OrganizationContext,
+  actor: Actor,
+  query: PagingInput & { includeArchived?: boolean; sortOrder?: 'asc' | 'desc' },
+) {
   const window = pageWindow(query);
   const where = and(
     eq(cases.organizationId, organization.id),
@@ -61,7 +65,11 @@ export async function listCases(organization: OrganizationContext, actor: Actor,
       .innerJoin(caseAccess, and(eq(caseAccess.caseId, cases.id), eq(caseAccess.userId, actor.user.id)))
       .where(where),
   ]);
-  return toPage(window, totals!.total, rows.map((r) => toCaseEntity(r.case, r.access)));
+  return toPage(
+    window,
+    totals!.total,
+    rows.map((r) => toCaseEntity(r.case, r.access)),
+  );
 }
 
 /** GET /cases/{caseId} */
@@ -71,7 +79,12 @@ export async function getCase(organization: OrganizationContext, actor: Actor, c
 }
 
 /** PATCH /cases/{caseId}: rename, archive (archived: true) or restore (false). */
-export async function updateCase(organization: OrganizationContext, actor: Actor, caseId: string, input: { name?: string; archived?: boolean }) {
+export async function updateCase(
+  organization: OrganizationContext,
+  actor: Actor,
+  caseId: string,
+  input: { name?: string; archived?: boolean },
+) {
   const found = await caseWithAccess(caseId, actor.user.id, organization.id);
   assertCaseRule(found, CASE_RULES.manage, 'Owner or admin access to the case is required');
   const changes: Partial<typeof cases.$inferInsert> = {};
@@ -91,7 +104,13 @@ export async function deleteCase(organization: OrganizationContext, actor: Actor
 }
 
 /** PUT /cases/{caseId}/access/{userId}: grant or change a member's access; only an owner grants owner. */
-export async function grantCaseAccess(organization: OrganizationContext, actor: Actor, caseId: string, userId: string, access: CaseAccessLevel) {
+export async function grantCaseAccess(
+  organization: OrganizationContext,
+  actor: Actor,
+  caseId: string,
+  userId: string,
+  access: CaseAccessLevel,
+) {
   const found = await caseWithAccess(caseId, actor.user.id, organization.id);
   assertCaseRule(found, CASE_RULES.manage, 'Owner or admin access to the case is required');
   if (access === 'owner' && found.access !== 'owner' && found.orgRole !== 'owner') {
@@ -114,22 +133,32 @@ export async function grantCaseAccess(organization: OrganizationContext, actor: 
 }
 
 /** DELETE /cases/{caseId}/access/{userId}: revoke; the last owner cannot be removed. */
-export async function revokeCaseAccess(organization: OrganizationContext, actor: Actor, caseId: string, userId: string) {
+export async function revokeCaseAccess(
+  organization: OrganizationContext,
+  actor: Actor,
+  caseId: string,
+  userId: string,
+) {
   const found = await caseWithAccess(caseId, actor.user.id, organization.id);
   // UUIDs compare case-insensitively; stored ids are lowercase.
   const target = userId.toLowerCase();
   // Anyone may give up their own access; taking someone else's is managing the case.
-  if (target !== actor.user.id) assertCaseRule(found, CASE_RULES.manage, 'Owner or admin access to the case is required');
+  if (target !== actor.user.id)
+    assertCaseRule(found, CASE_RULES.manage, 'Owner or admin access to the case is required');
   const removed = await transaction(async (tx) => {
     await assertKeepsOwner(tx, found.case.id, target, null, mayChangeOwners(found));
-    return tx.delete(caseAccess).where(and(eq(caseAccess.caseId, found.case.id), idEquals(caseAccess.userId, target))).returning();
+    return tx
+      .delete(caseAccess)
+      .where(and(eq(caseAccess.caseId, found.case.id), idEquals(caseAccess.userId, target)))
+      .returning();
   });
   if (removed.length === 0) throw new NotFoundError('This user has no access to the case');
   return { message: 'Access revoked' };
 }
 
 /** Whether the caller may change or take away a case owner's access: a case owner, or an organization owner or admin. */
-const mayChangeOwners = (found: { access: CaseAccessLevel; orgRole: string }) => found.access === 'owner' || found.orgRole === 'owner' || found.orgRole === 'admin';
+const mayChangeOwners = (found: { access: CaseAccessLevel; orgRole: string }) =>
+  found.access === 'owner' || found.orgRole === 'owner' || found.orgRole === 'admin';
 
 /**
  * Changing `userId`'s access to `next` (null: revoking): an owner's access is changed only by
@@ -150,6 +179,10 @@ async function assertKeepsOwner(
     .where(and(eq(caseAccess.caseId, caseId), eq(caseAccess.access, 'owner')))
     .for('update');
   if (!owners.some((owner) => owner.userId === userId)) return;
-  if (!callerMayChangeOwners) throw new ForbiddenError("Only a case owner or an organization owner or admin may change an owner's access", 'INSUFFICIENT_ROLE');
+  if (!callerMayChangeOwners)
+    throw new ForbiddenError(
+      "Only a case owner or an organization owner or admin may change an owner's access",
+      'INSUFFICIENT_ROLE',
+    );
   if (owners.length === 1) throw new BadRequestError('A case must keep at least one owner', 'LAST_OWNER');
 }

@@ -56,7 +56,8 @@ function jsonBody(readsBody: boolean): ApiMiddleware {
       } catch (error) {
         if (JSON_CONTENT_TYPE.test(event.headers?.['content-type'] ?? '')) throw error;
       }
-      if (readsBody && event.body === null) throw new ValidationFailedError([{ path: 'body', message: 'Invalid input: expected object, received null' }]);
+      if (readsBody && event.body === null)
+        throw new ValidationFailedError([{ path: 'body', message: 'Invalid input: expected object, received null' }]);
     },
   };
 }
@@ -85,7 +86,13 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
   const handler = middy<ApiEvent, ApiResult, Error, ApiContext>()
     .use(httpHeaderNormalizer())
     .use(requestContext())
-    .use(httpCors({ origins, headers: 'Authorization,Content-Type,organization,X-Request-Id', exposeHeaders: 'X-Request-Id,Retry-After' }) as ApiMiddleware)
+    .use(
+      httpCors({
+        origins,
+        headers: 'Authorization,Content-Type,organization,X-Request-Id',
+        exposeHeaders: 'X-Request-Id,Retry-After',
+      }) as ApiMiddleware,
+    )
     .use(errorEnvelope())
     .use(connectDatabase())
     .use(authenticate(route))
@@ -96,7 +103,12 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
     .use(responseEnvelope(route))
     .handler(async (event, context) => {
       const { api } = context;
-      const rawBody = route.rawBody && event.body !== undefined ? (event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body) : undefined;
+      const rawBody =
+        route.rawBody && event.body !== undefined
+          ? event.isBase64Encoded
+            ? Buffer.from(event.body, 'base64').toString('utf8')
+            : event.body
+          : undefined;
       return (await run({
         body: api.body,
         query: api.query,

@@ -6,7 +6,8 @@ import type { RouteDefinition } from './route';
 import type { ApiMiddleware, ApiRequest } from './types';
 
 /** Whether the route reads the `organization` header (declared by the contract, or the organization of its role rule). */
-const readsOrganizationHeader = (route: RouteDefinition): boolean => route.organizationHeader === 'required' || route.organization?.from === 'header';
+const readsOrganizationHeader = (route: RouteDefinition): boolean =>
+  route.organizationHeader === 'required' || route.organization?.from === 'header';
 
 /**
  * The `organization` header of a route that reads it: any text (the contract types it as a
@@ -18,7 +19,12 @@ function organizationHeader(route: RouteDefinition, request: ApiRequest): string
   const value = request.event.headers?.organization;
   if (!IdText.safeParse(value).success) {
     throw new ValidationFailedError([
-      { path: 'headers.organization', message: value ? `Must be an organization id of at most ${MAX_ID_LENGTH} characters` : 'The organization header is required' },
+      {
+        path: 'headers.organization',
+        message: value
+          ? `Must be an organization id of at most ${MAX_ID_LENGTH} characters`
+          : 'The organization header is required',
+      },
     ]);
   }
   return value;

@@ -10,7 +10,9 @@ export function requestContext(): ApiMiddleware {
     const { event, context } = request;
     const offered = event.headers?.['x-request-id'];
     const requestId =
-      offered && SAFE_REQUEST_ID.test(offered) ? offered : (event.requestContext?.requestId ?? context.awsRequestId ?? randomUUID());
+      offered && SAFE_REQUEST_ID.test(offered)
+        ? offered
+        : (event.requestContext?.requestId ?? context.awsRequestId ?? randomUUID());
     context.api = {
       requestId,
       ip: event.requestContext?.http?.sourceIp ?? 'unknown',

@@ -13,7 +13,9 @@ export function responseEnvelope(route: RouteDefinition): ApiMiddleware {
     }
     const timestamp = now().toISOString();
     const payload =
-      route.envelope === 'no-data' ? { statusCode, timestamp } : { data: request.response ?? null, statusCode, timestamp };
+      route.envelope === 'no-data'
+        ? { statusCode, timestamp }
+        : { data: request.response ?? null, statusCode, timestamp };
     request.response = { statusCode, headers, body: JSON.stringify(payload) };
   };
   return { name: 'responseEnvelope', after };

@@ -30,7 +30,8 @@ export function parseQuery(event: ApiEvent): Record<string, string | string[]> {
   }
   // Events built by hand (tests, some proxies) carry only queryStringParameters.
   if (!event.rawQueryString && event.queryStringParameters) {
-    for (const [key, value] of Object.entries(event.queryStringParameters)) if (value !== undefined) result[key] = value;
+    for (const [key, value] of Object.entries(event.queryStringParameters))
+      if (value !== undefined) result[key] = value;
   }
   return result;
 }

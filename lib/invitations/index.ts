@@ -30,7 +30,12 @@ type BeyondSeats = 'refuse' | 'skip';
  * overbook. Beyond the free seats: 403, or with `skip` the addresses that do not fit (the last
  * ones given) are returned, to be left out.
  */
-async function reserveSeats(tx: Executor, organizationId: string, needingSeats: string[], beyondSeats: BeyondSeats): Promise<string[]> {
+async function reserveSeats(
+  tx: Executor,
+  organizationId: string,
+  needingSeats: string[],
+  beyondSeats: BeyondSeats,
+): Promise<string[]> {
   const usage = await lockAllowances(tx, organizationId);
   const free = Math.max(0, usage.plan.seats - usage.seatsUsed);
   if (needingSeats.length <= free) return [];
@@ -75,7 +80,11 @@ const higherRole = (a: OrganizationRole, b: OrganizationRole): OrganizationRole 
  *
  * Tokens are stored hashed; the emails leave through the outbox after commit.
  */
-export async function inviteToOrganization(tx: Executor, afterCommit: AfterCommit, input: InviteInput): Promise<InviteOutcome> {
+export async function inviteToOrganization(
+  tx: Executor,
+  afterCommit: AfterCommit,
+  input: InviteInput,
+): Promise<InviteOutcome> {
   const addresses = [...new Set(input.emails.map((e) => e.toLowerCase()))];
   if (addresses.length === 0) return { invited: [], added: [], notSent: [] };
   const organizationId = input.organization.id;
@@ -113,18 +122,29 @@ export async function inviteToOrganization(tx: Executor, afterCommit: AfterCommi
   const at = now();
   // A pending, unexpired invitation already holds its seat (and its emailed link stays valid).
   const live = new Map(earlier.filter((i) => i.status === 'pending' && i.expiresAt > at).map((i) => [i.email, i]));
-  const notSent = await reserveSeats(tx, organizationId, nonMembers.filter((email) => !live.has(email)), input.beyondSeats ?? 'refuse');
+  const notSent = await reserveSeats(
+    tx,
+    organizationId,
+    nonMembers.filter((email) => !live.has(email)),
+    input.beyondSeats ?? 'refuse',
+  );
   const candidates = nonMembers.filter((email) => !notSent.includes(email));
   if (candidates.length === 0) return { invited: [], added: [], notSent };
 
   const userByEmail = new Map(existingUsers.map((u) => [u.email, u]));
-  const autoAdded = input.organization.autoAcceptInvitations ? candidates.filter((email) => userByEmail.get(email)?.isEmailVerified === true) : [];
+  const autoAdded = input.organization.autoAcceptInvitations
+    ? candidates.filter((email) => userByEmail.get(email)?.isEmailVerified === true)
+    : [];
   const roleOf = (email: string): OrganizationRole => {
     const pending = live.get(email);
     return pending ? higherRole(pending.role as OrganizationRole, input.role) : input.role;
   };
   // A fresh token for every invitation that does not keep its live one (auto-added ones get one too: never emailed).
-  const tokens = new Map(candidates.filter((email) => !live.has(email) || autoAdded.includes(email)).map((email) => [email, newOpaqueToken(INVITATION_TOKEN_PREFIX)]));
+  const tokens = new Map(
+    candidates
+      .filter((email) => !live.has(email) || autoAdded.includes(email))
+      .map((email) => [email, newOpaqueToken(INVITATION_TOKEN_PREFIX)]),
+  );
 
   await tx
     .insert(invitations)
@@ -186,17 +206,29 @@ function assertMayInvite(inviterRole: OrganizationRole, role: OrganizationRole):
     inviterRole === 'member'
       ? role === 'client' || role === 'member'
       : ROLES_BY_RANK.indexOf(role) >= ROLES_BY_RANK.indexOf(inviterRole);
-  if (!allowed) throw new UnauthenticatedError(`Your role (${inviterRole}) may not invite someone as ${role}`, 'INVITE_ROLE_NOT_ALLOWED');
+  if (!allowed)
+    throw new UnauthenticatedError(
+      `Your role (${inviterRole}) may not invite someone as ${role}`,
+      'INVITE_ROLE_NOT_ALLOWED',
+    );
 }
 
 async function loadOrganization(executor: Executor, organizationId: string): Promise<OrganizationRow> {
-  const [organization] = await executor.select().from(organizations).where(eq(organizations.id, organizationId)).limit(1);
+  const [organization] = await executor
+    .select()
+    .from(organizations)
+    .where(eq(organizations.id, organizationId))
+    .limit(1);
   if (!organization) throw new NotFoundError('Unknown organization');
   return organization;
 }
 
 /** POST /organization/{orgId}/invite */
-export async function inviteUsers(organization: OrganizationContext, actor: Actor, input: { emails: string[]; role?: OrganizationRole }) {
+export async function inviteUsers(
+  organization: OrganizationContext,
+  actor: Actor,
+  input: { emails: string[]; role?: OrganizationRole },
+) {
   const role = input.role ?? 'member';
   assertMayInvite(organization.role, role);
   const result = await transaction(async (tx, afterCommit) =>
@@ -218,7 +250,8 @@ const invitedBy = alias(users, 'invited_by');
 const invitedUser = alias(users, 'invited_user');
 const acceptedBy = alias(users, 'accepted_by');
 
-const personOf = (row: { id: string; name: string; email: string } | null) => (row ? { id: row.id, name: row.name, email: row.email } : null);
+const personOf = (row: { id: string; name: string; email: string } | null) =>
+  row ? { id: row.id, name: row.name, email: row.email } : null;
 
 interface InvitationListQuery extends PagingInput {
   sortOrder?: 'asc' | 'desc';
@@ -232,7 +265,9 @@ interface InvitationListQuery extends PagingInput {
 /** One page of invitations with inviting, invited and accepting users and the organization: two queries. */
 async function pageOfInvitations(filters: SQL[], query: InvitationListQuery, window: PageWindow) {
   const where = and(...filters);
-  const sortColumn = { createdAt: invitations.createdAt, updatedAt: invitations.updatedAt, email: invitations.email }[query.sortBy ?? 'updatedAt'];
+  const sortColumn = { createdAt: invitations.createdAt, updatedAt: invitations.updatedAt, email: invitations.email }[
+    query.sortBy ?? 'updatedAt'
+  ];
   // "Most recently updated first" unless the caller asks for an order.
   const direction = (query.sortOrder ?? 'desc') === 'asc' ? asc : desc;
   const [[totals], rows] = await Promise.all([
@@ -292,7 +327,12 @@ export async function listInvitations(actor: Actor, query: InvitationListQuery) 
     const [membership] = await db()
       .select({ role: organizationMembers.role })
       .from(organizationMembers)
-      .where(and(idEquals(organizationMembers.organizationId, query.organization), eq(organizationMembers.userId, actor.user.id)));
+      .where(
+        and(
+          idEquals(organizationMembers.organizationId, query.organization),
+          eq(organizationMembers.userId, actor.user.id),
+        ),
+      );
     // An id that is not a UUID names no organization of the caller: 403 like any other.
     if (!membership) throw new ForbiddenError('You are not a member of this organization', 'NOT_A_MEMBER');
     filters.push(idEquals(invitations.organizationId, query.organization));
@@ -331,7 +371,8 @@ async function findInvitation(executor: Executor, organizationId: string, invita
 export async function deleteInvitation(organization: OrganizationContext, invitationId: string) {
   return transaction(async (tx) => {
     const invitation = await findInvitation(tx, organization.id, invitationId);
-    if (invitation.status !== 'pending') throw new BadRequestError(`The invitation is ${invitation.status}`, 'INVITATION_NOT_PENDING');
+    if (invitation.status !== 'pending')
+      throw new BadRequestError(`The invitation is ${invitation.status}`, 'INVITATION_NOT_PENDING');
     await tx.delete(invitations).where(eq(invitations.id, invitation.id));
     return { message: `Invitation to ${invitation.email} deleted` };
   });
@@ -342,14 +383,21 @@ export async function resendInvitation(organization: OrganizationContext, actor:
   return transaction(async (tx, afterCommit) => {
     await lockPlanRow(tx, organization.id);
     const invitation = await findInvitation(tx, organization.id, invitationId);
-    if (invitation.status === 'accepted') throw new BadRequestError('The invitation was already accepted', 'INVITATION_NOT_PENDING');
+    if (invitation.status === 'accepted')
+      throw new BadRequestError('The invitation was already accepted', 'INVITATION_NOT_PENDING');
     assertMayInvite(organization.role, invitation.role as OrganizationRole);
     const holdsSeat = invitation.status === 'pending' && invitation.expiresAt > now();
     await reserveSeats(tx, organization.id, holdsSeat ? [] : [invitation.email], 'refuse');
     const token = newOpaqueToken(INVITATION_TOKEN_PREFIX);
     await tx
       .update(invitations)
-      .set({ status: 'pending', tokenHash: hashToken(token), expiresAt: addMonths(now(), 1), rejectionReason: null, invitedById: actor.user.id })
+      .set({
+        status: 'pending',
+        tokenHash: hashToken(token),
+        expiresAt: addMonths(now(), 1),
+        rejectionReason: null,
+        invitedById: actor.user.id,
+      })
       .where(eq(invitations.id, invitation.id));
     const org = await loadOrganization(tx, organization.id);
     await queueEmails(tx, afterCommit, [emails.invitation(invitation.email, org.name, org.id, actor.user.name, token)]);
@@ -362,11 +410,18 @@ async function invitationForToken(tx: Executor, organizationId: string, token: s
   const [invitation] = await tx
     .select()
     .from(invitations)
-    .where(and(eq(invitations.tokenHash, hashToken(token)), eq(invitations.organizationId, organizationId), eq(invitations.email, email)))
+    .where(
+      and(
+        eq(invitations.tokenHash, hashToken(token)),
+        eq(invitations.organizationId, organizationId),
+        eq(invitations.email, email),
+      ),
+    )
     .limit(1)
     .for('update');
   if (!invitation) throw new NotFoundError('Unknown invitation');
-  if (invitation.status !== 'pending') throw new BadRequestError(`The invitation is no longer pending (${invitation.status})`, 'INVITATION_NOT_PENDING');
+  if (invitation.status !== 'pending')
+    throw new BadRequestError(`The invitation is no longer pending (${invitation.status})`, 'INVITATION_NOT_PENDING');
   if (invitation.expiresAt <= now()) throw new BadRequestError('The invitation has expired', 'TOKEN_EXPIRED');
   return invitation;
 }
@@ -395,7 +450,8 @@ interface AcceptInput {
  * Whether accepting as this account takes it over: an unverified account that may sign in. Its
  * owner never proved the mailbox, and accepting the emailed token does.
  */
-const isTakeover = (user: typeof users.$inferSelect | undefined): boolean => !!user && !user.isEmailVerified && canSignIn(user);
+const isTakeover = (user: typeof users.$inferSelect | undefined): boolean =>
+  !!user && !user.isEmailVerified && canSignIn(user);
 
 /**
  * POST .../invitation/accept (no auth): joins the organization with the invited role. The emailed
@@ -418,7 +474,9 @@ export async function acceptInvitation(organizationId: string, input: AcceptInpu
       await invitationForToken(tx, organization.id, input.token, input.email);
     });
     throw new BadRequestError(
-      existing ? 'name and password are required to take over the unverified account of this address' : 'name and password are required to create your account',
+      existing
+        ? 'name and password are required to take over the unverified account of this address'
+        : 'name and password are required to create your account',
       'INVITEE_DETAILS_REQUIRED',
     );
   }
@@ -431,18 +489,27 @@ export async function acceptInvitation(organizationId: string, input: AcceptInpu
     // Read again under a lock: the account may have been created, verified or changed meanwhile.
     const [current] = await tx.select().from(users).where(eq(users.email, input.email)).limit(1).for('update');
     if (!current) {
-      if (!passwordHash) throw new BadRequestError('The account of this address was just deleted; accept again', 'USER_NOT_CREATED');
+      if (!passwordHash)
+        throw new BadRequestError('The account of this address was just deleted; accept again', 'USER_NOT_CREATED');
       const [created] = await tx
         .insert(users)
         .values({ email: input.email, name: input.name!, passwordHash, isEmailVerified: true, emailVerifiedAt: now() })
         .onConflictDoNothing()
         .returning({ id: users.id });
-      if (!created) throw new BadRequestError('An account with this email was just created; sign in and accept again', 'USER_NOT_CREATED');
+      if (!created)
+        throw new BadRequestError(
+          'An account with this email was just created; sign in and accept again',
+          'USER_NOT_CREATED',
+        );
       userId = created.id;
       signIn = true;
     } else if (isTakeover(current)) {
       // Registered meanwhile without proof of the mailbox: taken over like one found unverified above.
-      if (!passwordHash) throw new BadRequestError('name and password are required to take over the unverified account of this address', 'INVITEE_DETAILS_REQUIRED');
+      if (!passwordHash)
+        throw new BadRequestError(
+          'name and password are required to take over the unverified account of this address',
+          'INVITEE_DETAILS_REQUIRED',
+        );
       await tx
         .update(users)
         .set({
@@ -470,7 +537,10 @@ export async function acceptInvitation(organizationId: string, input: AcceptInpu
       signIn = false;
     }
     const role = invitation.role as OrganizationRole;
-    await tx.insert(organizationMembers).values({ organizationId: organization.id, userId, role }).onConflictDoNothing();
+    await tx
+      .insert(organizationMembers)
+      .values({ organizationId: organization.id, userId, role })
+      .onConflictDoNothing();
     await tx
       .update(invitations)
       .set({ status: 'accepted', acceptedById: userId, invitedUserId: invitation.invitedUserId ?? userId })
@@ -486,23 +556,40 @@ export async function acceptInvitation(organizationId: string, input: AcceptInpu
 }
 
 /** POST .../invitation/reject (no auth): marks it rejected (freeing its seat) and tells the organization. */
-export async function rejectInvitation(organizationId: string, input: { token: string; email: string; reason?: string }): Promise<void> {
+export async function rejectInvitation(
+  organizationId: string,
+  input: { token: string; email: string; reason?: string },
+): Promise<void> {
   await transaction(async (tx, afterCommit) => {
-    const [organization] = await tx.select().from(organizations).where(idEquals(organizations.id, organizationId)).limit(1);
+    const [organization] = await tx
+      .select()
+      .from(organizations)
+      .where(idEquals(organizations.id, organizationId))
+      .limit(1);
     // An id that is not a UUID names no organization: 404 like an unknown one.
     if (!organization) throw new NotFoundError('Unknown organization');
     const invitation = await invitationForToken(tx, organization.id, input.token, input.email);
-    await tx.update(invitations).set({ status: 'rejected', rejectionReason: input.reason ?? null }).where(eq(invitations.id, invitation.id));
+    await tx
+      .update(invitations)
+      .set({ status: 'rejected', rejectionReason: input.reason ?? null })
+      .where(eq(invitations.id, invitation.id));
     const recipients = await tx
       .select({ email: users.email })
       .from(organizationMembers)
       .innerJoin(users, eq(users.id, organizationMembers.userId))
-      .where(and(eq(organizationMembers.organizationId, organization.id), inArray(organizationMembers.role, ['owner', 'admin'])));
+      .where(
+        and(
+          eq(organizationMembers.organizationId, organization.id),
+          inArray(organizationMembers.role, ['owner', 'admin']),
+        ),
+      );
     const addresses = new Set([...recipients.map((r) => r.email), ...(organization.email ? [organization.email] : [])]);
     await queueEmails(
       tx,
       afterCommit,
-      [...addresses].map((to) => emails.invitationRejected(to, organization.name, invitation.email, input.reason ?? null)),
+      [...addresses].map((to) =>
+        emails.invitationRejected(to, organization.name, invitation.email, input.reason ?? null),
+      ),
     );
   });
 }

@@ -19,7 +19,15 @@ export async function queueEmails(tx: Executor, afterCommit: AfterCommit, messag
   if (messages.length === 0) return [];
   const rows = await tx
     .insert(emailOutbox)
-    .values(messages.map((m) => ({ toAddress: m.to, subject: m.subject, textBody: m.text, htmlBody: m.html, nextAttemptAt: now() })))
+    .values(
+      messages.map((m) => ({
+        toAddress: m.to,
+        subject: m.subject,
+        textBody: m.text,
+        htmlBody: m.html,
+        nextAttemptAt: now(),
+      })),
+    )
     .returning({ id: emailOutbox.id });
   const ids = rows.map((row) => row.id);
   afterCommit(() => deliverEmails(ids));
@@ -45,7 +53,11 @@ export async function deliverDueEmails(limit = 50): Promise<number> {
 export async function deliverEmails(ids: string[]): Promise<number> {
   const claimed = await db()
     .update(emailOutbox)
-    .set({ status: 'sending', attempts: sql`${emailOutbox.attempts} + 1`, nextAttemptAt: addSeconds(now(), LEASE_SECONDS) })
+    .set({
+      status: 'sending',
+      attempts: sql`${emailOutbox.attempts} + 1`,
+      nextAttemptAt: addSeconds(now(), LEASE_SECONDS),
+    })
     .where(
       and(
         inArray(emailOutbox.id, ids),
@@ -57,7 +69,12 @@ export async function deliverEmails(ids: string[]): Promise<number> {
   const sentIds: string[] = [];
   for (const message of claimed) {
     try {
-      await mailTransport().send({ to: message.toAddress, subject: message.subject, text: message.textBody, html: message.htmlBody });
+      await mailTransport().send({
+        to: message.toAddress,
+        subject: message.subject,
+        text: message.textBody,
+        html: message.htmlBody,
+      });
       sentIds.push(message.id);
     } catch (error) {
       const finalAttempt = message.attempts >= MAX_ATTEMPTS;
@@ -75,7 +92,10 @@ export async function deliverEmails(ids: string[]): Promise<number> {
     }
   }
   if (sentIds.length > 0) {
-    await db().update(emailOutbox).set({ status: 'sent', sentAt: now(), lastError: null }).where(inArray(emailOutbox.id, sentIds));
+    await db()
+      .update(emailOutbox)
+      .set({ status: 'sent', sentAt: now(), lastError: null })
+      .where(inArray(emailOutbox.id, sentIds));
   }
   return sentIds.length;
 }

@@ -11,7 +11,12 @@ export function appLink(path: string, params: Record<string, string>): string {
   return url.toString();
 }
 
-function message(to: string, subject: string, paragraphs: string[], action?: { label: string; url: string }): MailMessage {
+function message(
+  to: string,
+  subject: string,
+  paragraphs: string[],
+  action?: { label: string; url: string },
+): MailMessage {
   const text = [...paragraphs, ...(action ? [`${action.label}: ${action.url}`] : [])].join('\n\n');
   const html = [
     ...paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`),
@@ -37,7 +42,10 @@ export const emails = {
     message(
       to,
       'Reset your password',
-      [`Hello ${name},`, 'Someone asked to reset the password of your account. The link is valid for one hour. If it was not you, ignore this email.'],
+      [
+        `Hello ${name},`,
+        'Someone asked to reset the password of your account. The link is valid for one hour. If it was not you, ignore this email.',
+      ],
       { label: 'Reset password', url: appLink('/reset-password', { token, email: to }) },
     ),
 
@@ -67,12 +75,23 @@ export const emails = {
       `If you cannot find that email, ask ${organizationName} to resend the invitation: you will get a new link.`,
     ]),
 
-  invitation: (to: string, organizationName: string, organizationId: string, inviterName: string | null, token: string) =>
+  invitation: (
+    to: string,
+    organizationName: string,
+    organizationId: string,
+    inviterName: string | null,
+    token: string,
+  ) =>
     message(
       to,
       `You are invited to join ${organizationName}`,
-      [`${inviterName ?? 'A colleague'} invited you to join ${organizationName}. The invitation is valid for one month.`],
-      { label: 'Accept invitation', url: appLink('/invitations/accept', { token, email: to, organization: organizationId }) },
+      [
+        `${inviterName ?? 'A colleague'} invited you to join ${organizationName}. The invitation is valid for one month.`,
+      ],
+      {
+        label: 'Accept invitation',
+        url: appLink('/invitations/accept', { token, email: to, organization: organizationId }),
+      },
     ),
 
   addedToOrganization: (to: string, organizationName: string, inviterName: string | null) =>

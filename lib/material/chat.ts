@@ -19,13 +19,24 @@ function isoTime(text: string | undefined): string | null {
  * newest first; tickets without a time last either way); searchText over subject and comment text.
  * For opposing counsel a profile they may not see answers an empty page.
  */
-export async function profileSupportTickets(caseId: string, profileId: string, userId: string, query: PagingInput & { searchText?: string }) {
+export async function profileSupportTickets(
+  caseId: string,
+  profileId: string,
+  userId: string,
+  query: PagingInput & { searchText?: string },
+) {
   const { opposing } = await materialAccess(caseId, userId);
   const window = pageWindow(query);
   const [profile] = await db()
     .select()
     .from(materialProfiles)
-    .where(and(idEquals(materialProfiles.id, profileId), idEquals(materialProfiles.caseId, caseId), eq(materialProfiles.platform, 'chat_platform')));
+    .where(
+      and(
+        idEquals(materialProfiles.id, profileId),
+        idEquals(materialProfiles.caseId, caseId),
+        eq(materialProfiles.platform, 'chat_platform'),
+      ),
+    );
   if (!profile) throw new NotFoundError('Unknown chat-platform profile');
   if (opposing && !profile.visibleToOpposingCounsel) return toPage(window, 0, []);
   const filters: SQL[] = [eq(supportTickets.profileId, profile.id)];

@@ -79,18 +79,25 @@ export async function threadEmails(caseId: string, threadId: string, userId: str
   const excludeDomains = lower(query.excludeDomains);
   const overlapDomains = domains.filter((d) => excludeDomains.includes(d));
   if (overlapDomains.length) {
-    throw new ValidationFailedError([{ path: 'query.excludeDomains', message: `domains and excludeDomains overlap: ${overlapDomains.join(', ')}` }]);
+    throw new ValidationFailedError([
+      { path: 'query.excludeDomains', message: `domains and excludeDomains overlap: ${overlapDomains.join(', ')}` },
+    ]);
   }
   // Tag ids are UUIDs: compared lowercased, so the same id in another letter case still overlaps.
   const tagIds = query.untagged ? [] : lower(query.tags);
   const excludeTagIds = lower(query.excludeTags);
   const overlapTags = lower(query.tags).filter((t) => excludeTagIds.includes(t));
   if (overlapTags.length) {
-    throw new ValidationFailedError([{ path: 'query.excludeTags', message: `tags and excludeTags overlap: ${overlapTags.join(', ')}` }]);
+    throw new ValidationFailedError([
+      { path: 'query.excludeTags', message: `tags and excludeTags overlap: ${overlapTags.join(', ')}` },
+    ]);
   }
 
   await materialAccess(caseId, userId);
-  const [thread] = await db().select({ id: emailThreads.id, caseId: emailThreads.caseId }).from(emailThreads).where(and(idEquals(emailThreads.id, threadId), idEquals(emailThreads.caseId, caseId)));
+  const [thread] = await db()
+    .select({ id: emailThreads.id, caseId: emailThreads.caseId })
+    .from(emailThreads)
+    .where(and(idEquals(emailThreads.id, threadId), idEquals(emailThreads.caseId, caseId)));
   if (!thread) throw new NotFoundError('Unknown thread');
 
   // A tag id that is not a UUID names no tag: `tags=abc` matches no email, `excludeTags=abc` excludes none.
@@ -112,14 +119,24 @@ export async function threadEmails(caseId: string, threadId: string, userId: str
   const where = and(...filters);
   const direction = query.sortOrder === 'desc' ? desc : asc;
   const [rows, [totals]] = await Promise.all([
-    db().select().from(emails).where(where).orderBy(direction(emails.date), direction(emails.threadIndex), direction(emails.id)).limit(window.size).offset(window.offset),
+    db()
+      .select()
+      .from(emails)
+      .where(where)
+      .orderBy(direction(emails.date), direction(emails.threadIndex), direction(emails.id))
+      .limit(window.size)
+      .offset(window.offset),
     db().select({ total: count() }).from(emails).where(where),
   ]);
   const ids = rows.map((r) => r.id);
   const [files, tagged] = ids.length
     ? await Promise.all([
         db().select().from(attachments).where(inArray(attachments.emailId, ids)).orderBy(asc(attachments.name)),
-        db().select({ link: emailTags, tag: tags }).from(emailTags).innerJoin(tags, eq(tags.id, emailTags.tagId)).where(inArray(emailTags.emailId, ids)),
+        db()
+          .select({ link: emailTags, tag: tags })
+          .from(emailTags)
+          .innerJoin(tags, eq(tags.id, emailTags.tagId))
+          .where(inArray(emailTags.emailId, ids)),
       ])
     : [[], []];
 

@@ -6,7 +6,12 @@ import { pageWindow, type PagingInput, sortDirection, toPage } from '../paging';
 import { materialAccess, prefixTsQuery } from './access';
 
 /** GET /{platform}/{caseId}/profiles (extension): the case's profiles by name (sortOrder desc reverses); opposing counsel see only visible ones. */
-export async function listProfiles(caseId: string, userId: string, platform: 'professional_network' | 'chat_platform', query: PagingInput) {
+export async function listProfiles(
+  caseId: string,
+  userId: string,
+  platform: 'professional_network' | 'chat_platform',
+  query: PagingInput,
+) {
   const { opposing } = await materialAccess(caseId, userId);
   const where = and(
     eq(materialProfiles.caseId, caseId),
@@ -16,13 +21,25 @@ export async function listProfiles(caseId: string, userId: string, platform: 'pr
   const window = pageWindow(query);
   const direction = sortDirection(query.sortOrder, 'asc');
   const [rows, [totals]] = await Promise.all([
-    db().select().from(materialProfiles).where(where).orderBy(direction(materialProfiles.name), direction(materialProfiles.id)).limit(window.size).offset(window.offset),
+    db()
+      .select()
+      .from(materialProfiles)
+      .where(where)
+      .orderBy(direction(materialProfiles.name), direction(materialProfiles.id))
+      .limit(window.size)
+      .offset(window.offset),
     db().select({ total: count() }).from(materialProfiles).where(where),
   ]);
   return toPage(
     window,
     totals!.total,
-    rows.map((p) => ({ id: p.id, externalId: p.externalId, name: p.name, platform: p.platform, visibleToOpposingCounsel: p.visibleToOpposingCounsel })),
+    rows.map((p) => ({
+      id: p.id,
+      externalId: p.externalId,
+      name: p.name,
+      platform: p.platform,
+      visibleToOpposingCounsel: p.visibleToOpposingCounsel,
+    })),
   );
 }
 
@@ -32,12 +49,19 @@ export async function listProfiles(caseId: string, userId: string, platform: 'pr
  * newest first as the contract says (sortOrder asc for oldest first), optionally only conversations
  * carrying all given tags. Opposing counsel never see messages of profiles not visible to them.
  */
-export async function searchMessages(caseId: string, userId: string, query: PagingInput & { searchText: string; tags?: string[] }) {
+export async function searchMessages(
+  caseId: string,
+  userId: string,
+  query: PagingInput & { searchText: string; tags?: string[] },
+) {
   const { opposing } = await materialAccess(caseId, userId);
   const window = pageWindow(query);
   const tsQuery = prefixTsQuery(query.searchText);
   if (!tsQuery) return toPage(window, 0, []);
-  const filters: SQL[] = [eq(networkMessages.caseId, caseId), sql`${networkMessages.search} @@ to_tsquery('simple', ${tsQuery})`];
+  const filters: SQL[] = [
+    eq(networkMessages.caseId, caseId),
+    sql`${networkMessages.search} @@ to_tsquery('simple', ${tsQuery})`,
+  ];
   // Lowercased: the same UUID in another letter case is the same tag, and counts once below.
   const tagIds = [...new Set((query.tags ?? []).map((id) => id.toLowerCase()))];
   if (tagIds.length) {
@@ -59,7 +83,10 @@ export async function searchMessages(caseId: string, userId: string, query: Pagi
     filters.push(
       inArray(
         networkMessages.profileId,
-        db().select({ id: materialProfiles.id }).from(materialProfiles).where(and(eq(materialProfiles.caseId, caseId), eq(materialProfiles.visibleToOpposingCounsel, true))),
+        db()
+          .select({ id: materialProfiles.id })
+          .from(materialProfiles)
+          .where(and(eq(materialProfiles.caseId, caseId), eq(materialProfiles.visibleToOpposingCounsel, true))),
       ),
     );
   }
@@ -67,7 +94,11 @@ export async function searchMessages(caseId: string, userId: string, query: Pagi
   const direction = sortDirection(query.sortOrder, 'desc');
   const [rows, [totals]] = await Promise.all([
     db()
-      .select({ message: networkMessages, title: networkConversations.title, participants: networkConversations.participants })
+      .select({
+        message: networkMessages,
+        title: networkConversations.title,
+        participants: networkConversations.participants,
+      })
       .from(networkMessages)
       .innerJoin(networkConversations, eq(networkConversations.id, networkMessages.conversationId))
       .where(where)

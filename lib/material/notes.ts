@@ -8,7 +8,12 @@ import { transaction } from '../db/transaction';
 import { ValidationFailedError } from '../http/errors';
 import type { Actor, OrganizationContext } from '../http/types';
 import type { PlanUsage } from '../organizations/active-plan';
-import { assertDeviceFits, assertStorageFits, lockAllowances, releasingReservations } from '../organizations/allowances';
+import {
+  assertDeviceFits,
+  assertStorageFits,
+  lockAllowances,
+  releasingReservations,
+} from '../organizations/allowances';
 import { casePrefix, objectStorage } from '../storage';
 
 /** Most fields a 400 names at once (a request may carry thousands of notes). */
@@ -78,7 +83,12 @@ export interface ImportNotesInput {
  * storage: if any reference is missing, nothing is imported (400 listing them). Notes already
  * imported for this device and case (same note id) are left as they are: evidence is append-only.
  */
-export async function importNotes(organization: OrganizationContext, actor: Actor, caseIdSent: string, input: ImportNotesInput) {
+export async function importNotes(
+  organization: OrganizationContext,
+  actor: Actor,
+  caseIdSent: string,
+  input: ImportNotesInput,
+) {
   const found = await caseWithAccess(caseIdSent, actor.user.id, organization.id);
   assertCaseRule(found, CASE_RULES.import, 'Importing evidence needs owner or admin access to the case');
   // The stored id from here on: object keys are built from it, and the id sent may differ in case.
@@ -89,25 +99,35 @@ export async function importNotes(organization: OrganizationContext, actor: Acto
   const repeated = input.notes.flatMap((note, index) => (seen.has(note.id) ? [index] : (seen.add(note.id), [])));
   if (repeated.length) {
     throw new ValidationFailedError(
-      repeated.slice(0, MAX_DETAILS).map((index) => ({ path: `body.notes.${index}.id`, message: `Note id ${input.notes[index]!.id} is repeated in the request` })),
+      repeated
+        .slice(0, MAX_DETAILS)
+        .map((index) => ({
+          path: `body.notes.${index}.id`,
+          message: `Note id ${input.notes[index]!.id} is repeated in the request`,
+        })),
     );
   }
 
   // References may only name objects of this case: a key elsewhere in the bucket (another
   // organization's evidence) is refused before anything is looked up, so nothing leaks either.
   const prefix = casePrefix(caseId);
-  assertAttachments(input.notes, (key) => (isCaseObjectKey(key, prefix) ? null : `Attachments must be uploaded under ${prefix}`));
+  assertAttachments(input.notes, (key) =>
+    isCaseObjectKey(key, prefix) ? null : `Attachments must be uploaded under ${prefix}`,
+  );
 
   const references = [...new Set(input.notes.flatMap((note) => note.attachments ?? []))];
   const sizes = await objectSizes(references);
-  assertAttachments(input.notes, (key) => (sizes.get(key) === null ? `Attachment not found in storage (upload it first): ${key}` : null));
+  assertAttachments(input.notes, (key) =>
+    sizes.get(key) === null ? `Attachment not found in storage (upload it first): ${key}` : null,
+  );
 
   // The allowance lock is needed when the import may consume an allowance: a device not yet
   // registered, or attachments that may add bytes. Deciding it from a read without a lock is safe:
   // devices are only ever deleted with their organization, so a registered device stays so; if it
   // were gone by the time it is locked, the import starts over with the allowance lock.
   const needsAllowances = references.length > 0 || !(await deviceRegistered(organization.id, input.deviceId));
-  const run = (holdAllowances: boolean) => importInTransaction(organization.id, actor, caseId, input, sizes, holdAllowances);
+  const run = (holdAllowances: boolean) =>
+    importInTransaction(organization.id, actor, caseId, input, sizes, holdAllowances);
   const { imported, deviceRowId } = await run(needsAllowances).catch((error: unknown) => {
     if (error instanceof AllowanceLockNeeded) return run(true);
     throw error;
@@ -163,7 +183,12 @@ async function importInTransaction(
       .where(and(eq(devices.organizationId, organizationId), eq(devices.deviceId, input.deviceId)))
       .for('update');
     let deviceRowId = known?.id;
-    const metadata = { ...input.deviceMetadata, systemId: input.systemId, appVersion: input.appVersion, osDetails: input.osDetails };
+    const metadata = {
+      ...input.deviceMetadata,
+      systemId: input.systemId,
+      appVersion: input.appVersion,
+      osDetails: input.osDetails,
+    };
     if (!deviceRowId) {
       if (!usage) throw new AllowanceLockNeeded();
       assertDeviceFits(usage);
@@ -229,7 +254,16 @@ async function countAttachmentBytes(
     tx
       .selectDistinct({ key: sql<string>`unnest(${deviceNotes.attachmentKeys})` })
       .from(deviceNotes)
-      .where(and(eq(deviceNotes.caseId, caseId), notInArray(deviceNotes.id, inserted.map((note) => note.id)), sql`${deviceNotes.attachmentKeys} && ${keyArray}`)),
+      .where(
+        and(
+          eq(deviceNotes.caseId, caseId),
+          notInArray(
+            deviceNotes.id,
+            inserted.map((note) => note.id),
+          ),
+          sql`${deviceNotes.attachmentKeys} && ${keyArray}`,
+        ),
+      ),
     tx
       .delete(storageReservations)
       .where(and(eq(storageReservations.organizationId, organizationId), inArray(storageReservations.objectKey, keys)))
@@ -241,5 +275,9 @@ async function countAttachmentBytes(
   const at = now();
   const released = consumed.filter((row) => row.expiresAt > at).reduce((sum, row) => sum + row.bytes, 0);
   assertStorageFits(releasingReservations(usage, released), bytes);
-  if (bytes > 0) await tx.update(cases).set({ storageBytes: sql`${cases.storageBytes} + ${bytes}` }).where(eq(cases.id, caseId));
+  if (bytes > 0)
+    await tx
+      .update(cases)
+      .set({ storageBytes: sql`${cases.storageBytes} + ${bytes}` })
+      .where(eq(cases.id, caseId));
 }

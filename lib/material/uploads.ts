@@ -13,7 +13,11 @@ import { casePrefix, objectStorage } from '../storage';
 export const UPLOAD_LINK_SECONDS = 60 * 60;
 
 /** A file name as the last part of an object key: letters, digits, dot, dash and underscore. */
-const keySafe = (name: string) => name.replace(/[^\w.-]+/g, '_').replace(/^\.+/, '_').slice(0, 120) || 'attachment';
+const keySafe = (name: string) =>
+  name
+    .replace(/[^\w.-]+/g, '_')
+    .replace(/^\.+/, '_')
+    .slice(0, 120) || 'attachment';
 
 /**
  * POST /extraction/case/attachment-uploads?caseId=...: one signed PUT link per file, under the
@@ -37,20 +41,46 @@ export async function createAttachmentUploads(
   const caseId = found.case.id;
   const at = now();
   const expiresAt = addSeconds(at, UPLOAD_LINK_SECONDS);
-  const files = input.files.map((file) => ({ ...file, key: `${casePrefix(caseId)}notes/${newId()}-${keySafe(file.name)}` }));
+  const files = input.files.map((file) => ({
+    ...file,
+    key: `${casePrefix(caseId)}notes/${newId()}-${keySafe(file.name)}`,
+  }));
   const declared = files.reduce((sum, file) => sum + file.size, 0);
   await transaction(async (tx) => {
     const usage = await lockAllowances(tx, organization.id);
     assertStorageFits(usage, declared);
     // Expired reservations no longer count; clear the organization's while its lock is held.
-    await tx.delete(storageReservations).where(and(eq(storageReservations.organizationId, organization.id), lte(storageReservations.expiresAt, at)));
-    await tx.insert(storageReservations).values(files.map((file) => ({ organizationId: organization.id, caseId, objectKey: file.key, bytes: file.size, expiresAt })));
+    await tx
+      .delete(storageReservations)
+      .where(and(eq(storageReservations.organizationId, organization.id), lte(storageReservations.expiresAt, at)));
+    await tx
+      .insert(storageReservations)
+      .values(
+        files.map((file) => ({
+          organizationId: organization.id,
+          caseId,
+          objectKey: file.key,
+          bytes: file.size,
+          expiresAt,
+        })),
+      );
   });
   const storage = objectStorage();
   const uploads = await Promise.all(
     files.map(async (file) => {
-      const url = await storage.uploadUrl(file.key, { contentType: file.contentType, size: file.size }, UPLOAD_LINK_SECONDS);
-      return { name: file.name, key: file.key, method: 'PUT' as const, url, headers: { 'content-type': file.contentType }, expiresAt: expiresAt.toISOString() };
+      const url = await storage.uploadUrl(
+        file.key,
+        { contentType: file.contentType, size: file.size },
+        UPLOAD_LINK_SECONDS,
+      );
+      return {
+        name: file.name,
+        key: file.key,
+        method: 'PUT' as const,
+        url,
+        headers: { 'content-type': file.contentType },
+        expiresAt: expiresAt.toISOString(),
+      };
     }),
   );
   return { uploads };

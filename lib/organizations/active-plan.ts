@@ -19,7 +19,10 @@ export interface PlanUsage {
  * seats (members plus unexpired pending invitations), devices, bytes of cases not deleted, and
  * bytes promised to unexpired upload links.
  */
-export async function planUsageByOrganization(executor: Executor, organizationIds: string[]): Promise<Map<string, PlanUsage>> {
+export async function planUsageByOrganization(
+  executor: Executor,
+  organizationIds: string[],
+): Promise<Map<string, PlanUsage>> {
   if (organizationIds.length === 0) return new Map();
   const at = now();
   const members = executor
@@ -29,8 +32,17 @@ export async function planUsageByOrganization(executor: Executor, organizationId
   const pending = executor
     .select({ n: count() })
     .from(invitations)
-    .where(and(eq(invitations.organizationId, organizationPlans.organizationId), eq(invitations.status, 'pending'), gt(invitations.expiresAt, at)));
-  const deviceCount = executor.select({ n: count() }).from(devices).where(eq(devices.organizationId, organizationPlans.organizationId));
+    .where(
+      and(
+        eq(invitations.organizationId, organizationPlans.organizationId),
+        eq(invitations.status, 'pending'),
+        gt(invitations.expiresAt, at),
+      ),
+    );
+  const deviceCount = executor
+    .select({ n: count() })
+    .from(devices)
+    .where(eq(devices.organizationId, organizationPlans.organizationId));
   const storage = executor
     .select({ n: sql`coalesce(sum(${cases.storageBytes}), 0)` })
     .from(cases)
@@ -38,7 +50,12 @@ export async function planUsageByOrganization(executor: Executor, organizationId
   const reserved = executor
     .select({ n: sql`coalesce(sum(${storageReservations.bytes}), 0)` })
     .from(storageReservations)
-    .where(and(eq(storageReservations.organizationId, organizationPlans.organizationId), gt(storageReservations.expiresAt, at)));
+    .where(
+      and(
+        eq(storageReservations.organizationId, organizationPlans.organizationId),
+        gt(storageReservations.expiresAt, at),
+      ),
+    );
   const rows = await executor
     .select({
       plan: organizationPlans,
@@ -55,7 +72,10 @@ export async function planUsageByOrganization(executor: Executor, organizationId
 const round2 = (value: number) => Math.round(value * 100) / 100;
 
 /** The contract's activePlan object. `subscription` is null on every public route. */
-export function toActivePlanEntity({ plan, seatsUsed, devicesUsed, storageUsed }: PlanUsage, subscription: Record<string, unknown> | null = null) {
+export function toActivePlanEntity(
+  { plan, seatsUsed, devicesUsed, storageUsed }: PlanUsage,
+  subscription: Record<string, unknown> | null = null,
+) {
   const units = { Kb: 1024, Mb: 1024 ** 2, Gb: 1024 ** 3, Tb: 1024 ** 4 } as const;
   return {
     id: plan.id,

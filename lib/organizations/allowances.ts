@@ -24,7 +24,11 @@ export async function lockAllowances(tx: Executor, organizationId: string): Prom
 
 /** Takes the allowance lock (the organization's plan row) for the rest of the transaction. */
 export async function lockPlanRow(tx: Executor, organizationId: string): Promise<void> {
-  await tx.select({ id: organizationPlans.id }).from(organizationPlans).where(eq(organizationPlans.organizationId, organizationId)).for('update');
+  await tx
+    .select({ id: organizationPlans.id })
+    .from(organizationPlans)
+    .where(eq(organizationPlans.organizationId, organizationId))
+    .for('update');
 }
 
 /** Bytes still free under the storage cap: the cap minus what cases hold and what upload links promise. */
@@ -47,7 +51,10 @@ export function assertStorageFits(usage: PlanUsage, bytes: number): void {
 /** 403 DEVICE_LIMIT_REACHED unless one more device fits under the plan's device cap. */
 export function assertDeviceFits(usage: PlanUsage): void {
   if (usage.devicesUsed >= usage.plan.devices) {
-    throw new ForbiddenError(`The plan allows ${usage.plan.devices} devices and all are registered`, 'DEVICE_LIMIT_REACHED');
+    throw new ForbiddenError(
+      `The plan allows ${usage.plan.devices} devices and all are registered`,
+      'DEVICE_LIMIT_REACHED',
+    );
   }
 }
 

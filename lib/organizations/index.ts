@@ -5,7 +5,18 @@ import { ensureProcessorCustomer } from '../billing/customers';
 import { billingSummary } from '../billing/summary';
 import { now } from '../clock';
 import { db, type Executor } from '../db/client';
-import { caseAccess, cases, devices, emailTokens, invitations, organizationMembers, organizationPlans, organizations, type PostalAddress, users } from '../db/schema';
+import {
+  caseAccess,
+  cases,
+  devices,
+  emailTokens,
+  invitations,
+  organizationMembers,
+  organizationPlans,
+  organizations,
+  type PostalAddress,
+  users,
+} from '../db/schema';
 import { type AfterCommit, transaction } from '../db/transaction';
 import { isUniqueViolation } from '../db/errors';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../http/errors';
@@ -47,7 +58,9 @@ export async function isOrganizationNameTaken(executor: Executor, name: string, 
   const [row] = await executor
     .select({ id: organizations.id })
     .from(organizations)
-    .where(and(eq(organizations.nameKey, organizationNameKey(name)), exceptId ? ne(organizations.id, exceptId) : undefined))
+    .where(
+      and(eq(organizations.nameKey, organizationNameKey(name)), exceptId ? ne(organizations.id, exceptId) : undefined),
+    )
     .limit(1);
   return row !== undefined;
 }
@@ -73,7 +86,9 @@ export async function insertOrganization(
       .onConflictDoNothing()
       .returning();
     if (organization) {
-      await tx.insert(organizationMembers).values({ organizationId: organization.id, userId: input.ownerId, role: 'owner' });
+      await tx
+        .insert(organizationMembers)
+        .values({ organizationId: organization.id, userId: input.ownerId, role: 'owner' });
       await tx.insert(organizationPlans).values({ organizationId: organization.id, ...FREE_PLAN, isActive: true });
       afterCommit(() => ensureProcessorCustomer(organization.id));
       return organization;
@@ -89,7 +104,11 @@ export async function insertOrganization(
  */
 export async function createOrganization(actor: Actor, input: { name: string; inviteEmails?: string[] }) {
   const { organization, invitations } = await transaction(async (tx, afterCommit) => {
-    const created = await insertOrganization(tx, afterCommit, { name: input.name, ownerId: actor.user.id, email: actor.user.email });
+    const created = await insertOrganization(tx, afterCommit, {
+      name: input.name,
+      ownerId: actor.user.id,
+      email: actor.user.email,
+    });
     if (!created) throw new BadRequestError('An organization with this name already exists', 'ORGANIZATION_NAME_TAKEN');
     const outcome = await inviteToOrganization(tx, afterCommit, {
       organization: created,
@@ -148,7 +167,9 @@ export interface UpdateOrganizationInput {
 }
 
 /** Columns to write, each a value or an SQL expression over the row being updated. */
-type OrganizationChanges = { [K in keyof typeof organizations.$inferInsert]?: (typeof organizations.$inferInsert)[K] | SQL };
+type OrganizationChanges = {
+  [K in keyof typeof organizations.$inferInsert]?: (typeof organizations.$inferInsert)[K] | SQL;
+};
 
 /**
  * The columns that record the bank-linking terms: accepting keeps an acceptance already in force
@@ -165,12 +186,17 @@ function bankLinkingTermsChanges(accepted: boolean, userId: string): Organizatio
 }
 
 /** PATCH /organization/{orgId}: renaming regenerates the slug; a taken name is 400. Only the fields of the input are written. */
-export async function updateOrganization(actor: Actor, organization: OrganizationContext, input: UpdateOrganizationInput) {
+export async function updateOrganization(
+  actor: Actor,
+  organization: OrganizationContext,
+  input: UpdateOrganizationInput,
+) {
   const { bankLinkingTermsAccepted, ...fields } = input;
   const changes: OrganizationChanges = Object.fromEntries(
     Object.entries(fields).filter(([, value]) => value !== undefined),
   );
-  if (bankLinkingTermsAccepted !== undefined) Object.assign(changes, bankLinkingTermsChanges(bankLinkingTermsAccepted, actor.user.id));
+  if (bankLinkingTermsAccepted !== undefined)
+    Object.assign(changes, bankLinkingTermsChanges(bankLinkingTermsAccepted, actor.user.id));
   const current = await loadOrganization(organization.id);
   if (input.name !== undefined && input.name !== current.name) {
     if (await isOrganizationNameTaken(db(), input.name, current.id)) {
@@ -182,7 +208,11 @@ export async function updateOrganization(actor: Actor, organization: Organizatio
   if (Object.keys(changes).length === 0) return toOrganizationDetails(current, organization.role);
   for (let attempt = 0; ; attempt += 1) {
     try {
-      const [updated] = await db().update(organizations).set(changes).where(eq(organizations.id, organization.id)).returning();
+      const [updated] = await db()
+        .update(organizations)
+        .set(changes)
+        .where(eq(organizations.id, organization.id))
+        .returning();
       return toOrganizationDetails(updated!, organization.role);
     } catch (error) {
       if (isUniqueViolation(error, 'organizations_name_key_key')) {
@@ -215,7 +245,10 @@ export async function listMyOrganizations(actor: Actor) {
     .innerJoin(organizations, eq(organizations.id, organizationMembers.organizationId))
     .where(eq(organizationMembers.userId, actor.user.id))
     .orderBy(asc(organizationMembers.createdAt));
-  const usage = await planUsageByOrganization(db(), rows.map((r) => r.organization.id));
+  const usage = await planUsageByOrganization(
+    db(),
+    rows.map((r) => r.organization.id),
+  );
   const records = rows.map(({ organization, role }) => {
     const plan = usage.get(organization.id);
     return {
@@ -306,9 +339,19 @@ export async function listMembers(organization: OrganizationContext, query: Memb
   );
   const direction = query.sortOrder === 'desc' ? desc : asc;
   const [[totals], rows] = await Promise.all([
-    db().select({ total: sql<number>`count(*)::int` }).from(organizationMembers).innerJoin(users, eq(users.id, organizationMembers.userId)).where(where),
     db()
-      .select({ id: users.id, name: users.name, email: users.email, role: organizationMembers.role, lastActiveAt: users.lastActiveAt })
+      .select({ total: sql<number>`count(*)::int` })
+      .from(organizationMembers)
+      .innerJoin(users, eq(users.id, organizationMembers.userId))
+      .where(where),
+    db()
+      .select({
+        id: users.id,
+        name: users.name,
+        email: users.email,
+        role: organizationMembers.role,
+        lastActiveAt: users.lastActiveAt,
+      })
       .from(organizationMembers)
       .innerJoin(users, eq(users.id, organizationMembers.userId))
       .where(where)
@@ -330,40 +373,67 @@ export async function listMembers(organization: OrganizationContext, query: Memb
  * membership, both count two owners, and the organization is left with none.
  */
 async function lockMemberships(tx: Executor, organizationId: string): Promise<{ name: string }> {
-  const [row] = await tx.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, organizationId)).for('no key update');
+  const [row] = await tx
+    .select({ name: organizations.name })
+    .from(organizations)
+    .where(eq(organizations.id, organizationId))
+    .for('no key update');
   if (!row) throw new NotFoundError('Unknown organization');
   return row;
 }
 
 /** Only an owner may give or take the owner role, and an organization always keeps one owner. */
-async function assertOwnerChangesAllowed(tx: Executor, organization: OrganizationContext, changes: Array<{ userId: string; from: OrganizationRole; to: OrganizationRole }>) {
+async function assertOwnerChangesAllowed(
+  tx: Executor,
+  organization: OrganizationContext,
+  changes: Array<{ userId: string; from: OrganizationRole; to: OrganizationRole }>,
+) {
   const touchesOwner = changes.some((c) => c.from !== c.to && (c.from === 'owner' || c.to === 'owner'));
   if (!touchesOwner) return;
-  if (organization.role !== 'owner') throw new ForbiddenError('Only an owner may give or take the owner role', 'INSUFFICIENT_ROLE');
+  if (organization.role !== 'owner')
+    throw new ForbiddenError('Only an owner may give or take the owner role', 'INSUFFICIENT_ROLE');
   const [owners] = await tx
     .select({ n: sql<number>`count(*)::int` })
     .from(organizationMembers)
     .where(and(eq(organizationMembers.organizationId, organization.id), eq(organizationMembers.role, 'owner')));
   const demoted = changes.filter((c) => c.from === 'owner' && c.to !== 'owner').length;
   const promoted = changes.filter((c) => c.from !== 'owner' && c.to === 'owner').length;
-  if (owners!.n - demoted + promoted < 1) throw new BadRequestError('The organization must keep at least one owner', 'LAST_OWNER');
+  if (owners!.n - demoted + promoted < 1)
+    throw new BadRequestError('The organization must keep at least one owner', 'LAST_OWNER');
 }
 
 /** PATCH /organization/{orgId}/update-user-role: sets the role of the listed members; non-members are skipped. */
-export async function updateUserRoles(organization: OrganizationContext, input: { userIds: string[]; role: OrganizationRole }) {
+export async function updateUserRoles(
+  organization: OrganizationContext,
+  input: { userIds: string[]; role: OrganizationRole },
+) {
   const updated = await transaction(async (tx) => {
     await lockMemberships(tx, organization.id);
     const members = await tx
       .select({ userId: organizationMembers.userId, role: organizationMembers.role })
       .from(organizationMembers)
-      .where(and(eq(organizationMembers.organizationId, organization.id), idIn(organizationMembers.userId, input.userIds)))
+      .where(
+        and(eq(organizationMembers.organizationId, organization.id), idIn(organizationMembers.userId, input.userIds)),
+      )
       .for('update');
-    await assertOwnerChangesAllowed(tx, organization, members.map((m) => ({ userId: m.userId, from: m.role, to: input.role })));
+    await assertOwnerChangesAllowed(
+      tx,
+      organization,
+      members.map((m) => ({ userId: m.userId, from: m.role, to: input.role })),
+    );
     if (members.length === 0) return 0;
     await tx
       .update(organizationMembers)
       .set({ role: input.role })
-      .where(and(eq(organizationMembers.organizationId, organization.id), inArray(organizationMembers.userId, members.map((m) => m.userId))));
+      .where(
+        and(
+          eq(organizationMembers.organizationId, organization.id),
+          inArray(
+            organizationMembers.userId,
+            members.map((m) => m.userId),
+          ),
+        ),
+      );
     return members.length;
   });
   for (const userId of input.userIds) forgetCachedProfile(userId);
@@ -393,11 +463,18 @@ const definedFields = (entry: MemberUpdate): MemberUpdate =>
  * A changed login email ends every session and token of that member and is notified to the old
  * address (queued in the same transaction, sent after commit).
  */
-export async function updateOrganizationUsers(actor: Actor, organization: OrganizationContext, request: { users: MemberUpdate[] }) {
+export async function updateOrganizationUsers(
+  actor: Actor,
+  organization: OrganizationContext,
+  request: { users: MemberUpdate[] },
+) {
   // UUIDs compare case-insensitively; stored ids are lowercase, and the entries are matched to them below.
   const input = { users: request.users.map((entry) => ({ ...entry, userId: entry.userId.toLowerCase() })) };
-  const empty = input.users.findIndex((entry) => entry.role === undefined && entry.name === undefined && entry.email === undefined);
-  if (empty >= 0) throw new BadRequestError(`users[${empty}] changes nothing: give a role, a name or an email`, 'NOTHING_TO_CHANGE');
+  const empty = input.users.findIndex(
+    (entry) => entry.role === undefined && entry.name === undefined && entry.email === undefined,
+  );
+  if (empty >= 0)
+    throw new BadRequestError(`users[${empty}] changes nothing: give a role, a name or an email`, 'NOTHING_TO_CHANGE');
   const userIds = [...new Set(input.users.map((entry) => entry.userId))];
   await transaction(async (tx, afterCommit) => {
     const { name: organizationName } = await lockMemberships(tx, organization.id);
@@ -422,46 +499,84 @@ export async function updateOrganizationUsers(actor: Actor, organization: Organi
     if (missing) throw new NotFoundError(`User ${missing} is not a member of this organization`);
     // Only a real change counts: re-sending the name or email the account already has (a client
     // re-sending the whole form) must not make a role change of a multi-organization member a 403.
-    const changesName = (entry: MemberUpdate) => entry.name !== undefined && entry.name !== byId.get(entry.userId)!.name;
-    const changesEmail = (entry: MemberUpdate) => entry.email !== undefined && entry.email !== byId.get(entry.userId)!.email;
+    const changesName = (entry: MemberUpdate) =>
+      entry.name !== undefined && entry.name !== byId.get(entry.userId)!.name;
+    const changesEmail = (entry: MemberUpdate) =>
+      entry.email !== undefined && entry.email !== byId.get(entry.userId)!.email;
     const accountEntries = input.users.filter((entry) => changesName(entry) || changesEmail(entry));
     const accountChange = accountEntries.find((entry) => byId.get(entry.userId)!.otherOrganizations > 0);
     if (accountChange) {
-      throw new ForbiddenError(`User ${accountChange.userId} belongs to other organizations: their name and email cannot be changed here`, 'MEMBER_OF_OTHER_ORGANIZATIONS');
+      throw new ForbiddenError(
+        `User ${accountChange.userId} belongs to other organizations: their name and email cannot be changed here`,
+        'MEMBER_OF_OTHER_ORGANIZATIONS',
+      );
     }
     if (actor.session.kind !== 'login' && input.users.some(changesEmail)) {
-      throw new ForbiddenError('A login email can be changed only from a signed-in session, not with an automation or legacy token', 'FORBIDDEN');
+      throw new ForbiddenError(
+        'A login email can be changed only from a signed-in session, not with an automation or legacy token',
+        'FORBIDDEN',
+      );
     }
     const superAdmin = accountEntries.find((entry) => byId.get(entry.userId)!.isSuperAdmin);
-    if (superAdmin) throw new ForbiddenError(`User ${superAdmin.userId} is a super admin: their name and email cannot be changed here`, 'INSUFFICIENT_ROLE');
+    if (superAdmin)
+      throw new ForbiddenError(
+        `User ${superAdmin.userId} is a super admin: their name and email cannot be changed here`,
+        'INSUFFICIENT_ROLE',
+      );
     // The rank that counts is the higher of the member's role now and any role this request gives them.
     const outranked = accountEntries.find((entry) => {
-      const requested = input.users.filter((other) => other.userId === entry.userId && other.role !== undefined).map((other) => roleRank(other.role!));
+      const requested = input.users
+        .filter((other) => other.userId === entry.userId && other.role !== undefined)
+        .map((other) => roleRank(other.role!));
       return Math.max(roleRank(byId.get(entry.userId)!.role), ...requested) >= roleRank(organization.role);
     });
     if (outranked) {
-      throw new ForbiddenError(`User ${outranked.userId} is not ranked below you: their name and email cannot be changed by you`, 'INSUFFICIENT_ROLE');
+      throw new ForbiddenError(
+        `User ${outranked.userId} is not ranked below you: their name and email cannot be changed by you`,
+        'INSUFFICIENT_ROLE',
+      );
     }
     const newEmails = input.users.filter((entry) => entry.email !== undefined);
     if (newEmails.length > 0) {
       const taken = await tx
         .select({ id: users.id, email: users.email })
         .from(users)
-        .where(inArray(users.email, newEmails.map((entry) => entry.email!)));
-      const clash = taken.find((account) => newEmails.some((entry) => entry.email === account.email && entry.userId !== account.id));
+        .where(
+          inArray(
+            users.email,
+            newEmails.map((entry) => entry.email!),
+          ),
+        );
+      const clash = taken.find((account) =>
+        newEmails.some((entry) => entry.email === account.email && entry.userId !== account.id),
+      );
       if (clash || new Set(newEmails.map((e) => e.email)).size < newEmails.length) {
-        throw new BadRequestError(`The email ${clash?.email ?? 'given twice'} belongs to another account`, 'EMAIL_TAKEN');
+        throw new BadRequestError(
+          `The email ${clash?.email ?? 'given twice'} belongs to another account`,
+          'EMAIL_TAKEN',
+        );
       }
     }
     await assertOwnerChangesAllowed(
       tx,
       organization,
-      input.users.filter((entry) => entry.role).map((entry) => ({ userId: entry.userId, from: byId.get(entry.userId)!.role, to: entry.role! })),
+      input.users
+        .filter((entry) => entry.role)
+        .map((entry) => ({ userId: entry.userId, from: byId.get(entry.userId)!.role, to: entry.role! })),
     );
     // A fixed number of statements whatever the number of entries (one for the roles, one for the
     // accounts, one for the voided links, two for ending sessions, one for the notices). Entries for the same member merge, later fields winning.
-    const merged = [...input.users.reduce((all, entry) => all.set(entry.userId, { ...all.get(entry.userId), ...definedFields(entry) }), new Map<string, MemberUpdate>()).values()];
-    const roleChanges = merged.filter((entry) => entry.role !== undefined && entry.role !== byId.get(entry.userId)!.role);
+    const merged = [
+      ...input.users
+        .reduce(
+          (all, entry) => all.set(entry.userId, { ...all.get(entry.userId), ...definedFields(entry) }),
+          new Map<string, MemberUpdate>(),
+        )
+        .values(),
+    ];
+    const roleChanges = merged.filter(
+      (entry) => entry.role !== undefined && entry.role !== byId.get(entry.userId)!.role,
+    );
     if (roleChanges.length > 0) {
       const roleOf = sql.join(
         roleChanges.map((entry) => sql`when ${entry.userId}::uuid then ${entry.role}`),
@@ -470,7 +585,15 @@ export async function updateOrganizationUsers(actor: Actor, organization: Organi
       await tx
         .update(organizationMembers)
         .set({ role: sql`(case ${organizationMembers.userId} ${roleOf} end)` })
-        .where(and(eq(organizationMembers.organizationId, organization.id), inArray(organizationMembers.userId, roleChanges.map((entry) => entry.userId))));
+        .where(
+          and(
+            eq(organizationMembers.organizationId, organization.id),
+            inArray(
+              organizationMembers.userId,
+              roleChanges.map((entry) => entry.userId),
+            ),
+          ),
+        );
     }
     // Sending the name or address the account already has (a client re-sending the whole form)
     // is no change: the account stays verified and its emailed links stay valid.
@@ -501,9 +624,17 @@ export async function updateOrganizationUsers(actor: Actor, organization: Organi
       const moved = accountChanges.filter((change) => change.email !== null);
       if (moved.length > 0) {
         // Links emailed to the old address must not act on the new one.
-        await tx.delete(emailTokens).where(inArray(emailTokens.userId, moved.map((change) => change.userId)));
+        await tx.delete(emailTokens).where(
+          inArray(
+            emailTokens.userId,
+            moved.map((change) => change.userId),
+          ),
+        );
         // Whoever held the account before keeps nothing: every session and token ends.
-        await endSessionsOfUser(tx, moved.map((change) => change.userId));
+        await endSessionsOfUser(
+          tx,
+          moved.map((change) => change.userId),
+        );
         await queueEmails(
           tx,
           afterCommit,
@@ -524,7 +655,12 @@ export async function updateOrganizationUsers(actor: Actor, organization: Organi
  * (an owner of the organization), or when null to its oldest owner other than the leaver. One
  * statement, whatever the number of cases; an existing lower access of the heir is raised.
  */
-async function handOverSoleOwnedCases(tx: Executor, organizationId: string, leaverId: string, heirId: string | null): Promise<void> {
+async function handOverSoleOwnedCases(
+  tx: Executor,
+  organizationId: string,
+  leaverId: string,
+  heirId: string | null,
+): Promise<void> {
   const at = sql.param(now(), caseAccess.createdAt);
   const heir = heirId
     ? sql`${heirId}::uuid`
@@ -566,12 +702,29 @@ export async function removeOrganizationUser(actor: Actor, organization: Organiz
     // An id that is not a UUID names no member; past this point userId is a member's id.
     if (!member) throw new NotFoundError('This user is not a member of the organization');
     await assertOwnerChangesAllowed(tx, organization, [{ userId, from: member.role, to: 'client' }]);
-    await handOverSoleOwnedCases(tx, organization.id, userId, !leaving && organization.role === 'owner' ? actor.user.id : null);
-    await tx.delete(invitations).where(and(eq(invitations.organizationId, organization.id), eq(invitations.email, member.email)));
+    await handOverSoleOwnedCases(
+      tx,
+      organization.id,
+      userId,
+      !leaving && organization.role === 'owner' ? actor.user.id : null,
+    );
+    await tx
+      .delete(invitations)
+      .where(and(eq(invitations.organizationId, organization.id), eq(invitations.email, member.email)));
     await tx
       .delete(caseAccess)
-      .where(and(eq(caseAccess.userId, userId), inArray(caseAccess.caseId, tx.select({ id: cases.id }).from(cases).where(eq(cases.organizationId, organization.id)))));
-    await tx.delete(organizationMembers).where(and(eq(organizationMembers.organizationId, organization.id), eq(organizationMembers.userId, userId)));
+      .where(
+        and(
+          eq(caseAccess.userId, userId),
+          inArray(
+            caseAccess.caseId,
+            tx.select({ id: cases.id }).from(cases).where(eq(cases.organizationId, organization.id)),
+          ),
+        ),
+      );
+    await tx
+      .delete(organizationMembers)
+      .where(and(eq(organizationMembers.organizationId, organization.id), eq(organizationMembers.userId, userId)));
   });
   forgetCachedProfile(userId);
   return { message: 'The user was removed from the organization' };

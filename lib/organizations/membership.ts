@@ -8,7 +8,10 @@ import type { OrganizationRole } from './roles';
  * The caller's role in an organization and whether its plan is active, in one query; undefined if
  * not a member (also for an organization id that is not a UUID: it names none).
  */
-export async function findMembership(organizationId: string, userId: string): Promise<{ role: OrganizationRole; planActive: boolean } | undefined> {
+export async function findMembership(
+  organizationId: string,
+  userId: string,
+): Promise<{ role: OrganizationRole; planActive: boolean } | undefined> {
   const [row] = await db()
     .select({ role: organizationMembers.role, planActive: organizationPlans.isActive })
     .from(organizationMembers)

@@ -26,7 +26,9 @@ export async function recomputePendingNameKeys(executor: Executor): Promise<void
     const key = organizationNameKey(row.name);
     const replace = (value: string) =>
       executor.transaction(async (savepoint) => {
-        await savepoint.execute(sql`update ${organizations} set name_key = ${value} where id = ${row.id} and name_key = ${row.nameKey}`);
+        await savepoint.execute(
+          sql`update ${organizations} set name_key = ${value} where id = ${row.id} and name_key = ${row.nameKey}`,
+        );
       });
     try {
       await replace(key);

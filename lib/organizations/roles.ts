@@ -1,5 +1,14 @@
 /** Organization roles, highest first: the order that defines "member role or above". */
-export const ROLES_BY_RANK = ['owner', 'admin', 'full_access', 'employee', 'billing', 'member', 'user', 'client'] as const;
+export const ROLES_BY_RANK = [
+  'owner',
+  'admin',
+  'full_access',
+  'employee',
+  'billing',
+  'member',
+  'user',
+  'client',
+] as const;
 
 export type OrganizationRole = (typeof ROLES_BY_RANK)[number];
 

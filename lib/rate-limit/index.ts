@@ -35,7 +35,8 @@ export const MAX_WINDOW_SECONDS = 86_400;
 
 function windowOf(rule: RateLimitRule, at: Date): { key: string; windowStart: Date; limit: number; endsAt: Date } {
   const seconds = rule.windowSeconds ?? DEFAULT_WINDOW_SECONDS;
-  if (!(seconds > 0 && seconds <= MAX_WINDOW_SECONDS)) throw new Error(`rate limit window of ${seconds}s for ${rule.key}`);
+  if (!(seconds > 0 && seconds <= MAX_WINDOW_SECONDS))
+    throw new Error(`rate limit window of ${seconds}s for ${rule.key}`);
   const windowStart = new Date(Math.floor(at.getTime() / (seconds * 1000)) * seconds * 1000);
   return { key: rule.key, windowStart, limit: rule.limit, endsAt: addSeconds(windowStart, seconds) };
 }
@@ -97,7 +98,13 @@ export async function currentRateLimitCount(rule: Omit<RateLimitRule, 'limit'>):
   const [row] = await db()
     .select({ count: rateLimitCounters.count })
     .from(rateLimitCounters)
-    .where(and(eq(rateLimitCounters.key, w.key), eq(rateLimitCounters.windowStart, w.windowStart), gt(rateLimitCounters.count, 0)));
+    .where(
+      and(
+        eq(rateLimitCounters.key, w.key),
+        eq(rateLimitCounters.windowStart, w.windowStart),
+        gt(rateLimitCounters.count, 0),
+      ),
+    );
   return row?.count ?? 0;
 }
 

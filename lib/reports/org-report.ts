@@ -22,7 +22,13 @@ export async function organizationReport(query: PagingInput & { searchText?: str
   const where = pattern ? or(ilike(organizations.name, pattern), ilike(organizations.email, pattern)) : undefined;
   const direction = sortDirection(query.sortOrder, 'desc');
   const [page, [totals]] = await Promise.all([
-    db().select().from(organizations).where(where).orderBy(direction(organizations.createdAt), direction(organizations.id)).limit(window.size).offset(window.offset),
+    db()
+      .select()
+      .from(organizations)
+      .where(where)
+      .orderBy(direction(organizations.createdAt), direction(organizations.id))
+      .limit(window.size)
+      .offset(window.offset),
     db().select({ total: count() }).from(organizations).where(where),
   ]);
   const ids = page.map((o) => o.id);
@@ -77,7 +83,10 @@ export async function organizationReport(query: PagingInput & { searchText?: str
     const attempts = attemptsOf.get(organization.id);
     const subscription = billingSummary(organization) ?? { billingMode: 'legacy' };
     return {
-      organization: toOrganizationEntity(organization, plan ? toActivePlanEntity(plan, subscription as Record<string, unknown>) : null),
+      organization: toOrganizationEntity(
+        organization,
+        plan ? toActivePlanEntity(plan, subscription as Record<string, unknown>) : null,
+      ),
       otherData: {
         accountAgeInDays: Math.floor((now().getTime() - organization.createdAt.getTime()) / 86_400_000),
         totalCases: casesOf.get(organization.id)?.total ?? 0,
@@ -85,7 +94,11 @@ export async function organizationReport(query: PagingInput & { searchText?: str
         unusedExtractionCodes: codes?.unused ?? 0,
         totalUniqueDevices: devicesOf.get(organization.id)?.total ?? 0,
         unusedExtractionCodesOnRecentCases: codes?.unusedOnRecentCases ?? 0,
-        extractionAttemptsByOutcome: { success: attempts?.success ?? 0, failed: attempts?.failed ?? 0, cancelled: attempts?.cancelled ?? 0 },
+        extractionAttemptsByOutcome: {
+          success: attempts?.success ?? 0,
+          failed: attempts?.failed ?? 0,
+          cancelled: attempts?.cancelled ?? 0,
+        },
         extractionAttemptsPerDevice: {
           average: attempts && attempts.devices > 0 ? Math.round((attempts.total / attempts.devices) * 100) / 100 : 0,
           max: attempts?.maxPerDevice ?? 0,

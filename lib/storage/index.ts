@@ -38,18 +38,38 @@ class S3Storage implements ObjectStorage {
 
   async put(key: string, body: Uint8Array, contentType: string): Promise<void> {
     const { PutObjectCommand } = await import('@aws-sdk/client-s3');
-    await (await this.s3()).send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType, ServerSideEncryption: 'aws:kms' }));
+    await (await this.s3()).send(
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Body: body,
+        ContentType: contentType,
+        ServerSideEncryption: 'aws:kms',
+      }),
+    );
   }
 
   async downloadUrl(key: string, expiresInSeconds: number): Promise<string> {
-    const [{ GetObjectCommand }, { getSignedUrl }] = await Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/s3-request-presigner')]);
-    return getSignedUrl(await this.s3(), new GetObjectCommand({ Bucket: this.bucket, Key: key }), { expiresIn: expiresInSeconds });
+    const [{ GetObjectCommand }, { getSignedUrl }] = await Promise.all([
+      import('@aws-sdk/client-s3'),
+      import('@aws-sdk/s3-request-presigner'),
+    ]);
+    return getSignedUrl(await this.s3(), new GetObjectCommand({ Bucket: this.bucket, Key: key }), {
+      expiresIn: expiresInSeconds,
+    });
   }
 
   async uploadUrl(key: string, file: { contentType: string }, expiresInSeconds: number): Promise<string> {
-    const [{ PutObjectCommand }, { getSignedUrl }] = await Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/s3-request-presigner')]);
+    const [{ PutObjectCommand }, { getSignedUrl }] = await Promise.all([
+      import('@aws-sdk/client-s3'),
+      import('@aws-sdk/s3-request-presigner'),
+    ]);
     // The bucket encrypts by default (SSE-KMS), so the uploader needs no encryption header.
-    return getSignedUrl(await this.s3(), new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: file.contentType }), { expiresIn: expiresInSeconds });
+    return getSignedUrl(
+      await this.s3(),
+      new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: file.contentType }),
+      { expiresIn: expiresInSeconds },
+    );
   }
 
   async size(key: string): Promise<number | null> {
@@ -80,9 +100,9 @@ export function isSafeObjectKey(key: string): boolean {
 }
 
 function assertSafeObjectKey(key: string): void {
-  if (!isSafeObjectKey(key)) throw new Error('Invalid object key: it must be a relative path of non-empty segments other than . and ..');
+  if (!isSafeObjectKey(key))
+    throw new Error('Invalid object key: it must be a relative path of non-empty segments other than . and ..');
 }
-
 
 /**
  * A directory (DATA_DIR/objects) with HMAC-signed, expiring download links that the local server
@@ -104,7 +124,8 @@ export class DirectoryStorage implements ObjectStorage {
     const path = join(this.root, ...key.split('/'));
     // Belt and braces: the resolved path is strictly inside the root.
     const inside = relative(this.root, path);
-    if (inside === '' || inside.startsWith(`..${sep}`) || inside === '..' || isAbsolute(inside)) throw new Error('Object key escapes the storage directory');
+    if (inside === '' || inside.startsWith(`..${sep}`) || inside === '..' || isAbsolute(inside))
+      throw new Error('Object key escapes the storage directory');
     return path;
   }
 
@@ -142,7 +163,12 @@ export class DirectoryStorage implements ObjectStorage {
     link: { expires: number; size: number; signature: string; contentType: string },
     read: (limit: number) => Promise<Buffer | null>,
   ): Promise<'stored' | 'forbidden' | 'too-large'> {
-    if (!isSafeObjectKey(key) || !Number.isSafeInteger(link.size) || !this.isValidLink(`PUT\n${key}\n${link.contentType}\n${link.size}`, link.expires, link.signature)) return 'forbidden';
+    if (
+      !isSafeObjectKey(key) ||
+      !Number.isSafeInteger(link.size) ||
+      !this.isValidLink(`PUT\n${key}\n${link.contentType}\n${link.size}`, link.expires, link.signature)
+    )
+      return 'forbidden';
     const body = await read(link.size);
     if (!body) return 'too-large';
     await this.put(key, body);
@@ -188,7 +214,9 @@ let storage: ObjectStorage | undefined;
 export function objectStorage(): ObjectStorage {
   const { STORAGE_BUCKET, DATA_DIR } = config();
   // Locally the links have a key of their own, never JWT_SECRET: one secret, one purpose.
-  storage ??= STORAGE_BUCKET ? new S3Storage(STORAGE_BUCKET) : new DirectoryStorage(join(DATA_DIR, 'objects'), localSecret(DATA_DIR, 'object-link-secret'));
+  storage ??= STORAGE_BUCKET
+    ? new S3Storage(STORAGE_BUCKET)
+    : new DirectoryStorage(join(DATA_DIR, 'objects'), localSecret(DATA_DIR, 'object-link-secret'));
   return storage;
 }
 

@@ -9,7 +9,10 @@ export type EmailTokenPurpose = (typeof emailTokens.$inferSelect)['purpose'];
 
 const PREFIX: Record<EmailTokenPurpose, string> = { verify_email: 'cebs_ev_', reset_password: 'cebs_pr_' };
 /** Verification links live two days; reset links one hour. */
-export const EMAIL_TOKEN_TTL_SECONDS: Record<EmailTokenPurpose, number> = { verify_email: 2 * 86_400, reset_password: 3600 };
+export const EMAIL_TOKEN_TTL_SECONDS: Record<EmailTokenPurpose, number> = {
+  verify_email: 2 * 86_400,
+  reset_password: 3600,
+};
 
 const ADDRESS_TAG_LENGTH = 22;
 
@@ -23,7 +26,11 @@ function addressTag(head: string, email: string): string {
 }
 
 /** Issues a new token for the purpose, replacing any earlier one, and returns its value (to email to `user.email`). */
-export async function issueEmailToken(tx: Executor, user: { id: string; email: string }, purpose: EmailTokenPurpose): Promise<string> {
+export async function issueEmailToken(
+  tx: Executor,
+  user: { id: string; email: string },
+  purpose: EmailTokenPurpose,
+): Promise<string> {
   const head = newOpaqueToken(PREFIX[purpose]);
   const token = `${head}${addressTag(head, user.email)}`;
   await tx.delete(emailTokens).where(and(eq(emailTokens.userId, user.id), eq(emailTokens.purpose, purpose)));

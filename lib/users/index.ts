@@ -41,7 +41,13 @@ export async function register(input: RegisterInput, client: ClientInfo | null) 
   const created = await transaction(async (tx, afterCommit) => {
     const [user] = await tx
       .insert(users)
-      .values({ email: input.email, name: input.name, passwordHash, termsAcceptedAt: now(), termsVersion: TERMS_VERSION })
+      .values({
+        email: input.email,
+        name: input.name,
+        passwordHash,
+        termsAcceptedAt: now(),
+        termsVersion: TERMS_VERSION,
+      })
       .onConflictDoNothing()
       .returning();
     if (!user) throw new BadRequestError('An account with this email already exists', 'USER_NOT_CREATED');
@@ -49,7 +55,8 @@ export async function register(input: RegisterInput, client: ClientInfo | null) 
     const organization = input.organizationName
       ? await insertOrganization(tx, afterCommit, { name: input.organizationName, ownerId: user.id, email: user.email })
       : await insertOrganizationWithFreeName(tx, afterCommit, `${user.name}'s Organization`, user);
-    if (!organization) throw new BadRequestError('An organization with this name already exists', 'ORGANIZATION_NAME_TAKEN');
+    if (!organization)
+      throw new BadRequestError('An organization with this name already exists', 'ORGANIZATION_NAME_TAKEN');
 
     const invitations = await inviteToOrganization(tx, afterCommit, {
       organization,
@@ -67,12 +74,20 @@ export async function register(input: RegisterInput, client: ClientInfo | null) 
   return {
     ...created.tokens,
     userProfile: await buildUserProfile(created.user.id),
-    organizationInfo: { ...toOrganizationDetails(created.organization, 'owner'), invitations: invitationCounts(created.invitations) },
+    organizationInfo: {
+      ...toOrganizationDetails(created.organization, 'owner'),
+      invitations: invitationCounts(created.invitations),
+    },
   };
 }
 
 /** A name the user did not choose must not fail sign-up: "Ann's Organization (2)" when taken. */
-async function insertOrganizationWithFreeName(tx: Executor, afterCommit: AfterCommit, baseName: string, user: { id: string; email: string }) {
+async function insertOrganizationWithFreeName(
+  tx: Executor,
+  afterCommit: AfterCommit,
+  baseName: string,
+  user: { id: string; email: string },
+) {
   for (let n = 1; n <= 20; n += 1) {
     const name = n === 1 ? baseName : `${baseName} (${n})`;
     const organization = await insertOrganization(tx, afterCommit, { name, ownerId: user.id, email: user.email });
@@ -157,11 +172,20 @@ export const RESET_EMAIL_WINDOW_SECONDS = 3600;
 export async function sendForgotPasswordLink(input: { email: string }) {
   const [user] = await db().select().from(users).where(eq(users.email, input.email)).limit(1);
   if (!user || user.deletedAt) return { isSuccess: false, message: 'No account is registered with this email' };
-  if (!user.isActive || user.accountKind !== 'standard') return { isSuccess: false, message: 'This account cannot sign in' };
+  if (!user.isActive || user.accountKind !== 'standard')
+    return { isSuccess: false, message: 'This account cannot sign in' };
   const allowance = await consumeRateLimit([
-    { key: `reset-email:address:${user.email}`, limit: RESET_EMAILS_PER_ADDRESS, windowSeconds: RESET_EMAIL_WINDOW_SECONDS },
+    {
+      key: `reset-email:address:${user.email}`,
+      limit: RESET_EMAILS_PER_ADDRESS,
+      windowSeconds: RESET_EMAIL_WINDOW_SECONDS,
+    },
   ]);
-  if (!allowance.allowed) return { isSuccess: true, message: 'A password reset link was sent recently: check your inbox, or try again later' };
+  if (!allowance.allowed)
+    return {
+      isSuccess: true,
+      message: 'A password reset link was sent recently: check your inbox, or try again later',
+    };
   await transaction(async (tx, afterCommit) => {
     const token = await issueEmailToken(tx, user, 'reset_password');
     await queueEmail(tx, afterCommit, emails.resetPassword(user.email, user.name, token));

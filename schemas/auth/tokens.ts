@@ -11,12 +11,20 @@ export const GenerateTokenDto = z
   .object({
     // An empty list is the domain's 400 UNSUPPORTED_SCOPE (lib/auth/automation-tokens.ts); the description says so as minItems.
     scopes: z.optional(
-      z.array(ScopeEnum).check(z.maxLength(SCOPES.length * 4)).register(z.globalRegistry, { minItems: 1, description: 'At least one scope; without scopes, a legacy token' }),
+      z
+        .array(ScopeEnum)
+        .check(z.maxLength(SCOPES.length * 4))
+        .register(z.globalRegistry, { minItems: 1, description: 'At least one scope; without scopes, a legacy token' }),
     ),
     label: z.optional(DisplayName),
     // "Never more than 400 days" is a cap on the lifetime, not a refusal: more is lowered to 400 (lib/auth/automation-tokens.ts).
     ttlDays: z.optional(
-      z.int().check(z.minimum(1)).register(z.globalRegistry, { description: `Lifetime in days; above ${MAX_AUTOMATION_TOKEN_TTL_DAYS} is capped at ${MAX_AUTOMATION_TOKEN_TTL_DAYS}` }),
+      z
+        .int()
+        .check(z.minimum(1))
+        .register(z.globalRegistry, {
+          description: `Lifetime in days; above ${MAX_AUTOMATION_TOKEN_TTL_DAYS} is capped at ${MAX_AUTOMATION_TOKEN_TTL_DAYS}`,
+        }),
     ),
   })
   .register(z.globalRegistry, { id: 'GenerateTokenDto' });
@@ -46,7 +54,13 @@ export const AutomationTokenList = z.array(AutomationTokenListEntity);
 
 export const GenerateTokenResponseEntity = z
   .union([
-    z.object({ token: z.string(), id: Id, label: z.nullable(z.string()), scopes: z.array(ScopeEnum), expiresAt: DateTime }),
+    z.object({
+      token: z.string(),
+      id: Id,
+      label: z.nullable(z.string()),
+      scopes: z.array(ScopeEnum),
+      expiresAt: DateTime,
+    }),
     z.object({ token: z.string(), validTill: DateTime }),
   ])
   .register(z.globalRegistry, { id: 'GenerateTokenResponseEntity' });

@@ -16,7 +16,9 @@ export const CreateBillingSetupSessionDto = z
   .object({ successUrl: ReturnUrl, cancelUrl: ReturnUrl })
   .register(z.globalRegistry, { id: 'CreateBillingSetupSessionDto' });
 
-export const BillingSetupSessionEntity = z.object({ url: z.string() }).register(z.globalRegistry, { id: 'BillingSetupSessionEntity' });
+export const BillingSetupSessionEntity = z
+  .object({ url: z.string() })
+  .register(z.globalRegistry, { id: 'BillingSetupSessionEntity' });
 
 export const SelectPlanDto = z
   .object({
@@ -98,9 +100,19 @@ export const ReconciliationResponseEntity = z
   })
   .register(z.globalRegistry, { id: 'ReconciliationResponseEntity' });
 
-export const BillingHistoryCategoryEnum = z.enum(['subscription', 'invoicing', 'payment_method', 'case_billing', 'admin']);
+export const BillingHistoryCategoryEnum = z.enum([
+  'subscription',
+  'invoicing',
+  'payment_method',
+  'case_billing',
+  'admin',
+]);
 
-export const BillingHistoryQuery = z.object({ ...LedgerPagingQuery, category: z.optional(BillingHistoryCategoryEnum), caseId: z.optional(IdText) });
+export const BillingHistoryQuery = z.object({
+  ...LedgerPagingQuery,
+  category: z.optional(BillingHistoryCategoryEnum),
+  caseId: z.optional(IdText),
+});
 
 export const BillingHistoryResponseEntity = z
   .array(
@@ -217,7 +229,15 @@ export const BillingReportResponseEntity = z
         billingMode: z.string(),
         onCaseBilling: z.boolean(),
         window: z.object({ startDate: DateTime, endDate: DateTime }),
-        cases: z.array(z.object({ caseId: z.string(), caseName: z.string(), rows: z.array(ReportRow), subtotalChargedCents: z.number(), subtotalInformationalCents: z.number() })),
+        cases: z.array(
+          z.object({
+            caseId: z.string(),
+            caseName: z.string(),
+            rows: z.array(ReportRow),
+            subtotalChargedCents: z.number(),
+            subtotalInformationalCents: z.number(),
+          }),
+        ),
         totalChargedCents: z.number(),
         totalInformationalCents: z.number(),
         totalNonChargeableCents: z.number(),

@@ -31,6 +31,10 @@ export const ListCasesQuery = z.object({ ...PagingQuery, includeArchived: z.opti
 export const CasePath = z.object({ caseId: IdText });
 export const CaseAccessPath = z.object({ caseId: IdText, userId: IdText });
 
-export const GrantCaseAccessDto = z.object({ access: CaseAccessEnum }).register(z.globalRegistry, { id: 'GrantCaseAccessDto' });
+export const GrantCaseAccessDto = z
+  .object({ access: CaseAccessEnum })
+  .register(z.globalRegistry, { id: 'GrantCaseAccessDto' });
 
-export const CaseAccessEntity = z.object({ caseId: Id, userId: Id, access: CaseAccessEnum }).register(z.globalRegistry, { id: 'CaseAccessEntity' });
+export const CaseAccessEntity = z
+  .object({ caseId: Id, userId: Id, access: CaseAccessEnum })
+  .register(z.globalRegistry, { id: 'CaseAccessEntity' });

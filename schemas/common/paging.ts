@@ -27,7 +27,10 @@ export const QueryList = <T extends z.ZodMiniType<string, string>>(item: T, max 
     z.union([z.string(), z.array(z.string())]),
     z.pipe(
       z.transform((value: string | string[]) =>
-        (Array.isArray(value) ? value : [value]).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean),
+        (Array.isArray(value) ? value : [value])
+          .flatMap((v) => v.split(','))
+          .map((v) => v.trim())
+          .filter(Boolean),
       ),
       z.array(item).check(z.maxLength(max)),
     ),

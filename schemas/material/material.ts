@@ -115,7 +115,13 @@ export const EmailThreadPageEntity = PageEntity(
 export const MaterialPagingQuery = z.object(PagingQuery);
 
 export const ProfilePageEntity = PageEntity(
-  z.object({ id: Id, externalId: z.string(), name: z.string(), platform: z.enum(['professional_network', 'chat_platform']), visibleToOpposingCounsel: z.boolean() }),
+  z.object({
+    id: Id,
+    externalId: z.string(),
+    name: z.string(),
+    platform: z.enum(['professional_network', 'chat_platform']),
+    visibleToOpposingCounsel: z.boolean(),
+  }),
 ).register(z.globalRegistry, { id: 'ProfilePageEntity' });
 
 export const SearchMessagesQuery = z.object({
@@ -142,13 +148,19 @@ export const ProfessionalNetworkMessageEntity = z
   })
   .register(z.globalRegistry, { id: 'ProfessionalNetworkMessageEntity' });
 
-export const ProfessionalNetworkMessagePageEntity = PageEntity(ProfessionalNetworkMessageEntity).register(z.globalRegistry, {
-  id: 'ProfessionalNetworkMessagePageEntity',
-});
+export const ProfessionalNetworkMessagePageEntity = PageEntity(ProfessionalNetworkMessageEntity).register(
+  z.globalRegistry,
+  {
+    id: 'ProfessionalNetworkMessagePageEntity',
+  },
+);
 
 export const ChatProfilePath = z.object({ caseId: IdText, chatPlatformId: IdText });
 
-export const SupportTicketsQuery = z.object({ ...PagingQuery, searchText: z.optional(z.string().check(z.trim(), z.maxLength(200))) });
+export const SupportTicketsQuery = z.object({
+  ...PagingQuery,
+  searchText: z.optional(z.string().check(z.trim(), z.maxLength(200))),
+});
 
 export const SupportTicketEntity = z
   .object({
@@ -164,7 +176,9 @@ export const SupportTicketEntity = z
   })
   .register(z.globalRegistry, { id: 'SupportTicketEntity' });
 
-export const SupportTicketPageEntity = PageEntity(SupportTicketEntity).register(z.globalRegistry, { id: 'SupportTicketPageEntity' });
+export const SupportTicketPageEntity = PageEntity(SupportTicketEntity).register(z.globalRegistry, {
+  id: 'SupportTicketPageEntity',
+});
 
 const JsonObject = z.record(z.string().check(z.maxLength(200)), z.unknown());
 const ShortText = z.string().check(z.maxLength(500));
@@ -218,7 +232,9 @@ export const ImportNotesResponseEntity = z
 /** An attachment the desktop extractor is about to upload: its file name, type and size. */
 const UploadFile = z.object({
   name: z.string().check(z.trim(), z.minLength(1), z.maxLength(255)),
-  contentType: z.string().check(z.maxLength(100), z.regex(/^[\w.+-]+\/[\w.+-]+$/, 'Must be a media type such as image/jpeg')),
+  contentType: z
+    .string()
+    .check(z.maxLength(100), z.regex(/^[\w.+-]+\/[\w.+-]+$/, 'Must be a media type such as image/jpeg')),
   size: z.int().check(z.minimum(1), z.maximum(5 * 1024 ** 3)),
 });
 
@@ -243,7 +259,10 @@ export const AttachmentUploadsResponseEntity = z
   })
   .register(z.globalRegistry, { id: 'AttachmentUploadsResponseEntity' });
 
-export const OrgReportQuery = z.object({ ...PagingQuery, searchText: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(100))) });
+export const OrgReportQuery = z.object({
+  ...PagingQuery,
+  searchText: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(100))),
+});
 
 export const OrganizationActivityReportPageEntity = PageEntity(
   z.object({

@@ -28,7 +28,14 @@ export const UpdateOrganizationUserAccessDto = z
 export const UpdateOrganizationUsersDto = z
   .object({
     users: z
-      .array(z.object({ userId: IdText, role: z.optional(OrganizationRoleEnum), name: z.optional(DisplayName), email: z.optional(Email) }))
+      .array(
+        z.object({
+          userId: IdText,
+          role: z.optional(OrganizationRoleEnum),
+          name: z.optional(DisplayName),
+          email: z.optional(Email),
+        }),
+      )
       .check(z.minLength(1), z.maxLength(100)),
   })
   .register(z.globalRegistry, { id: 'UpdateOrganizationUsersDto' });
@@ -53,7 +60,9 @@ export const InvitationEntity = z
   })
   .register(z.globalRegistry, { id: 'InvitationEntity' });
 
-export const InvitationPageEntity = PageEntity(InvitationEntity).register(z.globalRegistry, { id: 'InvitationPageEntity' });
+export const InvitationPageEntity = PageEntity(InvitationEntity).register(z.globalRegistry, {
+  id: 'InvitationPageEntity',
+});
 
 const InvitationSort = {
   sortBy: z.optional(z.enum(['createdAt', 'updatedAt', 'email'])),

@@ -11,7 +11,9 @@ export const OrganizationIdPath = z.object({ orgId: IdText });
  * names are unique once those, case and look-alike letters are folded (lib/organizations/name-key.ts).
  */
 export const OrganizationName = DisplayName.check(
-  z.refine((name: string) => !hasInvisibleCharacters(name), { message: 'Must not contain invisible characters (zero-width or bidi control characters)' }),
+  z.refine((name: string) => !hasInvisibleCharacters(name), {
+    message: 'Must not contain invisible characters (zero-width or bidi control characters)',
+  }),
 );
 
 /** Largest serialized size (UTF-8 bytes of its JSON) of the organization's `metadata`. */
@@ -23,7 +25,9 @@ export const CreateOrganizationDto = z
   .object({ name: OrganizationName, inviteEmails: z.optional(z.array(Email).check(z.maxLength(50))) })
   .register(z.globalRegistry, { id: 'CreateOrganizationDto' });
 
-export const ValidateOrganizationNameDto = z.object({ name: DisplayName }).register(z.globalRegistry, { id: 'ValidateOrganizationNameDto' });
+export const ValidateOrganizationNameDto = z
+  .object({ name: DisplayName })
+  .register(z.globalRegistry, { id: 'ValidateOrganizationNameDto' });
 
 export const ValidateOrganizationNameResponseEntity = z
   .object({ isValid: z.boolean() })
@@ -34,7 +38,11 @@ const ShortText = (max: number) => z.string().check(z.trim(), z.maxLength(max));
 const JsonObject = (maxBytes: number) =>
   z
     .record(z.string().check(z.maxLength(100)), z.unknown())
-    .check(z.refine((value) => Buffer.byteLength(JSON.stringify(value), 'utf8') <= maxBytes, { message: `Must be at most ${maxBytes} bytes as JSON` }))
+    .check(
+      z.refine((value) => Buffer.byteLength(JSON.stringify(value), 'utf8') <= maxBytes, {
+        message: `Must be at most ${maxBytes} bytes as JSON`,
+      }),
+    )
     .register(z.globalRegistry, { description: `Free-form object, at most ${maxBytes} bytes as JSON` });
 
 /** A postal address; every line optional (unknown keys are dropped). Sent whole: it replaces the stored one. */
@@ -73,7 +81,15 @@ export const UpdateOrganizationDto = z
 
 export const SlugPath = z.object({ slug: z.string().check(z.minLength(1), z.maxLength(80)) });
 
-export const DeviceTypeEnum = z.enum(['unknown', 'android', 'ios', 'facebook_dump', 'instagram_dump', 'threads_dump', 'email']);
+export const DeviceTypeEnum = z.enum([
+  'unknown',
+  'android',
+  'ios',
+  'facebook_dump',
+  'instagram_dump',
+  'threads_dump',
+  'email',
+]);
 
 export const UsagesStatQuery = z.object({
   deviceId: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),

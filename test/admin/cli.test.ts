@@ -37,27 +37,53 @@ describe('npm run admin -- credits grant', () => {
     const owner = await createUser();
     const lines: string[] = [];
 
-    expect(await runAdminCommand(['credits', 'grant', owner.organizationId, '5000', 'goodwill', 'gesture'], (l) => lines.push(l))).toBe(0);
-    expect(await runAdminCommand(['credits', 'grant', owner.organizationId, '-1000', 'goodwill', 'taken', 'back'], (l) => lines.push(l))).toBe(0);
+    expect(
+      await runAdminCommand(['credits', 'grant', owner.organizationId, '5000', 'goodwill', 'gesture'], (l) =>
+        lines.push(l),
+      ),
+    ).toBe(0);
+    expect(
+      await runAdminCommand(['credits', 'grant', owner.organizationId, '-1000', 'goodwill', 'taken', 'back'], (l) =>
+        lines.push(l),
+      ),
+    ).toBe(0);
 
-    expect(lines).toEqual([`credits: balance of ${owner.organizationId} is now 5000 cents`, `credits: balance of ${owner.organizationId} is now 4000 cents`]);
+    expect(lines).toEqual([
+      `credits: balance of ${owner.organizationId} is now 5000 cents`,
+      `credits: balance of ${owner.organizationId} is now 4000 cents`,
+    ]);
     const credits = await invoke(routes.getCredits, as(owner));
     const history = await invoke(routes.listBillingHistory, as(owner));
-    expect(expectData(credits).ledger.map((e: { description: string }) => e.description)).toEqual(['Credits removed by support', 'Credits added by support']);
+    expect(expectData(credits).ledger.map((e: { description: string }) => e.description)).toEqual([
+      'Credits removed by support',
+      'Credits added by support',
+    ]);
     expect(expectData(history)).toHaveLength(2);
     expect(JSON.stringify(credits.body)).not.toMatch(/goodwill|gesture/i);
     expect(JSON.stringify(history.body)).not.toMatch(/goodwill|gesture/i);
     // The reason stays where staff can read it: the history entry (hidden from customers).
-    const entries = await db().select().from(billingHistory).where(eq(billingHistory.organizationId, owner.organizationId));
+    const entries = await db()
+      .select()
+      .from(billingHistory)
+      .where(eq(billingHistory.organizationId, owner.organizationId));
     expect(entries.map((e) => e.reason).sort()).toEqual(['goodwill gesture', 'goodwill taken back']);
     // Written neutrally, not only shown so: the stored ledger entries never held the reason.
-    expect((await ledgerOf(owner.organizationId)).map((e) => e.description).sort()).toEqual(['Credits added by support', 'Credits removed by support']);
+    expect((await ledgerOf(owner.organizationId)).map((e) => e.description).sort()).toEqual([
+      'Credits added by support',
+      'Credits removed by support',
+    ]);
   });
 
   it('exits 1 for an unknown organization and 2 with usage without a reason', async () => {
     const lines: string[] = [];
-    expect(await runAdminCommand(['credits', 'grant', '00000000-0000-7000-8000-000000000000', '100', 'x'], (l) => lines.push(l))).toBe(1);
-    expect(await runAdminCommand(['credits', 'grant', '00000000-0000-7000-8000-000000000000', '100'], (l) => lines.push(l))).toBe(2);
+    expect(
+      await runAdminCommand(['credits', 'grant', '00000000-0000-7000-8000-000000000000', '100', 'x'], (l) =>
+        lines.push(l),
+      ),
+    ).toBe(1);
+    expect(
+      await runAdminCommand(['credits', 'grant', '00000000-0000-7000-8000-000000000000', '100'], (l) => lines.push(l)),
+    ).toBe(2);
     expect(lines[0]).toBe('No organization 00000000-0000-7000-8000-000000000000');
     expect(lines[1]).toContain('Usage');
   });
@@ -101,10 +127,19 @@ describe('npm run admin -- billing verify', () => {
 
   it('exits 1 naming an unknown organization, and 2 with usage for extra arguments', async () => {
     const lines: string[] = [];
-    expect(await runAdminCommand(['billing', 'verify', '00000000-0000-7000-8000-000000000000'], (l) => lines.push(l))).toBe(1);
+    expect(
+      await runAdminCommand(['billing', 'verify', '00000000-0000-7000-8000-000000000000'], (l) => lines.push(l)),
+    ).toBe(1);
     expect(await runAdminCommand(['billing', 'verify', 'not-an-id'], (l) => lines.push(l))).toBe(1);
-    expect(await runAdminCommand(['billing', 'verify', '00000000-0000-7000-8000-000000000000', 'extra'], (l) => lines.push(l))).toBe(2);
-    expect(lines.slice(0, 2)).toEqual(['No organization 00000000-0000-7000-8000-000000000000', 'No organization not-an-id']);
+    expect(
+      await runAdminCommand(['billing', 'verify', '00000000-0000-7000-8000-000000000000', 'extra'], (l) =>
+        lines.push(l),
+      ),
+    ).toBe(2);
+    expect(lines.slice(0, 2)).toEqual([
+      'No organization 00000000-0000-7000-8000-000000000000',
+      'No organization not-an-id',
+    ]);
     expect(lines[2]).toContain('Usage');
   });
 });

@@ -11,11 +11,22 @@ describe('POST /auth/check-email-availability', () => {
   it('tells a free address from one taken by a user or by a custodian', async () => {
     const user = await createUser();
     const custodian = uniqueEmail('custodian');
-    await db().insert(extractionCodes).values({ organizationId: user.organizationId, codeHash: hashToken('code-1'), custodianEmail: custodian });
+    await db()
+      .insert(extractionCodes)
+      .values({ organizationId: user.organizationId, codeHash: hashToken('code-1'), custodianEmail: custodian });
 
-    const free = await invoke(routes.checkEmailAvailability, { body: { email: uniqueEmail('free') }, ip: '198.51.100.1' });
-    const taken = await invoke(routes.checkEmailAvailability, { body: { email: user.email.toUpperCase() }, ip: '198.51.100.1' });
-    const custodial = await invoke(routes.checkEmailAvailability, { body: { email: custodian.toUpperCase() }, ip: '198.51.100.1' });
+    const free = await invoke(routes.checkEmailAvailability, {
+      body: { email: uniqueEmail('free') },
+      ip: '198.51.100.1',
+    });
+    const taken = await invoke(routes.checkEmailAvailability, {
+      body: { email: user.email.toUpperCase() },
+      ip: '198.51.100.1',
+    });
+    const custodial = await invoke(routes.checkEmailAvailability, {
+      body: { email: custodian.toUpperCase() },
+      ip: '198.51.100.1',
+    });
 
     expect(expectData(free)).toEqual({ isAvailable: true, type: null });
     expect(expectData(taken)).toEqual({ isAvailable: false, type: 'user' });
@@ -26,8 +37,15 @@ describe('POST /auth/check-email-availability', () => {
     const user = await createUser();
     const failure = await db()
       .insert(extractionCodes)
-      .values({ organizationId: user.organizationId, codeHash: hashToken('code-2'), custodianEmail: 'Mixed.Case@Example.com' })
-      .then(() => null, (error: Error & { cause?: Error }) => `${error.message} ${error.cause?.message ?? ''}`);
+      .values({
+        organizationId: user.organizationId,
+        codeHash: hashToken('code-2'),
+        custodianEmail: 'Mixed.Case@Example.com',
+      })
+      .then(
+        () => null,
+        (error: Error & { cause?: Error }) => `${error.message} ${error.cause?.message ?? ''}`,
+      );
     expect(failure).toContain('extraction_codes_custodian_email_lowercase');
   });
 
@@ -47,7 +65,9 @@ describe('POST /auth/check-email-availability', () => {
   it.each([[{}], [{ email: 'not-an-email' }], [{ email: 7 }], [{ email: `${'a'.repeat(250)}@example.com` }]])(
     'answers 400 naming body.email for %j',
     async (body) => {
-      expectError(await invoke(routes.checkEmailAvailability, { body, ip: '198.51.100.4' }), 400, 'VALIDATION_FAILED', ['body.email']);
+      expectError(await invoke(routes.checkEmailAvailability, { body, ip: '198.51.100.4' }), 400, 'VALIDATION_FAILED', [
+        'body.email',
+      ]);
     },
   );
 });

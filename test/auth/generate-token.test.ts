@@ -31,7 +31,11 @@ describe('POST /auth/generate-token with scopes (automation token)', () => {
     // Act
     const result = await invoke(routes.generateToken, {
       token: user.accessToken,
-      body: { scopes: ['profile:read', 'cases:read', 'profile:read', 'cases:read'], label: '  Nightly sync  ', ttlDays: 30 },
+      body: {
+        scopes: ['profile:read', 'cases:read', 'profile:read', 'cases:read'],
+        label: '  Nightly sync  ',
+        ttlDays: 30,
+      },
     });
     // Assess
     const data = expectData(result);
@@ -46,8 +50,12 @@ describe('POST /auth/generate-token with scopes (automation token)', () => {
 
   it('mints a different token and id each time', async () => {
     const user = await createUser();
-    const first = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'] } }));
-    const second = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'] } }));
+    const first = expectData(
+      await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'] } }),
+    );
+    const second = expectData(
+      await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'] } }),
+    );
     expect(second.token).not.toBe(first.token);
     expect(second.id).not.toBe(first.id);
   });
@@ -55,7 +63,9 @@ describe('POST /auth/generate-token with scopes (automation token)', () => {
   it('defaults to 365 days and a null label', async () => {
     testClock.freeze(T0);
     const user = await createUser();
-    const data = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'] } }));
+    const data = expectData(
+      await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'] } }),
+    );
     expect(data.label).toBeNull();
     expect(data.expiresAt).toBe(addDays(T0, 365).toISOString());
   });
@@ -64,7 +74,9 @@ describe('POST /auth/generate-token with scopes (automation token)', () => {
     testClock.freeze(T0);
     const user = await createUser();
     restoreConfig = overrideConfig({ AUTOMATION_TOKEN_DEFAULT_TTL_DAYS: 90 });
-    const data = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'] } }));
+    const data = expectData(
+      await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'] } }),
+    );
     expect(data.expiresAt).toBe(addDays(T0, 90).toISOString());
   });
 
@@ -72,25 +84,34 @@ describe('POST /auth/generate-token with scopes (automation token)', () => {
     testClock.freeze(T0);
     const user = await createUser();
     restoreConfig = overrideConfig({ AUTOMATION_TOKEN_DEFAULT_TTL_DAYS: 1000 });
-    const data = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'] } }));
+    const data = expectData(
+      await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'] } }),
+    );
     expect(data.expiresAt).toBe(addDays(T0, 400).toISOString());
   });
 
   it.each([1, 400])('accepts ttlDays %i', async (ttlDays) => {
     testClock.freeze(T0);
     const user = await createUser();
-    const data = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'], ttlDays } }));
+    const data = expectData(
+      await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'], ttlDays } }),
+    );
     expect(data.expiresAt).toBe(addDays(T0, ttlDays).toISOString());
   });
 
-  it.each([401, 5000, Number.MAX_SAFE_INTEGER])('caps ttlDays %i at 400 days instead of refusing it', async (ttlDays) => {
-    testClock.freeze(T0);
-    const user = await createUser();
-    const data = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'], ttlDays } }));
-    expect(data.expiresAt).toBe(addDays(T0, 400).toISOString());
-    const [row] = (await sessionRowsOf(user.id)).filter((r) => r.kind === 'automation');
-    expect(row!.expiresAt.toISOString()).toBe(addDays(T0, 400).toISOString());
-  });
+  it.each([401, 5000, Number.MAX_SAFE_INTEGER])(
+    'caps ttlDays %i at 400 days instead of refusing it',
+    async (ttlDays) => {
+      testClock.freeze(T0);
+      const user = await createUser();
+      const data = expectData(
+        await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'], ttlDays } }),
+      );
+      expect(data.expiresAt).toBe(addDays(T0, 400).toISOString());
+      const [row] = (await sessionRowsOf(user.id)).filter((r) => r.kind === 'automation');
+      expect(row!.expiresAt.toISOString()).toBe(addDays(T0, 400).toISOString());
+    },
+  );
 
   it('ignores a field it does not know (expiresAt): the lifetime is the default', async () => {
     testClock.freeze(T0);
@@ -102,7 +123,9 @@ describe('POST /auth/generate-token with scopes (automation token)', () => {
 
   it('accepts every supported scope at once', async () => {
     const user = await createUser();
-    const data = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: [...SCOPES] } }));
+    const data = expectData(
+      await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: [...SCOPES] } }),
+    );
     expect(data.scopes).toEqual([...SCOPES]);
   });
 
@@ -110,11 +133,23 @@ describe('POST /auth/generate-token with scopes (automation token)', () => {
     // Prepare
     const user = await createUser();
     // Act
-    const data = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'], label: 'hashed' } }));
+    const data = expectData(
+      await invoke(routes.generateToken, {
+        token: user.accessToken,
+        body: { scopes: ['profile:read'], label: 'hashed' },
+      }),
+    );
     // Assess
     const rows = await sessionRowsOf(user.id);
     const row = rows.find((r) => r.id === data.id);
-    expect(row).toMatchObject({ kind: 'automation', tokenHash: sha256(data.token), label: 'hashed', scopes: ['profile:read'], revokedAt: null, lastUsedAt: null });
+    expect(row).toMatchObject({
+      kind: 'automation',
+      tokenHash: sha256(data.token),
+      label: 'hashed',
+      scopes: ['profile:read'],
+      revokedAt: null,
+      lastUsedAt: null,
+    });
     const everything = JSON.stringify(await db().select().from(sessions));
     expect(everything).not.toContain(data.token);
     expect(everything).not.toContain(data.token.slice('cebs_at_'.length));
@@ -124,7 +159,9 @@ describe('POST /auth/generate-token with scopes (automation token)', () => {
   it('works as a bearer on a route its scope covers and stamps its last use', async () => {
     // Prepare
     const user = await createUser();
-    const minted = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'] } }));
+    const minted = expectData(
+      await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'] } }),
+    );
     testClock.freeze(T0);
     // Act
     const result = await invoke(routes.getProfile, { token: minted.token });
@@ -136,7 +173,9 @@ describe('POST /auth/generate-token with scopes (automation token)', () => {
 
   it('gets 403 INSUFFICIENT_SCOPE on a route whose scope it lacks', async () => {
     const user = await createUser();
-    const minted = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'] } }));
+    const minted = expectData(
+      await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'] } }),
+    );
     const result = await invoke(routes.updateProfile, { token: minted.token, body: { name: 'Renamed By Token' } });
     expectError(result, 403, 'INSUFFICIENT_SCOPE');
     expect(result.body.error.message).toContain('profile:write');
@@ -150,23 +189,30 @@ describe('POST /auth/generate-token with scopes (automation token)', () => {
     ['list tokens', routes.listTokens, {}],
     ['change password', routes.changePassword, { body: { oldPassword: 'whatever-old', newPassword: 'whatever-new' } }],
     ['logout', routes.logout, {}],
-  ] as const)('gets 403 INSUFFICIENT_SCOPE on %s, a route with no scope, even holding every scope', async (_label, route, options) => {
-    // Prepare
-    const user = await createUser();
-    const minted = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: [...SCOPES] } }));
-    // Act
-    const result = await invoke(route, { token: minted.token, ...options });
-    // Assess
-    expectError(result, 403, 'INSUFFICIENT_SCOPE');
-    const rows = await sessionRowsOf(user.id);
-    expect(rows.filter((r) => r.kind !== 'login')).toHaveLength(1);
-  });
+  ] as const)(
+    'gets 403 INSUFFICIENT_SCOPE on %s, a route with no scope, even holding every scope',
+    async (_label, route, options) => {
+      // Prepare
+      const user = await createUser();
+      const minted = expectData(
+        await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: [...SCOPES] } }),
+      );
+      // Act
+      const result = await invoke(route, { token: minted.token, ...options });
+      // Assess
+      expectError(result, 403, 'INSUFFICIENT_SCOPE');
+      const rows = await sessionRowsOf(user.id);
+      expect(rows.filter((r) => r.kind !== 'login')).toHaveLength(1);
+    },
+  );
 
   it('stops working at its expiry (401), and works until then', async () => {
     // Prepare
     testClock.freeze(T0);
     const user = await createUser();
-    const minted = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'], ttlDays: 2 } }));
+    const minted = expectData(
+      await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'], ttlDays: 2 } }),
+    );
     // Act + Assess: one second before expiry it works
     testClock.advance(2 * 86_400 - 1);
     expectData(await invoke(routes.getProfile, { token: minted.token }));
@@ -179,7 +225,9 @@ describe('POST /auth/generate-token with scopes (automation token)', () => {
 
   it('stops working past the default 365 days', async () => {
     const user = await createUser();
-    const minted = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'] } }));
+    const minted = expectData(
+      await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'] } }),
+    );
     testClock.advance(364 * 86_400);
     expectData(await invoke(routes.getProfile, { token: minted.token }));
     testClock.advance(2 * 86_400);
@@ -188,7 +236,9 @@ describe('POST /auth/generate-token with scopes (automation token)', () => {
 
   it('gets 401 once its user is inactive', async () => {
     const user = await createUser();
-    const minted = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'] } }));
+    const minted = expectData(
+      await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'] } }),
+    );
     await updateUserRow(user.id, { isActive: false });
     expectError(await invoke(routes.getProfile, { token: minted.token }), 401, 'ACCOUNT_INACTIVE');
   });
@@ -223,8 +273,15 @@ describe('POST /auth/generate-token without scopes (legacy token)', () => {
     const legacy = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: {} }));
     // Act + Assess
     expect(expectData(await invoke(routes.getProfile, { token: legacy.token })).id).toBe(user.id);
-    expect(expectData(await invoke(routes.updateProfile, { token: legacy.token, body: { name: 'Legacy Renamed' } })).name).toBe('Legacy Renamed');
-    const scoped = expectData(await invoke(routes.generateToken, { token: legacy.token, body: { scopes: ['cases:read'], label: 'from legacy' } }));
+    expect(
+      expectData(await invoke(routes.updateProfile, { token: legacy.token, body: { name: 'Legacy Renamed' } })).name,
+    ).toBe('Legacy Renamed');
+    const scoped = expectData(
+      await invoke(routes.generateToken, {
+        token: legacy.token,
+        body: { scopes: ['cases:read'], label: 'from legacy' },
+      }),
+    );
     expect(scoped.token).toMatch(/^cebs_at_/);
     const another = expectData(await invoke(routes.generateToken, { token: legacy.token, body: {} }));
     expect(another.token).toMatch(/^cebs_lt_/);
@@ -272,7 +329,11 @@ describe('POST /auth/generate-token errors', () => {
 
   it('answers 400 UNSUPPORTED_SCOPE for an empty scope list and mints nothing', async () => {
     const user = await createUser();
-    expectError(await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: [] } }), 400, 'UNSUPPORTED_SCOPE');
+    expectError(
+      await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: [] } }),
+      400,
+      'UNSUPPORTED_SCOPE',
+    );
     expect((await sessionRowsOf(user.id)).filter((r) => r.kind !== 'login')).toEqual([]);
   });
 
@@ -295,13 +356,22 @@ describe('POST /auth/generate-token errors', () => {
     [{ ttlDays: 0 }, ['body.ttlDays']],
   ])('answers 400 VALIDATION_FAILED for %j naming %j', async (body, fields) => {
     const user = await createUser();
-    expectError(await invoke(routes.generateToken, { token: user.accessToken, body }), 400, 'VALIDATION_FAILED', fields);
+    expectError(
+      await invoke(routes.generateToken, { token: user.accessToken, body }),
+      400,
+      'VALIDATION_FAILED',
+      fields,
+    );
     expect((await sessionRowsOf(user.id)).filter((r) => r.kind !== 'login')).toEqual([]);
   });
 
   it('answers 400 MALFORMED_JSON for a body that is not JSON', async () => {
     const user = await createUser();
-    expectError(await invoke(routes.generateToken, { token: user.accessToken, rawBody: '{"scopes":' }), 400, 'MALFORMED_JSON');
+    expectError(
+      await invoke(routes.generateToken, { token: user.accessToken, rawBody: '{"scopes":' }),
+      400,
+      'MALFORMED_JSON',
+    );
   });
 
   it('answers 403 FEATURE_DISABLED for a scoped token while automation tokens are off, and mints nothing', async () => {
@@ -309,7 +379,10 @@ describe('POST /auth/generate-token errors', () => {
     const user = await createUser();
     restoreConfig = overrideConfig({ FEATURE_AUTOMATION_TOKENS: false });
     // Act
-    const result = await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'], label: 'off' } });
+    const result = await invoke(routes.generateToken, {
+      token: user.accessToken,
+      body: { scopes: ['profile:read'], label: 'off' },
+    });
     // Assess
     expectError(result, 403, 'FEATURE_DISABLED');
     expect((await sessionRowsOf(user.id)).filter((r) => r.kind === 'automation')).toEqual([]);
@@ -333,12 +406,19 @@ describe('POST /auth/generate-token security', () => {
     ['a refresh token', 'cebs_rt_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'],
     ['a forged JWT', 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4Iiwic2lkIjoieSJ9.c2lnbmF0dXJl'],
   ])('answers 401 UNAUTHENTICATED with %s', async (_label, token) => {
-    expectError(await invoke(routes.generateToken, { token, body: { scopes: ['profile:read'] } }), 401, 'UNAUTHENTICATED');
+    expectError(
+      await invoke(routes.generateToken, { token, body: { scopes: ['profile:read'] } }),
+      401,
+      'UNAUTHENTICATED',
+    );
   });
 
   it('answers 401 for a non-Bearer authorization header', async () => {
     const user = await createUser();
-    const result = await invoke(routes.generateToken, { headers: { authorization: `Basic ${user.accessToken}` }, body: {} });
+    const result = await invoke(routes.generateToken, {
+      headers: { authorization: `Basic ${user.accessToken}` },
+      body: {},
+    });
     expectError(result, 401, 'UNAUTHENTICATED');
   });
 
@@ -350,12 +430,20 @@ describe('POST /auth/generate-token security', () => {
   it('answers 401 for a logged-out access token', async () => {
     const user = await createUser();
     expectData(await invoke(routes.logout, { token: user.accessToken }));
-    expectError(await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'] } }), 401, 'UNAUTHENTICATED');
+    expectError(
+      await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'] } }),
+      401,
+      'UNAUTHENTICATED',
+    );
     expectError(await invoke(routes.generateToken, { token: user.accessToken, body: {} }), 401, 'UNAUTHENTICATED');
     expect((await sessionRowsOf(user.id)).filter((r) => r.kind !== 'login')).toEqual([]);
   });
 
   it('answers 401 before validating the body of an anonymous caller', async () => {
-    expectError(await invoke(routes.generateToken, { body: { scopes: ['nope'], ttlDays: 9999 } }), 401, 'UNAUTHENTICATED');
+    expectError(
+      await invoke(routes.generateToken, { body: { scopes: ['nope'], ttlDays: 9999 } }),
+      401,
+      'UNAUTHENTICATED',
+    );
   });
 });

@@ -29,7 +29,8 @@ async function mint(user: TestUser, body: { scopes: string[]; label?: string; tt
   return expectData<Minted>(await invoke(routes.generateToken, { token: user.accessToken, body }));
 }
 
-const list = async (user: TestUser) => expectData<Array<Record<string, unknown>>>(await invoke(routes.listTokens, { token: user.accessToken }));
+const list = async (user: TestUser) =>
+  expectData<Array<Record<string, unknown>>>(await invoke(routes.listTokens, { token: user.accessToken }));
 
 describe('GET /auth/tokens', () => {
   it('lists the caller’s automation tokens newest first with every field of the entry', async () => {
@@ -131,7 +132,11 @@ describe('GET /auth/tokens', () => {
     testClock.freeze(T0);
     const user = await createUser();
     const minted = await mint(user, { scopes: ['profile:read'] });
-    expectError(await invoke(routes.updateProfile, { token: minted.token, body: { name: 'Nope' } }), 403, 'INSUFFICIENT_SCOPE');
+    expectError(
+      await invoke(routes.updateProfile, { token: minted.token, body: { name: 'Nope' } }),
+      403,
+      'INSUFFICIENT_SCOPE',
+    );
     expect((await list(user))[0]!.lastUsedAt).toBe(T0.toISOString());
   });
 
@@ -160,9 +165,13 @@ describe('GET /auth/tokens', () => {
     const minted = await mint(user, { scopes: ['profile:read'], ttlDays: 1 });
     testClock.advance(86_400 + 1);
     expectError(await invoke(routes.getProfile, { token: minted.token }), 401, 'UNAUTHENTICATED');
-    const { accessToken } = expectData(await invoke(routes.login, { body: { email: user.email, password: user.password } }));
+    const { accessToken } = expectData(
+      await invoke(routes.login, { body: { email: user.email, password: user.password } }),
+    );
     const entries = expectData(await invoke(routes.listTokens, { token: accessToken }));
-    expect(entries).toEqual([expect.objectContaining({ id: minted.id, expiresAt: addDays(T0, 1).toISOString(), revoked: false })]);
+    expect(entries).toEqual([
+      expect.objectContaining({ id: minted.id, expiresAt: addDays(T0, 1).toISOString(), revoked: false }),
+    ]);
   });
 
   it('does not list legacy tokens or sign-in sessions', async () => {

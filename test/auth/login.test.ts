@@ -43,7 +43,11 @@ describe('POST /auth/login', () => {
   ])('answers 401 for %s', async (_label, change) => {
     const user = await createUser();
     await updateUserRow(user.id, change);
-    expectError(await invoke(routes.login, { body: { email: user.email, password: user.password } }), 401, 'ACCOUNT_INACTIVE');
+    expectError(
+      await invoke(routes.login, { body: { email: user.email, password: user.password } }),
+      401,
+      'ACCOUNT_INACTIVE',
+    );
   });
 
   it.each([
@@ -63,14 +67,16 @@ describe('POST /auth/login', () => {
 describe('POST /auth/login: failed sign-ins are throttled', () => {
   /** Two minutes into a 15-minute window, so a test never straddles a window boundary by accident. */
   const T0 = new Date('2026-11-22T10:02:00.000Z');
-  const attempt = (email: string, password: string, ip: string) => invoke(routes.login, { body: { email, password }, ip });
+  const attempt = (email: string, password: string, ip: string) =>
+    invoke(routes.login, { body: { email, password }, ip });
 
   it('answers the 11th failed sign-in for one account from one IP 429 RATE_LIMITED with Retry-After, even with the right password', async () => {
     // Prepare
     testClock.freeze(T0);
     const user = await createUser();
     const ip = '192.0.2.11';
-    for (let i = 0; i < 10; i += 1) expectError(await attempt(user.email, `wrong-${i}-password`, ip), 401, 'INVALID_CREDENTIALS');
+    for (let i = 0; i < 10; i += 1)
+      expectError(await attempt(user.email, `wrong-${i}-password`, ip), 401, 'INVALID_CREDENTIALS');
     // Act
     const limited = await attempt(user.email, 'wrong-again-password', ip);
     // Assess: refused until the end of the 15-minute window (10:15)
@@ -89,7 +95,8 @@ describe('POST /auth/login: failed sign-ins are throttled', () => {
   it('counts an unknown address like a known one', async () => {
     testClock.freeze(T0);
     const email = uniqueEmail('nobody');
-    for (let i = 0; i < 10; i += 1) expectError(await attempt(email, 'wrong-password', '192.0.2.21'), 401, 'INVALID_CREDENTIALS');
+    for (let i = 0; i < 10; i += 1)
+      expectError(await attempt(email, 'wrong-password', '192.0.2.21'), 401, 'INVALID_CREDENTIALS');
     expectError(await attempt(email, 'wrong-password', '192.0.2.21'), 429, 'RATE_LIMITED');
   });
 
@@ -97,9 +104,11 @@ describe('POST /auth/login: failed sign-ins are throttled', () => {
     testClock.freeze(T0);
     const user = await createUser();
     const ip = '192.0.2.31';
-    for (let i = 0; i < 9; i += 1) expectError(await attempt(user.email, 'wrong-password', ip), 401, 'INVALID_CREDENTIALS');
+    for (let i = 0; i < 9; i += 1)
+      expectError(await attempt(user.email, 'wrong-password', ip), 401, 'INVALID_CREDENTIALS');
     expectData(await attempt(user.email, user.password, ip));
-    for (let i = 0; i < 10; i += 1) expectError(await attempt(user.email, 'wrong-password', ip), 401, 'INVALID_CREDENTIALS');
+    for (let i = 0; i < 10; i += 1)
+      expectError(await attempt(user.email, 'wrong-password', ip), 401, 'INVALID_CREDENTIALS');
     expectError(await attempt(user.email, 'wrong-password', ip), 429, 'RATE_LIMITED');
   });
 

@@ -24,7 +24,9 @@ describe('POST /auth/send-forgot-password-link', () => {
   it('answers isSuccess false for an account that cannot sign in', async () => {
     const user = await createUser();
     await updateUserRow(user.id, { isActive: false });
-    expect(expectData(await invoke(routes.sendForgotPasswordLink, { body: { email: user.email } })).isSuccess).toBe(false);
+    expect(expectData(await invoke(routes.sendForgotPasswordLink, { body: { email: user.email } })).isSuccess).toBe(
+      false,
+    );
   });
 
   it('sends at most 3 reset emails per address per hour, answering 200 every time', async () => {
@@ -50,11 +52,17 @@ describe('POST /auth/send-forgot-password-link', () => {
     expectData(await invoke(routes.sendForgotPasswordLink, { body: { email: user.email } }));
     expect(resetMails()).toHaveLength(4);
     const token = tokenFromEmail(user.email, 'Reset');
-    expect(expectData(await invoke(routes.resetPassword, { body: { token, email: user.email, password: 'brand-new-secret' } })).isSuccess).toBe(true);
+    expect(
+      expectData(
+        await invoke(routes.resetPassword, { body: { token, email: user.email, password: 'brand-new-secret' } }),
+      ).isSuccess,
+    ).toBe(true);
   });
 
   it('answers 400 naming body.email for a bad address', async () => {
-    expectError(await invoke(routes.sendForgotPasswordLink, { body: { email: 'nope' } }), 400, 'VALIDATION_FAILED', ['body.email']);
+    expectError(await invoke(routes.sendForgotPasswordLink, { body: { email: 'nope' } }), 400, 'VALIDATION_FAILED', [
+      'body.email',
+    ]);
   });
 });
 
@@ -67,10 +75,16 @@ describe('POST /auth/reset-password', () => {
 
   it('sets the new password, ends sign-in sessions, and sends the password-changed email', async () => {
     const { user, token } = await requestReset();
-    const data = expectData(await invoke(routes.resetPassword, { body: { token, email: user.email, password: 'brand-new-secret' } }));
+    const data = expectData(
+      await invoke(routes.resetPassword, { body: { token, email: user.email, password: 'brand-new-secret' } }),
+    );
     expect(data).toEqual({ isSuccess: true, message: expect.any(String) });
     expectError(await invoke(routes.getProfile, { token: user.accessToken }), 401, 'UNAUTHENTICATED');
-    expectError(await invoke(routes.login, { body: { email: user.email, password: user.password } }), 401, 'INVALID_CREDENTIALS');
+    expectError(
+      await invoke(routes.login, { body: { email: user.email, password: user.password } }),
+      401,
+      'INVALID_CREDENTIALS',
+    );
     expectData(await invoke(routes.login, { body: { email: user.email, password: 'brand-new-secret' } }));
     expect(emailsTo(user.email).map((m) => m.subject)).toContain('Your password was changed');
   });
@@ -78,23 +92,33 @@ describe('POST /auth/reset-password', () => {
   it('ends every legacy token and revokes every automation token of the account', async () => {
     // Prepare: a stolen session minted long-lived tokens
     const user = await createUser();
-    const legacy = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: {} })).token as string;
-    const automation = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'] } }));
+    const legacy = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: {} }))
+      .token as string;
+    const automation = expectData(
+      await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'] } }),
+    );
     const other = await createUser();
-    const othersLegacy = expectData(await invoke(routes.generateToken, { token: other.accessToken, body: {} })).token as string;
+    const othersLegacy = expectData(await invoke(routes.generateToken, { token: other.accessToken, body: {} }))
+      .token as string;
     expectData(await invoke(routes.getProfile, { token: legacy }));
     expectData(await invoke(routes.sendForgotPasswordLink, { body: { email: user.email } }));
     // Act
     const token = tokenFromEmail(user.email, 'Reset');
-    expectData(await invoke(routes.resetPassword, { body: { token, email: user.email, password: 'brand-new-secret' } }));
+    expectData(
+      await invoke(routes.resetPassword, { body: { token, email: user.email, password: 'brand-new-secret' } }),
+    );
     // Assess: nothing of the account works any more
     expectError(await invoke(routes.getProfile, { token: legacy }), 401, 'UNAUTHENTICATED');
     expectError(await invoke(routes.getProfile, { token: automation.token }), 401, 'UNAUTHENTICATED');
     expectError(await invoke(routes.getProfile, { token: user.accessToken }), 401, 'UNAUTHENTICATED');
     // ...the automation token stays listed, as revoked
     const fresh = expectData(await invoke(routes.login, { body: { email: user.email, password: 'brand-new-secret' } }));
-    expect(expectData(await invoke(routes.listTokens, { token: fresh.accessToken }))).toEqual([expect.objectContaining({ id: automation.id, revoked: true })]);
-    expect(expectData(await invoke(routes.listSessions, { token: fresh.accessToken }))).toEqual([expect.objectContaining({ current: true })]);
+    expect(expectData(await invoke(routes.listTokens, { token: fresh.accessToken }))).toEqual([
+      expect.objectContaining({ id: automation.id, revoked: true }),
+    ]);
+    expect(expectData(await invoke(routes.listSessions, { token: fresh.accessToken }))).toEqual([
+      expect.objectContaining({ current: true }),
+    ]);
     // ...and another account is untouched
     expectData(await invoke(routes.getProfile, { token: othersLegacy }));
     expectData(await invoke(routes.getProfile, { token: other.accessToken }));
@@ -102,15 +126,21 @@ describe('POST /auth/reset-password', () => {
 
   it('answers isSuccess false for a token used once already', async () => {
     const { user, token } = await requestReset();
-    expectData(await invoke(routes.resetPassword, { body: { token, email: user.email, password: 'brand-new-secret' } }));
-    const again = expectData(await invoke(routes.resetPassword, { body: { token, email: user.email, password: 'another-secret' } }));
+    expectData(
+      await invoke(routes.resetPassword, { body: { token, email: user.email, password: 'brand-new-secret' } }),
+    );
+    const again = expectData(
+      await invoke(routes.resetPassword, { body: { token, email: user.email, password: 'another-secret' } }),
+    );
     expect(again.isSuccess).toBe(false);
   });
 
   it('answers isSuccess false for an expired token and keeps the old password', async () => {
     const { user, token } = await requestReset();
     testClock.advance(3601);
-    const data = expectData(await invoke(routes.resetPassword, { body: { token, email: user.email, password: 'brand-new-secret' } }));
+    const data = expectData(
+      await invoke(routes.resetPassword, { body: { token, email: user.email, password: 'brand-new-secret' } }),
+    );
     expect(data).toEqual({ isSuccess: false, message: expect.stringMatching(/expired/) });
     expectData(await invoke(routes.login, { body: { email: user.email, password: user.password } }));
   });
@@ -121,7 +151,9 @@ describe('POST /auth/reset-password', () => {
   ])('answers isSuccess false for %s', async (_label, change) => {
     const { user, token } = await requestReset();
     const data = expectData(
-      await invoke(routes.resetPassword, { body: { token, email: user.email, password: 'brand-new-secret', ...change(token) } }),
+      await invoke(routes.resetPassword, {
+        body: { token, email: user.email, password: 'brand-new-secret', ...change(token) },
+      }),
     );
     expect(data.isSuccess).toBe(false);
   });

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { testClock } from '../../lib/clock';
-import { consumeRateLimit, currentRateLimitCount, pruneRateLimitCounters, resetRateLimit, uncountRateLimit } from '../../lib/rate-limit';
+import {
+  consumeRateLimit,
+  currentRateLimitCount,
+  pruneRateLimitCounters,
+  resetRateLimit,
+  uncountRateLimit,
+} from '../../lib/rate-limit';
 
 /** lib/rate-limit: clock-aligned windows of any length up to a day, counted in Postgres. */
 

@@ -32,9 +32,14 @@ describe('POST /auth/register', () => {
       billing: { billingMode: 'free', onCaseBilling: false },
       invitations: { sent: 1, notSent: 0 },
     });
-    expect(data.userProfile.organizations.map((o: any) => o.organization.id)).toEqual([data.organizationInfo.organization.id]);
+    expect(data.userProfile.organizations.map((o: any) => o.organization.id)).toEqual([
+      data.organizationInfo.organization.id,
+    ]);
 
-    const [plan] = await db().select().from(organizationPlans).where(eq(organizationPlans.organizationId, data.organizationInfo.organization.id));
+    const [plan] = await db()
+      .select()
+      .from(organizationPlans)
+      .where(eq(organizationPlans.organizationId, data.organizationInfo.organization.id));
     expect(plan).toMatchObject({ type: 'free', seats: 5, devices: 2, storageBytes: 5 * 1024 ** 3, isActive: true });
 
     const [user] = await db().select().from(users).where(eq(users.email, body.email));
@@ -43,7 +48,10 @@ describe('POST /auth/register', () => {
     expect(user!.passwordHash).toMatch(/^scrypt\$/);
     expect(user!.passwordHash).not.toContain(body.password);
 
-    const invites = await db().select().from(invitations).where(eq(invitations.organizationId, data.organizationInfo.organization.id));
+    const invites = await db()
+      .select()
+      .from(invitations)
+      .where(eq(invitations.organizationId, data.organizationInfo.organization.id));
     expect(invites).toHaveLength(1);
     expect(invites[0]).toMatchObject({ email: invitee, role: 'member', status: 'pending', invitedById: user!.id });
     const invitationToken = tokenFromEmail(invitee, 'invited');
@@ -58,7 +66,7 @@ describe('POST /auth/register', () => {
     expect(profile.id).toBe(user!.id);
   });
 
-  it("names the organization after the user when no name is given, and never fails on that name", async () => {
+  it('names the organization after the user when no name is given, and never fails on that name', async () => {
     const first = expectData(await invoke(routes.register, { body: registration({ name: 'Dana Doe' }) }));
     const second = expectData(await invoke(routes.register, { body: registration({ name: 'Dana Doe' }) }));
     expect(first.organizationInfo.organization.name).toBe("Dana Doe's Organization");
@@ -82,7 +90,11 @@ describe('POST /auth/register', () => {
 
   it('answers 400 USER_NOT_CREATED for an email that already has an account', async () => {
     const existing = await createUser();
-    expectError(await invoke(routes.register, { body: registration({ email: existing.email.toUpperCase() }) }), 400, 'USER_NOT_CREATED');
+    expectError(
+      await invoke(routes.register, { body: registration({ email: existing.email.toUpperCase() }) }),
+      400,
+      'USER_NOT_CREATED',
+    );
   });
 
   it("signs up with 50 inviteEmails: sends the first four (the free plan's free seats), not the rest, and says so", async () => {
@@ -98,7 +110,9 @@ describe('POST /auth/register', () => {
     expect(invites.map((i) => i.email).sort()).toEqual(invitees.slice(0, 4).sort());
     for (const invitee of invitees.slice(0, 4)) expect(emailsTo(invitee)).toHaveLength(1);
     for (const invitee of invitees.slice(4)) expect(emailsTo(invitee)).toHaveLength(0);
-    const usage = expectData(await invoke(routes.getOrganizationUsage, { token: data.accessToken, path: { orgId: organizationId } }));
+    const usage = expectData(
+      await invoke(routes.getOrganizationUsage, { token: data.accessToken, path: { orgId: organizationId } }),
+    );
     expect(usage).toMatchObject({ seats: 5, seatsUsed: 5, remainingSeats: 0 });
   });
 

@@ -34,7 +34,10 @@ function expectNoContent(result: InvokeResult): void {
   expect(result.body).toBeUndefined();
 }
 
-const listOf = async (user: TestUser) => expectData<Array<{ id: string; revoked: boolean; scopes: string[] }>>(await invoke(routes.listTokens, { token: user.accessToken }));
+const listOf = async (user: TestUser) =>
+  expectData<Array<{ id: string; revoked: boolean; scopes: string[] }>>(
+    await invoke(routes.listTokens, { token: user.accessToken }),
+  );
 
 const rowOf = async (id: string) => (await db().select().from(sessions).where(eq(sessions.id, id)))[0];
 
@@ -48,7 +51,9 @@ describe('DELETE /auth/tokens/{id}', () => {
     const result = await revoke(user.accessToken, minted.id);
     // Assess
     expectNoContent(result);
-    expect(await listOf(user)).toEqual([expect.objectContaining({ id: minted.id, revoked: true, scopes: ['profile:read'] })]);
+    expect(await listOf(user)).toEqual([
+      expect.objectContaining({ id: minted.id, revoked: true, scopes: ['profile:read'] }),
+    ]);
     expectError(await invoke(routes.getProfile, { token: minted.token }), 401, 'UNAUTHENTICATED');
   });
 
@@ -97,10 +102,20 @@ describe('DELETE /auth/tokens/{id}', () => {
     testClock.freeze(T0);
     const user = await createUser();
     const disabled = await mint(user);
-    expectData(await invoke(routes.updateTokenScopes, { token: user.accessToken, path: { id: disabled.id }, body: { scopes: [] } }));
-    const expiring = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'], ttlDays: 1 } }));
+    expectData(
+      await invoke(routes.updateTokenScopes, {
+        token: user.accessToken,
+        path: { id: disabled.id },
+        body: { scopes: [] },
+      }),
+    );
+    const expiring = expectData(
+      await invoke(routes.generateToken, { token: user.accessToken, body: { scopes: ['profile:read'], ttlDays: 1 } }),
+    );
     testClock.advance(2 * 86_400);
-    const { accessToken } = expectData(await invoke(routes.login, { body: { email: user.email, password: user.password } }));
+    const { accessToken } = expectData(
+      await invoke(routes.login, { body: { email: user.email, password: user.password } }),
+    );
     expectNoContent(await revoke(accessToken, disabled.id));
     expectNoContent(await revoke(accessToken, expiring.id));
     const entries = expectData(await invoke(routes.listTokens, { token: accessToken }));
@@ -148,26 +163,32 @@ describe('DELETE /auth/tokens/{id}', () => {
     expectError(await revoke(user.accessToken, '00000000-0000-4000-8000-000000000000'), 404, 'NOT_FOUND');
   });
 
-  it.each(['login', 'legacy'] as const)('answers 404 for the id of the caller’s own %s session, which stays valid', async (kind) => {
-    // Prepare
-    const user = await createUser();
-    const legacy = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: {} }));
-    const [row] = await db()
-      .select({ id: sessions.id, revokedAt: sessions.revokedAt })
-      .from(sessions)
-      .where(and(eq(sessions.userId, user.id), eq(sessions.kind, kind)));
-    // Act
-    const result = await revoke(user.accessToken, row!.id);
-    // Assess
-    expectError(result, 404, 'NOT_FOUND');
-    expect((await rowOf(row!.id))!.revokedAt).toBeNull();
-    expectData(await invoke(routes.getProfile, { token: kind === 'login' ? user.accessToken : legacy.token }));
-  });
+  it.each(['login', 'legacy'] as const)(
+    'answers 404 for the id of the caller’s own %s session, which stays valid',
+    async (kind) => {
+      // Prepare
+      const user = await createUser();
+      const legacy = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: {} }));
+      const [row] = await db()
+        .select({ id: sessions.id, revokedAt: sessions.revokedAt })
+        .from(sessions)
+        .where(and(eq(sessions.userId, user.id), eq(sessions.kind, kind)));
+      // Act
+      const result = await revoke(user.accessToken, row!.id);
+      // Assess
+      expectError(result, 404, 'NOT_FOUND');
+      expect((await rowOf(row!.id))!.revokedAt).toBeNull();
+      expectData(await invoke(routes.getProfile, { token: kind === 'login' ? user.accessToken : legacy.token }));
+    },
+  );
 
-  it.each(['not-a-uuid', 'abc', '123', 'ffffffff-ffff-ffff-ffff', `${randomUUID()}x`])('answers 404 (an unknown id, never 400) for %s', async (id) => {
-    const user = await createUser();
-    expectError(await revoke(user.accessToken, id), 404, 'NOT_FOUND');
-  });
+  it.each(['not-a-uuid', 'abc', '123', 'ffffffff-ffff-ffff-ffff', `${randomUUID()}x`])(
+    'answers 404 (an unknown id, never 400) for %s',
+    async (id) => {
+      const user = await createUser();
+      expectError(await revoke(user.accessToken, id), 404, 'NOT_FOUND');
+    },
+  );
 
   it.each([
     ['over 200 characters', 'i'.repeat(201)],
@@ -198,7 +219,9 @@ describe('DELETE /auth/tokens/{id} security', () => {
   it('answers 401 for a logged-out access token and revokes nothing', async () => {
     const user = await createUser();
     const minted = await mint(user);
-    const { accessToken } = expectData(await invoke(routes.login, { body: { email: user.email, password: user.password } }));
+    const { accessToken } = expectData(
+      await invoke(routes.login, { body: { email: user.email, password: user.password } }),
+    );
     expectData(await invoke(routes.logout, { token: user.accessToken }));
     expectError(await revoke(user.accessToken, minted.id), 401, 'UNAUTHENTICATED');
     const entries = expectData(await invoke(routes.listTokens, { token: accessToken }));

@@ -34,7 +34,12 @@ describe('GET /auth/sessions', () => {
     const phone = await signIn(user, { ip: '198.51.100.7', userAgent: 'PhoneApp/2.1 (iOS 19)' });
     testClock.advance(60);
     const legacy = expectData(
-      await invoke(routes.generateToken, { token: phone.accessToken, body: {}, ip: '198.51.100.8', headers: { 'user-agent': 'curl/8.9' } }),
+      await invoke(routes.generateToken, {
+        token: phone.accessToken,
+        body: {},
+        ip: '198.51.100.8',
+        headers: { 'user-agent': 'curl/8.9' },
+      }),
     ).token as string;
     await mintAutomationToken(user, ['profile:read']);
     expectData(await invoke(routes.getProfile, { token: legacy }));
@@ -53,12 +58,19 @@ describe('GET /auth/sessions', () => {
       ip: '198.51.100.8',
       current: false,
     });
-    expect(phoneEntry).toMatchObject({ kind: 'sign_in', userAgent: 'PhoneApp/2.1 (iOS 19)', ip: '198.51.100.7', current: true });
+    expect(phoneEntry).toMatchObject({
+      kind: 'sign_in',
+      userAgent: 'PhoneApp/2.1 (iOS 19)',
+      ip: '198.51.100.7',
+      current: true,
+    });
     expect(phoneEntry.createdAt).toBe(new Date(T0.getTime() + 60_000).toISOString());
     expect(registerEntry).toMatchObject({ kind: 'sign_in', userAgent: 'vitest', ip: '203.0.113.10', current: false });
     // The legacy token sees itself as current
     const fromLegacy = expectData(await listSessions(legacy));
-    expect(fromLegacy.filter((s: { current: boolean }) => s.current).map((s: { id: string }) => s.id)).toEqual([legacyEntry.id]);
+    expect(fromLegacy.filter((s: { current: boolean }) => s.current).map((s: { id: string }) => s.id)).toEqual([
+      legacyEntry.id,
+    ]);
   });
 
   it('never shows a token value, nor any other user sessions', async () => {
@@ -68,7 +80,8 @@ describe('GET /auth/sessions', () => {
     await mintLegacyToken(other);
     const result = await listSessions(user.accessToken);
     const text = JSON.stringify(result.body);
-    for (const secret of [user.accessToken, user.refreshToken, legacy, other.accessToken, other.refreshToken]) expect(text).not.toContain(secret);
+    for (const secret of [user.accessToken, user.refreshToken, legacy, other.accessToken, other.refreshToken])
+      expect(text).not.toContain(secret);
     expect(text).not.toMatch(/cebs_(rt|lt|at)_/);
     expect(text).not.toMatch(/tokenHash|token_hash/);
     expect(expectData(result)).toHaveLength(2);
@@ -80,7 +93,9 @@ describe('GET /auth/sessions', () => {
     expect(expectData(await listSessions(user.accessToken))[0].lastUsedAt).toBeNull();
     testClock.advance(600);
     expectData(await invoke(routes.refreshToken, { body: { refreshToken: user.refreshToken } }));
-    expect(expectData(await listSessions(user.accessToken))[0].lastUsedAt).toBe(new Date(T0.getTime() + 600_000).toISOString());
+    expect(expectData(await listSessions(user.accessToken))[0].lastUsedAt).toBe(
+      new Date(T0.getTime() + 600_000).toISOString(),
+    );
   });
 });
 
@@ -129,13 +144,15 @@ describe('DELETE /auth/sessions/{id}', () => {
     expectData(await invoke(routes.getProfile, { token: minted.token }));
   });
 
-  it.each([['a random uuid', randomUUID()], ['a string that is no uuid', 'not-a-uuid'], ['200 characters', 'x'.repeat(200)], ['unicode', 'séssion-🔑']])(
-    'answers 404 NOT_FOUND (never 400) for %s',
-    async (_label, id) => {
-      const user = await createUser();
-      expectError(await endSession(user.accessToken, id), 404, 'NOT_FOUND');
-    },
-  );
+  it.each([
+    ['a random uuid', randomUUID()],
+    ['a string that is no uuid', 'not-a-uuid'],
+    ['200 characters', 'x'.repeat(200)],
+    ['unicode', 'séssion-🔑'],
+  ])('answers 404 NOT_FOUND (never 400) for %s', async (_label, id) => {
+    const user = await createUser();
+    expectError(await endSession(user.accessToken, id), 404, 'NOT_FOUND');
+  });
 
   it('answers 400 naming path.id for an id over 200 characters', async () => {
     const user = await createUser();
@@ -150,7 +167,10 @@ describeBearerSecurity({
   send: async (user, auth) => {
     // Each request ends a second sign-in session of the user (made directly: the account may be inactive), so the let-through ones answer 204.
     const second = await startLoginSession(db(), user.id, null);
-    const [row] = await db().select({ id: sessions.id }).from(sessions).where(eq(sessions.tokenHash, hashToken(second.refreshToken)));
+    const [row] = await db()
+      .select({ id: sessions.id })
+      .from(sessions)
+      .where(eq(sessions.tokenHash, hashToken(second.refreshToken)));
     return invoke(routes.endSession, { ...auth, path: { id: row!.id } });
   },
 });

@@ -23,14 +23,23 @@ interface Minted {
   id: string;
 }
 
-async function mint(user: TestUser, scopes: string[] = ['profile:read'], extra: { label?: string; ttlDays?: number } = {}): Promise<Minted> {
-  return expectData<Minted>(await invoke(routes.generateToken, { token: user.accessToken, body: { scopes, ...extra } }));
+async function mint(
+  user: TestUser,
+  scopes: string[] = ['profile:read'],
+  extra: { label?: string; ttlDays?: number } = {},
+): Promise<Minted> {
+  return expectData<Minted>(
+    await invoke(routes.generateToken, { token: user.accessToken, body: { scopes, ...extra } }),
+  );
 }
 
-const update = (token: string | undefined, id: string, body: unknown) => invoke(routes.updateTokenScopes, { token, path: { id }, body });
+const update = (token: string | undefined, id: string, body: unknown) =>
+  invoke(routes.updateTokenScopes, { token, path: { id }, body });
 
 const listOf = async (user: TestUser) =>
-  expectData<Array<{ id: string; label: string | null; scopes: string[]; revoked: boolean }>>(await invoke(routes.listTokens, { token: user.accessToken }));
+  expectData<Array<{ id: string; label: string | null; scopes: string[]; revoked: boolean }>>(
+    await invoke(routes.listTokens, { token: user.accessToken }),
+  );
 
 describe('PATCH /auth/tokens/{id}/scopes', () => {
   it('replaces the scopes, removing duplicates, and returns the updated entry', async () => {
@@ -40,7 +49,9 @@ describe('PATCH /auth/tokens/{id}/scopes', () => {
     const minted = await mint(user, ['profile:read', 'cases:read'], { label: 'sync', ttlDays: 45 });
     testClock.advance(60);
     // Act
-    const result = await update(user.accessToken, minted.id, { scopes: ['billing:read', 'profile:write', 'billing:read', 'profile:write'] });
+    const result = await update(user.accessToken, minted.id, {
+      scopes: ['billing:read', 'profile:write', 'billing:read', 'profile:write'],
+    });
     // Assess
     expect(expectData(result)).toEqual({
       id: minted.id,
@@ -52,7 +63,9 @@ describe('PATCH /auth/tokens/{id}/scopes', () => {
       createdAt: T0.toISOString(),
     });
     expect(JSON.stringify(result.body)).not.toContain(minted.token);
-    expect(await listOf(user)).toEqual([expect.objectContaining({ id: minted.id, scopes: ['billing:read', 'profile:write'] })]);
+    expect(await listOf(user)).toEqual([
+      expect.objectContaining({ id: minted.id, scopes: ['billing:read', 'profile:write'] }),
+    ]);
   });
 
   it('does not change the expiry, label or token value', async () => {
@@ -62,7 +75,12 @@ describe('PATCH /auth/tokens/{id}/scopes', () => {
     const [before] = await db().select().from(sessions).where(eq(sessions.id, minted.id));
     expectData(await update(user.accessToken, minted.id, { scopes: ['cases:read'] }));
     const [after] = await db().select().from(sessions).where(eq(sessions.id, minted.id));
-    expect(after).toMatchObject({ tokenHash: before!.tokenHash, label: 'stable', expiresAt: before!.expiresAt, scopes: ['cases:read'] });
+    expect(after).toMatchObject({
+      tokenHash: before!.tokenHash,
+      label: 'stable',
+      expiresAt: before!.expiresAt,
+      scopes: ['cases:read'],
+    });
   });
 
   it('applies the new powers at once', async () => {
@@ -70,11 +88,17 @@ describe('PATCH /auth/tokens/{id}/scopes', () => {
     const user = await createUser();
     const minted = await mint(user, ['profile:read']);
     expectData(await invoke(routes.getProfile, { token: minted.token }));
-    expectError(await invoke(routes.updateProfile, { token: minted.token, body: { name: 'Before' } }), 403, 'INSUFFICIENT_SCOPE');
+    expectError(
+      await invoke(routes.updateProfile, { token: minted.token, body: { name: 'Before' } }),
+      403,
+      'INSUFFICIENT_SCOPE',
+    );
     // Act: swap read for write
     expectData(await update(user.accessToken, minted.id, { scopes: ['profile:write'] }));
     // Assess
-    expect(expectData(await invoke(routes.updateProfile, { token: minted.token, body: { name: 'Written By Token' } })).name).toBe('Written By Token');
+    expect(
+      expectData(await invoke(routes.updateProfile, { token: minted.token, body: { name: 'Written By Token' } })).name,
+    ).toBe('Written By Token');
     expectError(await invoke(routes.getProfile, { token: minted.token }), 403, 'INSUFFICIENT_SCOPE');
   });
 
@@ -87,7 +111,11 @@ describe('PATCH /auth/tokens/{id}/scopes', () => {
     // Assess
     expect(disabled).toMatchObject({ id: minted.id, scopes: [], revoked: false, label: 'toggle' });
     expectError(await invoke(routes.getProfile, { token: minted.token }), 401, 'UNAUTHENTICATED');
-    expectError(await invoke(routes.updateProfile, { token: minted.token, body: { name: 'Nope' } }), 401, 'UNAUTHENTICATED');
+    expectError(
+      await invoke(routes.updateProfile, { token: minted.token, body: { name: 'Nope' } }),
+      401,
+      'UNAUTHENTICATED',
+    );
     expect(await listOf(user)).toEqual([expect.objectContaining({ id: minted.id, scopes: [], revoked: false })]);
     // Act: re-enable
     const enabled = expectData(await update(user.accessToken, minted.id, { scopes: ['profile:read'] }));
@@ -100,21 +128,26 @@ describe('PATCH /auth/tokens/{id}/scopes', () => {
     const user = await createUser();
     const minted = await mint(user);
     expectData(await update(user.accessToken, minted.id, { scopes: [] }));
-    for (let i = 0; i < 3; i += 1) expectError(await invoke(routes.getProfile, { token: minted.token }), 401, 'UNAUTHENTICATED');
+    for (let i = 0; i < 3; i += 1)
+      expectError(await invoke(routes.getProfile, { token: minted.token }), 401, 'UNAUTHENTICATED');
     expect(await listOf(user)).toEqual([expect.objectContaining({ id: minted.id, scopes: [], revoked: false })]);
   });
 
   it('accepts every supported scope', async () => {
     const user = await createUser();
     const minted = await mint(user);
-    expect(expectData(await update(user.accessToken, minted.id, { scopes: [...SCOPES, ...SCOPES] })).scopes).toEqual([...SCOPES]);
+    expect(expectData(await update(user.accessToken, minted.id, { scopes: [...SCOPES, ...SCOPES] })).scopes).toEqual([
+      ...SCOPES,
+    ]);
   });
 
   it('can be called with a legacy token of the same user', async () => {
     const user = await createUser();
     const minted = await mint(user);
     const legacy = expectData(await invoke(routes.generateToken, { token: user.accessToken, body: {} }));
-    expect(expectData(await update(legacy.token, minted.id, { scopes: ['cases:read'] })).scopes).toEqual(['cases:read']);
+    expect(expectData(await update(legacy.token, minted.id, { scopes: ['cases:read'] })).scopes).toEqual([
+      'cases:read',
+    ]);
   });
 
   it('changes an expired token’s scopes without making it usable again', async () => {
@@ -122,8 +155,12 @@ describe('PATCH /auth/tokens/{id}/scopes', () => {
     const user = await createUser();
     const minted = await mint(user, ['profile:read'], { ttlDays: 1 });
     testClock.advance(86_400);
-    const { accessToken } = expectData(await invoke(routes.login, { body: { email: user.email, password: user.password } }));
-    expect(expectData(await update(accessToken, minted.id, { scopes: ['cases:read', 'profile:read'] })).scopes).toEqual(['cases:read', 'profile:read']);
+    const { accessToken } = expectData(
+      await invoke(routes.login, { body: { email: user.email, password: user.password } }),
+    );
+    expect(expectData(await update(accessToken, minted.id, { scopes: ['cases:read', 'profile:read'] })).scopes).toEqual(
+      ['cases:read', 'profile:read'],
+    );
     expectError(await invoke(routes.getProfile, { token: minted.token }), 401, 'UNAUTHENTICATED');
   });
 
@@ -137,7 +174,11 @@ describe('PATCH /auth/tokens/{id}/scopes', () => {
     // Assess
     expectError(result, 403, 'FEATURE_DISABLED');
     expect((await listOf(user))[0]!.scopes).toEqual(['profile:read']);
-    expectError(await invoke(routes.updateProfile, { token: minted.token, body: { name: 'x' } }), 403, 'INSUFFICIENT_SCOPE');
+    expectError(
+      await invoke(routes.updateProfile, { token: minted.token, body: { name: 'x' } }),
+      403,
+      'INSUFFICIENT_SCOPE',
+    );
   });
 
   it('answers 403 FEATURE_DISABLED while off, also for disabling with an empty list', async () => {
@@ -157,7 +198,9 @@ describe('PATCH /auth/tokens/{id}/scopes', () => {
     const result = await update(user.accessToken, minted.id, { scopes: ['profile:read', 'profile:write'] });
     // Assess
     expectError(result, 400, 'TOKEN_REVOKED');
-    expect(await listOf(user)).toEqual([expect.objectContaining({ id: minted.id, scopes: ['profile:read'], revoked: true })]);
+    expect(await listOf(user)).toEqual([
+      expect.objectContaining({ id: minted.id, scopes: ['profile:read'], revoked: true }),
+    ]);
     expectError(await invoke(routes.getProfile, { token: minted.token }), 401, 'UNAUTHENTICATED');
   });
 
@@ -212,13 +255,22 @@ describe('PATCH /auth/tokens/{id}/scopes', () => {
 
   it('answers 400 naming path.id for an id over 200 characters', async () => {
     const user = await createUser();
-    expectError(await update(user.accessToken, 'i'.repeat(201), { scopes: ['profile:read'] }), 400, 'VALIDATION_FAILED', ['path.id']);
+    expectError(
+      await update(user.accessToken, 'i'.repeat(201), { scopes: ['profile:read'] }),
+      400,
+      'VALIDATION_FAILED',
+      ['path.id'],
+    );
   });
 
   it('answers 400 MALFORMED_JSON for a body that is not JSON', async () => {
     const user = await createUser();
     const minted = await mint(user);
-    const result = await invoke(routes.updateTokenScopes, { token: user.accessToken, path: { id: minted.id }, rawBody: '{"scopes":[' });
+    const result = await invoke(routes.updateTokenScopes, {
+      token: user.accessToken,
+      path: { id: minted.id },
+      rawBody: '{"scopes":[',
+    });
     expectError(result, 400, 'MALFORMED_JSON');
   });
 });

@@ -20,12 +20,21 @@ export interface LatencyResult {
   p99Ms: number;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
 
-async function measure(name: string, route: RouteDefinition, request: { url: string; path: Record<string, string>; token: string }): Promise<LatencyResult> {
+async function measure(
+  name: string,
+  route: RouteDefinition,
+  request: { url: string; path: Record<string, string>; token: string },
+): Promise<LatencyResult> {
   const handler = await loadHandler(route);
   const call = async () => {
-    const event = buildApiGatewayEvent(route, { method: route.method, url: request.url, headers: { authorization: `Bearer ${request.token}` } }, request.path);
+    const event = buildApiGatewayEvent(
+      route,
+      { method: route.method, url: request.url, headers: { authorization: `Bearer ${request.token}` } },
+      request.path,
+    );
     const result = await handler(event, buildLambdaContext(route));
     if ((result.statusCode ?? 500) !== 200) throw new Error(`${name}: ${result.statusCode} ${result.body}`);
     return result;
@@ -38,7 +47,12 @@ async function measure(name: string, route: RouteDefinition, request: { url: str
     times.push(performance.now() - started);
   }
   times.sort((a, b) => a - b);
-  return { name, samples: SAMPLES, p50Ms: Math.round(percentile(times, 50) * 100) / 100, p99Ms: Math.round(percentile(times, 99) * 100) / 100 };
+  return {
+    name,
+    samples: SAMPLES,
+    p50Ms: Math.round(percentile(times, 50) * 100) / 100,
+    p99Ms: Math.round(percentile(times, 99) * 100) / 100,
+  };
 }
 
 /**
@@ -47,19 +61,25 @@ async function measure(name: string, route: RouteDefinition, request: { url: str
  * devices and attempts; then times, in-process through the real handlers (one Postgres round
  * trip path, no HTTP): a filtered page of the big thread, a full-text search, and the org report.
  */
-export async function benchMaterial(adminUrl: string): Promise<{ seed: Record<string, number>; results: LatencyResult[] }> {
+export async function benchMaterial(
+  adminUrl: string,
+): Promise<{ seed: Record<string, number>; results: LatencyResult[] }> {
   const { url, connection } = await freshBenchDatabase(adminUrl, 'cebs_bench_material', 4);
   useConnection(connection);
 
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   const seedStarted = performance.now();
-  const [user] = await sql`insert into users (id, email, name, password_hash, is_super_admin, created_at, updated_at) values (gen_random_uuid(), 'bench@example.com', 'Bench', 'x', true, now(), now()) returning id`;
-  const [org] = await sql`insert into organizations (id, name, slug, email, created_at, updated_at) values (gen_random_uuid(), 'Bench Org', 'bench-org', 'bench@example.com', now(), now()) returning id`;
+  const [user] =
+    await sql`insert into users (id, email, name, password_hash, is_super_admin, created_at, updated_at) values (gen_random_uuid(), 'bench@example.com', 'Bench', 'x', true, now(), now()) returning id`;
+  const [org] =
+    await sql`insert into organizations (id, name, slug, email, created_at, updated_at) values (gen_random_uuid(), 'Bench Org', 'bench-org', 'bench@example.com', now(), now()) returning id`;
   await sql`insert into organization_members (organization_id, user_id, role, created_at, updated_at) values (${org!.id}, ${user!.id}, 'owner', now(), now())`;
   await sql`insert into organization_plans (id, organization_id, type, seats, devices, storage_bytes, created_at, updated_at) values (gen_random_uuid(), ${org!.id}, 'free', 5, 2, 5368709120, now(), now())`;
-  const [legal] = await sql`insert into cases (id, organization_id, name, created_at, updated_at) values (gen_random_uuid(), ${org!.id}, 'Bench case', now(), now()) returning id`;
+  const [legal] =
+    await sql`insert into cases (id, organization_id, name, created_at, updated_at) values (gen_random_uuid(), ${org!.id}, 'Bench case', now(), now()) returning id`;
   await sql`insert into case_access (case_id, user_id, access, created_at, updated_at) values (${legal!.id}, ${user!.id}, 'owner', now(), now())`;
-  const [tag] = await sql`insert into tags (id, organization_id, case_id, name, name_lowercase, created_at, updated_at) values (gen_random_uuid(), ${org!.id}, ${legal!.id}, 'Privileged', 'privileged', now(), now()) returning id`;
+  const [tag] =
+    await sql`insert into tags (id, organization_id, case_id, name, name_lowercase, created_at, updated_at) values (gen_random_uuid(), ${org!.id}, ${legal!.id}, 'Privileged', 'privileged', now(), now()) returning id`;
 
   const threadCount = 1 + Math.ceil((EMAILS - 5000) / 20);
   await sql`insert into email_threads (id, case_id, root_message_id, subject, message_count, created_at, updated_at)
@@ -72,12 +92,25 @@ export async function benchMaterial(adminUrl: string): Promise<{ seed: Record<st
     from generate_series(0, ${EMAILS - 1}) n
     join email_threads t on t.case_id = ${legal!.id} and t.root_message_id = '<root-' || (case when n < 5000 then 0 else 1 + (n - 5000) / 20 end) || '@bench>'`;
   await sql`insert into email_tags (email_id, tag_id, added_by, created_at, updated_at) select id, ${tag!.id}, 'user', now(), now() from emails where case_id = ${legal!.id} and external_id like '<m-%7@bench>'`;
-  const [bigThread] = await sql`select id from email_threads where case_id = ${legal!.id} and root_message_id = '<root-0@bench>'`;
+  const [bigThread] =
+    await sql`select id from email_threads where case_id = ${legal!.id} and root_message_id = '<root-0@bench>'`;
 
-  const [profile] = await sql`insert into material_profiles (id, case_id, platform, external_id, name, created_at, updated_at) values (gen_random_uuid(), ${legal!.id}, 'professional_network', 'ann', 'Ann Lee', now(), now()) returning id`;
+  const [profile] =
+    await sql`insert into material_profiles (id, case_id, platform, external_id, name, created_at, updated_at) values (gen_random_uuid(), ${legal!.id}, 'professional_network', 'ann', 'Ann Lee', now(), now()) returning id`;
   await sql`insert into network_conversations (id, case_id, profile_id, external_id, title, participants, created_at, updated_at)
     select gen_random_uuid(), ${legal!.id}, ${profile!.id}, 'c' || n, 'Conversation ' || n, array['Ann Lee', 'Person ' || n], now(), now() from generate_series(0, 9999) n`;
-  const words = ['contract', 'settlement', 'invoice', 'deposition', 'meeting', 'witness', 'evidence', 'schedule', 'lunch', 'draft'];
+  const words = [
+    'contract',
+    'settlement',
+    'invoice',
+    'deposition',
+    'meeting',
+    'witness',
+    'evidence',
+    'schedule',
+    'lunch',
+    'draft',
+  ];
   await sql`insert into network_messages (id, case_id, conversation_id, profile_id, external_id, "from", "to", date, subject, content, folder, is_draft, attachments, created_at, updated_at)
     select gen_random_uuid(), ${legal!.id}, c.id, ${profile!.id}, 'm' || n, 'Ann Lee', 'Person', now() - (n || ' seconds')::interval, null,
            'About the ' || (${words}::text[])[1 + n % 10] || ' and the ' || (${words}::text[])[1 + (n / 10) % 10] || ' number ' || n, 'INBOX', false, '', now(), now()
@@ -104,21 +137,33 @@ export async function benchMaterial(adminUrl: string): Promise<{ seed: Record<st
   await sessions.end();
 
   const results = [
-    await measure('thread page, filtered (domains, excludeEmails, excludeTags, folders), 5,000-email thread', routes.listThreadEmails, {
-      url: `/local-emails/${legal!.id}/threads/${bigThread!.id}/emails?domains=d3.example,d4.example&excludeEmails=p10@d3.example&excludeTags=${tag!.id}&folders=INBOX,SENT&page=3&perPage=20`,
-      path: { caseId: legal!.id, threadId: bigThread!.id },
-      token,
-    }),
-    await measure(`network search "settlement contract", ${MESSAGES.toLocaleString('en-US')} messages`, routes.searchNetworkMessages, {
-      url: `/professional-network/${legal!.id}/search-messages?searchText=settlement%20contract&perPage=20`,
-      path: { caseId: legal!.id },
-      token,
-    }),
-    await measure(`org report page of 10, ${ORGANIZATIONS.toLocaleString('en-US')} organizations`, routes.getOrganizationReport, {
-      url: '/admin/report/org-report?page=2&perPage=10',
-      path: {},
-      token,
-    }),
+    await measure(
+      'thread page, filtered (domains, excludeEmails, excludeTags, folders), 5,000-email thread',
+      routes.listThreadEmails,
+      {
+        url: `/local-emails/${legal!.id}/threads/${bigThread!.id}/emails?domains=d3.example,d4.example&excludeEmails=p10@d3.example&excludeTags=${tag!.id}&folders=INBOX,SENT&page=3&perPage=20`,
+        path: { caseId: legal!.id, threadId: bigThread!.id },
+        token,
+      },
+    ),
+    await measure(
+      `network search "settlement contract", ${MESSAGES.toLocaleString('en-US')} messages`,
+      routes.searchNetworkMessages,
+      {
+        url: `/professional-network/${legal!.id}/search-messages?searchText=settlement%20contract&perPage=20`,
+        path: { caseId: legal!.id },
+        token,
+      },
+    ),
+    await measure(
+      `org report page of 10, ${ORGANIZATIONS.toLocaleString('en-US')} organizations`,
+      routes.getOrganizationReport,
+      {
+        url: '/admin/report/org-report?page=2&perPage=10',
+        path: {},
+        token,
+      },
+    ),
   ];
   await closeDb();
   return { seed: { emails: EMAILS, networkMessages: MESSAGES, organizations: ORGANIZATIONS, seedSeconds }, results };

@@ -12,7 +12,8 @@ const baselineRss = process.memoryUsage().rss;
 const started = performance.now();
 const result = await billingReport(organizationId, userId, { format, startDate: '2000-01-01T00:00:00.000Z' });
 const elapsedMs = performance.now() - started;
-const payloadBytes = format === 'json' ? Buffer.byteLength(JSON.stringify(result)) : (result as { sizeBytes: number }).sizeBytes;
+const payloadBytes =
+  format === 'json' ? Buffer.byteLength(JSON.stringify(result)) : (result as { sizeBytes: number }).sizeBytes;
 await closeDb();
 console.log(
   JSON.stringify({

@@ -19,7 +19,8 @@ export async function benchBillingReport(adminUrl: string): Promise<ReportBenchR
   await connection.close();
 
   const sql = postgres(url, { max: 1, onnotice: () => {} });
-  const [user] = await sql`insert into users (id, email, name, password_hash, created_at, updated_at) values (gen_random_uuid(), 'report@example.com', 'Report Bench', 'x', now(), now()) returning id`;
+  const [user] =
+    await sql`insert into users (id, email, name, password_hash, created_at, updated_at) values (gen_random_uuid(), 'report@example.com', 'Report Bench', 'x', now(), now()) returning id`;
   const [organization] = await sql`
     insert into organizations (id, name, slug, email, billing_mode, billing_tier, billing_cadence, billing_period_start, created_at, updated_at)
     values (gen_random_uuid(), 'Report Bench LLP', 'report-bench-llp', 'report@example.com', 'pay_as_you_go', 'tier2', 'monthly', now() - interval '30 days', now(), now())
@@ -38,7 +39,15 @@ export async function benchBillingReport(adminUrl: string): Promise<ReportBenchR
 
   const worker = resolve(import.meta.dirname, 'report-worker.ts');
   const run = (format: 'json' | 'pdf') =>
-    JSON.parse(execFileSync('tsx', [worker, url, organization!.id, user!.id, format], { encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'ERROR' } }).trim().split('\n').at(-1)!);
+    JSON.parse(
+      execFileSync('tsx', [worker, url, organization!.id, user!.id, format], {
+        encoding: 'utf8',
+        env: { ...process.env, LOG_LEVEL: 'ERROR' },
+      })
+        .trim()
+        .split('\n')
+        .at(-1)!,
+    );
   return { rows: MAX_REPORT_ROWS, json: run('json'), pdf: run('pdf') };
 }
 

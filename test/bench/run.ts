@@ -119,7 +119,11 @@ class ServerProcess {
     readonly url: string,
     env: NodeJS.ProcessEnv,
   ) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, ['--import', 'tsx', entry], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     for (const stream of [this.child.stdout, this.child.stderr]) {
       if (stream) createInterface({ input: stream }).on('line', (line) => process.stderr.write(`[${name}] ${line}\n`));
     }
@@ -151,7 +155,12 @@ class ServerProcess {
   }
 }
 
-async function call<T>(url: string, method: 'GET' | 'POST', path: string, options: { body?: unknown; token?: string } = {}): Promise<Envelope<T>> {
+async function call<T>(
+  url: string,
+  method: 'GET' | 'POST',
+  path: string,
+  options: { body?: unknown; token?: string } = {},
+): Promise<Envelope<T>> {
   const headers: Record<string, string> = {};
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   if (options.token) headers.authorization = `Bearer ${options.token}`;
@@ -172,7 +181,9 @@ async function seedUser(serviceUrl: string): Promise<{ logN: number; r: number; 
   await call(serviceUrl, 'POST', '/auth/register', { body: { name: 'Bench User', ...CREDENTIALS, acceptTerms: true } });
   const sql = postgres(BENCH_URL, { max: 1, onnotice: () => {} });
   try {
-    const [row] = await sql<{ password_hash: string }[]>`select password_hash from users where email = ${CREDENTIALS.email}`;
+    const [row] = await sql<
+      { password_hash: string }[]
+    >`select password_hash from users where email = ${CREDENTIALS.email}`;
     const [, logN, r, p] = (row?.password_hash ?? '').split('$');
     return { logN: Number(logN), r: Number(r), p: Number(p) };
   } finally {
@@ -191,10 +202,19 @@ async function checkSameAnswers(serviceUrl: string, baselineUrl: string): Promis
   const shape = ({ data, ...envelope }: Envelope<LoginData>) => ({
     ...envelope,
     timestamp: 'x',
-    data: { ...data, accessToken: 'x', refreshToken: 'x', userProfile: { ...(data.userProfile as object), updatedAt: 'x' } },
+    data: {
+      ...data,
+      accessToken: 'x',
+      refreshToken: 'x',
+      userProfile: { ...(data.userProfile as object), updatedAt: 'x' },
+    },
   });
   deepStrictEqual(shape(baselineLogin), shape(serviceLogin), 'baseline login answer differs from the service');
-  deepStrictEqual({ ...baselineProfile, timestamp: 'x' }, { ...serviceProfile, timestamp: 'x' }, 'baseline profile answer differs from the service');
+  deepStrictEqual(
+    { ...baselineProfile, timestamp: 'x' },
+    { ...serviceProfile, timestamp: 'x' },
+    'baseline profile answer differs from the service',
+  );
 }
 
 const scenarios: Scenario[] = [
@@ -214,7 +234,13 @@ const scenarios: Scenario[] = [
 ];
 
 /** One autocannon run; throws on any non-2xx answer or socket error (warm-up runs included). */
-async function load(url: string, scenario: Scenario, seconds: number, label: string, warmUp = false): Promise<Measurement> {
+async function load(
+  url: string,
+  scenario: Scenario,
+  seconds: number,
+  label: string,
+  warmUp = false,
+): Promise<Measurement> {
   const { headers, body } = await scenario.request(url);
   const result = await autocannon({
     url: `${url}${scenario.path}`,
@@ -233,7 +259,12 @@ async function load(url: string, scenario: Scenario, seconds: number, label: str
     );
   }
   if (result['2xx'] === 0 && !warmUp) throw new Error(`${label}: no request completed`);
-  return { rps: result['2xx'] / result.duration, p50Ms: result.latency.p50, p99Ms: result.latency.p99, requests: result['2xx'] };
+  return {
+    rps: result['2xx'] / result.duration,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    requests: result['2xx'],
+  };
 }
 
 const round = (value: number, digits = 2) => Number(value.toFixed(digits));
@@ -270,7 +301,10 @@ async function main(): Promise<void> {
     // Children get the defaults the service runs with (scrypt cost, pool size), not this shell's.
     const { PASSWORD_HASH_LOG_N: _logN, DATABASE_URL: _url, ...inherited } = process.env;
     const env = { ...inherited, DATABASE_URL: BENCH_URL, JWT_SECRET, LOG_LEVEL: 'ERROR', DATA_DIR: dataDir };
-    const entries: Record<Target, string> = { service: 'infra/local/server.ts', baseline: 'test/bench/baseline-server.ts' };
+    const entries: Record<Target, string> = {
+      service: 'infra/local/server.ts',
+      baseline: 'test/bench/baseline-server.ts',
+    };
     for (const name of TARGETS) {
       const port = await freePort();
       servers.push(new ServerProcess(name, entries[name], `http://127.0.0.1:${port}`, { ...env, PORT: String(port) }));
@@ -299,13 +333,19 @@ async function main(): Promise<void> {
         scenario: scenario.name,
         service,
         baseline,
-        ratio: { rps: service.rps / baseline.rps, p50: service.p50Ms / baseline.p50Ms, p99: service.p99Ms / baseline.p99Ms },
+        ratio: {
+          rps: service.rps / baseline.rps,
+          p50: service.p50Ms / baseline.p50Ms,
+          p99: service.p99Ms / baseline.p99Ms,
+        },
       });
     }
 
     const cpu = cpus();
     const pg = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-    const [{ server_version: postgresVersion } = { server_version: 'unknown' }] = await pg<{ server_version: string }[]>`show server_version`;
+    const [{ server_version: postgresVersion } = { server_version: 'unknown' }] = await pg<
+      { server_version: string }[]
+    >`show server_version`;
     await pg.end({ timeout: 5 });
     const settings = {
       seconds: SECONDS,
@@ -317,20 +357,24 @@ async function main(): Promise<void> {
       cpu: `${cpu.length} x ${cpu[0]?.model.trim() ?? 'unknown'}`,
       loadAverageBefore: loadBefore,
     };
-    if (results.length) console.log(
-      report(results, [
-        `${SECONDS} s per run after ${WARMUP_SECONDS} s warm-up, ${CONNECTIONS} connections, autocannon`,
-        `scrypt password hash: log2 N = ${scrypt.logN}, r = ${scrypt.r}, p = ${scrypt.p} (same stored hash for both servers)`,
-        `Node ${settings.node}, PostgreSQL ${settings.postgres}, ${settings.cpu}, load average ${loadBefore} before the run`,
-      ]),
-    );
+    if (results.length)
+      console.log(
+        report(results, [
+          `${SECONDS} s per run after ${WARMUP_SECONDS} s warm-up, ${CONNECTIONS} connections, autocannon`,
+          `scrypt password hash: log2 N = ${scrypt.logN}, r = ${scrypt.r}, p = ${scrypt.p} (same stored hash for both servers)`,
+          `Node ${settings.node}, PostgreSQL ${settings.postgres}, ${settings.cpu}, load average ${loadBefore} before the run`,
+        ]),
+      );
 
     const rounded = results.map((result) => ({
       scenario: result.scenario,
       ...Object.fromEntries(
         TARGETS.map((target) => {
           const m = result[target];
-          return [target, { rps: round(m.rps, 1), p50Ms: round(m.p50Ms, 1), p99Ms: round(m.p99Ms, 1), requests: m.requests }];
+          return [
+            target,
+            { rps: round(m.rps, 1), p50Ms: round(m.p50Ms, 1), p99Ms: round(m.p99Ms, 1), requests: m.requests },
+          ];
         }),
       ),
       ratio: { rps: round(result.ratio.rps), p50: round(result.ratio.p50), p99: round(result.ratio.p99) },
@@ -341,16 +385,21 @@ async function main(): Promise<void> {
     process.env.LOG_LEVEL ??= 'ERROR';
     const billingReport = PARTS.has('report') ? await benchBillingReport(ADMIN_URL) : undefined;
     if (billingReport) {
-      console.log(`\nPOST /billing/report, ${billingReport.rows.toLocaleString('en-US')} rows (each format in a fresh process):`);
+      console.log(
+        `\nPOST /billing/report, ${billingReport.rows.toLocaleString('en-US')} rows (each format in a fresh process):`,
+      );
       for (const format of ['json', 'pdf'] as const) {
         const r = billingReport[format];
-        console.log(`  ${format.padEnd(4)} ${String(r.elapsedMs).padStart(6)} ms   peak RSS ${r.peakRssMb} MB   ${(r.payloadBytes / 1024 / 1024).toFixed(1)} MB out`);
+        console.log(
+          `  ${format.padEnd(4)} ${String(r.elapsedMs).padStart(6)} ms   peak RSS ${r.peakRssMb} MB   ${(r.payloadBytes / 1024 / 1024).toFixed(1)} MB out`,
+        );
       }
     }
     const material = PARTS.has('material') ? await benchMaterial(ADMIN_URL) : undefined;
     if (material) {
       console.log(`\nCase material (in-process through the handlers; seeded in ${material.seed.seedSeconds} s):`);
-      for (const r of material.results) console.log(`  p50 ${String(r.p50Ms).padStart(7)} ms   p99 ${String(r.p99Ms).padStart(7)} ms   ${r.name}`);
+      for (const r of material.results)
+        console.log(`  p50 ${String(r.p50Ms).padStart(7)} ms   p99 ${String(r.p99Ms).padStart(7)} ms   ${r.name}`);
     }
     mkdirSync(join(RESULTS_FILE, '..'), { recursive: true });
     writeFileSync(

@@ -7,7 +7,10 @@ import { billingRows, caseAccess, cases, organizations } from '../../lib/db/sche
 import { createCaseRow, createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 
-const urls = { successUrl: 'https://app.example.test/billing/done', cancelUrl: 'https://app.example.test/billing/cancel' };
+const urls = {
+  successUrl: 'https://app.example.test/billing/done',
+  cancelUrl: 'https://app.example.test/billing/cancel',
+};
 
 describe('billing end to end on the sandbox processor', () => {
   it('selects a plan, saves a card, pays the base fee, upgrades a case, and reports it to the cent', async () => {
@@ -20,7 +23,10 @@ describe('billing end to end on the sandbox processor', () => {
     expectError(await invoke(routes.upgradeCaseToPro, { ...as, path: { caseId: legal.id } }), 403, 'FEATURE_DISABLED');
 
     // No card: the URLs are required, then a set-up link comes back.
-    expectError(await invoke(routes.selectPlan, { ...as, body: { tier: 'tier2' } }), 400, 'VALIDATION_FAILED', ['body.successUrl', 'body.cancelUrl']);
+    expectError(await invoke(routes.selectPlan, { ...as, body: { tier: 'tier2' } }), 400, 'VALIDATION_FAILED', [
+      'body.successUrl',
+      'body.cancelUrl',
+    ]);
     const selected = expectData(await invoke(routes.selectPlan, { ...as, body: { tier: 'tier2', ...urls } }));
     expect(selected).toMatchObject({ tier: 'tier2', cadence: 'monthly', prorationCents: 0, paymentRequired: true });
     expect(selected.setupSessionUrl).toContain('/_sandbox/checkout/cs_sandbox_');
@@ -40,8 +46,19 @@ describe('billing end to end on the sandbox processor', () => {
     expectError(await invoke(routes.upgradeCaseToPro, { ...as, path: { caseId: legal.id } }), 409, 'CONFLICT');
 
     const statement = expectData(await invoke(routes.getCaseStatement, { ...as, path: { caseId: legal.id } }));
-    expect(statement).toMatchObject({ caseName: 'Doe v. Roe', isPro: true, total: 1, totalChargedCents: 14_900, totalInformationalCents: 0 });
-    expect(statement.rows[0]).toMatchObject({ skuKey: 'case_pro_upgrade', status: 'paid', chargeScope: 'case', invoiceId: expect.stringMatching(/^in_sandbox_/) });
+    expect(statement).toMatchObject({
+      caseName: 'Doe v. Roe',
+      isPro: true,
+      total: 1,
+      totalChargedCents: 14_900,
+      totalInformationalCents: 0,
+    });
+    expect(statement.rows[0]).toMatchObject({
+      skuKey: 'case_pro_upgrade',
+      status: 'paid',
+      chargeScope: 'case',
+      invoiceId: expect.stringMatching(/^in_sandbox_/),
+    });
 
     const reconciliation = expectData(await invoke(routes.getReconciliation, as));
     expect(reconciliation.totalChargedCents).toBe(24_800);
@@ -59,7 +76,10 @@ describe('billing end to end on the sandbox processor', () => {
     expect(pdf.sizeBytes).toBeGreaterThan(500);
 
     const current = expectData(await invoke(routes.getCurrentPlan, as));
-    expect(current).toMatchObject({ plan: { tier: 'tier2', cadence: 'monthly', paymentMethod: { last4: '4242' } }, delinquent: false });
+    expect(current).toMatchObject({
+      plan: { tier: 'tier2', cadence: 'monthly', paymentMethod: { last4: '4242' } },
+      delinquent: false,
+    });
 
     const [org] = await db().select().from(organizations).where(eq(organizations.id, owner.organizationId));
     expect(org!.hasPaymentMethod).toBe(true);

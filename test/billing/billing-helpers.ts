@@ -19,7 +19,10 @@ import { expectData, expectError, invoke, type InvokeResult } from '../harness/i
  * and the organization security suite every billing route runs.
  */
 
-export const urls = { successUrl: 'https://app.example.test/billing/done', cancelUrl: 'https://app.example.test/billing/cancel' };
+export const urls = {
+  successUrl: 'https://app.example.test/billing/done',
+  cancelUrl: 'https://app.example.test/billing/cancel',
+};
 
 /** A card the sandbox accepts, and one it declines (ends 0002). */
 export const GOOD_CARD = '4242 4242 4242 4242';
@@ -45,13 +48,19 @@ export function sessionIdOf(setupUrl: string): string {
  * Selects a plan through the route as `user` (the owner by default), and with `card` saves a card
  * through the sandbox checkout, which collects the open base fee. Returns the selection answer.
  */
-export async function putOnPlan(user: TestUser, tier: TierKey, options: { card?: boolean | string; cadence?: Cadence; organizationId?: string } = {}) {
+export async function putOnPlan(
+  user: TestUser,
+  tier: TierKey,
+  options: { card?: boolean | string; cadence?: Cadence; organizationId?: string } = {},
+) {
   const body = { tier, ...(options.cadence ? { cadence: options.cadence } : {}), ...urls };
   const selected = expectData(await invoke(routes.selectPlan, { ...as(user, options.organizationId), body }));
   if (options.card) {
     expect(selected.setupSessionUrl, 'a card set-up link').toEqual(expect.any(String));
     const card = typeof options.card === 'string' ? options.card : GOOD_CARD;
-    expect(await completeSandboxCheckout(sessionIdOf(selected.setupSessionUrl), card)).toEqual({ successUrl: urls.successUrl });
+    expect(await completeSandboxCheckout(sessionIdOf(selected.setupSessionUrl), card)).toEqual({
+      successUrl: urls.successUrl,
+    });
   }
   return selected;
 }
@@ -79,12 +88,21 @@ export async function completeCheckoutOf(setupUrl: string, card = GOOD_CARD): Pr
 }
 
 /** Gives `userId` access to a case (a case_access row). */
-export async function grantCase(caseId: string, userId: string, access: 'owner' | 'admin' | 'viewer' | 'opposing_counsel' = 'owner'): Promise<void> {
+export async function grantCase(
+  caseId: string,
+  userId: string,
+  access: 'owner' | 'admin' | 'viewer' | 'opposing_counsel' = 'owner',
+): Promise<void> {
   await db().insert(caseAccess).values({ caseId, userId, access });
 }
 
 /** A case of `organizationId` to which `user` holds `access`. */
-export async function caseWithAccess(organizationId: string, user: TestUser, access: 'owner' | 'admin' | 'viewer' | 'opposing_counsel' = 'owner', name?: string) {
+export async function caseWithAccess(
+  organizationId: string,
+  user: TestUser,
+  access: 'owner' | 'admin' | 'viewer' | 'opposing_counsel' = 'owner',
+  name?: string,
+) {
   const row = await createCaseRow(organizationId, name ? { name } : {});
   await grantCase(row.id, user.id, access);
   return row;
@@ -182,7 +200,11 @@ export interface OrganizationSecurityOptions<C extends SecurityContext> {
  * NOT_A_MEMBER (it names no organization), a user of another organization 403 NOT_A_MEMBER, and
  * every organization role let through or refused 403 by the route's rule.
  */
-export function describeOrganizationSecurity<C extends SecurityContext>({ route, setup, send }: OrganizationSecurityOptions<C>): void {
+export function describeOrganizationSecurity<C extends SecurityContext>({
+  route,
+  setup,
+  send,
+}: OrganizationSecurityOptions<C>): void {
   const rule: RoleRule = route.organization!.role;
   const allowed = ROLES_BY_RANK.filter((role) => roleSatisfies(role, rule));
   const refused = ROLES_BY_RANK.filter((role) => !roleSatisfies(role, rule));
@@ -190,20 +212,35 @@ export function describeOrganizationSecurity<C extends SecurityContext>({ route,
   describe(`${route.method} ${route.path}: security (${rule})`, () => {
     it('answers 401 UNAUTHENTICATED without a bearer token, and the owner passes with one', async () => {
       const context = await setup();
-      expectError(await send(context, context.owner, { organization: context.owner.organizationId }), 401, 'UNAUTHENTICATED');
+      expectError(
+        await send(context, context.owner, { organization: context.owner.organizationId }),
+        401,
+        'UNAUTHENTICATED',
+      );
       const result = await send(context, context.owner, as(context.owner));
       expect(result.status, JSON.stringify(result.body)).toBe(route.successStatus);
     });
 
     it('answers 400 VALIDATION_FAILED naming headers.organization when the header is missing or over 200 characters', async () => {
       const context = await setup();
-      expectError(await send(context, context.owner, { token: context.owner.accessToken }), 400, 'VALIDATION_FAILED', ['headers.organization']);
-      expectError(await send(context, context.owner, { token: context.owner.accessToken, organization: 'o'.repeat(201) }), 400, 'VALIDATION_FAILED', ['headers.organization']);
+      expectError(await send(context, context.owner, { token: context.owner.accessToken }), 400, 'VALIDATION_FAILED', [
+        'headers.organization',
+      ]);
+      expectError(
+        await send(context, context.owner, { token: context.owner.accessToken, organization: 'o'.repeat(201) }),
+        400,
+        'VALIDATION_FAILED',
+        ['headers.organization'],
+      );
     });
 
     it('answers 403 NOT_A_MEMBER when the header is not an id, as for an organization the caller is not in', async () => {
       const context = await setup();
-      expectError(await send(context, context.owner, { token: context.owner.accessToken, organization: 'acme' }), 403, 'NOT_A_MEMBER');
+      expectError(
+        await send(context, context.owner, { token: context.owner.accessToken, organization: 'acme' }),
+        403,
+        'NOT_A_MEMBER',
+      );
     });
 
     it('answers 403 NOT_A_MEMBER to the owner of another organization naming this one', async () => {

@@ -43,15 +43,31 @@ const selectArbitrary = fc.record({
 
 const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
   { weight: 5, arbitrary: selectArbitrary },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('card' as const), good: fc.boolean(), freshSession: fc.boolean() }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({ kind: fc.constant('card' as const), good: fc.boolean(), freshSession: fc.boolean() }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('upgrade' as const) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('grant' as const), cents: fc.integer({ min: 1, max: 50_000 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('grant' as const), cents: fc.integer({ min: 1, max: 50_000 }) }),
+  },
   {
     weight: 2,
-    arbitrary: fc.record({ kind: fc.constant('webhook' as const), pick: fc.nat({ max: 99 }), outcome: fc.constantFrom<'paid' | 'failed'>('paid', 'failed') }),
+    arbitrary: fc.record({
+      kind: fc.constant('webhook' as const),
+      pick: fc.nat({ max: 99 }),
+      outcome: fc.constantFrom<'paid' | 'failed'>('paid', 'failed'),
+    }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('member' as const), count: fc.integer({ min: 1, max: 3 }) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('clock' as const), seconds: fc.integer({ min: 3_600, max: 40 * 86_400 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('clock' as const),
+      seconds: fc.integer({ min: 3_600, max: 40 * 86_400 }),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('maintenance' as const) }) },
 );
 
@@ -86,7 +102,6 @@ interface Run {
   trace: string[];
 }
 
-
 class PropertyFailure extends Error {}
 
 function fail(run: Run, message: string, extra?: unknown): never {
@@ -99,8 +114,15 @@ function fail(run: Run, message: string, extra?: unknown): never {
 function expectAnswer(run: Run, what: string, result: InvokeResult, allowed: Array<[number, string?]>): void {
   if (result.status >= 500) fail(run, `${what}: answered ${result.status}`, result.body);
   const code: string | undefined = result.body?.error?.code;
-  const ok = allowed.some(([status, expectedCode]) => status === result.status && (expectedCode === undefined || expectedCode === code));
-  if (!ok) fail(run, `${what}: answered ${result.status} ${code ?? ''}, allowed ${allowed.map(([s, c]) => `${s}${c ? ` ${c}` : ''}`).join(' | ')}`, result.body);
+  const ok = allowed.some(
+    ([status, expectedCode]) => status === result.status && (expectedCode === undefined || expectedCode === code),
+  );
+  if (!ok)
+    fail(
+      run,
+      `${what}: answered ${result.status} ${code ?? ''}, allowed ${allowed.map(([s, c]) => `${s}${c ? ` ${c}` : ''}`).join(' | ')}`,
+      result.body,
+    );
 }
 
 async function organizationOf(organizationId: string) {
@@ -130,7 +152,8 @@ async function paidInvoiceCents(customerId: string | null): Promise<number> {
   return paid.reduce((sum, invoice) => sum + invoice.amountCents, 0);
 }
 
-const cadenceOf = (tier: TierKey, cadence: Cadence | undefined): Cadence => cadence ?? (TIERS[tier].annualOnly ? 'annual' : 'monthly');
+const cadenceOf = (tier: TierKey, cadence: Cadence | undefined): Cadence =>
+  cadence ?? (TIERS[tier].annualOnly ? 'annual' : 'monthly');
 
 async function selectStep(run: Run, step: Extract<Step, { kind: 'select' }>): Promise<string> {
   const before = await organizationOf(run.organizationId);
@@ -139,12 +162,20 @@ async function selectStep(run: Run, step: Extract<Step, { kind: 'select' }>): Pr
   const ledgerBefore = (await ledgerOf(run.organizationId)).length;
   const body = { tier: step.tier, ...(step.cadence ? { cadence: step.cadence } : {}), ...urls };
   const result = await invoke(routes.selectPlan, { ...as(run.owner), body });
-  expectAnswer(run, describeStep(step), result, [[200], [409, 'PLAN_BELOW_USAGE'], [403, 'DELINQUENT'], [400, 'VALIDATION_FAILED']]);
+  expectAnswer(run, describeStep(step), result, [
+    [200],
+    [409, 'PLAN_BELOW_USAGE'],
+    [403, 'DELINQUENT'],
+    [400, 'VALIDATION_FAILED'],
+  ]);
 
   // A light model of which answer is due.
   const cadence = cadenceOf(step.tier, step.cadence);
   const cap = TIERS[step.tier].seatCap;
-  const from = before.billingMode === 'pay_as_you_go' && isTierKey(before.billingTier) && before.billingCadence ? { tier: before.billingTier, cadence: before.billingCadence } : null;
+  const from =
+    before.billingMode === 'pay_as_you_go' && isTierKey(before.billingTier) && before.billingCadence
+      ? { tier: before.billingTier, cadence: before.billingCadence }
+      : null;
   const same = from !== null && from.tier === step.tier && from.cadence === cadence;
   const expected: number = !TIERS[step.tier].cadences.includes(cadence)
     ? 400
@@ -156,18 +187,30 @@ async function selectStep(run: Run, step: Extract<Step, { kind: 'select' }>): Pr
           ? 403
           : 200;
   if (result.status !== expected) {
-    fail(run, `${describeStep(step)}: answered ${result.status}, expected ${expected} (seats used ${usageBefore.seatsUsed}, cap ${cap}, delinquent ${isDelinquent(before)}, from ${JSON.stringify(from)})`, result.body);
+    fail(
+      run,
+      `${describeStep(step)}: answered ${result.status}, expected ${expected} (seats used ${usageBefore.seatsUsed}, cap ${cap}, delinquent ${isDelinquent(before)}, from ${JSON.stringify(from)})`,
+      result.body,
+    );
   }
 
   if (result.status !== 200) {
     // A refused selection changes nothing and charges nothing.
     const after = await organizationOf(run.organizationId);
-    if (after.billingTier !== before.billingTier || after.billingCadence !== before.billingCadence || after.billingMode !== before.billingMode) {
-      fail(run, `${describeStep(step)}: refused with ${result.status} but the organization's plan changed`, { before, after });
+    if (
+      after.billingTier !== before.billingTier ||
+      after.billingCadence !== before.billingCadence ||
+      after.billingMode !== before.billingMode
+    ) {
+      fail(run, `${describeStep(step)}: refused with ${result.status} but the organization's plan changed`, {
+        before,
+        after,
+      });
     }
     const rowsAfter = (await rowsOf(run.organizationId)).length;
     const ledgerAfter = (await ledgerOf(run.organizationId)).length;
-    if (rowsAfter !== rowsBefore || ledgerAfter !== ledgerBefore) fail(run, `${describeStep(step)}: refused with ${result.status} but rows or ledger entries were written`);
+    if (rowsAfter !== rowsBefore || ledgerAfter !== ledgerBefore)
+      fail(run, `${describeStep(step)}: refused with ${result.status} but rows or ledger entries were written`);
     return `${result.status} ${result.body.error.code}`;
   }
 
@@ -176,12 +219,16 @@ async function selectStep(run: Run, step: Extract<Step, { kind: 'select' }>): Pr
   // Allowances >= usage right after a selection that committed, and the tier is the plan enforced.
   const after = await organizationOf(run.organizationId);
   if (after.billingMode !== 'pay_as_you_go' || after.billingTier !== step.tier || after.billingCadence !== cadence) {
-    fail(run, `${describeStep(step)}: 200 but the organization is on ${after.billingMode} ${after.billingTier} ${after.billingCadence}`);
+    fail(
+      run,
+      `${describeStep(step)}: 200 but the organization is on ${after.billingMode} ${after.billingTier} ${after.billingCadence}`,
+    );
   }
   // A repeat of the current selection changes nothing (seats the test added past the cap stay so).
   if (!same) {
     const usage = await usageOf(run.organizationId);
-    if (usage.seatsUsed > usage.plan.seats) fail(run, `${describeStep(step)}: 200 leaves ${usage.seatsUsed} seats used over the plan's ${usage.plan.seats}`);
+    if (usage.seatsUsed > usage.plan.seats)
+      fail(run, `${describeStep(step)}: 200 leaves ${usage.seatsUsed} seats used over the plan's ${usage.plan.seats}`);
     run.overCapByTest = false;
   }
   return `200 proration ${data.prorationCents}${data.paymentRequired ? ', payment required' : ''}`;
@@ -211,9 +258,11 @@ async function upgradeStep(run: Run): Promise<string> {
   const target = await caseWithAccess(run.organizationId, run.owner);
   const result = await invoke(routes.upgradeCaseToPro, { ...as(run.owner), path: { caseId: target.id } });
   expectAnswer(run, 'upgrade', result, [[200], [403, 'FEATURE_DISABLED'], [403, 'DELINQUENT'], [409]]);
-  const expected = before.billingMode !== 'pay_as_you_go' ? 'FEATURE_DISABLED' : isDelinquent(before) ? 'DELINQUENT' : null;
+  const expected =
+    before.billingMode !== 'pay_as_you_go' ? 'FEATURE_DISABLED' : isDelinquent(before) ? 'DELINQUENT' : null;
   const got = result.status === 200 ? null : (result.body.error.code as string);
-  if (got !== expected) fail(run, `upgrade: answered ${result.status} ${got ?? ''}, expected ${expected ?? '200'}`, result.body);
+  if (got !== expected)
+    fail(run, `upgrade: answered ${result.status} ${got ?? ''}, expected ${expected ?? '200'}`, result.body);
   return result.status === 200 ? '200' : `${result.status} ${got}`;
 }
 
@@ -221,7 +270,13 @@ async function webhookStep(run: Run, step: Extract<Step, { kind: 'webhook' }>): 
   const open = await db()
     .selectDistinct({ invoiceId: billingRows.invoiceId })
     .from(billingRows)
-    .where(and(eq(billingRows.organizationId, run.organizationId), inArray(billingRows.status, ['INVOICED', 'failed']), isNotNull(billingRows.invoiceId)));
+    .where(
+      and(
+        eq(billingRows.organizationId, run.organizationId),
+        inArray(billingRows.status, ['INVOICED', 'failed']),
+        isNotNull(billingRows.invoiceId),
+      ),
+    );
   const invoiceIds = open.map((o) => o.invoiceId!).sort();
   if (invoiceIds.length === 0) return 'no open invoice';
   const invoiceId = invoiceIds[step.pick % invoiceIds.length]!;
@@ -230,7 +285,10 @@ async function webhookStep(run: Run, step: Extract<Step, { kind: 'webhook' }>): 
     const [invoice] = await db().select().from(sandboxInvoices).where(eq(sandboxInvoices.id, invoiceId));
     if (!invoice) fail(run, `webhook: rows name invoice ${invoiceId}, which the sandbox does not have`);
     if (invoice.status === 'void') fail(run, `webhook: rows INVOICED/failed on the void invoice ${invoiceId}`);
-    await db().update(sandboxInvoices).set({ status: 'paid' }).where(and(eq(sandboxInvoices.id, invoiceId), eq(sandboxInvoices.status, 'open')));
+    await db()
+      .update(sandboxInvoices)
+      .set({ status: 'paid' })
+      .where(and(eq(sandboxInvoices.id, invoiceId), eq(sandboxInvoices.status, 'open')));
   }
   const settled = await transaction((tx) => settleInvoice(tx, invoiceId, step.outcome));
   return `${step.outcome} ${settled} row(s) of ${invoiceId}`;
@@ -277,24 +335,32 @@ async function checkInvariants(run: Run): Promise<void> {
   const verified = await verifyBilling(organizationId);
   const differences = verified.differences;
   const rows = await rowsOf(organizationId);
-  if (verified.organizationsChecked !== 1 || differences.length > 0) fail(run, 'verifyBilling reports differences', verified);
+  if (verified.organizationsChecked !== 1 || differences.length > 0)
+    fail(run, 'verifyBilling reports differences', verified);
 
   // 2. Balance = ledger sum, never negative, nor any balance after an entry.
   const organization = await organizationOf(organizationId);
   const ledger = await ledgerOf(organizationId);
   const ledgerSum = ledger.reduce((sum, entry) => sum + entry.amountCents, 0);
-  if (organization.creditBalanceCents !== ledgerSum) fail(run, `credit balance ${organization.creditBalanceCents} != ledger sum ${ledgerSum}`, ledger);
+  if (organization.creditBalanceCents !== ledgerSum)
+    fail(run, `credit balance ${organization.creditBalanceCents} != ledger sum ${ledgerSum}`, ledger);
   if (organization.creditBalanceCents < 0) fail(run, `credit balance ${organization.creditBalanceCents} < 0`);
   const negative = ledger.filter((entry) => entry.balanceAfterCents < 0);
   if (negative.length > 0) fail(run, 'ledger entries with a negative balance after them', negative);
 
   // 3. No credit without a paid source: credits other than staff grants (proration, refunds) are
   //    bounded by the money received (paid invoices) plus the credits spent (which were themselves received).
-  const minted = ledger.filter((entry) => entry.kind !== 'grant' && entry.amountCents > 0).reduce((sum, entry) => sum + entry.amountCents, 0);
+  const minted = ledger
+    .filter((entry) => entry.kind !== 'grant' && entry.amountCents > 0)
+    .reduce((sum, entry) => sum + entry.amountCents, 0);
   const drawn = -ledger.filter((entry) => entry.kind === 'charge').reduce((sum, entry) => sum + entry.amountCents, 0);
   const paid = await paidInvoiceCents(organization.processorCustomerId);
   if (minted > paid + drawn) {
-    fail(run, `credits from no paid source: ${minted} cents of proration/refund credits, but only ${paid} cents of paid invoices and ${drawn} cents of credits drawn`, ledger);
+    fail(
+      run,
+      `credits from no paid source: ${minted} cents of proration/refund credits, but only ${paid} cents of paid invoices and ${drawn} cents of credits drawn`,
+      ledger,
+    );
   }
   if (!run.granted && paid === 0 && organization.creditBalanceCents !== 0) {
     fail(run, `no grant and no invoice ever paid, yet the balance is ${organization.creditBalanceCents}`, ledger);
@@ -305,36 +371,60 @@ async function checkInvariants(run: Run): Promise<void> {
   if (organization.billingMode === 'pay_as_you_go') {
     if (!isTierKey(organization.billingTier)) fail(run, `pay_as_you_go with billing_tier ${organization.billingTier}`);
     const tier = TIERS[organization.billingTier];
-    const plan = { type: usage.plan.type, seats: usage.plan.seats, devices: usage.plan.devices, storageBytes: usage.plan.storageBytes };
-    const expected = { type: tier.key, seats: tier.seatCap, devices: tier.deviceCap, storageBytes: tier.storageCapBytes };
-    if (JSON.stringify(plan) !== JSON.stringify(expected)) fail(run, 'organization_plans does not follow the tier', { plan, expected });
+    const plan = {
+      type: usage.plan.type,
+      seats: usage.plan.seats,
+      devices: usage.plan.devices,
+      storageBytes: usage.plan.storageBytes,
+    };
+    const expected = {
+      type: tier.key,
+      seats: tier.seatCap,
+      devices: tier.deviceCap,
+      storageBytes: tier.storageCapBytes,
+    };
+    if (JSON.stringify(plan) !== JSON.stringify(expected))
+      fail(run, 'organization_plans does not follow the tier', { plan, expected });
   }
 
   // 5. Allowances >= usage, unless the test itself added a member past the cap (addMember bypasses the seat check).
-  if (!run.overCapByTest && usage.seatsUsed > usage.plan.seats) fail(run, `${usage.seatsUsed} seats used over the plan's ${usage.plan.seats}`);
+  if (!run.overCapByTest && usage.seatsUsed > usage.plan.seats)
+    fail(run, `${usage.seatsUsed} seats used over the plan's ${usage.plan.seats}`);
 
   // 6. Charged totals: the reconciliation's total = rows in a charged status, not informational.
-  const charged = rows.filter((row) => (CHARGED_STATUSES as readonly string[]).includes(row.status) && !row.informational).reduce((sum, row) => sum + row.amountCents, 0);
+  const charged = rows
+    .filter((row) => (CHARGED_STATUSES as readonly string[]).includes(row.status) && !row.informational)
+    .reduce((sum, row) => sum + row.amountCents, 0);
   const reconciliation = await invoke(routes.getReconciliation, as(run.owner));
   expectAnswer(run, 'GET /billing/reconciliation', reconciliation, [[200]]);
   if (reconciliation.body.data.totalChargedCents !== charged) {
-    fail(run, `reconciliation totalChargedCents ${reconciliation.body.data.totalChargedCents} != ${charged} summed from the rows`);
+    fail(
+      run,
+      `reconciliation totalChargedCents ${reconciliation.body.data.totalChargedCents} != ${charged} summed from the rows`,
+    );
   }
 
   // 7 (reads keep working): the current plan answers, with the enforced caps.
   const current = await invoke(routes.getCurrentPlan, as(run.owner));
   expectAnswer(run, 'GET /billing/plan/current', current, [[200]]);
-  if (current.body.data.usage.seats.cap !== usage.plan.seats) fail(run, `current plan shows a seat cap ${current.body.data.usage.seats.cap}, the plan row ${usage.plan.seats}`);
+  if (current.body.data.usage.seats.cap !== usage.plan.seats)
+    fail(run, `current plan shows a seat cap ${current.body.data.usage.seats.cap}, the plan row ${usage.plan.seats}`);
 
   // 8. Plan benefits are never free: on a tier, the current period's base fee is a charge of the
   //    tier's fee that is paid, open or failed (never voided, waived or missing: baseFeeStatus 'none').
   if (organization.billingMode === 'pay_as_you_go' && isTierKey(organization.billingTier)) {
-    const feeRows = rows.filter((row) => row.chargeKey === organization.baseFeeChargeKey).sort((a, b) => (a.idempotencyKey < b.idempotencyKey ? -1 : 1));
+    const feeRows = rows
+      .filter((row) => row.chargeKey === organization.baseFeeChargeKey)
+      .sort((a, b) => (a.idempotencyKey < b.idempotencyKey ? -1 : 1));
     const fee = feeRows[0];
     const sku = `platform_base_fee_${organization.billingTier}_${organization.billingCadence}`;
     const status = current.body.data.plan?.baseFeeStatus;
     if (!fee || fee.skuKey !== sku || !['paid', 'open', 'failed'].includes(status)) {
-      fail(run, `on ${organization.billingTier} ${organization.billingCadence}, the current base fee is ${fee ? `${fee.skuKey} ${fee.status}` : 'missing'} (baseFeeStatus ${status})`, feeRows);
+      fail(
+        run,
+        `on ${organization.billingTier} ${organization.billingCadence}, the current base fee is ${fee ? `${fee.skuKey} ${fee.status}` : 'missing'} (baseFeeStatus ${status})`,
+        feeRows,
+      );
     }
   }
 }
@@ -349,17 +439,25 @@ const MAX_STEPS = 10;
 const SEED = process.env.BILLING_PROPERTY_SEED;
 
 describe('billing integrity (property)', () => {
-  it(
-    'random plan selections, card set-ups, Pro upgrades, grants, webhook settlements, members, clock moves and maintenance keep the money and allowances exact',
-    async () => {
-      await fc.assert(
-        // Most runs start on a plan (the interesting part); some never select one.
-        fc.asyncProperty(fc.option(selectArbitrary, { freq: 5, nil: undefined }), fc.array(stepArbitrary, { minLength: 2, maxLength: MAX_STEPS - 1 }), async (first, rest) => {
+  it('random plan selections, card set-ups, Pro upgrades, grants, webhook settlements, members, clock moves and maintenance keep the money and allowances exact', async () => {
+    await fc.assert(
+      // Most runs start on a plan (the interesting part); some never select one.
+      fc.asyncProperty(
+        fc.option(selectArbitrary, { freq: 5, nil: undefined }),
+        fc.array(stepArbitrary, { minLength: 2, maxLength: MAX_STEPS - 1 }),
+        async (first, rest) => {
           const steps: Step[] = first ? [first, ...rest] : rest;
           testClock.reset();
           testClock.freeze();
           const owner = await createUser();
-          const run: Run = { owner, organizationId: owner.organizationId, lastSetupUrl: null, granted: false, overCapByTest: false, trace: [] };
+          const run: Run = {
+            owner,
+            organizationId: owner.organizationId,
+            lastSetupUrl: null,
+            granted: false,
+            overCapByTest: false,
+            trace: [],
+          };
           await checkInvariants(run);
           for (const [index, step] of steps.entries()) {
             // Requests are never at the same instant (see the known-bug test below): a second passes before each.
@@ -369,12 +467,15 @@ describe('billing integrity (property)', () => {
             run.trace[run.trace.length - 1] += ` -> ${outcome}`;
             await checkInvariants(run);
           }
-        }),
-        { numRuns: NUM_RUNS, endOnFailure: !process.env.BILLING_PROPERTY_SHRINK, ...(SEED ? { seed: Number(SEED) } : {}) },
-      );
-    },
-    120_000,
-  );
+        },
+      ),
+      {
+        numRuns: NUM_RUNS,
+        endOnFailure: !process.env.BILLING_PROPERTY_SHRINK,
+        ...(SEED ? { seed: Number(SEED) } : {}),
+      },
+    );
+  }, 120_000);
 });
 
 /** Counterexamples the property found, shrunk to their minimal sequence; both failed before the fix. */

@@ -39,7 +39,14 @@ async function seededOrganization() {
   const caseA = await createCaseRow(owner.organizationId, { name: 'Alpha v. Beta' });
   const caseB = await createCaseRow(owner.organizationId, { name: 'Gamma v. Delta' });
   await insertRows(owner.organizationId, [
-    { caseId: null, amountCents: 9_900, status: 'paid', createdAt: WINDOW_START, invoiceId: 'in_base', skuKey: 'platform_base_fee_tier2_monthly' },
+    {
+      caseId: null,
+      amountCents: 9_900,
+      status: 'paid',
+      createdAt: WINDOW_START,
+      invoiceId: 'in_base',
+      skuKey: 'platform_base_fee_tier2_monthly',
+    },
     { caseId: caseA.id, amountCents: 1_000, status: 'paid', createdAt: inWindow(1), invoiceId: 'in_a1' },
     { caseId: caseA.id, amountCents: 2_000, status: 'INVOICED', createdAt: inWindow(2), invoiceId: 'in_a2' },
     { caseId: caseA.id, amountCents: 300, status: 'processing', createdAt: inWindow(3) },
@@ -87,14 +94,40 @@ describe('POST /billing/report', () => {
       totalFailedCents: 800,
       totalRefundedCents: 900,
     });
-    expect(section.cases.map((c: any) => [c.caseId, c.caseName, c.subtotalChargedCents, c.subtotalInformationalCents, c.rows.length])).toEqual([
+    expect(
+      section.cases.map((c: any) => [
+        c.caseId,
+        c.caseName,
+        c.subtotalChargedCents,
+        c.subtotalInformationalCents,
+        c.rows.length,
+      ]),
+    ).toEqual([
       ['organization', 'Organization-wide charges', 109_900, 0, 2],
       [caseA.id, 'Alpha v. Beta', 3_300, 14_900, 8],
       [caseB.id, 'Gamma v. Delta', 14_900, 0, 1],
     ]);
     const alpha = section.cases[1];
-    expect(alpha.rows.map((r: any) => r.status)).toEqual(['paid', 'INVOICED', 'processing', 'plan_included', 'waived', 'voided', 'failed', 'refunded']);
-    expect(alpha.rows[0]).toEqual({ date: inWindow(1).toISOString(), skuKey: 'case_pro_upgrade', description: 'Seeded paid 1000', quantity: 1, unitAmountCents: 1_000, amountCents: 1_000, status: 'paid', invoiceId: 'in_a1' });
+    expect(alpha.rows.map((r: any) => r.status)).toEqual([
+      'paid',
+      'INVOICED',
+      'processing',
+      'plan_included',
+      'waived',
+      'voided',
+      'failed',
+      'refunded',
+    ]);
+    expect(alpha.rows[0]).toEqual({
+      date: inWindow(1).toISOString(),
+      skuKey: 'case_pro_upgrade',
+      description: 'Seeded paid 1000',
+      quantity: 1,
+      unitAmountCents: 1_000,
+      amountCents: 1_000,
+      status: 'paid',
+      invoiceId: 'in_a1',
+    });
     expect(alpha.rows[2]).not.toHaveProperty('invoiceId');
     expect(JSON.stringify(data)).not.toMatch(/77777|88888|55555/);
   });
@@ -106,10 +139,22 @@ describe('POST /billing/report', () => {
     const both = expectData(await report(owner, { format: 'json', ...window, caseIds: [caseA.id, caseB.id] }));
 
     expect(onlyB.organizations[0].cases.map((c: any) => c.caseId)).toEqual([caseB.id]);
-    expect(onlyB.organizations[0]).toMatchObject({ totalChargedCents: 14_900, totalInformationalCents: 0, totalNonChargeableCents: 0, totalFailedCents: 0, totalRefundedCents: 0 });
+    expect(onlyB.organizations[0]).toMatchObject({
+      totalChargedCents: 14_900,
+      totalInformationalCents: 0,
+      totalNonChargeableCents: 0,
+      totalFailedCents: 0,
+      totalRefundedCents: 0,
+    });
     expect(onlyB.grandTotalChargedCents).toBe(14_900);
     expect(both.organizations[0].cases.map((c: any) => c.caseId)).toEqual([caseA.id, caseB.id]);
-    expect(both.organizations[0]).toMatchObject({ totalChargedCents: 18_200, totalInformationalCents: 14_900, totalNonChargeableCents: 1_200, totalFailedCents: 800, totalRefundedCents: 900 });
+    expect(both.organizations[0]).toMatchObject({
+      totalChargedCents: 18_200,
+      totalInformationalCents: 14_900,
+      totalNonChargeableCents: 1_200,
+      totalFailedCents: 800,
+      totalRefundedCents: 900,
+    });
   });
 
   it('a case of another organization in caseIds adds nothing', async () => {
@@ -160,7 +205,11 @@ describe('POST /billing/report', () => {
   it('answers 400 VALIDATION_FAILED naming body.startDate when startDate is after endDate', async () => {
     const owner = await createUser();
 
-    const result = await report(owner, { format: 'json', startDate: '2026-03-02T00:00:00.000Z', endDate: '2026-03-01T00:00:00.000Z' });
+    const result = await report(owner, {
+      format: 'json',
+      startDate: '2026-03-02T00:00:00.000Z',
+      endDate: '2026-03-01T00:00:00.000Z',
+    });
 
     expectError(result, 400, 'VALIDATION_FAILED', ['body.startDate']);
     expect(result.body.error.message).toMatch(/startDate/);
@@ -170,15 +219,28 @@ describe('POST /billing/report', () => {
     const owner = await createUser();
     const future = addSeconds(now(), 3_600).toISOString();
 
-    expectError(await report(owner, { format: 'json', startDate: future }), 400, 'VALIDATION_FAILED', ['body.startDate']);
-    expectError(await report(owner, { format: 'json', endDate: '2000-01-01T00:00:00.000Z' }), 400, 'VALIDATION_FAILED', ['body.endDate']);
+    expectError(await report(owner, { format: 'json', startDate: future }), 400, 'VALIDATION_FAILED', [
+      'body.startDate',
+    ]);
+    expectError(
+      await report(owner, { format: 'json', endDate: '2000-01-01T00:00:00.000Z' }),
+      400,
+      'VALIDATION_FAILED',
+      ['body.endDate'],
+    );
   });
 
   it('accepts a window of a single instant (startDate equal to endDate)', async () => {
     const owner = await createUser();
     await insertRows(owner.organizationId, [{ amountCents: 1_500, createdAt: WINDOW_START }]);
 
-    const data = expectData(await report(owner, { format: 'json', startDate: WINDOW_START.toISOString(), endDate: WINDOW_START.toISOString() }));
+    const data = expectData(
+      await report(owner, {
+        format: 'json',
+        startDate: WINDOW_START.toISOString(),
+        endDate: WINDOW_START.toISOString(),
+      }),
+    );
 
     expect(data.grandTotalChargedCents).toBe(1_500);
   });
@@ -204,7 +266,10 @@ describe('POST /billing/report', () => {
     // Over the limit in PDF too.
     expectError(await report(owner, { format: 'pdf', ...window }), 400, 'REPORT_TOO_LARGE');
     // Exactly 50,000 rows (bulk rows 2..50,001) is still served.
-    const atLimit = { startDate: new Date(WINDOW_START.getTime() + 2).toISOString(), endDate: new Date(WINDOW_START.getTime() + MAX_REPORT_ROWS + 1).toISOString() };
+    const atLimit = {
+      startDate: new Date(WINDOW_START.getTime() + 2).toISOString(),
+      endDate: new Date(WINDOW_START.getTime() + MAX_REPORT_ROWS + 1).toISOString(),
+    };
     const full = expectData(await report(owner, { format: 'json', ...atLimit }));
     expect(full.grandTotalChargedCents).toBe(MAX_REPORT_ROWS);
     expect(full.organizations[0].cases[0].rows).toHaveLength(MAX_REPORT_ROWS);
@@ -235,7 +300,9 @@ describe('POST /billing/report', () => {
       fileName: expect.stringMatching(/^billing-report-report-firm-[a-z0-9-]+-2026-03-01-2026-03-31\.pdf$/),
       contentType: 'application/pdf',
       sizeBytes: expect.any(Number),
-      storageKey: expect.stringMatching(new RegExp(`^reports/${owner.organizationId}/[0-9a-f-]+/billing-report-.+\\.pdf$`)),
+      storageKey: expect.stringMatching(
+        new RegExp(`^reports/${owner.organizationId}/[0-9a-f-]+/billing-report-.+\\.pdf$`),
+      ),
       rowCount: 11,
       downloadUrl: expect.stringMatching(new RegExp(`^${publicBaseUrl()}/_local/objects/reports/`)),
       expiresAt: addSeconds(at, 15 * 60).toISOString(),
@@ -253,8 +320,13 @@ describe('POST /billing/report', () => {
     expect((await storage.readSigned(key, expires, link.searchParams.get('signature')!))?.equals(stored)).toBe(true);
     testClock.advance(15 * 60 + 1);
     expect(await storage.readSigned(key, expires, link.searchParams.get('signature')!)).toBeNull();
-    const history = await db().select().from(billingHistory).where(and(eq(billingHistory.organizationId, owner.organizationId), eq(billingHistory.category, 'invoicing')));
-    expect(history.map((h) => [h.description, h.createdById])).toEqual([['Billing report (PDF, 11 rows) generated', owner.id]]);
+    const history = await db()
+      .select()
+      .from(billingHistory)
+      .where(and(eq(billingHistory.organizationId, owner.organizationId), eq(billingHistory.category, 'invoicing')));
+    expect(history.map((h) => [h.description, h.createdById])).toEqual([
+      ['Billing report (PDF, 11 rows) generated', owner.id],
+    ]);
   });
 
   it('stores a PDF for an empty report too', async () => {
@@ -273,7 +345,11 @@ describe('POST /billing/report', () => {
     ['a startDate without a time', { format: 'json', startDate: '2026-03-01' }, 'body.startDate'],
     ['a malformed endDate', { format: 'json', endDate: '2026-13-45T99:00:00Z' }, 'body.endDate'],
     ['a caseId over 200 characters', { format: 'json', caseIds: ['c'.repeat(201)] }, 'body.caseIds.0'],
-    ['caseIds that is not an array', { format: 'json', caseIds: '0190c0de-0000-7000-8000-000000000000' }, 'body.caseIds'],
+    [
+      'caseIds that is not an array',
+      { format: 'json', caseIds: '0190c0de-0000-7000-8000-000000000000' },
+      'body.caseIds',
+    ],
   ])('answers 400 VALIDATION_FAILED for %s', async (_label, body, field) => {
     const owner = await createUser();
 
@@ -285,7 +361,9 @@ describe('POST /billing/report', () => {
     const other = await createUser();
     await insertRows(other.organizationId, [{ amountCents: 66_666, createdAt: inWindow(11) }]);
 
-    const data = expectData(await report(owner, { format: 'json', ...window, organizationIds: [owner.organizationId, other.organizationId] }));
+    const data = expectData(
+      await report(owner, { format: 'json', ...window, organizationIds: [owner.organizationId, other.organizationId] }),
+    );
 
     expect(data.organizations.map((o: any) => o.organizationId)).toEqual([owner.organizationId]);
     expect(JSON.stringify(data)).not.toMatch(/66666|55555/);

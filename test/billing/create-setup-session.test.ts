@@ -8,9 +8,18 @@ import { db } from '../../lib/db/client';
 import { billingHistory, organizations, sandboxCheckoutSessions } from '../../lib/db/schema';
 import { createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { as, describeOrganizationSecurity, organizationRow, putOnPlan, rowsOfOrganization, sessionIdOf, urls } from './billing-helpers';
+import {
+  as,
+  describeOrganizationSecurity,
+  organizationRow,
+  putOnPlan,
+  rowsOfOrganization,
+  sessionIdOf,
+  urls,
+} from './billing-helpers';
 
-const setupSession = (user: TestUser, body: unknown = urls) => invoke(routes.createBillingSetupSession, { ...as(user), body });
+const setupSession = (user: TestUser, body: unknown = urls) =>
+  invoke(routes.createBillingSetupSession, { ...as(user), body });
 
 async function sessionsOf(customerId: string) {
   return db().select().from(sandboxCheckoutSessions).where(eq(sandboxCheckoutSessions.customerId, customerId));
@@ -33,17 +42,29 @@ describe('POST /billing/setup-session', () => {
   it('answers a checkout link in setup mode for the organization customer; completing it saves the card and collects the open fee', async () => {
     const { owner } = await ownerOnPlan();
     const { processorCustomerId } = await organizationRow(owner.organizationId);
-    const custom = { successUrl: 'https://app.example.test/settings/billing?saved=1', cancelUrl: 'https://app.example.test/settings/billing' };
+    const custom = {
+      successUrl: 'https://app.example.test/settings/billing?saved=1',
+      cancelUrl: 'https://app.example.test/settings/billing',
+    };
 
     const data = expectData(await setupSession(owner, custom));
 
-    expect(data).toEqual({ url: expect.stringMatching(new RegExp(`^${publicBaseUrl()}/_sandbox/checkout/cs_sandbox_[0-9a-f]+$`)) });
+    expect(data).toEqual({
+      url: expect.stringMatching(new RegExp(`^${publicBaseUrl()}/_sandbox/checkout/cs_sandbox_[0-9a-f]+$`)),
+    });
     const session = (await sessionsOf(processorCustomerId!)).find((s) => s.id === sessionIdOf(data.url));
-    expect(session).toMatchObject({ customerId: processorCustomerId, successUrl: custom.successUrl, cancelUrl: custom.cancelUrl, status: 'open' });
+    expect(session).toMatchObject({
+      customerId: processorCustomerId,
+      successUrl: custom.successUrl,
+      cancelUrl: custom.cancelUrl,
+      status: 'open',
+    });
     // Setting up a card charges nothing by itself.
     expect((await rowsOfOrganization(owner.organizationId)).map((r) => r.status)).toEqual(['INVOICED']);
 
-    expect(await completeSandboxCheckout(sessionIdOf(data.url), '4242 4242 4242 4242')).toEqual({ successUrl: custom.successUrl });
+    expect(await completeSandboxCheckout(sessionIdOf(data.url), '4242 4242 4242 4242')).toEqual({
+      successUrl: custom.successUrl,
+    });
 
     const organization = await organizationRow(owner.organizationId);
     expect(organization).toMatchObject({ hasPaymentMethod: true, paymentMethodLast4: '4242' });
@@ -51,7 +72,9 @@ describe('POST /billing/setup-session', () => {
     const history = await db()
       .select()
       .from(billingHistory)
-      .where(and(eq(billingHistory.organizationId, owner.organizationId), eq(billingHistory.category, 'payment_method')));
+      .where(
+        and(eq(billingHistory.organizationId, owner.organizationId), eq(billingHistory.category, 'payment_method')),
+      );
     expect(history.map((h) => h.description)).toEqual(['Card ending 4242 saved for payments']);
   });
 
@@ -70,22 +93,33 @@ describe('POST /billing/setup-session', () => {
 
   it('gives a repeat with other return URLs within the same minute its own session, returning to them', async () => {
     const { owner } = await ownerOnPlan();
-    const other = { successUrl: 'https://app.example.test/other/done', cancelUrl: 'https://app.example.test/other/cancel' };
+    const other = {
+      successUrl: 'https://app.example.test/other/done',
+      cancelUrl: 'https://app.example.test/other/cancel',
+    };
 
     const first = expectData(await setupSession(owner, urls));
     const second = expectData(await setupSession(owner, other));
 
     expect(second.url).not.toBe(first.url);
-    const [session] = await db().select().from(sandboxCheckoutSessions).where(eq(sandboxCheckoutSessions.id, sessionIdOf(second.url)));
+    const [session] = await db()
+      .select()
+      .from(sandboxCheckoutSessions)
+      .where(eq(sandboxCheckoutSessions.id, sessionIdOf(second.url)));
     expect(session).toMatchObject({ successUrl: other.successUrl, cancelUrl: other.cancelUrl });
-    expect(await completeSandboxCheckout(sessionIdOf(second.url), '4242424242424242')).toEqual({ successUrl: other.successUrl });
+    expect(await completeSandboxCheckout(sessionIdOf(second.url), '4242424242424242')).toEqual({
+      successUrl: other.successUrl,
+    });
   });
 
   it('answers 409 CONFLICT while the billing profile has no processor customer, and opens no session', async () => {
     const { owner } = await ownerOnPlan();
     const { processorCustomerId } = await organizationRow(owner.organizationId);
     const sessionsBefore = (await sessionsOf(processorCustomerId!)).length;
-    await db().update(organizations).set({ processorCustomerId: null }).where(eq(organizations.id, owner.organizationId));
+    await db()
+      .update(organizations)
+      .set({ processorCustomerId: null })
+      .where(eq(organizations.id, owner.organizationId));
 
     const result = await setupSession(owner);
 
@@ -99,7 +133,8 @@ describe('POST /billing/setup-session', () => {
     ['legacy', 'legacy'],
   ] as const)('answers 403 FEATURE_DISABLED for an organization not on case billing (%s)', async (_label, mode) => {
     const owner = await createUser();
-    if (mode) await db().update(organizations).set({ billingMode: mode }).where(eq(organizations.id, owner.organizationId));
+    if (mode)
+      await db().update(organizations).set({ billingMode: mode }).where(eq(organizations.id, owner.organizationId));
     const { processorCustomerId } = await organizationRow(owner.organizationId);
 
     expectError(await setupSession(owner), 403, 'FEATURE_DISABLED');
@@ -112,7 +147,11 @@ describe('POST /billing/setup-session', () => {
     ['a missing cancelUrl', { successUrl: urls.successUrl }, 'body.cancelUrl'],
     ['a successUrl that is not a URL', { ...urls, successUrl: 'done' }, 'body.successUrl'],
     ['a cancelUrl that is not a URL', { ...urls, cancelUrl: 42 }, 'body.cancelUrl'],
-    ['a successUrl over 2048 characters', { ...urls, successUrl: `https://app.example.test/${'a'.repeat(2048)}` }, 'body.successUrl'],
+    [
+      'a successUrl over 2048 characters',
+      { ...urls, successUrl: `https://app.example.test/${'a'.repeat(2048)}` },
+      'body.successUrl',
+    ],
     ['a javascript: successUrl', { ...urls, successUrl: 'javascript:alert(1)' }, 'body.successUrl'],
     ['a data: cancelUrl', { ...urls, cancelUrl: 'data:text/html,<script>alert(1)</script>' }, 'body.cancelUrl'],
     ['an ftp: successUrl', { ...urls, successUrl: 'ftp://app.example.test/done' }, 'body.successUrl'],

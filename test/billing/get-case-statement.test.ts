@@ -5,10 +5,23 @@ import { db } from '../../lib/db/client';
 import { cases } from '../../lib/db/schema';
 import { createCaseRow, createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { as, caseWithAccess, describeOrganizationSecurity, grantCase, insertRows, joinOrganization, putOnPlan, secondsApart } from './billing-helpers';
+import {
+  as,
+  caseWithAccess,
+  describeOrganizationSecurity,
+  grantCase,
+  insertRows,
+  joinOrganization,
+  putOnPlan,
+  secondsApart,
+} from './billing-helpers';
 
-const statement = (user: TestUser, caseId: string, query?: Record<string, string>, organizationId = user.organizationId) =>
-  invoke(routes.getCaseStatement, { ...as(user, organizationId), path: { caseId }, ...(query ? { query } : {}) });
+const statement = (
+  user: TestUser,
+  caseId: string,
+  query?: Record<string, string>,
+  organizationId = user.organizationId,
+) => invoke(routes.getCaseStatement, { ...as(user, organizationId), path: { caseId }, ...(query ? { query } : {}) });
 
 describe('GET /cases/{caseId}/billing/statement', () => {
   describeOrganizationSecurity({
@@ -27,7 +40,17 @@ describe('GET /cases/{caseId}/billing/statement', () => {
 
     const data = expectData(await statement(owner, target.id));
 
-    expect(data).toEqual({ caseId: target.id, caseName: 'Empty v. Case', isPro: false, rows: [], total: 0, limit: 50, skip: 0, totalChargedCents: 0, totalInformationalCents: 0 });
+    expect(data).toEqual({
+      caseId: target.id,
+      caseName: 'Empty v. Case',
+      isPro: false,
+      rows: [],
+      total: 0,
+      limit: 50,
+      skip: 0,
+      totalChargedCents: 0,
+      totalInformationalCents: 0,
+    });
   });
 
   it('pages rows newest first with limit and skip; both totals cover every row, not only the page', async () => {
@@ -37,7 +60,12 @@ describe('GET /cases/{caseId}/billing/statement', () => {
     const amounts = [100, 200, 300, 400, 500, 600, 700, 800];
     const seeded = await insertRows(
       owner.organizationId,
-      amounts.map((amountCents, index) => ({ caseId: target.id, amountCents, status: index === 3 ? ('plan_included' as const) : ('paid' as const), createdAt: at[index] })),
+      amounts.map((amountCents, index) => ({
+        caseId: target.id,
+        amountCents,
+        status: index === 3 ? ('plan_included' as const) : ('paid' as const),
+        createdAt: at[index],
+      })),
     );
 
     const first = expectData(await statement(owner, target.id, { limit: '3' }));
@@ -70,7 +98,10 @@ describe('GET /cases/{caseId}/billing/statement', () => {
   it('answers 50 rows by default and at most 200', async () => {
     const owner = await createUser();
     const target = await caseWithAccess(owner.organizationId, owner);
-    await insertRows(owner.organizationId, secondsApart(205).map((createdAt) => ({ caseId: target.id, amountCents: 1, createdAt })));
+    await insertRows(
+      owner.organizationId,
+      secondsApart(205).map((createdAt) => ({ caseId: target.id, amountCents: 1, createdAt })),
+    );
 
     const byDefault = expectData(await statement(owner, target.id));
     const largest = expectData(await statement(owner, target.id, { limit: '200' }));
@@ -85,7 +116,13 @@ describe('GET /cases/{caseId}/billing/statement', () => {
     const target = await caseWithAccess(owner.organizationId, owner);
     await insertRows(owner.organizationId, [
       { caseId: target.id, amountCents: 1_000, status: 'paid' },
-      { caseId: target.id, amountCents: 2_000, status: 'INVOICED', invoiceId: 'in_test_1', hostedInvoiceUrl: 'https://pay.example.test/in_test_1' },
+      {
+        caseId: target.id,
+        amountCents: 2_000,
+        status: 'INVOICED',
+        invoiceId: 'in_test_1',
+        hostedInvoiceUrl: 'https://pay.example.test/in_test_1',
+      },
       { caseId: target.id, amountCents: 4_000, status: 'processing' },
       { caseId: target.id, amountCents: 14_900, status: 'plan_included' },
       { caseId: target.id, amountCents: 8_000, status: 'waived' },
@@ -101,7 +138,11 @@ describe('GET /cases/{caseId}/billing/statement', () => {
     expect(included).toMatchObject({ informational: true, amountCents: 14_900 });
     expect(data.rows.filter((r: any) => r.informational)).toHaveLength(1);
     const invoiced = data.rows.find((r: any) => r.status === 'INVOICED');
-    expect(invoiced).toMatchObject({ invoiceId: 'in_test_1', processorInvoiceId: 'in_test_1', hostedInvoiceUrl: 'https://pay.example.test/in_test_1' });
+    expect(invoiced).toMatchObject({
+      invoiceId: 'in_test_1',
+      processorInvoiceId: 'in_test_1',
+      hostedInvoiceUrl: 'https://pay.example.test/in_test_1',
+    });
     expect(data.rows.find((r: any) => r.status === 'paid')).not.toHaveProperty('invoiceId');
   });
 
@@ -130,7 +171,12 @@ describe('GET /cases/{caseId}/billing/statement', () => {
     const data = expectData(await statement(owner, target.id));
 
     expect(data).toMatchObject({ isPro: true, total: 1, totalChargedCents: 14_900 });
-    expect(data.rows[0]).toMatchObject({ skuKey: 'case_pro_upgrade', status: 'paid', invoiceId: expect.stringMatching(/^in_sandbox_/), hostedInvoiceUrl: expect.any(String) });
+    expect(data.rows[0]).toMatchObject({
+      skuKey: 'case_pro_upgrade',
+      status: 'paid',
+      invoiceId: expect.stringMatching(/^in_sandbox_/),
+      hostedInvoiceUrl: expect.any(String),
+    });
   });
 
   it('lets admin access to the case through', async () => {
@@ -140,17 +186,22 @@ describe('GET /cases/{caseId}/billing/statement', () => {
     expect(expectData(await statement(owner, target.id)).caseId).toBe(target.id);
   });
 
-  it.each(['viewer', 'opposing_counsel', null] as const)('answers 403 INSUFFICIENT_ROLE with %s access to the case, and no data', async (access) => {
-    const owner = await createUser();
-    const target = access ? await caseWithAccess(owner.organizationId, owner, access, 'Secret v. Case') : await createCaseRow(owner.organizationId, { name: 'Secret v. Case' });
-    await insertRows(owner.organizationId, [{ caseId: target.id, amountCents: 1_234 }]);
+  it.each(['viewer', 'opposing_counsel', null] as const)(
+    'answers 403 INSUFFICIENT_ROLE with %s access to the case, and no data',
+    async (access) => {
+      const owner = await createUser();
+      const target = access
+        ? await caseWithAccess(owner.organizationId, owner, access, 'Secret v. Case')
+        : await createCaseRow(owner.organizationId, { name: 'Secret v. Case' });
+      await insertRows(owner.organizationId, [{ caseId: target.id, amountCents: 1_234 }]);
 
-    const result = await statement(owner, target.id);
+      const result = await statement(owner, target.id);
 
-    expectError(result, 403, 'INSUFFICIENT_ROLE');
-    expect(result.body.data).toBeUndefined();
-    expect(JSON.stringify(result.body)).not.toContain('Secret v. Case');
-  });
+      expectError(result, 403, 'INSUFFICIENT_ROLE');
+      expect(result.body.data).toBeUndefined();
+      expect(JSON.stringify(result.body)).not.toContain('Secret v. Case');
+    },
+  );
 
   it('answers 403 FORBIDDEN and never data for a case of another organization than the header, even to its owner', async () => {
     const owner = await createUser();
@@ -166,7 +217,9 @@ describe('GET /cases/{caseId}/billing/statement', () => {
     expect(result.body.data).toBeUndefined();
     expect(JSON.stringify(result.body)).not.toMatch(/Foreign v\. Case|9999/);
     // With the case's own organization in the header the same caller reads it.
-    expect(expectData(await statement(owner, foreign.id, undefined, other.organizationId)).totalChargedCents).toBe(9_999);
+    expect(expectData(await statement(owner, foreign.id, undefined, other.organizationId)).totalChargedCents).toBe(
+      9_999,
+    );
   });
 
   it('answers 404 NOT_FOUND for an unknown or deleted case', async () => {

@@ -20,7 +20,8 @@ import {
   secondsApart,
 } from './billing-helpers';
 
-const getCredits = (user: TestUser, query?: Record<string, string>) => invoke(routes.getCredits, { ...as(user), ...(query ? { query } : {}) });
+const getCredits = (user: TestUser, query?: Record<string, string>) =>
+  invoke(routes.getCredits, { ...as(user), ...(query ? { query } : {}) });
 const upgrade = (user: TestUser, caseId: string) => invoke(routes.upgradeCaseToPro, { ...as(user), path: { caseId } });
 const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
 
@@ -36,7 +37,15 @@ describe('GET /billing/credits', () => {
 
     const data = expectData(await getCredits(owner));
 
-    expect(data).toEqual({ balanceCents: 0, currency: 'usd', effectiveDeductPercentage: 0, ledger: [], total: 0, limit: 50, skip: 0 });
+    expect(data).toEqual({
+      balanceCents: 0,
+      currency: 'usd',
+      effectiveDeductPercentage: 0,
+      ledger: [],
+      total: 0,
+      limit: 50,
+      skip: 0,
+    });
   });
 
   it('shows a staff grant neutrally: the balance, the deduct percentage while positive, and a ledger entry without the staff reason', async () => {
@@ -48,7 +57,15 @@ describe('GET /billing/credits', () => {
 
     expect(data).toMatchObject({ balanceCents: 12_345, currency: 'usd', effectiveDeductPercentage: 100, total: 1 });
     expect(data.ledger).toEqual([
-      { id: expect.any(String), amountCents: 12_345, balanceAfterCents: 12_345, kind: 'grant', description: 'Credits added by support', billingRowId: null, createdAt: expect.any(String) },
+      {
+        id: expect.any(String),
+        amountCents: 12_345,
+        balanceAfterCents: 12_345,
+        kind: 'grant',
+        description: 'Credits added by support',
+        billingRowId: null,
+        createdAt: expect.any(String),
+      },
     ]);
     expect(JSON.stringify(result.body)).not.toMatch(/goodwill/i);
     expect((await organizationRow(owner.organizationId)).creditBalanceCents).toBe(12_345);
@@ -56,7 +73,10 @@ describe('GET /billing/credits', () => {
 
   it('answers the organization deduct percentage while the balance is positive', async () => {
     const owner = await createUser();
-    await db().update(organizations).set({ creditDeductPercentage: 40 }).where(eq(organizations.id, owner.organizationId));
+    await db()
+      .update(organizations)
+      .set({ creditDeductPercentage: 40 })
+      .where(eq(organizations.id, owner.organizationId));
     expect(expectData(await getCredits(owner)).effectiveDeductPercentage).toBe(0);
 
     await grantCredits(owner.organizationId, 100, 'Trial');
@@ -69,8 +89,22 @@ describe('GET /billing/credits', () => {
     const instants = secondsApart(55);
     await db()
       .insert(creditLedger)
-      .values(instants.map((createdAt, index) => ({ organizationId: owner.organizationId, amountCents: index + 1, balanceAfterCents: ((index + 1) * (index + 2)) / 2, kind: 'purchase' as const, description: `Entry ${index + 1}`, billingRowId: null, createdAt, updatedAt: createdAt })));
-    await db().update(organizations).set({ creditBalanceCents: (55 * 56) / 2 }).where(eq(organizations.id, owner.organizationId));
+      .values(
+        instants.map((createdAt, index) => ({
+          organizationId: owner.organizationId,
+          amountCents: index + 1,
+          balanceAfterCents: ((index + 1) * (index + 2)) / 2,
+          kind: 'purchase' as const,
+          description: `Entry ${index + 1}`,
+          billingRowId: null,
+          createdAt,
+          updatedAt: createdAt,
+        })),
+      );
+    await db()
+      .update(organizations)
+      .set({ creditBalanceCents: (55 * 56) / 2 })
+      .where(eq(organizations.id, owner.organizationId));
 
     const first = expectData(await getCredits(owner));
     const last = expectData(await getCredits(owner, { limit: '10', skip: '50' }));
@@ -127,7 +161,12 @@ describe('GET /billing/credits', () => {
     expect((await caseRow(target.id)).isPro).toBe(true);
     const data = expectData(await getCredits(owner));
     expect(data.balanceCents).toBe(5_100);
-    expect(data.ledger[0]).toMatchObject({ amountCents: -14_900, balanceAfterCents: 5_100, kind: 'charge', billingRowId: row!.id });
+    expect(data.ledger[0]).toMatchObject({
+      amountCents: -14_900,
+      balanceAfterCents: 5_100,
+      kind: 'charge',
+      billingRowId: row!.id,
+    });
     expect(data.ledger[1]).toMatchObject({ amountCents: 20_000, kind: 'grant' });
   });
 
@@ -140,7 +179,12 @@ describe('GET /billing/credits', () => {
     expectData(await upgrade(owner, target.id));
 
     const [row] = await rowsOfCase(target.id);
-    expect(row).toMatchObject({ amountCents: 14_900, creditsAppliedCents: 10_000, status: 'paid', invoiceId: expect.stringMatching(/^in_sandbox_/) });
+    expect(row).toMatchObject({
+      amountCents: 14_900,
+      creditsAppliedCents: 10_000,
+      status: 'paid',
+      invoiceId: expect.stringMatching(/^in_sandbox_/),
+    });
     const [invoice] = await db().select().from(sandboxInvoices).where(eq(sandboxInvoices.id, row!.invoiceId!));
     expect(invoice).toMatchObject({ amountCents: 4_900, status: 'paid' });
     const data = expectData(await getCredits(owner));
@@ -151,7 +195,10 @@ describe('GET /billing/credits', () => {
   it('draws only the deduct percentage of a charge', async () => {
     const owner = await createUser();
     await putOnPlan(owner, 'tier2', { card: true });
-    await db().update(organizations).set({ creditDeductPercentage: 50 }).where(eq(organizations.id, owner.organizationId));
+    await db()
+      .update(organizations)
+      .set({ creditDeductPercentage: 50 })
+      .where(eq(organizations.id, owner.organizationId));
     await grantCredits(owner.organizationId, 20_000, 'Prepaid');
     const target = await caseWithAccess(owner.organizationId, owner);
 
@@ -170,14 +217,17 @@ describe('GET /billing/credits', () => {
 
     const results = await Promise.all(targets.map((target) => upgrade(owner, target.id)));
 
-    for (const [index, result] of results.entries()) expect(expectData(result)).toEqual({ caseId: targets[index]!.id, status: 'processing' });
+    for (const [index, result] of results.entries())
+      expect(expectData(result)).toEqual({ caseId: targets[index]!.id, status: 'processing' });
     const organization = await organizationRow(owner.organizationId);
     expect(organization.creditBalanceCents).toBe(0);
     const ledger = await ledgerOf(owner.organizationId);
     expect(sum(ledger.map((e) => e.amountCents))).toBe(organization.creditBalanceCents);
     expect(ledger.every((e) => e.balanceAfterCents >= 0)).toBe(true);
     // Replaying the ledger in order gives every recorded balance.
-    const ordered = [...ledger].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id));
+    const ordered = [...ledger].sort(
+      (a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id),
+    );
     let running = 0;
     for (const entry of ordered) {
       running += entry.amountCents;

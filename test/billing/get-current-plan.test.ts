@@ -9,7 +9,17 @@ import { organizations, usageEvents } from '../../lib/db/schema';
 import { FREE_PLAN } from '../../lib/organizations/plans';
 import { addMember, createCaseRow, createUser, type TestUser } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
-import { as, DECLINED_CARD, describeOrganizationSecurity, organizationRow, putOnPlan, rowsOfOrganization, sessionIdOf, signIn, urls } from './billing-helpers';
+import {
+  as,
+  DECLINED_CARD,
+  describeOrganizationSecurity,
+  organizationRow,
+  putOnPlan,
+  rowsOfOrganization,
+  sessionIdOf,
+  signIn,
+  urls,
+} from './billing-helpers';
 
 const currentPlan = (user: TestUser) => invoke(routes.getCurrentPlan, as(user));
 
@@ -42,7 +52,10 @@ describe('GET /billing/plan/current', () => {
 
   it('answers plan null for a legacy-billed organization', async () => {
     const owner = await createUser();
-    await db().update(organizations).set({ billingMode: 'legacy', billingTier: 'tier2' }).where(eq(organizations.id, owner.organizationId));
+    await db()
+      .update(organizations)
+      .set({ billingMode: 'legacy', billingTier: 'tier2' })
+      .where(eq(organizations.id, owner.organizationId));
 
     expect(expectData(await currentPlan(owner)).plan).toBeNull();
   });
@@ -88,11 +101,19 @@ describe('GET /billing/plan/current', () => {
     const at = now();
     const monthStart = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
     const lastMonth = new Date(monthStart.getTime() - 1_000);
-    await db().insert(usageEvents).values([
-      { organizationId: owner.organizationId, kind: 'ai_tokens', quantity: 1_200 },
-      { organizationId: owner.organizationId, kind: 'ai_tokens', quantity: 34 },
-      { organizationId: owner.organizationId, kind: 'ai_tokens', quantity: 99_999, createdAt: lastMonth, updatedAt: lastMonth },
-    ]);
+    await db()
+      .insert(usageEvents)
+      .values([
+        { organizationId: owner.organizationId, kind: 'ai_tokens', quantity: 1_200 },
+        { organizationId: owner.organizationId, kind: 'ai_tokens', quantity: 34 },
+        {
+          organizationId: owner.organizationId,
+          kind: 'ai_tokens',
+          quantity: 99_999,
+          createdAt: lastMonth,
+          updatedAt: lastMonth,
+        },
+      ]);
     await createCaseRow(owner.organizationId);
     await createCaseRow(owner.organizationId, { createdAt: lastMonth });
     await createCaseRow(owner.organizationId, { deletedAt: at });

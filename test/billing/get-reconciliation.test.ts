@@ -5,7 +5,8 @@ import { createCaseRow, createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { as, describeOrganizationSecurity, insertRows, putOnPlan, secondsApart } from './billing-helpers';
 
-const reconciliation = (user: TestUser, query?: Record<string, string>) => invoke(routes.getReconciliation, { ...as(user), ...(query ? { query } : {}) });
+const reconciliation = (user: TestUser, query?: Record<string, string>) =>
+  invoke(routes.getReconciliation, { ...as(user), ...(query ? { query } : {}) });
 
 /** Case A: five 100-cent rows (oldest); two organization-wide fees; case B: 10, 20, 30 and a plan-included 14,900 (newest). */
 async function seedOrganization() {
@@ -25,7 +26,15 @@ async function seedOrganization() {
   return { owner, caseA, caseB };
 }
 
-const summary = (groups: any[]) => groups.map((g) => ({ caseId: g.caseId, caseName: g.caseName, chargeScope: g.chargeScope, charged: g.subtotalChargedCents, informational: g.subtotalInformationalCents, rows: g.rows.map((r: any) => r.amountCents) }));
+const summary = (groups: any[]) =>
+  groups.map((g) => ({
+    caseId: g.caseId,
+    caseName: g.caseName,
+    chargeScope: g.chargeScope,
+    charged: g.subtotalChargedCents,
+    informational: g.subtotalInformationalCents,
+    rows: g.rows.map((r: any) => r.amountCents),
+  }));
 
 describe('GET /billing/reconciliation', () => {
   describeOrganizationSecurity({
@@ -37,7 +46,14 @@ describe('GET /billing/reconciliation', () => {
   it('answers no groups and zero totals for an organization without billing rows', async () => {
     const owner = await createUser();
 
-    expect(expectData(await reconciliation(owner))).toEqual({ groups: [], total: 0, limit: 50, skip: 0, totalChargedCents: 0, totalInformationalCents: 0 });
+    expect(expectData(await reconciliation(owner))).toEqual({
+      groups: [],
+      total: 0,
+      limit: 50,
+      skip: 0,
+      totalChargedCents: 0,
+      totalInformationalCents: 0,
+    });
   });
 
   it("groups a page newest first by case, with the base fees in the 'organization' group (platform scope)", async () => {
@@ -45,11 +61,38 @@ describe('GET /billing/reconciliation', () => {
 
     const data = expectData(await reconciliation(owner));
 
-    expect(data).toMatchObject({ total: 11, limit: 50, skip: 0, totalChargedCents: 3_560, totalInformationalCents: 14_900 });
+    expect(data).toMatchObject({
+      total: 11,
+      limit: 50,
+      skip: 0,
+      totalChargedCents: 3_560,
+      totalInformationalCents: 14_900,
+    });
     expect(summary(data.groups)).toEqual([
-      { caseId: caseB.id, caseName: 'Gamma v. Delta', chargeScope: 'case', charged: 60, informational: 14_900, rows: [14_900, 30, 20, 10] },
-      { caseId: 'organization', caseName: null, chargeScope: 'platform', charged: 3_000, informational: 0, rows: [2_000, 1_000] },
-      { caseId: caseA.id, caseName: 'Alpha v. Beta', chargeScope: 'case', charged: 500, informational: 0, rows: [100, 100, 100, 100, 100] },
+      {
+        caseId: caseB.id,
+        caseName: 'Gamma v. Delta',
+        chargeScope: 'case',
+        charged: 60,
+        informational: 14_900,
+        rows: [14_900, 30, 20, 10],
+      },
+      {
+        caseId: 'organization',
+        caseName: null,
+        chargeScope: 'platform',
+        charged: 3_000,
+        informational: 0,
+        rows: [2_000, 1_000],
+      },
+      {
+        caseId: caseA.id,
+        caseName: 'Alpha v. Beta',
+        chargeScope: 'case',
+        charged: 500,
+        informational: 0,
+        rows: [100, 100, 100, 100, 100],
+      },
     ]);
     expect(data.groups[1].rows.every((r: any) => r.chargeScope === 'platform' && r.caseId === null)).toBe(true);
   });
@@ -61,14 +104,43 @@ describe('GET /billing/reconciliation', () => {
     const second = expectData(await reconciliation(owner, { limit: '3', skip: '5' }));
 
     expect(summary(first.groups)).toEqual([
-      { caseId: caseB.id, caseName: 'Gamma v. Delta', chargeScope: 'case', charged: 60, informational: 14_900, rows: [14_900, 30, 20, 10] },
-      { caseId: 'organization', caseName: null, chargeScope: 'platform', charged: 3_000, informational: 0, rows: [2_000] },
+      {
+        caseId: caseB.id,
+        caseName: 'Gamma v. Delta',
+        chargeScope: 'case',
+        charged: 60,
+        informational: 14_900,
+        rows: [14_900, 30, 20, 10],
+      },
+      {
+        caseId: 'organization',
+        caseName: null,
+        chargeScope: 'platform',
+        charged: 3_000,
+        informational: 0,
+        rows: [2_000],
+      },
     ]);
     expect(summary(second.groups)).toEqual([
-      { caseId: 'organization', caseName: null, chargeScope: 'platform', charged: 3_000, informational: 0, rows: [1_000] },
-      { caseId: caseA.id, caseName: 'Alpha v. Beta', chargeScope: 'case', charged: 500, informational: 0, rows: [100, 100] },
+      {
+        caseId: 'organization',
+        caseName: null,
+        chargeScope: 'platform',
+        charged: 3_000,
+        informational: 0,
+        rows: [1_000],
+      },
+      {
+        caseId: caseA.id,
+        caseName: 'Alpha v. Beta',
+        chargeScope: 'case',
+        charged: 500,
+        informational: 0,
+        rows: [100, 100],
+      },
     ]);
-    for (const page of [first, second]) expect(page).toMatchObject({ total: 11, totalChargedCents: 3_560, totalInformationalCents: 14_900 });
+    for (const page of [first, second])
+      expect(page).toMatchObject({ total: 11, totalChargedCents: 3_560, totalInformationalCents: 14_900 });
     expect(second).toMatchObject({ limit: 3, skip: 5 });
   });
 
@@ -122,7 +194,10 @@ describe('GET /billing/reconciliation', () => {
     const owner = await createUser();
     const other = await createUser();
     await insertRows(owner.organizationId, [{ amountCents: 1_000 }]);
-    await insertRows(other.organizationId, [{ amountCents: 2_000 }, { caseId: (await createCaseRow(other.organizationId)).id, amountCents: 4_000 }]);
+    await insertRows(other.organizationId, [
+      { amountCents: 2_000 },
+      { caseId: (await createCaseRow(other.organizationId)).id, amountCents: 4_000 },
+    ]);
 
     const data = expectData(await reconciliation(owner));
 
@@ -132,7 +207,10 @@ describe('GET /billing/reconciliation', () => {
 
   it('answers 50 rows by default and at most 200', async () => {
     const owner = await createUser();
-    await insertRows(owner.organizationId, secondsApart(210).map((createdAt) => ({ amountCents: 1, createdAt })));
+    await insertRows(
+      owner.organizationId,
+      secondsApart(210).map((createdAt) => ({ amountCents: 1, createdAt })),
+    );
 
     const byDefault = expectData(await reconciliation(owner));
     const largest = expectData(await reconciliation(owner, { limit: '200' }));

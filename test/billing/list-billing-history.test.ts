@@ -7,7 +7,8 @@ import { createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { as, caseWithAccess, describeOrganizationSecurity, putOnPlan } from './billing-helpers';
 
-const history = (user: TestUser, query?: Record<string, string>) => invoke(routes.listBillingHistory, { ...as(user), ...(query ? { query } : {}) });
+const history = (user: TestUser, query?: Record<string, string>) =>
+  invoke(routes.listBillingHistory, { ...as(user), ...(query ? { query } : {}) });
 
 /** Plan selected, card saved (fee collected), a case upgraded to Pro (charged and paid), credits granted by staff. */
 async function organizationWithHistory() {
@@ -72,18 +73,35 @@ describe('GET /billing/history', () => {
 
     const [staff] = expectData(await history(owner, { category: 'admin' }));
 
-    expect(staff).toEqual({ id: expect.any(String), category: 'admin', caseId: null, description: 'Billing adjusted by support', reason: null, createdAt: expect.any(String) });
+    expect(staff).toEqual({
+      id: expect.any(String),
+      category: 'admin',
+      caseId: null,
+      description: 'Billing adjusted by support',
+      reason: null,
+      createdAt: expect.any(String),
+    });
     expect(staff).not.toHaveProperty('createdBy');
     expect(JSON.stringify(staff)).not.toMatch(/outage|5000|granted/);
   });
 
-  it("shows the reason of an entry made by a user (only staff entries hide it)", async () => {
+  it('shows the reason of an entry made by a user (only staff entries hide it)', async () => {
     const owner = await createUser();
-    await recordBillingHistory(db(), { organizationId: owner.organizationId, category: 'invoicing', description: 'Invoice voided', reason: 'Duplicate invoice', createdById: owner.id });
+    await recordBillingHistory(db(), {
+      organizationId: owner.organizationId,
+      category: 'invoicing',
+      description: 'Invoice voided',
+      reason: 'Duplicate invoice',
+      createdById: owner.id,
+    });
 
     const [entry] = expectData(await history(owner));
 
-    expect(entry).toMatchObject({ description: 'Invoice voided', reason: 'Duplicate invoice', createdBy: { id: owner.id } });
+    expect(entry).toMatchObject({
+      description: 'Invoice voided',
+      reason: 'Duplicate invoice',
+      createdBy: { id: owner.id },
+    });
   });
 
   it.each([
@@ -118,7 +136,11 @@ describe('GET /billing/history', () => {
   it('pages with limit and skip; 50 entries by default', async () => {
     const owner = await createUser();
     for (let index = 0; index < 55; index += 1) {
-      await recordBillingHistory(db(), { organizationId: owner.organizationId, category: 'invoicing', description: `Entry ${index}` });
+      await recordBillingHistory(db(), {
+        organizationId: owner.organizationId,
+        category: 'invoicing',
+        description: `Entry ${index}`,
+      });
     }
 
     const byDefault = expectData(await history(owner));

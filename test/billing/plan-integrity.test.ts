@@ -12,13 +12,30 @@ import { billingRows, devices, organizationPlans, sandboxInvoices } from '../../
 import { planUsageByOrganization } from '../../lib/organizations/active-plan';
 import { addMember, createCaseRow, createUser, type TestUser, uniqueEmail } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { as, caseRow, caseWithAccess, completeCheckoutOf, ledgerOf, organizationRow, putOnPlan, rowsOfOrganization, sandboxProcessorWith, signIn, urls } from './billing-helpers';
+import {
+  as,
+  caseRow,
+  caseWithAccess,
+  completeCheckoutOf,
+  ledgerOf,
+  organizationRow,
+  putOnPlan,
+  rowsOfOrganization,
+  sandboxProcessorWith,
+  signIn,
+  urls,
+} from './billing-helpers';
 
-const selectPlan = (user: TestUser, body: Record<string, unknown>) => invoke(routes.selectPlan, { ...as(user), body: { ...urls, ...body } });
+const selectPlan = (user: TestUser, body: Record<string, unknown>) =>
+  invoke(routes.selectPlan, { ...as(user), body: { ...urls, ...body } });
 const credits = async (user: TestUser) => expectData(await invoke(routes.getCredits, as(user)));
 const current = async (user: TestUser) => expectData(await invoke(routes.getCurrentPlan, as(user)));
-const usageStat = async (user: TestUser) => expectData(await invoke(routes.getOrganizationUsage, { token: user.accessToken, path: { orgId: user.organizationId } }));
-const invite = (user: TestUser, emails: string[]) => invoke(routes.inviteUsers, { token: user.accessToken, path: { orgId: user.organizationId }, body: { emails } });
+const usageStat = async (user: TestUser) =>
+  expectData(
+    await invoke(routes.getOrganizationUsage, { token: user.accessToken, path: { orgId: user.organizationId } }),
+  );
+const invite = (user: TestUser, emails: string[]) =>
+  invoke(routes.inviteUsers, { token: user.accessToken, path: { orgId: user.organizationId }, body: { emails } });
 const upgrade = (user: TestUser, caseId: string) => invoke(routes.upgradeCaseToPro, { ...as(user), path: { caseId } });
 
 async function invoiceStatus(invoiceId: string) {
@@ -60,7 +77,12 @@ describe('plan selection: no money from an unpaid fee', () => {
   it('switching back and forth without paying never makes a balance', async () => {
     const owner = await createUser();
     await putOnPlan(owner, 'tier7');
-    for (const [tier, cadence] of [['tier1', 'monthly'], ['tier7', 'annual'], ['tier2', 'annual'], ['tier1', 'monthly']] as const) {
+    for (const [tier, cadence] of [
+      ['tier1', 'monthly'],
+      ['tier7', 'annual'],
+      ['tier2', 'annual'],
+      ['tier1', 'monthly'],
+    ] as const) {
       const data = expectData(await selectPlan(owner, { tier, cadence }));
       expect(data.prorationCents).toBeGreaterThanOrEqual(0);
     }
@@ -70,7 +92,8 @@ describe('plan selection: no money from an unpaid fee', () => {
     // Only the newest charge is open; every earlier one was voided, and its invoice with it.
     const open = rows.filter((r) => r.status === 'INVOICED');
     expect(new Set(open.map((r) => r.chargeKey)).size).toBe(1);
-    for (const row of rows.filter((r) => r.status === 'voided' && r.invoiceId)) expect(await invoiceStatus(row.invoiceId!)).toBe('void');
+    for (const row of rows.filter((r) => r.status === 'voided' && r.invoiceId))
+      expect(await invoiceStatus(row.invoiceId!)).toBe('void');
   });
 
   it('a paid tier7 moved to tier1 at once credits what was paid for the rest of the year', async () => {
@@ -107,7 +130,9 @@ describe('plan selection: no money from an unpaid fee', () => {
     expect(row.invoiceClosedAt).toBeInstanceOf(Date);
     expect(await invoiceStatus(fee!.invoiceId!)).toBe('paid');
     const ledger = await ledgerOf(owner.organizationId);
-    expect(ledger.map((e) => [e.kind, e.amountCents, e.idempotencyKey])).toEqual([['refund', 19_900, `voided-charge-payment:${fee!.invoiceId}`]]);
+    expect(ledger.map((e) => [e.kind, e.amountCents, e.idempotencyKey])).toEqual([
+      ['refund', 19_900, `voided-charge-payment:${fee!.invoiceId}`],
+    ]);
     expect((await credits(owner)).balanceCents).toBe(19_900);
   });
 
@@ -125,7 +150,10 @@ describe('plan selection: no money from an unpaid fee', () => {
 
     expectData(await selectPlan(owner, { tier: 'tier1', cadence: 'monthly' }));
 
-    expect((await rowsOfOrganization(owner.organizationId)).find((r) => r.id === fee!.id)).toMatchObject({ status: 'voided', invoiceClosedAt: null });
+    expect((await rowsOfOrganization(owner.organizationId)).find((r) => r.id === fee!.id)).toMatchObject({
+      status: 'voided',
+      invoiceClosedAt: null,
+    });
     expect(await invoiceStatus(fee!.invoiceId!)).toBe('open');
     usePaymentProcessor(undefined);
     testClock.advance(120);
@@ -152,8 +180,14 @@ describe('plan selection: no money from an unpaid fee', () => {
     );
     const selection = selectPlan(owner, { tier: 'tier3', cadence: 'monthly' });
     // The after-commit invoicing waits on `held`; meanwhile the rows are processing with no invoice.
-    await expect.poll(async () => (await rowsOfOrganization(owner.organizationId)).some((r) => r.skuKey === 'platform_base_fee_tier3_monthly')).toBe(true);
-    const tier3 = (await rowsOfOrganization(owner.organizationId)).find((r) => r.skuKey === 'platform_base_fee_tier3_monthly')!;
+    await expect
+      .poll(async () =>
+        (await rowsOfOrganization(owner.organizationId)).some((r) => r.skuKey === 'platform_base_fee_tier3_monthly'),
+      )
+      .toBe(true);
+    const tier3 = (await rowsOfOrganization(owner.organizationId)).find(
+      (r) => r.skuKey === 'platform_base_fee_tier3_monthly',
+    )!;
     await db().update(billingRows).set({ status: 'voided' }).where(eq(billingRows.chargeKey, tier3.chargeKey));
     release();
     expectData(await selection);
@@ -161,7 +195,10 @@ describe('plan selection: no money from an unpaid fee', () => {
     const ledger = await ledgerOf(owner.organizationId);
     const kept = ledger.filter((entry) => entry.idempotencyKey?.startsWith('voided-charge-payment:'));
     expect(kept).toHaveLength(1);
-    const [invoice] = await db().select().from(sandboxInvoices).where(eq(sandboxInvoices.id, kept[0]!.idempotencyKey!.split(':')[1]!));
+    const [invoice] = await db()
+      .select()
+      .from(sandboxInvoices)
+      .where(eq(sandboxInvoices.id, kept[0]!.idempotencyKey!.split(':')[1]!));
     expect(invoice!.status).toBe('paid');
     expect(kept[0]!.amountCents).toBe(invoice!.amountCents);
     expect((await organizationRow(owner.organizationId)).creditBalanceCents).toBe(invoice!.amountCents);
@@ -182,10 +219,22 @@ describe('plan selection: the tier chosen is the plan enforced', () => {
     expectData(await invite(owner, [uniqueEmail(), uniqueEmail()]), 201);
 
     const usage = await usageStat(owner);
-    expect(usage).toMatchObject({ planType: 'tier5', seats: TIERS.tier5.seatCap, seatsUsed: 6, devices: TIERS.tier5.deviceCap, storage: TIERS.tier5.storageCapBytes });
+    expect(usage).toMatchObject({
+      planType: 'tier5',
+      seats: TIERS.tier5.seatCap,
+      seatsUsed: 6,
+      devices: TIERS.tier5.deviceCap,
+      storage: TIERS.tier5.storageCapBytes,
+    });
     const mine = expectData(await invoke(routes.listMyOrganizations, { token: owner.accessToken }));
     const entry = mine.data.find((o: any) => o.organization.id === owner.organizationId);
-    expect(entry.organization.activePlan).toMatchObject({ type: 'tier5', seats: 50, devices: 50, storage: TIERS.tier5.storageCapBytes, isFreePlan: false });
+    expect(entry.organization.activePlan).toMatchObject({
+      type: 'tier5',
+      seats: 50,
+      devices: 50,
+      storage: TIERS.tier5.storageCapBytes,
+      isFreePlan: false,
+    });
     expect((await current(owner)).usage.seats).toEqual({ used: 6, cap: 50 });
   });
 
@@ -198,19 +247,38 @@ describe('plan selection: the tier chosen is the plan enforced', () => {
     const result = await selectPlan(owner, { tier: 'tier1', cadence: 'monthly' });
 
     expectError(result, 409, 'PLAN_BELOW_USAGE', ['seats']);
-    expect(result.body.error.details).toEqual([{ path: 'seats', message: '4 seats in use (members and pending invitations); tier1 allows 2' }]);
+    expect(result.body.error.details).toEqual([
+      { path: 'seats', message: '4 seats in use (members and pending invitations); tier1 allows 2' },
+    ]);
     expect((await organizationRow(owner.organizationId)).billingTier).toBe('tier5');
     expect(await rowsOfOrganization(owner.organizationId)).toEqual(rowsBefore);
-    const [plan] = await db().select().from(organizationPlans).where(eq(organizationPlans.organizationId, owner.organizationId));
+    const [plan] = await db()
+      .select()
+      .from(organizationPlans)
+      .where(eq(organizationPlans.organizationId, owner.organizationId));
     expect(plan).toMatchObject({ type: 'tier5', seats: 50 });
   });
 
   it('a first selection below usage is refused too, and devices and storage are named with the new caps', async () => {
     const owner = await createUser();
     for (let i = 0; i < 3; i += 1) await addMember(owner.organizationId, 'member');
-    await db().insert(devices).values([1, 2].map((n) => ({ organizationId: owner.organizationId, deviceId: `device-${n}`, deviceType: 'android' as const, metadata: {} })));
-    await db().update(organizationPlans).set({ devices: 3, storageBytes: 100 * 1024 ** 3 }).where(eq(organizationPlans.organizationId, owner.organizationId));
-    await db().insert(devices).values({ organizationId: owner.organizationId, deviceId: 'device-3', deviceType: 'ios', metadata: {} });
+    await db()
+      .insert(devices)
+      .values(
+        [1, 2].map((n) => ({
+          organizationId: owner.organizationId,
+          deviceId: `device-${n}`,
+          deviceType: 'android' as const,
+          metadata: {},
+        })),
+      );
+    await db()
+      .update(organizationPlans)
+      .set({ devices: 3, storageBytes: 100 * 1024 ** 3 })
+      .where(eq(organizationPlans.organizationId, owner.organizationId));
+    await db()
+      .insert(devices)
+      .values({ organizationId: owner.organizationId, deviceId: 'device-3', deviceType: 'ios', metadata: {} });
     await createCaseRow(owner.organizationId, { storageBytes: 30 * 1024 ** 3 });
 
     const result = await selectPlan(owner, { tier: 'tier1' });
@@ -281,36 +349,43 @@ describe('plan selection: unpaid fees have consequences', () => {
   });
 });
 
-describe.runIf(inject('databaseTemplate').kind === 'postgres')('plan selection under concurrency (PostgreSQL server)', () => {
-  it('a downgrade racing invitations never leaves more seats taken than the plan allows', async () => {
-    const owner = await createUser();
-    await putOnPlan(owner, 'tier2', { card: true });
+describe.runIf(inject('databaseTemplate').kind === 'postgres')(
+  'plan selection under concurrency (PostgreSQL server)',
+  () => {
+    it('a downgrade racing invitations never leaves more seats taken than the plan allows', async () => {
+      const owner = await createUser();
+      await putOnPlan(owner, 'tier2', { card: true });
 
-    // tier1 allows 2 seats; the owner holds one. Four invitations and the downgrade race.
-    const results = await Promise.all([
-      selectPlan(owner, { tier: 'tier1', cadence: 'monthly' }),
-      ...Array.from({ length: 4 }, () => invite(owner, [uniqueEmail()])),
-    ]);
+      // tier1 allows 2 seats; the owner holds one. Four invitations and the downgrade race.
+      const results = await Promise.all([
+        selectPlan(owner, { tier: 'tier1', cadence: 'monthly' }),
+        ...Array.from({ length: 4 }, () => invite(owner, [uniqueEmail()])),
+      ]);
 
-    const [selection, ...invites] = results;
-    expect([200, 409]).toContain(selection!.status);
-    for (const result of invites) expect([201, 403]).toContain(result.status);
-    const usage = (await planUsageByOrganization(db(), [owner.organizationId])).get(owner.organizationId)!;
-    expect(usage.seatsUsed).toBeLessThanOrEqual(usage.plan.seats);
-    expect(usage.plan.type).toBe(selection!.status === 200 ? 'tier1' : 'tier2');
-    expect(usage.seatsUsed).toBe(1 + invites.filter((r) => r.status === 201).length);
-  });
+      const [selection, ...invites] = results;
+      expect([200, 409]).toContain(selection!.status);
+      for (const result of invites) expect([201, 403]).toContain(result.status);
+      const usage = (await planUsageByOrganization(db(), [owner.organizationId])).get(owner.organizationId)!;
+      expect(usage.seatsUsed).toBeLessThanOrEqual(usage.plan.seats);
+      expect(usage.plan.type).toBe(selection!.status === 200 ? 'tier1' : 'tier2');
+      expect(usage.seatsUsed).toBe(1 + invites.filter((r) => r.status === 201).length);
+    });
 
-  it('concurrent changes of plan settle the old fee once: one open charge, no credit from nothing', async () => {
-    const owner = await createUser();
-    await putOnPlan(owner, 'tier7');
+    it('concurrent changes of plan settle the old fee once: one open charge, no credit from nothing', async () => {
+      const owner = await createUser();
+      await putOnPlan(owner, 'tier7');
 
-    const results = await Promise.all((['tier1', 'tier2', 'tier3', 'tier4'] as const).map((tier) => selectPlan(owner, { tier, cadence: 'monthly' })));
+      const results = await Promise.all(
+        (['tier1', 'tier2', 'tier3', 'tier4'] as const).map((tier) => selectPlan(owner, { tier, cadence: 'monthly' })),
+      );
 
-    for (const result of results) expect(result.status).toBe(200);
-    expect((await organizationRow(owner.organizationId)).creditBalanceCents).toBe(0);
-    const rows = await rowsOfOrganization(owner.organizationId);
-    expect(new Set(rows.filter((r) => r.status === 'INVOICED').map((r) => r.chargeKey)).size).toBe(1);
-    expect(rows.filter((r) => r.skuKey === 'platform_base_fee_tier7_annual').map((r) => r.status)).toEqual(['voided']);
-  });
-});
+      for (const result of results) expect(result.status).toBe(200);
+      expect((await organizationRow(owner.organizationId)).creditBalanceCents).toBe(0);
+      const rows = await rowsOfOrganization(owner.organizationId);
+      expect(new Set(rows.filter((r) => r.status === 'INVOICED').map((r) => r.chargeKey)).size).toBe(1);
+      expect(rows.filter((r) => r.skuKey === 'platform_base_fee_tier7_annual').map((r) => r.status)).toEqual([
+        'voided',
+      ]);
+    });
+  },
+);

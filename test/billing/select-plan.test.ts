@@ -8,18 +8,36 @@ import { db } from '../../lib/db/client';
 import { billingHistory, organizations, sandboxInvoices } from '../../lib/db/schema';
 import { createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { as, describeOrganizationSecurity, ledgerOf, organizationRow, putOnPlan, rowsOfOrganization, signIn, urls } from './billing-helpers';
+import {
+  as,
+  describeOrganizationSecurity,
+  ledgerOf,
+  organizationRow,
+  putOnPlan,
+  rowsOfOrganization,
+  signIn,
+  urls,
+} from './billing-helpers';
 
 const selectPlan = (user: TestUser, body: unknown) => invoke(routes.selectPlan, { ...as(user), body });
 
 async function subscriptionHistory(organizationId: string) {
-  return db().select().from(billingHistory).where(and(eq(billingHistory.organizationId, organizationId), eq(billingHistory.category, 'subscription')));
+  return db()
+    .select()
+    .from(billingHistory)
+    .where(and(eq(billingHistory.organizationId, organizationId), eq(billingHistory.category, 'subscription')));
 }
 
 /** The organization row's billing columns, for "nothing changed" checks. */
 async function billingColumns(organizationId: string) {
   const row = await organizationRow(organizationId);
-  return { mode: row.billingMode, tier: row.billingTier, cadence: row.billingCadence, start: row.billingPeriodStart, end: row.billingPeriodEnd };
+  return {
+    mode: row.billingMode,
+    tier: row.billingTier,
+    cadence: row.billingCadence,
+    start: row.billingPeriodStart,
+    end: row.billingPeriodEnd,
+  };
 }
 
 describe('POST /billing/plan', () => {
@@ -36,13 +54,36 @@ describe('POST /billing/plan', () => {
 
     const data = expectData(await selectPlan(owner, { tier: 'tier1', ...urls }));
 
-    expect(data).toEqual({ tier: 'tier1', cadence: 'monthly', billingMode: 'pay_as_you_go', prorationCents: 0, paymentRequired: true, setupSessionUrl: expect.stringMatching(new RegExp(`^${publicBaseUrl()}/_sandbox/checkout/cs_sandbox_`)) });
-    expect(await billingColumns(owner.organizationId)).toEqual({ mode: 'pay_as_you_go', tier: 'tier1', cadence: 'monthly', start: at, end: addMonths(at, 1) });
+    expect(data).toEqual({
+      tier: 'tier1',
+      cadence: 'monthly',
+      billingMode: 'pay_as_you_go',
+      prorationCents: 0,
+      paymentRequired: true,
+      setupSessionUrl: expect.stringMatching(new RegExp(`^${publicBaseUrl()}/_sandbox/checkout/cs_sandbox_`)),
+    });
+    expect(await billingColumns(owner.organizationId)).toEqual({
+      mode: 'pay_as_you_go',
+      tier: 'tier1',
+      cadence: 'monthly',
+      start: at,
+      end: addMonths(at, 1),
+    });
     const rows = await rowsOfOrganization(owner.organizationId);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ caseId: null, skuKey: 'platform_base_fee_tier1_monthly', amountCents: 4_900, status: 'INVOICED', periodStart: at, periodEnd: addMonths(at, 1), createdById: owner.id });
+    expect(rows[0]).toMatchObject({
+      caseId: null,
+      skuKey: 'platform_base_fee_tier1_monthly',
+      amountCents: 4_900,
+      status: 'INVOICED',
+      periodStart: at,
+      periodEnd: addMonths(at, 1),
+      createdById: owner.id,
+    });
     const history = await subscriptionHistory(owner.organizationId);
-    expect(history.map((h) => [h.description, h.metadata])).toEqual([['Plan Solo (monthly) selected', { tier: 'tier1', cadence: 'monthly', prorationCents: 0 }]]);
+    expect(history.map((h) => [h.description, h.metadata])).toEqual([
+      ['Plan Solo (monthly) selected', { tier: 'tier1', cadence: 'monthly', prorationCents: 0 }],
+    ]);
   });
 
   it('charges the annual price for an annual cadence, over twelve months', async () => {
@@ -54,7 +95,11 @@ describe('POST /billing/plan', () => {
 
     expect(data).toMatchObject({ tier: 'tier2', cadence: 'annual', prorationCents: 0 });
     const [row] = await rowsOfOrganization(owner.organizationId);
-    expect(row).toMatchObject({ skuKey: 'platform_base_fee_tier2_annual', amountCents: 99_000, periodEnd: addMonths(at, 12) });
+    expect(row).toMatchObject({
+      skuKey: 'platform_base_fee_tier2_annual',
+      amountCents: 99_000,
+      periodEnd: addMonths(at, 12),
+    });
   });
 
   it('defaults an annual-only tier (tier6) to annual', async () => {
@@ -68,31 +113,39 @@ describe('POST /billing/plan', () => {
     expect(row!.amountCents).toBe(1_499_000);
   });
 
-  it.each(['tier6', 'tier7'])('answers 400 VALIDATION_FAILED naming body.cadence for a monthly cadence on the annual-only %s and changes nothing', async (tier) => {
-    const owner = await createUser();
-    const before = await billingColumns(owner.organizationId);
+  it.each(['tier6', 'tier7'])(
+    'answers 400 VALIDATION_FAILED naming body.cadence for a monthly cadence on the annual-only %s and changes nothing',
+    async (tier) => {
+      const owner = await createUser();
+      const before = await billingColumns(owner.organizationId);
 
-    expectError(await selectPlan(owner, { tier, cadence: 'monthly', ...urls }), 400, 'VALIDATION_FAILED', ['body.cadence']);
+      expectError(await selectPlan(owner, { tier, cadence: 'monthly', ...urls }), 400, 'VALIDATION_FAILED', [
+        'body.cadence',
+      ]);
 
-    expect(await billingColumns(owner.organizationId)).toEqual(before);
-    expect(await rowsOfOrganization(owner.organizationId)).toEqual([]);
-  });
+      expect(await billingColumns(owner.organizationId)).toEqual(before);
+      expect(await rowsOfOrganization(owner.organizationId)).toEqual([]);
+    },
+  );
 
   it.each([
     ['neither URL', {}, ['body.successUrl', 'body.cancelUrl']],
     ['only successUrl', { successUrl: urls.successUrl }, ['body.cancelUrl']],
     ['only cancelUrl', { cancelUrl: urls.cancelUrl }, ['body.successUrl']],
-  ])('answers 400 VALIDATION_FAILED naming the missing URL without a card on file and %s, and changes nothing', async (_label, extra, fields) => {
-    const owner = await createUser();
+  ])(
+    'answers 400 VALIDATION_FAILED naming the missing URL without a card on file and %s, and changes nothing',
+    async (_label, extra, fields) => {
+      const owner = await createUser();
 
-    const result = await selectPlan(owner, { tier: 'tier2', ...extra });
+      const result = await selectPlan(owner, { tier: 'tier2', ...extra });
 
-    expectError(result, 400, 'VALIDATION_FAILED', fields);
-    expect(result.body.error.details.map((d: { path: string }) => d.path)).toEqual(fields);
-    expect(result.body.error.details[0].message).toMatch(/successUrl and cancelUrl/);
-    expect((await organizationRow(owner.organizationId)).billingMode).toBe('free');
-    expect(await rowsOfOrganization(owner.organizationId)).toEqual([]);
-  });
+      expectError(result, 400, 'VALIDATION_FAILED', fields);
+      expect(result.body.error.details.map((d: { path: string }) => d.path)).toEqual(fields);
+      expect(result.body.error.details[0].message).toMatch(/successUrl and cancelUrl/);
+      expect((await organizationRow(owner.organizationId)).billingMode).toBe('free');
+      expect(await rowsOfOrganization(owner.organizationId)).toEqual([]);
+    },
+  );
 
   it('with a card on file needs no URLs: no paymentRequired, no set-up link, and the new fee is collected', async () => {
     const owner = await createUser();
@@ -101,7 +154,9 @@ describe('POST /billing/plan', () => {
     const data = expectData(await selectPlan(owner, { tier: 'tier2', cadence: 'annual' }));
 
     expect(data).toMatchObject({ tier: 'tier2', cadence: 'annual', paymentRequired: false, setupSessionUrl: null });
-    const fee = (await rowsOfOrganization(owner.organizationId)).find((r) => r.skuKey === 'platform_base_fee_tier2_annual');
+    const fee = (await rowsOfOrganization(owner.organizationId)).find(
+      (r) => r.skuKey === 'platform_base_fee_tier2_annual',
+    );
     expect(fee).toMatchObject({ amountCents: 99_000, status: 'paid' });
   });
 
@@ -112,7 +167,14 @@ describe('POST /billing/plan', () => {
 
     const data = expectData(await selectPlan(owner, { tier: 'tier2', cadence: 'monthly' }));
 
-    expect(data).toEqual({ tier: 'tier2', cadence: 'monthly', billingMode: 'pay_as_you_go', prorationCents: 0, paymentRequired: false, setupSessionUrl: null });
+    expect(data).toEqual({
+      tier: 'tier2',
+      cadence: 'monthly',
+      billingMode: 'pay_as_you_go',
+      prorationCents: 0,
+      paymentRequired: false,
+      setupSessionUrl: null,
+    });
     expect(await billingColumns(owner.organizationId)).toEqual(before);
     expect(await rowsOfOrganization(owner.organizationId)).toHaveLength(1);
     expect(await subscriptionHistory(owner.organizationId)).toHaveLength(1);
@@ -135,17 +197,37 @@ describe('POST /billing/plan', () => {
 
     const data = expectData(await selectPlan(owner, { tier: 'tier3', cadence: 'monthly' }));
 
-    expect(data).toEqual({ tier: 'tier3', cadence: 'monthly', billingMode: 'pay_as_you_go', prorationCents: expectedNet, paymentRequired: false, setupSessionUrl: null });
-    expect(await billingColumns(owner.organizationId)).toEqual({ mode: 'pay_as_you_go', tier: 'tier3', cadence: 'monthly', start: changedAt, end: addMonths(changedAt, 1) });
+    expect(data).toEqual({
+      tier: 'tier3',
+      cadence: 'monthly',
+      billingMode: 'pay_as_you_go',
+      prorationCents: expectedNet,
+      paymentRequired: false,
+      setupSessionUrl: null,
+    });
+    expect(await billingColumns(owner.organizationId)).toEqual({
+      mode: 'pay_as_you_go',
+      tier: 'tier3',
+      cadence: 'monthly',
+      start: changedAt,
+      end: addMonths(changedAt, 1),
+    });
     const rows = await rowsOfOrganization(owner.organizationId);
     const fee = rows.find((r) => r.skuKey === 'platform_base_fee_tier3_monthly');
     const credit = rows.find((r) => r.skuKey === 'platform_base_fee_proration');
     expect(fee).toMatchObject({ amountCents: newFee, status: 'paid', periodStart: changedAt });
-    expect(credit).toMatchObject({ amountCents: -unused, status: 'paid', chargeKey: fee!.chargeKey, invoiceId: fee!.invoiceId });
+    expect(credit).toMatchObject({
+      amountCents: -unused,
+      status: 'paid',
+      chargeKey: fee!.chargeKey,
+      invoiceId: fee!.invoiceId,
+    });
     const [invoice] = await db().select().from(sandboxInvoices).where(eq(sandboxInvoices.id, fee!.invoiceId!));
     expect(invoice!.amountCents).toBe(expectedNet);
     const history = await subscriptionHistory(owner.organizationId);
-    expect(history.map((h) => h.description)).toContain(`Plan changed from tier2 (monthly) to tier3 (monthly); net ${expectedNet} cents`);
+    expect(history.map((h) => h.description)).toContain(
+      `Plan changed from tier2 (monthly) to tier3 (monthly); net ${expectedNet} cents`,
+    );
   });
 
   it('a downgrade worth less than the unused part puts the difference into credits', async () => {
@@ -165,23 +247,38 @@ describe('POST /billing/plan', () => {
     expect(data.prorationCents).toBe(expectedNet);
     expect((await organizationRow(owner.organizationId)).creditBalanceCents).toBe(-expectedNet);
     const ledger = await ledgerOf(owner.organizationId);
-    expect(ledger).toEqual([expect.objectContaining({ kind: 'proration', amountCents: 5_050, balanceAfterCents: 5_050 })]);
+    expect(ledger).toEqual([
+      expect.objectContaining({ kind: 'proration', amountCents: 5_050, balanceAfterCents: 5_050 }),
+    ]);
   });
 
   it('moves a legacy organization onto pay_as_you_go: the billing summary of its details becomes non-null', async () => {
     const owner = await createUser();
     await db().update(organizations).set({ billingMode: 'legacy' }).where(eq(organizations.id, owner.organizationId));
-    const before = expectData(await invoke(routes.getOrganization, { token: owner.accessToken, path: { orgId: owner.organizationId } }));
+    const before = expectData(
+      await invoke(routes.getOrganization, { token: owner.accessToken, path: { orgId: owner.organizationId } }),
+    );
     expect(before.billing).toBeNull();
 
     const data = expectData(await selectPlan(owner, { tier: 'tier4', ...urls }));
 
     expect(data).toMatchObject({ tier: 'tier4', billingMode: 'pay_as_you_go', prorationCents: 0 });
     expect((await organizationRow(owner.organizationId)).billingMode).toBe('pay_as_you_go');
-    const after = expectData(await invoke(routes.getOrganization, { token: owner.accessToken, path: { orgId: owner.organizationId } }));
-    expect(after.billing).toMatchObject({ billingMode: 'pay_as_you_go', onCaseBilling: true, tier: 'tier4', cadence: 'monthly', hasPaymentMethod: false, delinquent: false });
+    const after = expectData(
+      await invoke(routes.getOrganization, { token: owner.accessToken, path: { orgId: owner.organizationId } }),
+    );
+    expect(after.billing).toMatchObject({
+      billingMode: 'pay_as_you_go',
+      onCaseBilling: true,
+      tier: 'tier4',
+      cadence: 'monthly',
+      hasPaymentMethod: false,
+      delinquent: false,
+    });
     const history = await subscriptionHistory(owner.organizationId);
-    expect(history.map((h) => h.description)).toEqual(['Plan Firm (monthly) selected, moved off the legacy subscription']);
+    expect(history.map((h) => h.description)).toEqual([
+      'Plan Firm (monthly) selected, moved off the legacy subscription',
+    ]);
   });
 
   it('CONCURRENCY: 5 simultaneous identical first selections charge one base fee and no proration', async () => {
@@ -189,7 +286,13 @@ describe('POST /billing/plan', () => {
 
     const results = await Promise.all(Array.from({ length: 5 }, () => selectPlan(owner, { tier: 'tier2', ...urls })));
 
-    for (const result of results) expect(expectData(result)).toMatchObject({ tier: 'tier2', cadence: 'monthly', prorationCents: 0, paymentRequired: true });
+    for (const result of results)
+      expect(expectData(result)).toMatchObject({
+        tier: 'tier2',
+        cadence: 'monthly',
+        prorationCents: 0,
+        paymentRequired: true,
+      });
     const rows = await rowsOfOrganization(owner.organizationId);
     expect(rows.map((r) => [r.skuKey, r.amountCents])).toEqual([['platform_base_fee_tier2_monthly', 9_900]]);
     expect(await subscriptionHistory(owner.organizationId)).toHaveLength(1);
@@ -206,19 +309,32 @@ describe('POST /billing/plan', () => {
     const rows = await rowsOfOrganization(owner.organizationId);
     expect(rows.filter((r) => r.skuKey === 'platform_base_fee_tier3_monthly')).toHaveLength(1);
     expect(rows.filter((r) => r.skuKey === 'platform_base_fee_proration')).toHaveLength(1);
-    expect((await subscriptionHistory(owner.organizationId)).filter((h) => h.description.startsWith('Plan changed'))).toHaveLength(1);
+    expect(
+      (await subscriptionHistory(owner.organizationId)).filter((h) => h.description.startsWith('Plan changed')),
+    ).toHaveLength(1);
     expect(await ledgerOf(owner.organizationId)).toEqual([]);
   });
 
   it('creates the missing processor customer before anything changes, so a card set-up link comes back (never a 409 after the plan changed)', async () => {
     const owner = await createUser();
-    await db().update(organizations).set({ processorCustomerId: null }).where(eq(organizations.id, owner.organizationId));
+    await db()
+      .update(organizations)
+      .set({ processorCustomerId: null })
+      .where(eq(organizations.id, owner.organizationId));
 
     const data = expectData(await selectPlan(owner, { tier: 'tier1', ...urls }));
 
-    expect(data).toMatchObject({ tier: 'tier1', paymentRequired: true, setupSessionUrl: expect.stringContaining('/_sandbox/checkout/cs_sandbox_') });
+    expect(data).toMatchObject({
+      tier: 'tier1',
+      paymentRequired: true,
+      setupSessionUrl: expect.stringContaining('/_sandbox/checkout/cs_sandbox_'),
+    });
     const organization = await organizationRow(owner.organizationId);
-    expect(organization).toMatchObject({ billingMode: 'pay_as_you_go', billingTier: 'tier1', processorCustomerId: expect.stringMatching(/^cus_sandbox_/) });
+    expect(organization).toMatchObject({
+      billingMode: 'pay_as_you_go',
+      billingTier: 'tier1',
+      processorCustomerId: expect.stringMatching(/^cus_sandbox_/),
+    });
   });
 
   it('answers 403 FEATURE_DISABLED while self-serve plan selection is off, and changes nothing', async () => {
@@ -237,10 +353,26 @@ describe('POST /billing/plan', () => {
     ['an unknown tier', { tier: 'tier8', ...urls }, 'body.tier'],
     ['a missing tier', { ...urls }, 'body.tier'],
     ['an unknown cadence', { tier: 'tier1', cadence: 'weekly', ...urls }, 'body.cadence'],
-    ['a successUrl that is not a URL', { tier: 'tier1', successUrl: 'not a url', cancelUrl: urls.cancelUrl }, 'body.successUrl'],
-    ['a cancelUrl that is not a URL', { tier: 'tier1', successUrl: urls.successUrl, cancelUrl: 'app/cancel' }, 'body.cancelUrl'],
-    ['a javascript: successUrl', { tier: 'tier1', successUrl: 'javascript:alert(1)', cancelUrl: urls.cancelUrl }, 'body.successUrl'],
-    ['a file: cancelUrl', { tier: 'tier1', successUrl: urls.successUrl, cancelUrl: 'file:///etc/passwd' }, 'body.cancelUrl'],
+    [
+      'a successUrl that is not a URL',
+      { tier: 'tier1', successUrl: 'not a url', cancelUrl: urls.cancelUrl },
+      'body.successUrl',
+    ],
+    [
+      'a cancelUrl that is not a URL',
+      { tier: 'tier1', successUrl: urls.successUrl, cancelUrl: 'app/cancel' },
+      'body.cancelUrl',
+    ],
+    [
+      'a javascript: successUrl',
+      { tier: 'tier1', successUrl: 'javascript:alert(1)', cancelUrl: urls.cancelUrl },
+      'body.successUrl',
+    ],
+    [
+      'a file: cancelUrl',
+      { tier: 'tier1', successUrl: urls.successUrl, cancelUrl: 'file:///etc/passwd' },
+      'body.cancelUrl',
+    ],
   ])('answers 400 VALIDATION_FAILED for %s', async (_label, body, field) => {
     const owner = await createUser();
 
@@ -251,9 +383,13 @@ describe('POST /billing/plan', () => {
   it('ignores a field it does not know: a coupon changes nothing, the full base fee is invoiced', async () => {
     const owner = await createUser();
 
-    const data = expectData(await selectPlan(owner, { tier: 'tier1', ...urls, coupon: 'FREE', prorationCents: -4_900 }));
+    const data = expectData(
+      await selectPlan(owner, { tier: 'tier1', ...urls, coupon: 'FREE', prorationCents: -4_900 }),
+    );
 
     expect(data).toMatchObject({ tier: 'tier1', billingMode: 'pay_as_you_go', prorationCents: 0 });
-    expect((await rowsOfOrganization(owner.organizationId)).map((r) => [r.skuKey, r.amountCents])).toEqual([['platform_base_fee_tier1_monthly', 4_900]]);
+    expect((await rowsOfOrganization(owner.organizationId)).map((r) => [r.skuKey, r.amountCents])).toEqual([
+      ['platform_base_fee_tier1_monthly', 4_900],
+    ]);
   });
 });

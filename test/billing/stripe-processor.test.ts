@@ -11,9 +11,17 @@ import { billingRows, caseAccess, cases, organizations } from '../../lib/db/sche
 import { runMaintenance } from '../../lib/maintenance';
 import { createCaseRow, createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { DOUBLE_SECRET_KEY, DOUBLE_WEBHOOK_SECRET, startStripeDouble, type StripeDouble } from '../harness/stripe-double';
+import {
+  DOUBLE_SECRET_KEY,
+  DOUBLE_WEBHOOK_SECRET,
+  startStripeDouble,
+  type StripeDouble,
+} from '../harness/stripe-double';
 
-const urls = { successUrl: 'https://app.example.test/billing/done', cancelUrl: 'https://app.example.test/billing/cancel' };
+const urls = {
+  successUrl: 'https://app.example.test/billing/done',
+  cancelUrl: 'https://app.example.test/billing/cancel',
+};
 const PRO_CENTS = 14_900;
 const TIER2_MONTHLY_CENTS = 9_900;
 
@@ -29,7 +37,11 @@ afterAll(async () => {
 });
 
 beforeEach(() => {
-  restoreConfig = overrideConfig({ STRIPE_SECRET_KEY: DOUBLE_SECRET_KEY, STRIPE_API_BASE: double.url, STRIPE_WEBHOOK_SECRET: DOUBLE_WEBHOOK_SECRET });
+  restoreConfig = overrideConfig({
+    STRIPE_SECRET_KEY: DOUBLE_SECRET_KEY,
+    STRIPE_API_BASE: double.url,
+    STRIPE_WEBHOOK_SECRET: DOUBLE_WEBHOOK_SECRET,
+  });
   // The next paymentProcessor() builds a fresh Stripe adapter from this config.
   usePaymentProcessor(undefined);
 });
@@ -65,7 +77,10 @@ async function stripeOrganization(card: { last4: string; declines?: boolean } | 
   expect(customerId).toMatch(/^cus_/);
   if (card) {
     double.attachCard(customerId!, card);
-    await db().update(organizations).set({ hasPaymentMethod: true, paymentMethodLast4: card.last4 }).where(eq(organizations.id, owner.organizationId));
+    await db()
+      .update(organizations)
+      .set({ hasPaymentMethod: true, paymentMethodLast4: card.last4 })
+      .where(eq(organizations.id, owner.organizationId));
   }
   return { owner, customerId: customerId!, as: { token: owner.accessToken, organization: owner.organizationId } };
 }
@@ -76,7 +91,8 @@ async function billableCase(owner: TestUser) {
   return legal;
 }
 
-const invoicesOfCharge = (customerId: string, chargeKey: string) => double.invoicesOf(customerId).filter((invoice) => invoice.metadata.chargeKey === chargeKey);
+const invoicesOfCharge = (customerId: string, chargeKey: string) =>
+  double.invoicesOf(customerId).filter((invoice) => invoice.metadata.chargeKey === chargeKey);
 
 describe('Stripe adapter against the Stripe double, through the real routes', () => {
   it('registering creates the Stripe customer once, keyed by the organization', async () => {
@@ -89,7 +105,9 @@ describe('Stripe adapter against the Stripe double, through the real routes', ()
       email: organization.email,
       metadata: { organizationId: owner.organizationId },
     });
-    const calls = double.requestsTo('POST', '/v1/customers').filter((r) => r.body.metadata?.organizationId === owner.organizationId);
+    const calls = double
+      .requestsTo('POST', '/v1/customers')
+      .filter((r) => r.body.metadata?.organizationId === owner.organizationId);
     expect(calls).toHaveLength(1);
     expect(calls[0]!.idempotencyKey).toBe(`organization-customer-${owner.organizationId}`);
   });
@@ -99,14 +117,17 @@ describe('Stripe adapter against the Stripe double, through the real routes', ()
     double.failNext('/v1/customers', 3, 'drop-after');
     const owner = await createUser();
     expect((await organizationRow(owner.organizationId)).processorCustomerId).toBeNull();
-    const atStripe = () => [...double.customers.values()].filter((c) => c.metadata.organizationId === owner.organizationId);
+    const atStripe = () =>
+      [...double.customers.values()].filter((c) => c.metadata.organizationId === owner.organizationId);
     expect(atStripe()).toHaveLength(1);
 
     const { customersCreated } = await runMaintenance();
     expect(customersCreated).toBeGreaterThanOrEqual(1);
     expect((await organizationRow(owner.organizationId)).processorCustomerId).toBe(atStripe()[0]!.id);
     expect(atStripe()).toHaveLength(1);
-    const calls = double.requestsTo('POST', '/v1/customers').filter((r) => r.body.metadata?.organizationId === owner.organizationId);
+    const calls = double
+      .requestsTo('POST', '/v1/customers')
+      .filter((r) => r.body.metadata?.organizationId === owner.organizationId);
     expect(calls.map((c) => [c.idempotencyKey, c.replayed])).toEqual([
       [`organization-customer-${owner.organizationId}`, false],
       [`organization-customer-${owner.organizationId}`, true],
@@ -122,13 +143,27 @@ describe('Stripe adapter against the Stripe double, through the real routes', ()
 
     const sessions = [...double.checkoutSessions.values()].filter((s) => s.customer === customerId);
     expect(sessions).toHaveLength(1);
-    expect(sessions[0]).toMatchObject({ object: 'checkout.session', mode: 'setup', success_url: urls.successUrl, cancel_url: urls.cancelUrl });
+    expect(sessions[0]).toMatchObject({
+      object: 'checkout.session',
+      mode: 'setup',
+      success_url: urls.successUrl,
+      cancel_url: urls.cancelUrl,
+    });
     expect(selected.setupSessionUrl).toBe(sessions[0]!.url);
 
     const [fee] = await db().select().from(billingRows).where(eq(billingRows.organizationId, owner.organizationId));
-    expect(fee).toMatchObject({ amountCents: TIER2_MONTHLY_CENTS, status: 'INVOICED', invoiceId: expect.stringMatching(/^in_/) });
+    expect(fee).toMatchObject({
+      amountCents: TIER2_MONTHLY_CENTS,
+      status: 'INVOICED',
+      invoiceId: expect.stringMatching(/^in_/),
+    });
     const invoice = double.invoice(fee!.invoiceId!);
-    expect(invoice).toMatchObject({ customer: customerId, status: 'open', amount_due: TIER2_MONTHLY_CENTS, metadata: { chargeKey: fee!.chargeKey, organizationId: owner.organizationId } });
+    expect(invoice).toMatchObject({
+      customer: customerId,
+      status: 'open',
+      amount_due: TIER2_MONTHLY_CENTS,
+      metadata: { chargeKey: fee!.chargeKey, organizationId: owner.organizationId },
+    });
     expect(fee!.hostedInvoiceUrl).toBe(invoice!.hosted_invoice_url);
     // Stripe refused to collect without a card; nothing was charged.
     expect(double.requestsTo('POST', `/v1/invoices/${fee!.invoiceId}/pay`).map((r) => r.status)).toEqual([400]);
@@ -148,20 +183,31 @@ describe('Stripe adapter against the Stripe double, through the real routes', ()
     expect(later.url).not.toBe(again.url);
 
     // Other return URLs in the same minute: a session of their own (Stripe refuses a key reused with other parameters).
-    const elsewhere = expectData(await invoke(routes.createBillingSetupSession, { ...as, body: { ...urls, successUrl: 'https://app.example.test/settings/card' } }));
+    const elsewhere = expectData(
+      await invoke(routes.createBillingSetupSession, {
+        ...as,
+        body: { ...urls, successUrl: 'https://app.example.test/settings/card' },
+      }),
+    );
     expect([again.url, later.url]).not.toContain(elsewhere.url);
 
     const sessions = [...double.checkoutSessions.values()].filter((s) => s.customer === customerId);
     expect(sessions.map((s) => s.url).sort()).toEqual([again.url, later.url, elsewhere.url].sort());
     expect(sessions.every((s) => s.mode === 'setup')).toBe(true);
-    expect(sessions.find((s) => s.url === elsewhere.url)).toMatchObject({ success_url: 'https://app.example.test/settings/card', cancel_url: urls.cancelUrl });
+    expect(sessions.find((s) => s.url === elsewhere.url)).toMatchObject({
+      success_url: 'https://app.example.test/settings/card',
+      cancel_url: urls.cancelUrl,
+    });
     const calls = double.requestsTo('POST', '/v1/checkout/sessions').filter((r) => r.body.customer === customerId);
     expect(calls.map((r) => r.status)).toEqual([200, 200, 200, 200]);
     const keys = calls.map((r) => r.idempotencyKey);
     expect(new Set(keys).size).toBe(3);
     expect(keys.every((key) => key?.startsWith(`setup-session:${owner.organizationId}:`))).toBe(true);
 
-    await db().update(organizations).set({ processorCustomerId: null }).where(eq(organizations.id, owner.organizationId));
+    await db()
+      .update(organizations)
+      .set({ processorCustomerId: null })
+      .where(eq(organizations.id, owner.organizationId));
     const requestsBefore = double.requests.length;
     expectError(await invoke(routes.createBillingSetupSession, { ...as, body: urls }), 409, 'CONFLICT');
     expect(double.requests.length).toBe(requestsBefore);
@@ -169,29 +215,65 @@ describe('Stripe adapter against the Stripe double, through the real routes', ()
 
   it('a Pro upgrade with a card creates exactly one invoice of one 14,900-cent line and the case becomes Pro', async () => {
     const { owner, customerId, as } = await stripeOrganization({ last4: '4242' });
-    expect(expectData(await invoke(routes.selectPlan, { ...as, body: { tier: 'tier2' } }))).toMatchObject({ paymentRequired: false, setupSessionUrl: null });
+    expect(expectData(await invoke(routes.selectPlan, { ...as, body: { tier: 'tier2' } }))).toMatchObject({
+      paymentRequired: false,
+      setupSessionUrl: null,
+    });
     const legal = await billableCase(owner);
     const chargeKey = `case-pro-upgrade:${legal.id}`;
 
-    expect(expectData(await invoke(routes.upgradeCaseToPro, { ...as, path: { caseId: legal.id } }))).toEqual({ caseId: legal.id, status: 'processing' });
+    expect(expectData(await invoke(routes.upgradeCaseToPro, { ...as, path: { caseId: legal.id } }))).toEqual({
+      caseId: legal.id,
+      status: 'processing',
+    });
 
     const invoices = invoicesOfCharge(customerId, chargeKey);
     expect(invoices).toHaveLength(1);
     const invoice = invoices[0]!;
-    expect(invoice).toMatchObject({ status: 'paid', collection_method: 'charge_automatically', amount_paid: PRO_CENTS, metadata: { organizationId: owner.organizationId } });
+    expect(invoice).toMatchObject({
+      status: 'paid',
+      collection_method: 'charge_automatically',
+      amount_paid: PRO_CENTS,
+      metadata: { organizationId: owner.organizationId },
+    });
     expect(invoice.lines.data).toHaveLength(1);
-    expect(invoice.lines.data[0]).toMatchObject({ amount: PRO_CENTS, currency: 'usd', description: expect.stringContaining(legal.name) });
-    expect(double.charges.filter((c) => c.invoice === invoice.id)).toMatchObject([{ amount: PRO_CENTS, status: 'succeeded' }]);
+    expect(invoice.lines.data[0]).toMatchObject({
+      amount: PRO_CENTS,
+      currency: 'usd',
+      description: expect.stringContaining(legal.name),
+    });
+    expect(double.charges.filter((c) => c.invoice === invoice.id)).toMatchObject([
+      { amount: PRO_CENTS, status: 'succeeded' },
+    ]);
 
     const [row] = await rowsOfCharge(chargeKey);
-    expect(row).toMatchObject({ status: 'paid', amountCents: PRO_CENTS, invoiceId: invoice.id, hostedInvoiceUrl: invoice.hosted_invoice_url });
+    expect(row).toMatchObject({
+      status: 'paid',
+      amountCents: PRO_CENTS,
+      invoiceId: invoice.id,
+      hostedInvoiceUrl: invoice.hosted_invoice_url,
+    });
     expect((await caseRow(legal.id)).isPro).toBe(true);
 
     // Every Stripe call carried a key derived from the charge key.
-    expect(double.requestsTo('POST', '/v1/invoices').filter((r) => r.body.metadata?.chargeKey === chargeKey).map((r) => r.idempotencyKey)).toEqual([`charge:${chargeKey}:invoice`]);
-    expect(double.requestsTo('POST', '/v1/invoiceitems').filter((r) => r.body.invoice === invoice.id).map((r) => r.idempotencyKey)).toEqual([`charge:${chargeKey}:line:0`]);
-    expect(double.requestsTo('POST', `/v1/invoices/${invoice.id}/finalize`).map((r) => r.idempotencyKey)).toEqual([`charge:${chargeKey}:finalize`]);
-    expect(double.requestsTo('POST', `/v1/invoices/${invoice.id}/pay`).map((r) => r.idempotencyKey)).toEqual([`charge:${chargeKey}:pay`]);
+    expect(
+      double
+        .requestsTo('POST', '/v1/invoices')
+        .filter((r) => r.body.metadata?.chargeKey === chargeKey)
+        .map((r) => r.idempotencyKey),
+    ).toEqual([`charge:${chargeKey}:invoice`]);
+    expect(
+      double
+        .requestsTo('POST', '/v1/invoiceitems')
+        .filter((r) => r.body.invoice === invoice.id)
+        .map((r) => r.idempotencyKey),
+    ).toEqual([`charge:${chargeKey}:line:0`]);
+    expect(double.requestsTo('POST', `/v1/invoices/${invoice.id}/finalize`).map((r) => r.idempotencyKey)).toEqual([
+      `charge:${chargeKey}:finalize`,
+    ]);
+    expect(double.requestsTo('POST', `/v1/invoices/${invoice.id}/pay`).map((r) => r.idempotencyKey)).toEqual([
+      `charge:${chargeKey}:pay`,
+    ]);
 
     expectError(await invoke(routes.upgradeCaseToPro, { ...as, path: { caseId: legal.id } }), 409, 'CONFLICT');
     expect(invoicesOfCharge(customerId, chargeKey)).toHaveLength(1);
@@ -201,7 +283,11 @@ describe('Stripe adapter against the Stripe double, through the real routes', ()
     const { owner, customerId, as } = await stripeOrganization({ last4: '0002', declines: true });
     expectData(await invoke(routes.selectPlan, { ...as, body: { tier: 'tier2' } }));
     const [fee] = await db().select().from(billingRows).where(eq(billingRows.organizationId, owner.organizationId));
-    expect(fee).toMatchObject({ status: 'failed', amountCents: TIER2_MONTHLY_CENTS, invoiceId: expect.stringMatching(/^in_/) });
+    expect(fee).toMatchObject({
+      status: 'failed',
+      amountCents: TIER2_MONTHLY_CENTS,
+      invoiceId: expect.stringMatching(/^in_/),
+    });
     expect((await organizationRow(owner.organizationId)).baseFeeFailedAt).toBeInstanceOf(Date);
 
     const legal = await billableCase(owner);
@@ -241,7 +327,10 @@ describe('Stripe adapter against the Stripe double, through the real routes', ()
 
     double.attachCard(customerId, { last4: '4242' });
     // The customer paid the base fee on Stripe's hosted invoice page; no webhook has arrived yet.
-    const outOfBand = await fetch(`${double.url}/v1/invoices/${fee.invoiceId}/pay`, { method: 'POST', headers: { authorization: `Bearer ${DOUBLE_SECRET_KEY}` } });
+    const outOfBand = await fetch(`${double.url}/v1/invoices/${fee.invoiceId}/pay`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${DOUBLE_SECRET_KEY}` },
+    });
     expect(outOfBand.status).toBe(200);
 
     await collectOpenInvoices(owner.organizationId);
@@ -249,7 +338,9 @@ describe('Stripe adapter against the Stripe double, through the real routes', ()
     expect(settled.map((r) => r.status)).toEqual(['paid', 'paid']);
     expect((await caseRow(legal.id)).isPro).toBe(true);
     expect(double.charges.filter((c) => c.invoice === fee.invoiceId)).toHaveLength(1);
-    expect(double.requestsTo('POST', `/v1/invoices/${fee.invoiceId}/pay`).map((r) => r.status)).toEqual([400, 200, 400]);
+    expect(double.requestsTo('POST', `/v1/invoices/${fee.invoiceId}/pay`).map((r) => r.status)).toEqual([
+      400, 200, 400,
+    ]);
   });
 
   it('a plan change with the base fee unpaid voids its invoice at Stripe: never collected, even once a card is saved', async () => {
@@ -276,7 +367,10 @@ describe('Stripe adapter against the Stripe double, through the real routes', ()
     expectData(await invoke(routes.selectPlan, { ...as, body: { tier: 'tier2', ...urls } }));
     const [fee] = await db().select().from(billingRows).where(eq(billingRows.organizationId, owner.organizationId));
     double.attachCard(customerId, { last4: '4242' });
-    const outOfBand = await fetch(`${double.url}/v1/invoices/${fee!.invoiceId}/pay`, { method: 'POST', headers: { authorization: `Bearer ${DOUBLE_SECRET_KEY}` } });
+    const outOfBand = await fetch(`${double.url}/v1/invoices/${fee!.invoiceId}/pay`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${DOUBLE_SECRET_KEY}` },
+    });
     expect(outOfBand.status).toBe(200);
 
     expectData(await invoke(routes.selectPlan, { ...as, body: { tier: 'tier1', ...urls } }));
@@ -299,9 +393,9 @@ describe('Stripe adapter against the Stripe double, through the real routes', ()
     expect((await caseRow(legal.id)).isPro).toBe(false);
     const [draft] = invoicesOfCharge(customerId, chargeKey);
     expect(draft).toMatchObject({ status: 'draft', amount_due: PRO_CENTS });
-    expect(double.requestsTo('POST', `/v1/invoices/${draft!.id}/finalize`).map((r) => [r.idempotencyKey, r.status])).toEqual(
-      Array.from({ length: 3 }, () => [`charge:${chargeKey}:finalize`, 'dropped']),
-    );
+    expect(
+      double.requestsTo('POST', `/v1/invoices/${draft!.id}/finalize`).map((r) => [r.idempotencyKey, r.status]),
+    ).toEqual(Array.from({ length: 3 }, () => [`charge:${chargeKey}:finalize`, 'dropped']));
 
     expect(await retryStuckCharges(0)).toBe(1);
     const [row] = await rowsOfCharge(chargeKey);
@@ -312,13 +406,20 @@ describe('Stripe adapter against the Stripe double, through the real routes', ()
     expect(invoicesOfCharge(customerId, chargeKey)).toHaveLength(1);
     expect(double.invoice(draft!.id)).toMatchObject({ status: 'paid', amount_paid: PRO_CENTS });
     expect([...double.invoiceItems.values()].filter((item) => item.invoice === draft!.id)).toHaveLength(1);
-    expect(double.charges.filter((c) => c.invoice === draft!.id)).toMatchObject([{ status: 'succeeded', amount: PRO_CENTS }]);
+    expect(double.charges.filter((c) => c.invoice === draft!.id)).toMatchObject([
+      { status: 'succeeded', amount: PRO_CENTS },
+    ]);
     const creates = double.requestsTo('POST', '/v1/invoices').filter((r) => r.body.metadata?.chargeKey === chargeKey);
     expect(creates.map((r) => [r.idempotencyKey, r.replayed])).toEqual([
       [`charge:${chargeKey}:invoice`, false],
       [`charge:${chargeKey}:invoice`, true],
     ]);
-    expect(double.requestsTo('POST', '/v1/invoiceitems').filter((r) => r.body.invoice === draft!.id).map((r) => [r.idempotencyKey, r.replayed])).toEqual([
+    expect(
+      double
+        .requestsTo('POST', '/v1/invoiceitems')
+        .filter((r) => r.body.invoice === draft!.id)
+        .map((r) => [r.idempotencyKey, r.replayed]),
+    ).toEqual([
       [`charge:${chargeKey}:line:0`, false],
       [`charge:${chargeKey}:line:0`, true],
     ]);
@@ -380,7 +481,9 @@ describe('Stripe adapter against the Stripe double, through the real routes', ()
     expect(others).toHaveLength(0);
     expect(invoice!.lines.data.map((line: { amount: number }) => line.amount)).toEqual([PRO_CENTS - 5_000]);
     expect(invoice).toMatchObject({ status: 'paid', amount_paid: PRO_CENTS - 5_000 });
-    expect(await rowsOfCharge(`case-pro-upgrade:${partly.id}`)).toMatchObject([{ amountCents: PRO_CENTS, creditsAppliedCents: 5_000, status: 'paid' }]);
+    expect(await rowsOfCharge(`case-pro-upgrade:${partly.id}`)).toMatchObject([
+      { amountCents: PRO_CENTS, creditsAppliedCents: 5_000, status: 'paid' },
+    ]);
     expect(expectData(await invoke(routes.getCredits, as)).balanceCents).toBe(0);
 
     await grantCredits(owner.organizationId, 20_000, 'Prepaid');
@@ -388,11 +491,17 @@ describe('Stripe adapter against the Stripe double, through the real routes', ()
     const requestsBefore = double.requests.length;
     expectData(await invoke(routes.upgradeCaseToPro, { ...as, path: { caseId: whole.id } }));
     expect(double.requests.length).toBe(requestsBefore);
-    expect(await rowsOfCharge(`case-pro-upgrade:${whole.id}`)).toMatchObject([{ creditsAppliedCents: PRO_CENTS, status: 'paid', invoiceId: null }]);
+    expect(await rowsOfCharge(`case-pro-upgrade:${whole.id}`)).toMatchObject([
+      { creditsAppliedCents: PRO_CENTS, status: 'paid', invoiceId: null },
+    ]);
     expect((await caseRow(whole.id)).isPro).toBe(true);
     const credits = expectData(await invoke(routes.getCredits, as));
     expect(credits.balanceCents).toBe(20_000 - PRO_CENTS);
-    expect(credits.ledger.filter((e: { kind: string }) => e.kind === 'charge').map((e: { amountCents: number }) => e.amountCents)).toEqual([-PRO_CENTS, -5_000]);
+    expect(
+      credits.ledger
+        .filter((e: { kind: string }) => e.kind === 'charge')
+        .map((e: { amountCents: number }) => e.amountCents),
+    ).toEqual([-PRO_CENTS, -5_000]);
     expect((await organizationRow(owner.organizationId)).creditBalanceCents).toBe(20_000 - PRO_CENTS);
   });
 });

@@ -4,12 +4,27 @@ import { routes } from '../../functions/routes';
 import { usePaymentProcessor } from '../../lib/billing/processor';
 import { overrideConfig } from '../../lib/config';
 import { db } from '../../lib/db/client';
-import { billingHistory, billingRows, caseAccess, cases, organizations, processedWebhookEvents } from '../../lib/db/schema';
+import {
+  billingHistory,
+  billingRows,
+  caseAccess,
+  cases,
+  organizations,
+  processedWebhookEvents,
+} from '../../lib/db/schema';
 import { createCaseRow, createUser } from '../harness/actors';
 import { expectData, expectError, invoke, type InvokeOptions } from '../harness/invoke';
-import { DOUBLE_SECRET_KEY, DOUBLE_WEBHOOK_SECRET, startStripeDouble, type StripeDouble } from '../harness/stripe-double';
+import {
+  DOUBLE_SECRET_KEY,
+  DOUBLE_WEBHOOK_SECRET,
+  startStripeDouble,
+  type StripeDouble,
+} from '../harness/stripe-double';
 
-const urls = { successUrl: 'https://app.example.test/billing/done', cancelUrl: 'https://app.example.test/billing/cancel' };
+const urls = {
+  successUrl: 'https://app.example.test/billing/done',
+  cancelUrl: 'https://app.example.test/billing/cancel',
+};
 
 let double: StripeDouble;
 let restoreConfig: (() => void) | undefined;
@@ -23,7 +38,11 @@ afterAll(async () => {
 });
 
 beforeEach(() => {
-  restoreConfig = overrideConfig({ STRIPE_SECRET_KEY: DOUBLE_SECRET_KEY, STRIPE_API_BASE: double.url, STRIPE_WEBHOOK_SECRET: DOUBLE_WEBHOOK_SECRET });
+  restoreConfig = overrideConfig({
+    STRIPE_SECRET_KEY: DOUBLE_SECRET_KEY,
+    STRIPE_API_BASE: double.url,
+    STRIPE_WEBHOOK_SECRET: DOUBLE_WEBHOOK_SECRET,
+  });
   usePaymentProcessor(undefined);
 });
 
@@ -99,7 +118,10 @@ describe('POST /webhooks/stripe', () => {
     const replay = await deliver('invoice.paid', invoice, { id: event.id });
     expect(expectData(replay.result)).toEqual({ received: true, duplicate: true });
     expect(await historyOf(owner.organizationId, 'invoicing')).toHaveLength(1);
-    const [recorded] = await db().select().from(processedWebhookEvents).where(eq(processedWebhookEvents.eventId, event.id));
+    const [recorded] = await db()
+      .select()
+      .from(processedWebhookEvents)
+      .where(eq(processedWebhookEvents.eventId, event.id));
     expect(recorded).toMatchObject({ type: 'invoice.paid' });
   });
 
@@ -109,7 +131,10 @@ describe('POST /webhooks/stripe', () => {
     const clockStarted = (await organizationRow(owner.organizationId)).baseFeeFailedAt;
     expect(clockStarted).toBeInstanceOf(Date);
 
-    const { result } = await deliver('invoice.payment_failed', { ...double.invoice(fee.invoiceId!)!, attempt_count: 1 });
+    const { result } = await deliver('invoice.payment_failed', {
+      ...double.invoice(fee.invoiceId!)!,
+      attempt_count: 1,
+    });
     expect(expectData(result)).toEqual({ received: true, duplicate: false });
     const rows = await rowsOf(owner.organizationId);
     expect(rows.find((r) => r.id === fee.id)!.status).toBe('failed');
@@ -127,7 +152,9 @@ describe('POST /webhooks/stripe', () => {
     const organization = await organizationRow(owner.organizationId);
     expect(organization.hasPaymentMethod).toBe(true);
     expect(organization.paymentMethodLast4).toBeNull();
-    expect((await historyOf(owner.organizationId, 'payment_method')).map((h) => h.description)).toEqual(['Card saved for payments']);
+    expect((await historyOf(owner.organizationId, 'payment_method')).map((h) => h.description)).toEqual([
+      'Card saved for payments',
+    ]);
 
     expect((await rowsOf(owner.organizationId)).map((r) => r.status)).toEqual(['paid', 'paid']);
     expect(double.customers.get(customerId)!.invoice_settings.default_payment_method).toMatch(/^pm_/);
@@ -154,7 +181,9 @@ describe('POST /webhooks/stripe', () => {
     const organization = await organizationRow(owner.organizationId);
     expect(organization).toMatchObject({ hasPaymentMethod: true, paymentMethodLast4: '1881' });
     expect(await rowsOf(owner.organizationId)).toMatchObject([{ id: fee.id, status: 'paid' }]);
-    expect(double.charges.filter((c) => c.customer === customerId)).toMatchObject([{ invoice: fee.invoiceId, status: 'succeeded' }]);
+    expect(double.charges.filter((c) => c.customer === customerId)).toMatchObject([
+      { invoice: fee.invoiceId, status: 'succeeded' },
+    ]);
     const history = await historyOf(owner.organizationId, 'payment_method');
     expect(history.map((h) => h.description)).toEqual(['Card ending 1881 saved for payments']);
 
@@ -175,8 +204,14 @@ describe('POST /webhooks/stripe', () => {
     const { owner, fee } = await organizationWithOpenInvoices();
     const invoice = { ...double.invoice(fee.invoiceId!)!, status: 'paid' };
     const good = double.signedEvent('invoice.paid', invoice);
-    const otherSecret = double.signedEvent('invoice.paid', invoice, { id: good.event.id, secret: 'whsec_someone_else_0123456789' });
-    const stale = double.signedEvent('invoice.paid', invoice, { id: good.event.id, timestamp: Math.floor(Date.now() / 1000) - 600 });
+    const otherSecret = double.signedEvent('invoice.paid', invoice, {
+      id: good.event.id,
+      secret: 'whsec_someone_else_0123456789',
+    });
+    const stale = double.signedEvent('invoice.paid', invoice, {
+      id: good.event.id,
+      timestamp: Math.floor(Date.now() / 1000) - 600,
+    });
 
     const attempts: InvokeOptions[] = [
       { rawBody: good.rawBody, headers: {} },
@@ -185,16 +220,24 @@ describe('POST /webhooks/stripe', () => {
       { rawBody: otherSecret.rawBody, headers: { 'stripe-signature': otherSecret.signature } },
       { rawBody: stale.rawBody, headers: { 'stripe-signature': stale.signature } },
       // The signature of the genuine body over a tampered one.
-      { rawBody: good.rawBody.replace(`"${fee.invoiceId}"`, '"in_forged"'), headers: { 'stripe-signature': good.signature } },
+      {
+        rawBody: good.rawBody.replace(`"${fee.invoiceId}"`, '"in_forged"'),
+        headers: { 'stripe-signature': good.signature },
+      },
     ];
     for (const attempt of attempts) {
       expectError(await invoke(routes.stripeWebhook, attempt), 400, 'INVALID_SIGNATURE');
     }
     expect((await rowsOf(owner.organizationId))[0]!.status).toBe('INVOICED');
-    expect(await db().select().from(processedWebhookEvents).where(eq(processedWebhookEvents.eventId, good.event.id))).toHaveLength(0);
+    expect(
+      await db().select().from(processedWebhookEvents).where(eq(processedWebhookEvents.eventId, good.event.id)),
+    ).toHaveLength(0);
 
     // The genuine delivery still works: nothing of the rejected ones was recorded.
-    const accepted = await invoke(routes.stripeWebhook, { rawBody: good.rawBody, headers: { 'stripe-signature': good.signature } });
+    const accepted = await invoke(routes.stripeWebhook, {
+      rawBody: good.rawBody,
+      headers: { 'stripe-signature': good.signature },
+    });
     expect(expectData(accepted)).toEqual({ received: true, duplicate: false });
     expect((await rowsOf(owner.organizationId))[0]!.status).toBe('paid');
   });
@@ -203,28 +246,47 @@ describe('POST /webhooks/stripe', () => {
     const { event, rawBody, signature } = double.signedEvent('customer.created', { id: 'cus_x', object: 'customer' });
     const restoreSecret = overrideConfig({ STRIPE_WEBHOOK_SECRET: undefined });
     try {
-      expectError(await invoke(routes.stripeWebhook, { rawBody, headers: { 'stripe-signature': signature } }), 404, 'NOT_FOUND');
+      expectError(
+        await invoke(routes.stripeWebhook, { rawBody, headers: { 'stripe-signature': signature } }),
+        404,
+        'NOT_FOUND',
+      );
     } finally {
       restoreSecret();
     }
-    expect(await db().select().from(processedWebhookEvents).where(eq(processedWebhookEvents.eventId, event.id))).toHaveLength(0);
+    expect(
+      await db().select().from(processedWebhookEvents).where(eq(processedWebhookEvents.eventId, event.id)),
+    ).toHaveLength(0);
   });
 
   it('acknowledges an event type it does not handle, once', async () => {
     const object = { id: 'sub_double_1', object: 'subscription', customer: 'cus_unknown', status: 'trialing' };
     const { event, result } = await deliver('customer.subscription.trial_will_end', object);
     expect(expectData(result)).toEqual({ received: true, duplicate: false });
-    expect(await db().select().from(processedWebhookEvents).where(eq(processedWebhookEvents.eventId, event.id))).toMatchObject([
-      { type: 'customer.subscription.trial_will_end' },
-    ]);
-    expect(expectData((await deliver('customer.subscription.trial_will_end', object, { id: event.id })).result)).toEqual({ received: true, duplicate: true });
+    expect(
+      await db().select().from(processedWebhookEvents).where(eq(processedWebhookEvents.eventId, event.id)),
+    ).toMatchObject([{ type: 'customer.subscription.trial_will_end' }]);
+    expect(
+      expectData((await deliver('customer.subscription.trial_will_end', object, { id: event.id })).result),
+    ).toEqual({ received: true, duplicate: true });
   });
 
   it('acknowledges events about invoices and customers it does not know without changing anything', async () => {
     const { owner } = await organizationWithOpenInvoices();
-    const paid = await deliver('invoice.paid', { id: 'in_not_ours', object: 'invoice', customer: 'cus_not_ours', status: 'paid' });
+    const paid = await deliver('invoice.paid', {
+      id: 'in_not_ours',
+      object: 'invoice',
+      customer: 'cus_not_ours',
+      status: 'paid',
+    });
     expect(expectData(paid.result)).toEqual({ received: true, duplicate: false });
-    const attached = await deliver('payment_method.attached', { id: 'pm_not_ours', object: 'payment_method', type: 'card', customer: 'cus_not_ours', card: { last4: '4242' } });
+    const attached = await deliver('payment_method.attached', {
+      id: 'pm_not_ours',
+      object: 'payment_method',
+      type: 'card',
+      customer: 'cus_not_ours',
+      card: { last4: '4242' },
+    });
     expect(expectData(attached.result)).toEqual({ received: true, duplicate: false });
     expect((await rowsOf(owner.organizationId)).map((r) => r.status)).toEqual(['INVOICED']);
     expect((await organizationRow(owner.organizationId)).hasPaymentMethod).toBe(false);

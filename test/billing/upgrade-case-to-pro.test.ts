@@ -28,7 +28,10 @@ const upgrade = (user: TestUser, caseId: string, organizationId = user.organizat
   invoke(routes.upgradeCaseToPro, { ...as(user, organizationId), path: { caseId } });
 
 async function historyOfCase(caseId: string) {
-  return db().select().from(billingHistory).where(and(eq(billingHistory.caseId, caseId), eq(billingHistory.category, 'case_billing')));
+  return db()
+    .select()
+    .from(billingHistory)
+    .where(and(eq(billingHistory.caseId, caseId), eq(billingHistory.category, 'case_billing')));
 }
 
 /** An owner whose organization is on tier2 with a card on file (charges settle at once). */
@@ -72,7 +75,11 @@ describe('POST /cases/{caseId}/pro-upgrade', () => {
 
     expect(answer).toEqual({ caseId: target.id, status: 'processing' });
     expect(seen).toEqual([
-      { idempotencyKey: `charge:case-pro-upgrade:${target.id}`, lines: [{ description: `Pro upgrade of case "Doe v. Roe"`, amountCents: 14_900 }], statuses: ['processing'] },
+      {
+        idempotencyKey: `charge:case-pro-upgrade:${target.id}`,
+        lines: [{ description: `Pro upgrade of case "Doe v. Roe"`, amountCents: 14_900 }],
+        statuses: ['processing'],
+      },
     ]);
     const rows = await rowsOfCase(target.id);
     expect(rows).toHaveLength(1);
@@ -91,7 +98,9 @@ describe('POST /cases/{caseId}/pro-upgrade', () => {
     });
     expect((await caseRow(target.id)).isPro).toBe(true);
     const history = await historyOfCase(target.id);
-    expect(history.map((h) => [h.description, h.createdById])).toEqual([[`Pro upgrade of case "Doe v. Roe" charged`, owner.id]]);
+    expect(history.map((h) => [h.description, h.createdById])).toEqual([
+      [`Pro upgrade of case "Doe v. Roe" charged`, owner.id],
+    ]);
   });
 
   it('without a card: the row is INVOICED and the case not Pro; a repeat charges nothing; saving a card pays it and then 409', async () => {
@@ -105,7 +114,12 @@ describe('POST /cases/{caseId}/pro-upgrade', () => {
     expect(first).toEqual({ caseId: target.id, status: 'processing' });
     const rows = await rowsOfCase(target.id);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ status: 'INVOICED', amountCents: 14_900, invoiceId: expect.stringMatching(/^in_sandbox_/), hostedInvoiceUrl: expect.stringContaining('/_sandbox/invoices/') });
+    expect(rows[0]).toMatchObject({
+      status: 'INVOICED',
+      amountCents: 14_900,
+      invoiceId: expect.stringMatching(/^in_sandbox_/),
+      hostedInvoiceUrl: expect.stringContaining('/_sandbox/invoices/'),
+    });
     expect((await caseRow(target.id)).isPro).toBe(false);
     expect(await historyOfCase(target.id)).toHaveLength(1);
 
@@ -164,7 +178,14 @@ describe('POST /cases/{caseId}/pro-upgrade', () => {
     expect((await caseRow(target.id)).isPro).toBe(true);
     const rows = await rowsOfCase(target.id);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ status: 'plan_included', informational: true, amountCents: 14_900, unitAmountCents: 14_900, invoiceId: null, creditsAppliedCents: 0 });
+    expect(rows[0]).toMatchObject({
+      status: 'plan_included',
+      informational: true,
+      amountCents: 14_900,
+      unitAmountCents: 14_900,
+      invoiceId: null,
+      creditsAppliedCents: 0,
+    });
     const statement = expectData(await invoke(routes.getCaseStatement, { ...as(owner), path: { caseId: target.id } }));
     expect(statement).toMatchObject({ isPro: true, total: 1, totalChargedCents: 0, totalInformationalCents: 14_900 });
     expect(statement.rows[0]).toMatchObject({ informational: true, status: 'plan_included' });
@@ -194,7 +215,10 @@ describe('POST /cases/{caseId}/pro-upgrade', () => {
   it('answers 403 NO_ACTIVE_PLAN when the organization plan is inactive, and records nothing', async () => {
     const { owner } = await ownerOnPlan();
     const target = await caseWithAccess(owner.organizationId, owner);
-    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
+    await db()
+      .update(organizationPlans)
+      .set({ isActive: false })
+      .where(eq(organizationPlans.organizationId, owner.organizationId));
 
     expectError(await upgrade(owner, target.id), 403, 'NO_ACTIVE_PLAN');
 
@@ -209,15 +233,20 @@ describe('POST /cases/{caseId}/pro-upgrade', () => {
     expect(await rowsOfCase(target.id)).toHaveLength(1);
   });
 
-  it.each(['viewer', 'opposing_counsel', null] as const)('answers 403 INSUFFICIENT_ROLE with %s access to the case, and records nothing', async (access) => {
-    const { owner } = await ownerOnPlan();
-    const target = access ? await caseWithAccess(owner.organizationId, owner, access) : await createCaseRow(owner.organizationId);
+  it.each(['viewer', 'opposing_counsel', null] as const)(
+    'answers 403 INSUFFICIENT_ROLE with %s access to the case, and records nothing',
+    async (access) => {
+      const { owner } = await ownerOnPlan();
+      const target = access
+        ? await caseWithAccess(owner.organizationId, owner, access)
+        : await createCaseRow(owner.organizationId);
 
-    expectError(await upgrade(owner, target.id), 403, 'INSUFFICIENT_ROLE');
+      expectError(await upgrade(owner, target.id), 403, 'INSUFFICIENT_ROLE');
 
-    expect(await rowsOfCase(target.id)).toEqual([]);
-    expect((await caseRow(target.id)).isPro).toBe(false);
-  });
+      expect(await rowsOfCase(target.id)).toEqual([]);
+      expect((await caseRow(target.id)).isPro).toBe(false);
+    },
+  );
 
   it('answers 403 FORBIDDEN for a case of another organization than the header, even with owner access to it, and never charges it', async () => {
     const { owner } = await ownerOnPlan();
@@ -236,7 +265,10 @@ describe('POST /cases/{caseId}/pro-upgrade', () => {
     expect(await rowsOfCase(foreign.id)).toEqual([]);
     expect((await caseRow(foreign.id)).isPro).toBe(false);
     // Naming the case's own organization works.
-    expect(expectData(await upgrade(owner, foreign.id, other.organizationId))).toEqual({ caseId: foreign.id, status: 'processing' });
+    expect(expectData(await upgrade(owner, foreign.id, other.organizationId))).toEqual({
+      caseId: foreign.id,
+      status: 'processing',
+    });
   });
 
   it('answers 404 NOT_FOUND for an unknown or deleted case', async () => {
@@ -275,7 +307,10 @@ describe('POST /cases/{caseId}/pro-upgrade', () => {
     const results = await Promise.all(Array.from({ length: 50 }, () => upgrade(owner, target.id)));
 
     const statuses = results.map((r) => r.status);
-    expect(statuses.filter((s) => s !== 200 && s !== 409), JSON.stringify(results.find((r) => r.status !== 200 && r.status !== 409)?.body)).toEqual([]);
+    expect(
+      statuses.filter((s) => s !== 200 && s !== 409),
+      JSON.stringify(results.find((r) => r.status !== 200 && r.status !== 409)?.body),
+    ).toEqual([]);
     expect(statuses).toContain(200);
     for (const result of results) {
       if (result.status === 200) expect(result.body.data).toEqual({ caseId: target.id, status: 'processing' });
@@ -294,7 +329,8 @@ describe('POST /cases/{caseId}/pro-upgrade', () => {
 
     const results = await Promise.all(targets.map((target) => upgrade(owner, target.id)));
 
-    for (const [index, result] of results.entries()) expect(expectData(result)).toEqual({ caseId: targets[index]!.id, status: 'processing' });
+    for (const [index, result] of results.entries())
+      expect(expectData(result)).toEqual({ caseId: targets[index]!.id, status: 'processing' });
     const rows = await Promise.all(targets.map(async (target) => rowsOfCase(target.id)));
     expect(rows.map((r) => r.length)).toEqual(Array(10).fill(1));
     expect(rows.map((r) => r[0]!.status)).toEqual(Array(10).fill('paid'));

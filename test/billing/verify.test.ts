@@ -21,13 +21,21 @@ const upgrade = (user: TestUser, caseId: string) => invoke(routes.upgradeCaseToP
 async function cleanOrganization() {
   const owner = await createUser();
   await putOnPlan(owner, 'tier2', { card: true });
-  await db().update(organizations).set({ creditDeductPercentage: 50 }).where(eq(organizations.id, owner.organizationId));
+  await db()
+    .update(organizations)
+    .set({ creditDeductPercentage: 50 })
+    .where(eq(organizations.id, owner.organizationId));
   await grantCredits(owner.organizationId, 15_000, 'Prepaid');
   await grantCredits(owner.organizationId, 5_000, 'Goodwill');
   const target = await caseWithAccess(owner.organizationId, owner);
   expectData(await upgrade(owner, target.id));
   const [pro] = await rowsOfCase(target.id);
-  expect(pro).toMatchObject({ amountCents: 14_900, creditsAppliedCents: 7_450, status: 'paid', invoiceId: expect.stringMatching(/^in_sandbox_/) });
+  expect(pro).toMatchObject({
+    amountCents: 14_900,
+    creditsAppliedCents: 7_450,
+    status: 'paid',
+    invoiceId: expect.stringMatching(/^in_sandbox_/),
+  });
   return { owner, organizationId: owner.organizationId, pro: pro! };
 }
 
@@ -35,7 +43,9 @@ const differencesOf = async (organizationId: string) => (await verifyBilling(org
 
 /** Ledger entries in chain order (created_at, id). */
 async function chainOf(organizationId: string) {
-  return (await ledgerOf(organizationId)).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));
+  return (await ledgerOf(organizationId)).sort(
+    (a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1),
+  );
 }
 
 describe('verifyBilling', () => {
@@ -64,7 +74,11 @@ describe('verifyBilling', () => {
     await putOnPlan(unpaid, 'tier2');
     await grantCredits(unpaid.organizationId, 4_000, 'Prepaid');
     expectData(await upgrade(unpaid, (await caseWithAccess(unpaid.organizationId, unpaid)).id));
-    expect((await db().select().from(billingRows).where(eq(billingRows.organizationId, unpaid.organizationId))).map((r) => r.status)).toEqual(['INVOICED', 'INVOICED']);
+    expect(
+      (await db().select().from(billingRows).where(eq(billingRows.organizationId, unpaid.organizationId))).map(
+        (r) => r.status,
+      ),
+    ).toEqual(['INVOICED', 'INVOICED']);
     // Ten concurrent upgrades against 30,000 cents: two fully from credits, one partly, the rest invoiced.
     const busy = await createUser();
     await putOnPlan(busy, 'tier2', { card: true });
@@ -72,14 +86,23 @@ describe('verifyBilling', () => {
     const targets = await Promise.all(Array.from({ length: 10 }, () => caseWithAccess(busy.organizationId, busy)));
     await Promise.all(targets.map((target) => upgrade(busy, target.id)));
 
-    for (const user of [downgraded, included, unpaid, busy]) expect(await verifyBilling(user.organizationId)).toEqual({ organizationsChecked: 1, differences: [] });
+    for (const user of [downgraded, included, unpaid, busy])
+      expect(await verifyBilling(user.organizationId)).toEqual({ organizationsChecked: 1, differences: [] });
   });
 
   it('reports credit_balance when the balance is off by one from the ledger', async () => {
     const { organizationId } = await cleanOrganization();
     await db().update(organizations).set({ creditBalanceCents: 12_551 }).where(eq(organizations.id, organizationId));
 
-    expect(await differencesOf(organizationId)).toEqual([{ organizationId, check: 'credit_balance', expected: 12_550, actual: 12_551, detail: expect.stringContaining('3 ledger entries') }]);
+    expect(await differencesOf(organizationId)).toEqual([
+      {
+        organizationId,
+        check: 'credit_balance',
+        expected: 12_550,
+        actual: 12_551,
+        detail: expect.stringContaining('3 ledger entries'),
+      },
+    ]);
   });
 
   it('reports ledger_chain on an entry whose balance_after is wrong, and on the entry after it', async () => {
@@ -89,8 +112,20 @@ describe('verifyBilling', () => {
     await db().update(creditLedger).set({ balanceAfterCents: 19_999 }).where(eq(creditLedger.id, second!.id));
 
     expect(await differencesOf(organizationId)).toEqual([
-      { organizationId, check: 'ledger_chain', expected: 20_000, actual: 19_999, detail: expect.stringContaining(`ledger entry ${second!.id} (#2)`) },
-      { organizationId, check: 'ledger_chain', expected: 12_549, actual: 12_550, detail: expect.stringContaining(`ledger entry ${third!.id} (#3)`) },
+      {
+        organizationId,
+        check: 'ledger_chain',
+        expected: 20_000,
+        actual: 19_999,
+        detail: expect.stringContaining(`ledger entry ${second!.id} (#2)`),
+      },
+      {
+        organizationId,
+        check: 'ledger_chain',
+        expected: 12_549,
+        actual: 12_550,
+        detail: expect.stringContaining(`ledger entry ${third!.id} (#3)`),
+      },
     ]);
   });
 
@@ -109,7 +144,15 @@ describe('verifyBilling', () => {
     const { organizationId, pro } = await cleanOrganization();
     await db().update(billingRows).set({ quantity: 2 }).where(eq(billingRows.id, pro.id));
 
-    expect(await differencesOf(organizationId)).toEqual([{ organizationId, check: 'row_amount', expected: 29_800, actual: 14_900, detail: expect.stringContaining(`billing row ${pro.id}`) }]);
+    expect(await differencesOf(organizationId)).toEqual([
+      {
+        organizationId,
+        check: 'row_amount',
+        expected: 29_800,
+        actual: 14_900,
+        detail: expect.stringContaining(`billing row ${pro.id}`),
+      },
+    ]);
   });
 
   it('reports charge_credits when credits are applied without a ledger entry', async () => {
@@ -117,7 +160,15 @@ describe('verifyBilling', () => {
     const [seeded] = await insertRows(organizationId, [{ amountCents: 1_000 }]);
     await db().update(billingRows).set({ creditsAppliedCents: 400 }).where(eq(billingRows.id, seeded!.id));
 
-    expect(await differencesOf(organizationId)).toEqual([{ organizationId, check: 'charge_credits', expected: 0, actual: 400, detail: expect.stringContaining(`charge ${seeded!.chargeKey}`) }]);
+    expect(await differencesOf(organizationId)).toEqual([
+      {
+        organizationId,
+        check: 'charge_credits',
+        expected: 0,
+        actual: 400,
+        detail: expect.stringContaining(`charge ${seeded!.chargeKey}`),
+      },
+    ]);
   });
 
   it('reports ledger_charge_unlinked and charge_credits when the charge entry loses its billing row', async () => {
@@ -126,8 +177,20 @@ describe('verifyBilling', () => {
     await db().update(creditLedger).set({ billingRowId: null }).where(eq(creditLedger.id, charge.id));
 
     expect(await differencesOf(organizationId)).toEqual([
-      { organizationId, check: 'ledger_charge_unlinked', expected: 'a billing row of this organization', actual: 'none', detail: expect.stringContaining(charge.id) },
-      { organizationId, check: 'charge_credits', expected: 0, actual: 7_450, detail: expect.stringContaining(`charge ${pro.chargeKey}`) },
+      {
+        organizationId,
+        check: 'ledger_charge_unlinked',
+        expected: 'a billing row of this organization',
+        actual: 'none',
+        detail: expect.stringContaining(charge.id),
+      },
+      {
+        organizationId,
+        check: 'charge_credits',
+        expected: 0,
+        actual: 7_450,
+        detail: expect.stringContaining(`charge ${pro.chargeKey}`),
+      },
     ]);
   });
 
@@ -146,7 +209,15 @@ describe('verifyBilling', () => {
     const { organizationId, pro } = await cleanOrganization();
     await db().update(sandboxInvoices).set({ amountCents: 7_451 }).where(eq(sandboxInvoices.id, pro.invoiceId!));
 
-    expect(await differencesOf(organizationId)).toEqual([{ organizationId, check: 'sandbox_invoice', expected: 7_450, actual: 7_451, detail: expect.stringContaining(`sandbox invoice ${pro.invoiceId}`) }]);
+    expect(await differencesOf(organizationId)).toEqual([
+      {
+        organizationId,
+        check: 'sandbox_invoice',
+        expected: 7_450,
+        actual: 7_451,
+        detail: expect.stringContaining(`sandbox invoice ${pro.invoiceId}`),
+      },
+    ]);
   });
 
   it('reports charge_status, charge_invoice and charged_total for a charge whose rows disagree', async () => {
@@ -155,12 +226,27 @@ describe('verifyBilling', () => {
       { amountCents: 500, invoiceId: 'in_test_a' },
       { amountCents: 300, invoiceId: 'in_test_b', status: 'failed' },
     ]);
-    await db().update(billingRows).set({ chargeKey: first!.chargeKey, idempotencyKey: `${first!.chargeKey}:1` }).where(eq(billingRows.id, second!.id));
+    await db()
+      .update(billingRows)
+      .set({ chargeKey: first!.chargeKey, idempotencyKey: `${first!.chargeKey}:1` })
+      .where(eq(billingRows.id, second!.id));
 
     // Charged: base fee 9,900 + Pro 14,900 + the paid row 500 by row; the whole charge (its first row is paid) by charge.
     expect(await differencesOf(organizationId)).toEqual([
-      { organizationId, check: 'charge_status', expected: 'one status', actual: 'failed, paid', detail: expect.stringContaining(`charge ${first!.chargeKey} (2 row(s))`) },
-      { organizationId, check: 'charge_invoice', expected: 'one invoice id', actual: 'in_test_a, in_test_b', detail: expect.stringContaining(`charge ${first!.chargeKey}`) },
+      {
+        organizationId,
+        check: 'charge_status',
+        expected: 'one status',
+        actual: 'failed, paid',
+        detail: expect.stringContaining(`charge ${first!.chargeKey} (2 row(s))`),
+      },
+      {
+        organizationId,
+        check: 'charge_invoice',
+        expected: 'one invoice id',
+        actual: 'in_test_a, in_test_b',
+        detail: expect.stringContaining(`charge ${first!.chargeKey}`),
+      },
       { organizationId, check: 'charged_total', expected: 25_600, actual: 25_300, detail: expect.any(String) },
     ]);
   });
@@ -171,7 +257,10 @@ describe('verifyBilling', () => {
       { amountCents: 500, invoiceId: 'in_test_d', status: 'INVOICED' },
       { amountCents: 300, invoiceId: 'in_test_d', status: 'waived' },
     ]);
-    await db().update(billingRows).set({ chargeKey: first!.chargeKey, idempotencyKey: `${first!.chargeKey}:1` }).where(eq(billingRows.id, second!.id));
+    await db()
+      .update(billingRows)
+      .set({ chargeKey: first!.chargeKey, idempotencyKey: `${first!.chargeKey}:1` })
+      .where(eq(billingRows.id, second!.id));
 
     expect((await differencesOf(organizationId)).map((d) => [d.check, d.expected, d.actual])).toEqual([
       ['charge_status', 'one status', 'INVOICED, waived'],
@@ -181,10 +270,24 @@ describe('verifyBilling', () => {
 
   it('reports charge_invoice when some rows of a charge are invoiced and others not', async () => {
     const { organizationId } = await cleanOrganization();
-    const [first, second] = await insertRows(organizationId, [{ amountCents: 500, invoiceId: 'in_test_c' }, { amountCents: -100 }]);
-    await db().update(billingRows).set({ chargeKey: first!.chargeKey, idempotencyKey: `${first!.chargeKey}:1` }).where(eq(billingRows.id, second!.id));
+    const [first, second] = await insertRows(organizationId, [
+      { amountCents: 500, invoiceId: 'in_test_c' },
+      { amountCents: -100 },
+    ]);
+    await db()
+      .update(billingRows)
+      .set({ chargeKey: first!.chargeKey, idempotencyKey: `${first!.chargeKey}:1` })
+      .where(eq(billingRows.id, second!.id));
 
-    expect(await differencesOf(organizationId)).toEqual([{ organizationId, check: 'charge_invoice', expected: 'one invoice id', actual: 'in_test_c; 1 row(s) without', detail: expect.any(String) }]);
+    expect(await differencesOf(organizationId)).toEqual([
+      {
+        organizationId,
+        check: 'charge_invoice',
+        expected: 'one invoice id',
+        actual: 'in_test_c; 1 row(s) without',
+        detail: expect.any(String),
+      },
+    ]);
   });
 
   it('scopes to one organization, and lists every organization when none is named', async () => {
@@ -194,7 +297,9 @@ describe('verifyBilling', () => {
 
     expect(await verifyBilling(clean.organizationId)).toEqual({ organizationsChecked: 1, differences: [] });
     const all = await verifyBilling();
-    expect(all.differences.filter((d) => d.organizationId === broken.organizationId).map((d) => d.check)).toEqual(['credit_balance']);
+    expect(all.differences.filter((d) => d.organizationId === broken.organizationId).map((d) => d.check)).toEqual([
+      'credit_balance',
+    ]);
     expect(all.differences.some((d) => d.organizationId === clean.organizationId)).toBe(false);
   });
 

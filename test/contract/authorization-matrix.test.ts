@@ -12,7 +12,15 @@ import type { RouteDefinition } from '../../lib/http/route';
 import { type OrganizationRole, ROLES_BY_RANK } from '../../lib/organizations/roles';
 import { addMember, createUser, type TestUser, updateUserRow } from '../harness/actors';
 import { expectData, invoke, type InvokeOptions, type InvokeResult } from '../harness/invoke';
-import { CALLERS, type Caller, callerName, type Expected, expectedFor, meets, tokenScopes } from './support/authorization';
+import {
+  CALLERS,
+  type Caller,
+  callerName,
+  type Expected,
+  expectedFor,
+  meets,
+  tokenScopes,
+} from './support/authorization';
 import type { ContractChecker } from './support/contract';
 import { ipSequence, loadContract } from './support/setup';
 import { invalidParts, type RequestSubject, validRequest } from './support/requests';
@@ -51,7 +59,10 @@ const matrix = new Map<string, Row[]>();
 const uniqueIp = ipSequence('198.18');
 
 async function slugOf(organizationId: string): Promise<string> {
-  const [row] = await db().select({ slug: organizations.slug }).from(organizations).where(eq(organizations.id, organizationId));
+  const [row] = await db()
+    .select({ slug: organizations.slug })
+    .from(organizations)
+    .where(eq(organizations.id, organizationId));
   return row!.slug;
 }
 
@@ -59,7 +70,9 @@ async function automationToken(scopes: Scope[]): Promise<string> {
   const key = [...scopes].sort().join(' ');
   let token = automationTokens.get(key);
   if (!token) {
-    token = expectData<{ token: string }>(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes } })).token;
+    token = expectData<{ token: string }>(
+      await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes } }),
+    ).token;
     automationTokens.set(key, token);
   }
   return token;
@@ -68,7 +81,10 @@ async function automationToken(scopes: Scope[]): Promise<string> {
 /** A fresh sign-in session per route, so a route that ends sessions (logout) cannot spoil the next. */
 const freshSession = async (user: TestUser) => (await startLoginSession(db(), user.id, null)).accessToken;
 
-async function credentialsFor(caller: Caller, route: RouteDefinition): Promise<Pick<InvokeOptions, 'token' | 'headers'>> {
+async function credentialsFor(
+  caller: Caller,
+  route: RouteDefinition,
+): Promise<Pick<InvokeOptions, 'token' | 'headers'>> {
   const scopes = tokenScopes(route, SCOPES);
   switch (caller.kind) {
     case 'anonymous':
@@ -94,23 +110,33 @@ async function credentialsFor(caller: Caller, route: RouteDefinition): Promise<P
   }
 }
 
-const describeExpected = (expected: Expected) => (expected.outcome === 'refused' ? `${expected.status} ${expected.code}` : expected.outcome);
+const describeExpected = (expected: Expected) =>
+  expected.outcome === 'refused' ? `${expected.status} ${expected.code}` : expected.outcome;
 
 beforeAll(async () => {
   ({ document, checker, definitions } = await loadContract());
 
   owner = await createUser();
   members.set('owner', owner);
-  for (const role of ROLES_BY_RANK.filter((r) => r !== 'owner')) members.set(role, await addMember(owner.organizationId, role));
+  for (const role of ROLES_BY_RANK.filter((r) => r !== 'owner'))
+    members.set(role, await addMember(owner.organizationId, role));
   otherOwner = await createUser();
   superAdmin = await createUser();
   await updateUserRow(superAdmin.id, { isSuperAdmin: true });
   inactiveOwner = await createUser();
-  await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, inactiveOwner.organizationId));
+  await db()
+    .update(organizationPlans)
+    .set({ isActive: false })
+    .where(eq(organizationPlans.organizationId, inactiveOwner.organizationId));
   subject = { organizationId: owner.organizationId, organizationSlug: await slugOf(owner.organizationId) };
-  inactiveSubject = { organizationId: inactiveOwner.organizationId, organizationSlug: await slugOf(inactiveOwner.organizationId) };
+  inactiveSubject = {
+    organizationId: inactiveOwner.organizationId,
+    organizationSlug: await slugOf(inactiveOwner.organizationId),
+  };
 
-  const revoked = expectData<{ token: string; id: string }>(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: [...SCOPES] } }));
+  const revoked = expectData<{ token: string; id: string }>(
+    await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: [...SCOPES] } }),
+  );
   expect((await invoke(routes.revokeToken, { token: owner.accessToken, path: { id: revoked.id } })).status).toBe(204);
   revokedToken = revoked.token;
   loggedOutToken = await freshSession(owner);
@@ -123,7 +149,10 @@ afterAll(() => {
   const lines = [
     `| route | ${callers.join(' | ')} |`,
     `|---|${callers.map(() => '---').join('|')}|`,
-    ...[...matrix].map(([operationId, rows]) => `| ${operationId} | ${rows.map((r) => `${r.status}${r.code ? ` ${r.code}` : ''}${r.problem ? ' ✗' : ''}`).join(' | ')} |`),
+    ...[...matrix].map(
+      ([operationId, rows]) =>
+        `| ${operationId} | ${rows.map((r) => `${r.status}${r.code ? ` ${r.code}` : ''}${r.problem ? ' ✗' : ''}`).join(' | ')} |`,
+    ),
   ];
   const directory = join(import.meta.dirname, 'artifacts');
   mkdirSync(directory, { recursive: true });
@@ -144,25 +173,45 @@ describe('authorization matrix', () => {
     for (const caller of CALLERS) {
       const target = caller.kind === 'inactive-plan-owner' ? inactiveSubject : subject;
       const request = validRequest(document, definition, target);
-      expect(invalidParts(definition, request), `${route.operationId}: the request built from the document is refused by its schemas`).toEqual([]);
+      expect(
+        invalidParts(definition, request),
+        `${route.operationId}: the request built from the document is refused by its schemas`,
+      ).toEqual([]);
       // Without authentication there is nothing to reach behind validation: send no body, so nothing is created.
       if (route.auth === 'none') delete request.body;
       const credentials = await credentialsFor(caller, route);
       // Act
-      const result = await invoke(route, { ...request, ...credentials, headers: { ...request.headers, ...credentials.headers }, ip: uniqueIp() });
+      const result = await invoke(route, {
+        ...request,
+        ...credentials,
+        headers: { ...request.headers, ...credentials.headers },
+        ip: uniqueIp(),
+      });
       // Assess
       const expected = expectedFor(route, caller);
       const code = (result.body?.error?.code as string | undefined) ?? '';
-      const problems = [meets(route, expected, { status: result.status, code }), ...checker.check(route.operationId, asChecked(result))].filter(Boolean);
-      rows.push({ caller: callerName(caller), expected: describeExpected(expected), status: result.status, code, problem: problems.join('; ') });
+      const problems = [
+        meets(route, expected, { status: result.status, code }),
+        ...checker.check(route.operationId, asChecked(result)),
+      ].filter(Boolean);
+      rows.push({
+        caller: callerName(caller),
+        expected: describeExpected(expected),
+        status: result.status,
+        code,
+        problem: problems.join('; '),
+      });
     }
     if (route.auth === 'none') {
       const answers = new Set(rows.map((r) => `${r.status} ${r.code}`));
-      if (answers.size > 1) rows.forEach((r) => (r.problem ||= `the answer depends on the token: ${[...answers].join(', ')}`));
+      if (answers.size > 1)
+        rows.forEach((r) => (r.problem ||= `the answer depends on the token: ${[...answers].join(', ')}`));
     }
     matrix.set(route.operationId, rows);
     const failures = rows.filter((r) => r.problem);
-    expect(failures, failures.map((r) => `${r.caller}: got ${r.status} ${r.code}, ${r.problem}`).join('\n')).toEqual([]);
+    expect(failures, failures.map((r) => `${r.caller}: got ${r.status} ${r.code}, ${r.problem}`).join('\n')).toEqual(
+      [],
+    );
   });
 
   it('has a row for every route of the route table and a column for every caller', () => {

@@ -91,7 +91,10 @@ afterAll(() => {
   const lines = [
     `| route | rule | ${CASE_CALLERS.map((c) => c.name).join(' | ')} |`,
     `|---|---|${CASE_CALLERS.map(() => '---').join('|')}|`,
-    ...[...matrix].map(([operationId, cells]) => `| ${operationId} | ${caseRoutes.find((r) => r.operationId === operationId)!.case!.name} | ${cells.join(' | ')} |`),
+    ...[...matrix].map(
+      ([operationId, cells]) =>
+        `| ${operationId} | ${caseRoutes.find((r) => r.operationId === operationId)!.case!.name} | ${cells.join(' | ')} |`,
+    ),
   ];
   const directory = join(import.meta.dirname, 'artifacts');
   mkdirSync(directory, { recursive: true });
@@ -106,7 +109,10 @@ async function send(route: RouteDefinition, caller: CaseCaller): Promise<InvokeR
   if (caller.access) await grantCase(row.id, user.id, caller.access);
   const target = caller.otherHeader ? { ...subject, organizationId: user.organizationId } : subject;
   const request = validRequest(document, definitions.get(route.operationId)!, target);
-  expect(invalidParts(definitions.get(route.operationId)!, request), `${route.operationId}: the request built from the document is refused by its schemas`).toEqual([]);
+  expect(
+    invalidParts(definitions.get(route.operationId)!, request),
+    `${route.operationId}: the request built from the document is refused by its schemas`,
+  ).toEqual([]);
   if (request.path && 'caseId' in request.path) request.path.caseId = row.id;
   if (request.query && 'caseId' in request.query) request.query.caseId = row.id;
   const token = (await startLoginSession(db(), user.id, null)).accessToken;
@@ -115,29 +121,35 @@ async function send(route: RouteDefinition, caller: CaseCaller): Promise<InvokeR
 
 describe('case access matrix', () => {
   it('covers exactly the routes that take a case id', () => {
-    const takingCase = routeList.filter((route) => caseIdParameters(route.operationId).length > 0).map((r) => r.operationId);
+    const takingCase = routeList
+      .filter((route) => caseIdParameters(route.operationId).length > 0)
+      .map((r) => r.operationId);
     expect(caseRoutes.map((r) => r.operationId).sort()).toEqual(takingCase.sort());
     expect(caseRoutes.length).toBeGreaterThan(10);
   });
 
-  it.each(caseRoutes.map((route) => [`${route.method} ${route.path} (${route.case!.name})`, route] as const))('%s', async (_label, route) => {
-    const cells: string[] = [];
-    const failures: string[] = [];
-    for (const caller of CASE_CALLERS) {
-      // Act
-      const result = await send(route, caller);
-      // Assess
-      const expectAllowed = allowed(route, caller);
-      const code = (result.body?.error?.code as string | undefined) ?? '';
-      cells.push(`${result.status}${code ? ` ${code}` : ''}`);
-      const text = result.body === undefined ? '' : JSON.stringify(result.body);
-      const problems = checker.check(route.operationId, { status: result.status, headers: result.headers, text });
-      if (expectAllowed && (result.status === 401 || result.status === 403)) problems.push('expected to be let through');
-      if (!expectAllowed && result.status !== 403) problems.push('expected 403');
-      if (!expectAllowed && result.body && 'data' in result.body) problems.push('a refusal carries data');
-      if (problems.length) failures.push(`${caller.name}: got ${result.status} ${code}: ${problems.join('; ')}`);
-    }
-    matrix.set(route.operationId, cells);
-    expect(failures).toEqual([]);
-  });
+  it.each(caseRoutes.map((route) => [`${route.method} ${route.path} (${route.case!.name})`, route] as const))(
+    '%s',
+    async (_label, route) => {
+      const cells: string[] = [];
+      const failures: string[] = [];
+      for (const caller of CASE_CALLERS) {
+        // Act
+        const result = await send(route, caller);
+        // Assess
+        const expectAllowed = allowed(route, caller);
+        const code = (result.body?.error?.code as string | undefined) ?? '';
+        cells.push(`${result.status}${code ? ` ${code}` : ''}`);
+        const text = result.body === undefined ? '' : JSON.stringify(result.body);
+        const problems = checker.check(route.operationId, { status: result.status, headers: result.headers, text });
+        if (expectAllowed && (result.status === 401 || result.status === 403))
+          problems.push('expected to be let through');
+        if (!expectAllowed && result.status !== 403) problems.push('expected 403');
+        if (!expectAllowed && result.body && 'data' in result.body) problems.push('a refusal carries data');
+        if (problems.length) failures.push(`${caller.name}: got ${result.status} ${code}: ${problems.join('; ')}`);
+      }
+      matrix.set(route.operationId, cells);
+      expect(failures).toEqual([]);
+    },
+  );
 });

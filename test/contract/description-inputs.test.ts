@@ -30,17 +30,27 @@ beforeAll(async () => {
 });
 
 const operations = () => [...operationsById(document).values()].map((entry) => entry.operation);
-const parametersOf = (operationId: string) => (operationsById(document).get(operationId)!.operation.parameters ?? []) as Json[];
-const bodySchemaOf = (operationId: string) => resolveSchema(document, operationsById(document).get(operationId)!.operation.requestBody?.content['application/json'].schema);
+const parametersOf = (operationId: string) =>
+  (operationsById(document).get(operationId)!.operation.parameters ?? []) as Json[];
+const bodySchemaOf = (operationId: string) =>
+  resolveSchema(
+    document,
+    operationsById(document).get(operationId)!.operation.requestBody?.content['application/json'].schema,
+  );
 const ownerRequest = (operationId: string) => ({
-  ...validRequest(document, definitions.get(operationId)!, { organizationId: owner.organizationId, organizationSlug: '' }),
+  ...validRequest(document, definitions.get(operationId)!, {
+    organizationId: owner.organizationId,
+    organizationSlug: '',
+  }),
   token: owner.accessToken,
   ip: uniqueIp(),
 });
 
 /** The properties of a zod object schema, through a default or optional around it. */
 function shapeOf(schema: z.ZodMiniType): Record<string, z.ZodMiniType> {
-  let current = schema as unknown as { _zod: { def: { type: string; shape?: Record<string, z.ZodMiniType>; innerType?: unknown } } };
+  let current = schema as unknown as {
+    _zod: { def: { type: string; shape?: Record<string, z.ZodMiniType>; innerType?: unknown } };
+  };
   while (!current._zod.def.shape && current._zod.def.innerType) current = current._zod.def.innerType as typeof current;
   if (!current._zod.def.shape) throw new Error('not an object schema');
   return current._zod.def.shape;
@@ -84,11 +94,15 @@ describe('boolean query parameters', () => {
     ] as const;
     for (const [operationId, name] of flags) {
       const parameter = parametersOf(operationId).find((p) => p.in === 'query' && p.name === name)!;
-      expect(parameter.schema, `${operationId} ${name}`).toEqual({ type: 'string', enum: expect.arrayContaining(['true', 'false', '1', '0']) });
+      expect(parameter.schema, `${operationId} ${name}`).toEqual({
+        type: 'string',
+        enum: expect.arrayContaining(['true', 'false', '1', '0']),
+      });
       expect(parameter.schema.enum).toHaveLength(4);
     }
     for (const operation of operations()) {
-      for (const parameter of (operation.parameters ?? []) as Json[]) expect(Object.keys(parameter.schema), `${operation.operationId} ${parameter.name}`).not.toEqual([]);
+      for (const parameter of (operation.parameters ?? []) as Json[])
+        expect(Object.keys(parameter.schema), `${operation.operationId} ${parameter.name}`).not.toEqual([]);
     }
   });
 
@@ -97,9 +111,12 @@ describe('boolean query parameters', () => {
     for (const [operationId, definition] of definitions) {
       if (!definition.schemas.query) continue;
       const shape = shapeOf(definition.schemas.query);
-      for (const parameter of parametersOf(operationId).filter((p) => p.in === 'query' && Array.isArray(p.schema.enum))) {
+      for (const parameter of parametersOf(operationId).filter(
+        (p) => p.in === 'query' && Array.isArray(p.schema.enum),
+      )) {
         const schema = shape[parameter.name]!;
-        for (const value of parameter.schema.enum as string[]) expect(schema.safeParse(value).success, `${operationId} ${parameter.name}=${value}`).toBe(true);
+        for (const value of parameter.schema.enum as string[])
+          expect(schema.safeParse(value).success, `${operationId} ${parameter.name}=${value}`).toBe(true);
         for (const value of others.filter((v) => !parameter.schema.enum.includes(v))) {
           expect(schema.safeParse(value).success, `${operationId} ${parameter.name}=${value}`).toBe(false);
         }
@@ -108,8 +125,14 @@ describe('boolean query parameters', () => {
   });
 
   it('includeArchived=1 and includeArchived=false list the cases; includeArchived=yes is 400 naming query.includeArchived', async () => {
-    for (const value of ['1', '0', 'true', 'false']) expectData(await invoke(routes.listCases, { ...ownerRequest('listCases'), query: { includeArchived: value } }));
-    expectError(await invoke(routes.listCases, { ...ownerRequest('listCases'), query: { includeArchived: 'yes' } }), 400, 'VALIDATION_FAILED', ['query.includeArchived']);
+    for (const value of ['1', '0', 'true', 'false'])
+      expectData(await invoke(routes.listCases, { ...ownerRequest('listCases'), query: { includeArchived: value } }));
+    expectError(
+      await invoke(routes.listCases, { ...ownerRequest('listCases'), query: { includeArchived: 'yes' } }),
+      400,
+      'VALIDATION_FAILED',
+      ['query.includeArchived'],
+    );
   });
 });
 
@@ -128,38 +151,60 @@ describe('email addresses', () => {
     for (const schema of emails) expect(schema).toEqual(described());
   });
 
-  it.each(['a@b-.com', 'a@-b.com', 'a@b.c-d-.org', 'a@b..com', `a@${'b'.repeat(64)}.com`, 'a.@b.com', "a'@b.com"])('%s is refused by the validator and by the description', (address) => {
-    expect(Email.safeParse(address).success).toBe(false);
-    for (const { mode, validate } of validators()) expect(validate(address), `ajv-formats ${mode}`).toBe(false);
-  });
+  it.each(['a@b-.com', 'a@-b.com', 'a@b.c-d-.org', 'a@b..com', `a@${'b'.repeat(64)}.com`, 'a.@b.com', "a'@b.com"])(
+    '%s is refused by the validator and by the description',
+    (address) => {
+      expect(Email.safeParse(address).success).toBe(false);
+      for (const { mode, validate } of validators()) expect(validate(address), `ajv-formats ${mode}`).toBe(false);
+    },
+  );
 
-  it.each(['a@b.com', 'A.B+tag@Sub-Domain.Example.ORG', "o'neil@b-c.io", `a@${'b'.repeat(63)}.com`, 'x_y-z@1a.museum'])('%s is accepted by the validator and by the description', (address) => {
-    expect(Email.safeParse(address).success).toBe(true);
-    for (const { mode, validate } of validators()) expect(validate(address), `ajv-formats ${mode}`).toBe(true);
-  });
+  it.each(['a@b.com', 'A.B+tag@Sub-Domain.Example.ORG', "o'neil@b-c.io", `a@${'b'.repeat(63)}.com`, 'x_y-z@1a.museum'])(
+    '%s is accepted by the validator and by the description',
+    (address) => {
+      expect(Email.safeParse(address).success).toBe(true);
+      for (const { mode, validate } of validators()) expect(validate(address), `ajv-formats ${mode}`).toBe(true);
+    },
+  );
 
   it('the description (format and pattern, either ajv-formats mode) accepts exactly what the validator accepts', () => {
     const checks = validators();
     // Mostly well-formed parts, with the characters and lengths where readings of "email" differ.
-    const label = fc.oneof(fc.stringMatching(/^[A-Za-z0-9]([A-Za-z0-9-]{0,6}[A-Za-z0-9])?$/), fc.stringMatching(/^[A-Za-z0-9-]{1,8}$/), fc.constantFrom('b'.repeat(63), 'b'.repeat(64)));
-    const local = fc.oneof(fc.stringMatching(/^[A-Za-z0-9_'+-]{0,6}[A-Za-z0-9_+-](\.[A-Za-z0-9_+-]{1,4})?$/), fc.stringMatching(/^[A-Za-z0-9_'+.!#-]{1,10}$/));
+    const label = fc.oneof(
+      fc.stringMatching(/^[A-Za-z0-9]([A-Za-z0-9-]{0,6}[A-Za-z0-9])?$/),
+      fc.stringMatching(/^[A-Za-z0-9-]{1,8}$/),
+      fc.constantFrom('b'.repeat(63), 'b'.repeat(64)),
+    );
+    const local = fc.oneof(
+      fc.stringMatching(/^[A-Za-z0-9_'+-]{0,6}[A-Za-z0-9_+-](\.[A-Za-z0-9_+-]{1,4})?$/),
+      fc.stringMatching(/^[A-Za-z0-9_'+.!#-]{1,10}$/),
+    );
     const top = fc.oneof(fc.stringMatching(/^[A-Za-z]{2,6}$/), fc.stringMatching(/^[A-Za-z0-9-]{1,5}$/));
-    const nearlyValid = fc.tuple(local, fc.array(label, { minLength: 1, maxLength: 3 }), top).map(([l, labels, t]) => `${l}@${[...labels, t].join('.')}`);
+    const nearlyValid = fc
+      .tuple(local, fc.array(label, { minLength: 1, maxLength: 3 }), top)
+      .map(([l, labels, t]) => `${l}@${[...labels, t].join('.')}`);
     const address = fc.oneof(fc.emailAddress(), nearlyValid, fc.string({ maxLength: 30 }));
     let accepted = 0;
     fc.assert(
       fc.property(address, (candidate) => {
         const expected = Email.safeParse(candidate).success;
         if (expected) accepted += 1;
-        for (const { mode, validate } of checks) if (validate(candidate) !== expected) throw new Error(`${JSON.stringify(candidate)}: validator ${expected}, ajv-formats ${mode} ${!expected}`);
+        for (const { mode, validate } of checks)
+          if (validate(candidate) !== expected)
+            throw new Error(`${JSON.stringify(candidate)}: validator ${expected}, ajv-formats ${mode} ${!expected}`);
       }),
       { numRuns: 5_000 },
     );
-    expect(accepted, "enough accepted addresses to compare on").toBeGreaterThan(200);
+    expect(accepted, 'enough accepted addresses to compare on').toBeGreaterThan(200);
   });
 
   it('a@b-.com is answered 400 naming body.email', async () => {
-    expectError(await invoke(routes.checkEmailAvailability, { body: { email: 'a@b-.com' }, ip: uniqueIp() }), 400, 'VALIDATION_FAILED', ['body.email']);
+    expectError(
+      await invoke(routes.checkEmailAvailability, { body: { email: 'a@b-.com' }, ip: uniqueIp() }),
+      400,
+      'VALIDATION_FAILED',
+      ['body.email'],
+    );
   });
 });
 
@@ -173,12 +218,22 @@ describe('security', () => {
     }
     const open = routeList.filter((r) => r.auth === 'none').map((r) => r.operationId);
     // The contract names these as needing no authentication.
-    expect(open).toEqual(expect.arrayContaining(['checkEmailAvailability', 'verifyEmail', 'validateOrganizationName', 'acceptInvitation', 'rejectInvitation']));
+    expect(open).toEqual(
+      expect.arrayContaining([
+        'checkEmailAvailability',
+        'verifyEmail',
+        'validateOrganizationName',
+        'acceptInvitation',
+        'rejectInvitation',
+      ]),
+    );
   });
 
   it('an operation that needs no token answers as usual when one is sent anyway', async () => {
     const body = { email: uniqueEmail('open') };
-    const data = expectData(await invoke(routes.checkEmailAvailability, { body, token: 'not-a-token', ip: uniqueIp() }));
+    const data = expectData(
+      await invoke(routes.checkEmailAvailability, { body, token: 'not-a-token', ip: uniqueIp() }),
+    );
     expect(data).toEqual({ isAvailable: true, type: null });
   });
 });
@@ -199,18 +254,36 @@ describe('lists and required values', () => {
         if (list.type !== 'array') continue;
         const request = ownerRequest(route.operationId);
         const sampled = (sampleValue(document, body) ?? {}) as Record<string, unknown>;
-        const result = await invoke(route, { ...request, body: { ...sampled, ...(request.body as object), [name]: [] } });
+        const result = await invoke(route, {
+          ...request,
+          body: { ...sampled, ...(request.body as object), [name]: [] },
+        });
         const refusedEmpty = result.status === 400;
-        expect(refusedEmpty, `${route.operationId} ${name}=[] answered ${result.status} ${JSON.stringify(result.body?.error ?? {})}`).toBe((list.minItems ?? 0) >= 1);
+        expect(
+          refusedEmpty,
+          `${route.operationId} ${name}=[] answered ${result.status} ${JSON.stringify(result.body?.error ?? {})}`,
+        ).toBe((list.minItems ?? 0) >= 1);
         probed.push(`${route.operationId}.${name}`);
       }
     }
-    expect(probed).toEqual(expect.arrayContaining(['generateToken.scopes', 'updateTokenScopes.scopes', 'inviteUsers.emails', 'updateUserRoles.userIds', 'register.inviteEmails']));
+    expect(probed).toEqual(
+      expect.arrayContaining([
+        'generateToken.scopes',
+        'updateTokenScopes.scopes',
+        'inviteUsers.emails',
+        'updateUserRoles.userIds',
+        'register.inviteEmails',
+      ]),
+    );
   });
 
   it('generateToken with scopes [] is 400 UNSUPPORTED_SCOPE, as its minItems 1 says', async () => {
     expect(bodySchemaOf('generateToken').properties.scopes).toMatchObject({ minItems: 1 });
-    expectError(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: [] } }), 400, 'UNSUPPORTED_SCOPE');
+    expectError(
+      await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: [] } }),
+      400,
+      'UNSUPPORTED_SCOPE',
+    );
   });
 });
 
@@ -220,7 +293,9 @@ describe('trimming and the text rule', () => {
     for (const [operationId, definition] of definitions) {
       if (!definition.schemas.body) continue;
       const shape = shapeOf(definition.schemas.body);
-      for (const [name, property] of Object.entries((bodySchemaOf(operationId).properties ?? {}) as Record<string, Json>)) {
+      for (const [name, property] of Object.entries(
+        (bodySchemaOf(operationId).properties ?? {}) as Record<string, Json>,
+      )) {
         const schema = resolveSchema(document, property);
         if (schema.type !== 'string' || schema.format || schema.pattern) continue;
         const value = String(sampleValue(document, schema));
@@ -241,7 +316,12 @@ describe('trimming and the text rule', () => {
     const properties = bodySchemaOf('updateProfile').properties;
     expect(resolveSchema(document, properties.name)['x-trim']).toBe(true);
     expect(resolveSchema(document, properties.onboardingStatus)['x-trim']).toBeUndefined();
-    const data = expectData(await invoke(routes.updateProfile, { token: user.accessToken, body: { name: '  Ann Lee \n', onboardingStatus: ' step two ' } }));
+    const data = expectData(
+      await invoke(routes.updateProfile, {
+        token: user.accessToken,
+        body: { name: '  Ann Lee \n', onboardingStatus: ' step two ' },
+      }),
+    );
     expect(data).toMatchObject({ name: 'Ann Lee', onboardingStatus: ' step two ' });
   });
 
@@ -250,8 +330,18 @@ describe('trimming and the text rule', () => {
     expect(TEXT_RULE).toContain(UNSTORABLE_TEXT_MESSAGE);
     expect(document.components.responses.BadRequest.description).toMatch(/NUL/);
     const request = ownerRequest('updateProfile');
-    expectError(await invoke(routes.updateProfile, { ...request, body: { onboardingStatus: 'a\u0000b' } }), 400, 'VALIDATION_FAILED', ['body.onboardingStatus']);
-    expectError(await invoke(routes.updateProfile, { ...request, body: { userType: 'a\uD800b' } }), 400, 'VALIDATION_FAILED', ['body.userType']);
+    expectError(
+      await invoke(routes.updateProfile, { ...request, body: { onboardingStatus: 'a\u0000b' } }),
+      400,
+      'VALIDATION_FAILED',
+      ['body.onboardingStatus'],
+    );
+    expectError(
+      await invoke(routes.updateProfile, { ...request, body: { userType: 'a\uD800b' } }),
+      400,
+      'VALIDATION_FAILED',
+      ['body.userType'],
+    );
   });
 });
 
@@ -260,20 +350,38 @@ describe('ids and unknown body fields', () => {
     expect(requestSchemas().filter((schema) => schema.format === 'uuid')).toEqual([]);
     for (const route of routeList) {
       for (const parameter of parametersOf(route.operationId).filter((p) => p.in === 'path' && p.name !== 'slug')) {
-        expect(parameter.schema, `${route.operationId} ${parameter.name}`).toEqual({ type: 'string', minLength: 1, maxLength: MAX_ID_LENGTH });
+        expect(parameter.schema, `${route.operationId} ${parameter.name}`).toEqual({
+          type: 'string',
+          minLength: 1,
+          maxLength: MAX_ID_LENGTH,
+        });
       }
     }
   });
 
   it('never says additionalProperties false on a request object: unknown body fields are ignored', async () => {
     expect(requestSchemas().filter((schema) => schema.additionalProperties === false)).toEqual([]);
-    const data = expectData(await invoke(routes.checkEmailAvailability, { body: { email: uniqueEmail('extra'), deviceId: 'desktop-7', isSuperAdmin: true }, ip: uniqueIp() }));
+    const data = expectData(
+      await invoke(routes.checkEmailAvailability, {
+        body: { email: uniqueEmail('extra'), deviceId: 'desktop-7', isSuperAdmin: true },
+        ip: uniqueIp(),
+      }),
+    );
     expect(data).toEqual({ isAvailable: true, type: null });
   });
 
   it('a short malformed path id gets the unknown-id answer, not 400', async () => {
     expectError(await invoke(routes.revokeToken, { token: owner.accessToken, path: { id: 'abc' } }), 404, 'NOT_FOUND');
-    expectError(await invoke(routes.getOrganization, { token: owner.accessToken, path: { orgId: 'acme' } }), 403, 'NOT_A_MEMBER');
-    expectError(await invoke(routes.revokeToken, { token: owner.accessToken, path: { id: 'x'.repeat(MAX_ID_LENGTH + 1) } }), 400, 'VALIDATION_FAILED', ['path.id']);
+    expectError(
+      await invoke(routes.getOrganization, { token: owner.accessToken, path: { orgId: 'acme' } }),
+      403,
+      'NOT_A_MEMBER',
+    );
+    expectError(
+      await invoke(routes.revokeToken, { token: owner.accessToken, path: { id: 'x'.repeat(MAX_ID_LENGTH + 1) } }),
+      400,
+      'VALIDATION_FAILED',
+      ['path.id'],
+    );
   });
 });

@@ -31,7 +31,10 @@ beforeAll(async () => {
   server = createLocalServer({ mailSink });
   server.on('request', (req) => received.push(`${req.method} ${req.url}`));
   base = await listen(server, 0);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'] });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
+  });
   page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
   // Nothing may come from a CDN or any other host: record and refuse it.
   await page.route('**/*', (route) => {
@@ -57,7 +60,9 @@ describe.skipIf(!available)('GET /docs, the API reference page', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'docs.png') });
     // Assess
     const text = await page.locator('body').innerText();
-    const missing = routeList.filter((route) => !text.includes(route.path) || !text.includes(route.summary)).map((r) => `${r.method} ${r.path} (${r.summary})`);
+    const missing = routeList
+      .filter((route) => !text.includes(route.path) || !text.includes(route.summary))
+      .map((r) => `${r.method} ${r.path} (${r.summary})`);
     expect(missing, 'routes the page does not list').toEqual([]);
     expect(text).toContain('Case Evidence and Billing Service API');
     expect(outside, 'requests to other hosts').toEqual([]);
@@ -70,17 +75,27 @@ describe.skipIf(!available)('GET /docs, the API reference page', () => {
     await page.getByRole('link', { name: route.summary }).first().click();
     const heading = page.getByRole('heading', { name: route.summary, exact: true });
     await heading.first().waitFor({ timeout: 15_000 });
-    await page.locator('section').filter({ has: heading }).first().getByRole('button', { name: /Test Request/ }).click();
+    await page
+      .locator('section')
+      .filter({ has: heading })
+      .first()
+      .getByRole('button', { name: /Test Request/ })
+      .click();
     const editor = page.locator('[role="dialog"] .cm-content, .scalar-app .cm-content').first();
     await editor.waitFor({ timeout: 15_000 });
     // Act
     await editor.click();
     await page.keyboard.press('ControlOrMeta+A');
     await page.keyboard.insertText('{"email": "docs-page-try@example.com"}');
-    const answered = page.waitForResponse((r) => new URL(r.url()).pathname === route.path && r.request().method() === route.method);
+    const answered = page.waitForResponse(
+      (r) => new URL(r.url()).pathname === route.path && r.request().method() === route.method,
+    );
     await page.keyboard.press('ControlOrMeta+Enter');
     const answer = await answered;
-    await page.getByText(/200\s*OK/).first().waitFor({ timeout: 15_000 });
+    await page
+      .getByText(/200\s*OK/)
+      .first()
+      .waitFor({ timeout: 15_000 });
     await page.screenshot({ path: join(ARTIFACTS, 'docs-try.png') });
     // Assess
     expect(received).toContain(`${route.method} ${route.path}`);
@@ -93,7 +108,11 @@ describe.skipIf(!available)('GET /docs, the API reference page', () => {
   it('serves the description at GET /openapi.json with this server as its server', async () => {
     const response = await fetch(`${base}/openapi.json`);
     expect(response.status).toBe(200);
-    const document = (await response.json()) as { openapi: string; servers: Array<{ url: string }>; paths: Record<string, unknown> };
+    const document = (await response.json()) as {
+      openapi: string;
+      servers: Array<{ url: string }>;
+      paths: Record<string, unknown>;
+    };
     expect(document.openapi).toMatch(/^3\.1\./);
     expect(document.servers).toEqual([{ url: base, description: 'This server' }]);
     expect(Object.keys(document.paths).length).toBe(new Set(routeList.map((r) => r.path)).size);

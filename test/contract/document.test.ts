@@ -4,10 +4,24 @@ import addFormats from 'ajv-formats';
 import * as z from 'zod/mini';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { routeList, routes } from '../../functions/routes';
-import { buildOpenApiDocument, codesOfStatus, EXTENSION_TAG, type Json, loadRouteDefinitions, type RouteWithSchemas } from '../../infra/openapi/document';
+import {
+  buildOpenApiDocument,
+  codesOfStatus,
+  EXTENSION_TAG,
+  type Json,
+  loadRouteDefinitions,
+  type RouteWithSchemas,
+} from '../../infra/openapi/document';
 import { readGeneratedFiles, renderGeneratedFiles } from '../../infra/openapi/generate';
 import { referencePageDocument } from '../../infra/openapi/reference-page';
-import { CONTRACT_ERROR_STATUSES, derivedErrorStatuses, ERROR_STATUSES, errorStatuses, pathParameterNames, takesOrganizationHeader } from '../../infra/openapi/statuses';
+import {
+  CONTRACT_ERROR_STATUSES,
+  derivedErrorStatuses,
+  ERROR_STATUSES,
+  errorStatuses,
+  pathParameterNames,
+  takesOrganizationHeader,
+} from '../../infra/openapi/statuses';
 import type { RouteDefinition } from '../../lib/http/route';
 import { MAX_ID_LENGTH } from '../../schemas/common/fields';
 import { ContractChecker } from './support/contract';
@@ -32,7 +46,8 @@ beforeAll(async () => {
 const each = () => routeList.map((route) => [route.operationId, route] as const);
 const definitionOf = (route: RouteDefinition) => definitions.find((d) => d.route.operationId === route.operationId)!;
 const operationOf = (route: RouteDefinition) => operations.get(route.operationId)!.operation;
-const nameOf = (schema: z.ZodMiniType | undefined) => (schema ? (z.globalRegistry.get(schema)?.id as string | undefined) : undefined);
+const nameOf = (schema: z.ZodMiniType | undefined) =>
+  schema ? (z.globalRegistry.get(schema)?.id as string | undefined) : undefined;
 
 describe('the OpenAPI document', () => {
   it('is valid OpenAPI 3.1 for a maintained validator (@seriousme/openapi-schema-validator)', async () => {
@@ -48,11 +63,17 @@ describe('the OpenAPI document', () => {
     addFormats(ajv);
     // OpenAPI 3.1 allows x- keywords in schemas; ours marks the request strings that are trimmed.
     ajv.addKeyword('x-trim');
-    const $defs = JSON.parse(JSON.stringify(document.components.schemas).replaceAll('"#/components/schemas/', '"#/$defs/'));
+    const $defs = JSON.parse(
+      JSON.stringify(document.components.schemas).replaceAll('"#/components/schemas/', '"#/$defs/'),
+    );
     ajv.addSchema({ $id: 'https://schemas.test/components', $defs });
     const refs = JSON.stringify(document).match(/"\$ref":"[^"]+"/g) ?? [];
     for (const ref of new Set(refs)) {
-      const target = ref.slice(8, -1).replace(/^#\//, '').split('/').reduce<Json | undefined>((node, key) => node?.[key.replaceAll('~1', '/')], document);
+      const target = ref
+        .slice(8, -1)
+        .replace(/^#\//, '')
+        .split('/')
+        .reduce<Json | undefined>((node, key) => node?.[key.replaceAll('~1', '/')], document);
       expect(target, ref).toBeDefined();
     }
     for (const name of Object.keys($defs)) {
@@ -61,7 +82,9 @@ describe('the OpenAPI document', () => {
   });
 
   it('has every route of the route table once, as method, path and operation id, and nothing else', () => {
-    const described = [...operations.values()].map(({ method, path, operation }) => `${method.toUpperCase()} ${path} ${operation.operationId}`);
+    const described = [...operations.values()].map(
+      ({ method, path, operation }) => `${method.toUpperCase()} ${path} ${operation.operationId}`,
+    );
     expect(described.sort()).toEqual(routeList.map((r) => `${r.method} ${r.path} ${r.operationId}`).sort());
     expect(new Set(described.map((d) => d.split(' ')[2])).size).toBe(routeList.length);
   });
@@ -71,9 +94,14 @@ describe('the OpenAPI document', () => {
     const operation = operationOf(route);
     expect(operation.summary).toBe(route.summary);
     const parameters = (operation.parameters ?? []) as Json[];
-    for (const name of pathParameterNames(route.path)) expect(parameters, name).toContainEqual(expect.objectContaining({ name, in: 'path', required: true }));
+    for (const name of pathParameterNames(route.path))
+      expect(parameters, name).toContainEqual(expect.objectContaining({ name, in: 'path', required: true }));
     const header = parameters.find((p) => p.in === 'header' && p.name === 'organization');
-    if (takesOrganizationHeader(route)) expect(header).toMatchObject({ required: true, schema: { type: 'string', minLength: 1, maxLength: MAX_ID_LENGTH } });
+    if (takesOrganizationHeader(route))
+      expect(header).toMatchObject({
+        required: true,
+        schema: { type: 'string', minLength: 1, maxLength: MAX_ID_LENGTH },
+      });
     else expect(header).toBeUndefined();
     if (schemas.query) {
       const queryNames = parameters.filter((p) => p.in === 'query').map((p) => p.name);
@@ -84,51 +112,66 @@ describe('the OpenAPI document', () => {
       const media = operation.requestBody.content['application/json'];
       expect(media.schema.$ref, 'request body refers to a named DTO').toMatch(/^#\/components\/schemas\/\w+Dto$/);
       const name = media.schema.$ref.split('/').at(-1);
-      expect([nameOf(schemas.body), nameOf((schemas.body as unknown as { _zod: { def: { innerType?: z.ZodMiniType } } })._zod.def.innerType)]).toContain(name);
+      expect([
+        nameOf(schemas.body),
+        nameOf((schemas.body as unknown as { _zod: { def: { innerType?: z.ZodMiniType } } })._zod.def.innerType),
+      ]).toContain(name);
       expect(operation.requestBody.required).toBe(!schemas.body.safeParse(undefined).success);
     } else if (!route.rawBody) {
       expect(operation.requestBody).toBeUndefined();
     }
   });
 
-  it.each(each())('%s: the success answer in its envelope, and every error status with the error envelope', (_name, route) => {
-    const { schemas } = definitionOf(route);
-    const responses = operationOf(route).responses as Record<string, Json>;
-    const success = responses[route.successStatus]!;
-    if (route.successStatus === 204) expect(success.content).toBeUndefined();
-    else {
-      const schema = success.content['application/json'].schema;
-      expect(schema.properties.statusCode).toEqual({ type: 'integer', const: route.successStatus });
-      expect(schema.properties.timestamp).toEqual({ type: 'string', format: 'date-time' });
-      if (route.envelope === 'no-data') expect(schema.required).toEqual(['statusCode', 'timestamp']);
+  it.each(each())(
+    '%s: the success answer in its envelope, and every error status with the error envelope',
+    (_name, route) => {
+      const { schemas } = definitionOf(route);
+      const responses = operationOf(route).responses as Record<string, Json>;
+      const success = responses[route.successStatus]!;
+      if (route.successStatus === 204) expect(success.content).toBeUndefined();
       else {
-        expect(schema.required).toEqual(['data', 'statusCode', 'timestamp']);
-        const name = nameOf(schemas.response);
-        if (name) expect(schema.properties.data).toEqual({ $ref: `#/components/schemas/${name}` });
+        const schema = success.content['application/json'].schema;
+        expect(schema.properties.statusCode).toEqual({ type: 'integer', const: route.successStatus });
+        expect(schema.properties.timestamp).toEqual({ type: 'string', format: 'date-time' });
+        if (route.envelope === 'no-data') expect(schema.required).toEqual(['statusCode', 'timestamp']);
+        else {
+          expect(schema.required).toEqual(['data', 'statusCode', 'timestamp']);
+          const name = nameOf(schemas.response);
+          if (name) expect(schema.properties.data).toEqual({ $ref: `#/components/schemas/${name}` });
+        }
       }
-    }
-    const errors = Object.keys(responses).filter((s) => s !== String(route.successStatus)).map(Number);
-    expect(errors).toEqual(errorStatuses(route, schemas));
-    for (const status of derivedErrorStatuses(route, schemas)) expect(errors).toContain(status);
-    for (const status of CONTRACT_ERROR_STATUSES[route.operationId] ?? []) expect(errors, `the contract names ${status}`).toContain(status);
-    for (const status of errors) {
-      const response = document.components.responses[responses[status]!.$ref.split('/').at(-1)];
-      const [envelope, narrowed] = response.content['application/json'].schema.allOf;
-      expect(envelope).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
-      expect(narrowed.properties.statusCode).toEqual({ const: status });
-      expect(narrowed.properties.error.properties.code.enum).toEqual(codesOfStatus(status));
-    }
-  });
+      const errors = Object.keys(responses)
+        .filter((s) => s !== String(route.successStatus))
+        .map(Number);
+      expect(errors).toEqual(errorStatuses(route, schemas));
+      for (const status of derivedErrorStatuses(route, schemas)) expect(errors).toContain(status);
+      for (const status of CONTRACT_ERROR_STATUSES[route.operationId] ?? [])
+        expect(errors, `the contract names ${status}`).toContain(status);
+      for (const status of errors) {
+        const response = document.components.responses[responses[status]!.$ref.split('/').at(-1)];
+        const [envelope, narrowed] = response.content['application/json'].schema.allOf;
+        expect(envelope).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
+        expect(narrowed.properties.statusCode).toEqual({ const: status });
+        expect(narrowed.properties.error.properties.code.enum).toEqual(codesOfStatus(status));
+      }
+    },
+  );
 
   it.each(each())('%s: security, internal and extension flags from the route entry', (_name, route) => {
     const operation = operationOf(route);
     // The bearer scheme on every operation; one that needs no token adds the empty alternative.
-    expect(operation.security).toEqual(route.auth === 'bearer' ? [{ bearerAuth: route.scope ? [route.scope] : [] }] : [{}, { bearerAuth: [] }]);
+    expect(operation.security).toEqual(
+      route.auth === 'bearer' ? [{ bearerAuth: route.scope ? [route.scope] : [] }] : [{}, { bearerAuth: [] }],
+    );
     expect(operation['x-internal'] ?? false).toBe(route.internal);
     expect(operation['x-extension'] ?? false).toBe(route.extension ?? false);
     expect(operation.tags.includes(EXTENSION_TAG)).toBe(route.extension ?? false);
     if (route.rateLimit) expect(operation['x-rate-limit']).toEqual({ perMinute: route.rateLimit.perMinute });
-    if (route.organization) expect(operation['x-organization']).toMatchObject({ from: route.organization.from, role: route.organization.role });
+    if (route.organization)
+      expect(operation['x-organization']).toMatchObject({
+        from: route.organization.from,
+        role: route.organization.role,
+      });
   });
 
   it('declares the bearer scheme, the closed list of error codes and the extension tag', () => {
@@ -137,7 +180,15 @@ describe('the OpenAPI document', () => {
     expect(document.components.schemas.ErrorEnvelope.properties.error.properties.code.enum.length).toBeGreaterThan(30);
     expect(document.tags.map((t: Json) => t.name)).toContain(EXTENSION_TAG);
     // The contract's names for what it names.
-    for (const name of ['LoginEmailDto', 'RegisterEmailDto', 'GenerateTokenDto', 'UserEntity', 'OrganizationDetailsResponseEntity', 'GenerateTokenResponseEntity', 'BillingReportQueryDto']) {
+    for (const name of [
+      'LoginEmailDto',
+      'RegisterEmailDto',
+      'GenerateTokenDto',
+      'UserEntity',
+      'OrganizationDetailsResponseEntity',
+      'GenerateTokenResponseEntity',
+      'BillingReportQueryDto',
+    ]) {
       expect(document.components.schemas, name).toHaveProperty(name);
     }
   });
@@ -145,7 +196,8 @@ describe('the OpenAPI document', () => {
   it('names statuses only for operations of the route table', () => {
     const known = new Set(routeList.map((r) => r.operationId));
     expect(Object.keys(CONTRACT_ERROR_STATUSES).filter((id) => !known.has(id))).toEqual([]);
-    for (const statuses of Object.values(CONTRACT_ERROR_STATUSES)) for (const status of statuses) expect(ERROR_STATUSES).toContain(status);
+    for (const statuses of Object.values(CONTRACT_ERROR_STATUSES))
+      for (const status of statuses) expect(ERROR_STATUSES).toContain(status);
   });
 
   it('guesses the statuses of an operation the contract map does not know yet from its route', () => {
@@ -164,14 +216,21 @@ describe('the OpenAPI document', () => {
       throttle: { rate: 0.05, burst: 1 },
     };
     expect(errorStatuses(route, { body: z.object({}) })).toEqual([400, 401, 403, 404, 429, 500]);
-    expect(errorStatuses({ ...route, auth: 'none', organization: undefined, rateLimit: undefined, path: '/widgets' }, {})).toEqual([500]);
+    expect(
+      errorStatuses({ ...route, auth: 'none', organization: undefined, rateLimit: undefined, path: '/widgets' }, {}),
+    ).toEqual([500]);
   });
 
   it('is committed as `npm run openapi` writes it, with the typed client types', async () => {
     const fresh = await renderGeneratedFiles(document);
     const committed = readGeneratedFiles();
-    expect(committed.document === fresh.document, 'infra/openapi/generated/openapi.json is stale: run npm run openapi').toBe(true);
-    expect(committed.types === fresh.types, 'infra/openapi/generated/schema.d.ts is stale: run npm run openapi').toBe(true);
+    expect(
+      committed.document === fresh.document,
+      'infra/openapi/generated/openapi.json is stale: run npm run openapi',
+    ).toBe(true);
+    expect(committed.types === fresh.types, 'infra/openapi/generated/schema.d.ts is stale: run npm run openapi').toBe(
+      true,
+    );
   });
 
   it('keeps every internal operation on the reference page, badged, and leaves the document alone', () => {
@@ -193,7 +252,13 @@ describe('the contract checker', () => {
     checker = new ContractChecker(document);
   });
   const json = { 'content-type': 'application/json' };
-  const error = (status: number, code: string) => JSON.stringify({ statusCode: status, timestamp: new Date().toISOString(), error: { code, message: 'x' }, requestId: 'r-1' });
+  const error = (status: number, code: string) =>
+    JSON.stringify({
+      statusCode: status,
+      timestamp: new Date().toISOString(),
+      error: { code, message: 'x' },
+      requestId: 'r-1',
+    });
 
   it('accepts an answer that matches the document', () => {
     expect(checker.check('login', { status: 401, headers: json, text: error(401, 'INVALID_CREDENTIALS') })).toEqual([]);
@@ -203,10 +268,34 @@ describe('the contract checker', () => {
   it.each([
     ['a status the document does not declare', 'login', 409, error(409, 'CONFLICT')],
     ['a code of another status', 'login', 401, error(401, 'NOT_FOUND')],
-    ['a missing field of the entity', 'checkEmailAvailability', 200, JSON.stringify({ data: { isAvailable: true }, statusCode: 200, timestamp: new Date().toISOString() })],
-    ['a field the entity does not have', 'checkEmailAvailability', 200, JSON.stringify({ data: { isAvailable: true, type: null, extra: 1 }, statusCode: 200, timestamp: new Date().toISOString() })],
-    ['a wrong type', 'validateOrganizationName', 200, JSON.stringify({ data: { isValid: 'yes' }, statusCode: 200, timestamp: new Date().toISOString() })],
-    ['a wrong statusCode in the envelope', 'validateOrganizationName', 200, JSON.stringify({ data: { isValid: true }, statusCode: 201, timestamp: new Date().toISOString() })],
+    [
+      'a missing field of the entity',
+      'checkEmailAvailability',
+      200,
+      JSON.stringify({ data: { isAvailable: true }, statusCode: 200, timestamp: new Date().toISOString() }),
+    ],
+    [
+      'a field the entity does not have',
+      'checkEmailAvailability',
+      200,
+      JSON.stringify({
+        data: { isAvailable: true, type: null, extra: 1 },
+        statusCode: 200,
+        timestamp: new Date().toISOString(),
+      }),
+    ],
+    [
+      'a wrong type',
+      'validateOrganizationName',
+      200,
+      JSON.stringify({ data: { isValid: 'yes' }, statusCode: 200, timestamp: new Date().toISOString() }),
+    ],
+    [
+      'a wrong statusCode in the envelope',
+      'validateOrganizationName',
+      200,
+      JSON.stringify({ data: { isValid: true }, statusCode: 201, timestamp: new Date().toISOString() }),
+    ],
     ['a body on a 204', 'revokeToken', 204, '{}'],
     ['a body that is not JSON', 'login', 400, 'oops'],
   ])('reports %s', (_label, operationId, status, text) => {

@@ -38,7 +38,11 @@ async function checkedFetch(request: Request): Promise<Response> {
   }
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => (headers[name.toLowerCase()] = value));
-  const found = checker.check(match.route.operationId, { status: response.status, headers, text: await response.clone().text() });
+  const found = checker.check(match.route.operationId, {
+    status: response.status,
+    headers,
+    text: await response.clone().text(),
+  });
   problems.push(...found);
   if (response.status < 300) successes.add(match.route.operationId);
   return response;
@@ -65,36 +69,80 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 describe('end to end over HTTP with the typed client', () => {
   const password = `pw-${randomBytes(6).toString('hex')}`;
   const email = uniqueEmail('e2e-owner');
-  const urls = { successUrl: 'https://app.example.test/billing/done', cancelUrl: 'https://app.example.test/billing/cancel' };
+  const urls = {
+    successUrl: 'https://app.example.test/billing/done',
+    cancelUrl: 'https://app.example.test/billing/cancel',
+  };
   let organizationId = '';
   let organizationSlug = '';
   let userId = '';
   let caseId = '';
 
   it('signs up, verifies the email, signs in and manages the profile and tokens', async () => {
-    expect(ok(await api.POST('/auth/check-email-availability', { body: { email } })).data).toEqual({ isAvailable: true, type: null });
-    const registered = ok(await api.POST('/auth/register', { body: { name: 'Erin End', email, password, acceptTerms: true, organizationName: `E2E Firm ${randomBytes(4).toString('hex')}` } })).data;
+    expect(ok(await api.POST('/auth/check-email-availability', { body: { email } })).data).toEqual({
+      isAvailable: true,
+      type: null,
+    });
+    const registered = ok(
+      await api.POST('/auth/register', {
+        body: {
+          name: 'Erin End',
+          email,
+          password,
+          acceptTerms: true,
+          organizationName: `E2E Firm ${randomBytes(4).toString('hex')}`,
+        },
+      }),
+    ).data;
     session = { accessToken: registered.accessToken };
     organizationId = registered.organizationInfo!.organization.id;
     userId = registered.userProfile.id;
     const header = { organization: organizationId };
-    expect(ok(await api.POST('/organization/validate-name', { params: { header }, body: { name: `Free Name ${randomUUID()}` } })).data.isValid).toBe(true);
+    expect(
+      ok(
+        await api.POST('/organization/validate-name', {
+          params: { header },
+          body: { name: `Free Name ${randomUUID()}` },
+        }),
+      ).data.isValid,
+    ).toBe(true);
 
     ok(await api.POST('/user/resend-verification-email'));
-    ok(await api.POST('/user/verify-email', { body: { token: tokenFromEmail(email, 'Verify your email address'), email } }));
+    ok(
+      await api.POST('/user/verify-email', {
+        body: { token: tokenFromEmail(email, 'Verify your email address'), email },
+      }),
+    );
     const signedIn = ok(await api.POST('/auth/login', { body: { email, password } })).data;
     expect(signedIn.userProfile.isEmailVerified).toBe(true);
     session = { accessToken: signedIn.accessToken };
     ok(await api.POST('/auth/refresh', { body: { refreshToken: signedIn.refreshToken } }));
 
     expect(ok(await api.GET('/user/profile')).data.id).toBe(userId);
-    ok(await api.PATCH('/user/profile', { body: { name: 'Erin E. End', phoneNumbers: ['+1 555 0100'], userType: 'attorney', onboardingStatus: 'in_progress', onboardingStep: 2 } }));
+    ok(
+      await api.PATCH('/user/profile', {
+        body: {
+          name: 'Erin E. End',
+          phoneNumbers: ['+1 555 0100'],
+          userType: 'attorney',
+          onboardingStatus: 'in_progress',
+          onboardingStep: 2,
+        },
+      }),
+    );
 
-    const minted = ok(await api.POST('/auth/generate-token', { body: { scopes: ['profile:read'], label: 'desktop' } })).data;
+    const minted = ok(
+      await api.POST('/auth/generate-token', { body: { scopes: ['profile:read'], label: 'desktop' } }),
+    ).data;
     expect('id' in minted).toBe(true);
     const tokenId = (minted as { id: string }).id;
     expect(ok(await api.GET('/auth/tokens')).data.map((t) => t.id)).toContain(tokenId);
-    ok(await api.PATCH('/auth/tokens/{id}/scopes', { params: { path: { id: tokenId } }, body: { scopes: ['profile:read', 'cases:read'] } }));
+    ok(
+      await api.PATCH('/auth/tokens/{id}/scopes', {
+        params: { path: { id: tokenId } },
+        body: { scopes: ['profile:read', 'cases:read'] },
+      }),
+    );
     const revoked = await api.DELETE('/auth/tokens/{id}', { params: { path: { id: tokenId } } });
     expect(revoked.response.status).toBe(204);
     expect('validTill' in ok(await api.POST('/auth/generate-token', { body: {} })).data).toBe(true);
@@ -103,29 +151,60 @@ describe('end to end over HTTP with the typed client', () => {
   it('runs an organization: details, members, invitations accepted, rejected, resent and deleted', async () => {
     const header = { organization: organizationId };
     const orgId = organizationId;
-    const created = ok(await api.POST('/organization', { body: { name: `Second Firm ${randomBytes(4).toString('hex')}` } })).data;
+    const created = ok(
+      await api.POST('/organization', { body: { name: `Second Firm ${randomBytes(4).toString('hex')}` } }),
+    ).data;
     expect(created.permission.role).toBe('owner');
     const details = ok(await api.GET('/organization/{orgId}', { params: { path: { orgId } } })).data;
     organizationSlug = details.organization.slug;
-    ok(await api.PATCH('/organization/{orgId}', { params: { path: { orgId } }, body: { description: 'Litigation boutique', city: 'Lisbon' } }));
+    ok(
+      await api.PATCH('/organization/{orgId}', {
+        params: { path: { orgId } },
+        body: { description: 'Litigation boutique', city: 'Lisbon' },
+      }),
+    );
     ok(await api.GET('/organization/slug/{slug}', { params: { path: { slug: details.organization.slug } } }));
-    ok(await api.GET('/organization/{orgId}/usages-stat', { params: { path: { orgId }, query: { deviceId: 'laptop-1', deviceType: 'email' } } }));
+    ok(
+      await api.GET('/organization/{orgId}/usages-stat', {
+        params: { path: { orgId }, query: { deviceId: 'laptop-1', deviceType: 'email' } },
+      }),
+    );
     ok(await api.GET('/organization/{orgId}/storage-stats', { params: { path: { orgId } } }));
     expect(ok(await api.GET('/organization/user/organizations')).data.total).toBe(2);
-    ok(await api.GET('/organization/{orgId}/members', { params: { path: { orgId }, header, query: { page: 1, perPage: 10, sortOrder: 'desc' } } }));
+    ok(
+      await api.GET('/organization/{orgId}/members', {
+        params: { path: { orgId }, header, query: { page: 1, perPage: 10, sortOrder: 'desc' } },
+      }),
+    );
 
     const invitee = uniqueEmail('e2e-invitee');
     const declines = uniqueEmail('e2e-declines');
     const dropped = uniqueEmail('e2e-dropped');
-    ok(await api.POST('/organization/{orgId}/invite', { params: { path: { orgId } }, body: { emails: [invitee, declines, dropped], role: 'member' } }));
-    const list = ok(await api.GET('/organization/invitations', { params: { header, query: { status: 'pending', sortBy: 'email' } } })).data;
+    ok(
+      await api.POST('/organization/{orgId}/invite', {
+        params: { path: { orgId } },
+        body: { emails: [invitee, declines, dropped], role: 'member' },
+      }),
+    );
+    const list = ok(
+      await api.GET('/organization/invitations', { params: { header, query: { status: 'pending', sortBy: 'email' } } }),
+    ).data;
     const byEmail = new Map((list.data ?? []).map((i) => [i.email, i.id]));
-    ok(await api.POST('/organization/{orgId}/invitation/{invitationId}/resend', { params: { path: { orgId, invitationId: byEmail.get(invitee)! } } }));
+    ok(
+      await api.POST('/organization/{orgId}/invitation/{invitationId}/resend', {
+        params: { path: { orgId, invitationId: byEmail.get(invitee)! } },
+      }),
+    );
 
     const accepted = ok(
       await api.POST('/organization/{orgId}/invitation/accept', {
         params: { path: { orgId } },
-        body: { token: tokenFromEmail(invitee, 'You are invited to join'), email: invitee, name: 'Ivy Invitee', password: 'ivy-password-1' },
+        body: {
+          token: tokenFromEmail(invitee, 'You are invited to join'),
+          email: invitee,
+          name: 'Ivy Invitee',
+          password: 'ivy-password-1',
+        },
       }),
     ).data;
     const inviteeId = accepted.login!.userProfile.id;
@@ -136,13 +215,31 @@ describe('end to end over HTTP with the typed client', () => {
 
     const rejected = await api.POST('/organization/{orgId}/invitation/reject', {
       params: { path: { orgId } },
-      body: { token: tokenFromEmail(declines, 'You are invited to join'), email: declines, reason: 'Conflict of interest' },
+      body: {
+        token: tokenFromEmail(declines, 'You are invited to join'),
+        email: declines,
+        reason: 'Conflict of interest',
+      },
     });
     expect(rejected.response.status).toBe(200);
-    ok(await api.DELETE('/organization/{orgId}/invitation/{invitationId}', { params: { path: { orgId, invitationId: byEmail.get(dropped)! } } }));
+    ok(
+      await api.DELETE('/organization/{orgId}/invitation/{invitationId}', {
+        params: { path: { orgId, invitationId: byEmail.get(dropped)! } },
+      }),
+    );
 
-    ok(await api.PATCH('/organization/{orgId}/update-user-role', { params: { path: { orgId } }, body: { userIds: [inviteeId], role: 'employee' } }));
-    ok(await api.PATCH('/organization/{orgId}/user', { params: { path: { orgId } }, body: { users: [{ userId: inviteeId, role: 'admin', name: 'Ivy I. Invitee' }] } }));
+    ok(
+      await api.PATCH('/organization/{orgId}/update-user-role', {
+        params: { path: { orgId } },
+        body: { userIds: [inviteeId], role: 'employee' },
+      }),
+    );
+    ok(
+      await api.PATCH('/organization/{orgId}/user', {
+        params: { path: { orgId } },
+        body: { users: [{ userId: inviteeId, role: 'admin', name: 'Ivy I. Invitee' }] },
+      }),
+    );
 
     // Cases (extension): the invitee is granted and loses access.
     const opened = ok(await api.POST('/cases', { params: { header }, body: { name: 'Doe v. Roe' } })).data;
@@ -151,8 +248,15 @@ describe('end to end over HTTP with the typed client', () => {
     expect(ok(await api.GET('/cases', { params: { header, query: { includeArchived: 'true' } } })).data.total).toBe(1);
     ok(await api.GET('/cases/{caseId}', { params: { header, path } }));
     ok(await api.PATCH('/cases/{caseId}', { params: { header, path }, body: { name: 'Doe v. Roe (2026)' } }));
-    ok(await api.PUT('/cases/{caseId}/access/{userId}', { params: { header, path: { caseId, userId: inviteeId } }, body: { access: 'viewer' } }));
-    ok(await api.DELETE('/cases/{caseId}/access/{userId}', { params: { header, path: { caseId, userId: inviteeId } } }));
+    ok(
+      await api.PUT('/cases/{caseId}/access/{userId}', {
+        params: { header, path: { caseId, userId: inviteeId } },
+        body: { access: 'viewer' },
+      }),
+    );
+    ok(
+      await api.DELETE('/cases/{caseId}/access/{userId}', { params: { header, path: { caseId, userId: inviteeId } } }),
+    );
     ok(await api.DELETE('/organization/{orgId}/user/{userId}', { params: { path: { orgId, userId: inviteeId } } }));
   });
 
@@ -161,10 +265,18 @@ describe('end to end over HTTP with the typed client', () => {
     expect(ok(await api.GET('/local-emails/{caseId}/threads', { params: { path } })).data.total).toBe(0);
     ok(await api.GET('/professional-network/{caseId}/profiles', { params: { path } }));
     ok(await api.GET('/chat-platform/{caseId}/profiles', { params: { path } }));
-    ok(await api.GET('/professional-network/{caseId}/search-messages', { params: { path, query: { searchText: 'settlement' } } }));
-    const thread = await api.GET('/local-emails/{caseId}/threads/{threadId}/emails', { params: { path: { caseId, threadId: randomUUID() }, query: { starred: '1' } } });
+    ok(
+      await api.GET('/professional-network/{caseId}/search-messages', {
+        params: { path, query: { searchText: 'settlement' } },
+      }),
+    );
+    const thread = await api.GET('/local-emails/{caseId}/threads/{threadId}/emails', {
+      params: { path: { caseId, threadId: randomUUID() }, query: { starred: '1' } },
+    });
     expect(thread.response.status).toBe(404);
-    const tickets = await api.GET('/chat-platform/{caseId}/profile/{chatPlatformId}/support-tickets', { params: { path: { caseId, chatPlatformId: randomUUID() } } });
+    const tickets = await api.GET('/chat-platform/{caseId}/profile/{chatPlatformId}/support-tickets', {
+      params: { path: { caseId, chatPlatformId: randomUUID() } },
+    });
     expect(tickets.response.status).toBe(404);
     const imported = ok(
       await api.POST('/extraction/case/import-notes', {
@@ -195,15 +307,30 @@ describe('end to end over HTTP with the typed client', () => {
       redirect: 'manual',
     });
     expect(saved.status).toBe(303);
-    expect(ok(await api.GET('/billing/plan/current', { params: { header } })).data.plan?.paymentMethod?.last4).toBe('4242');
-    expect(ok(await api.POST('/cases/{caseId}/pro-upgrade', { params: { header, path: { caseId } } })).data.status).toBe('processing');
-    ok(await api.GET('/cases/{caseId}/billing/statement', { params: { header, path: { caseId }, query: { limit: 50 } } }));
+    expect(ok(await api.GET('/billing/plan/current', { params: { header } })).data.plan?.paymentMethod?.last4).toBe(
+      '4242',
+    );
+    expect(
+      ok(await api.POST('/cases/{caseId}/pro-upgrade', { params: { header, path: { caseId } } })).data.status,
+    ).toBe('processing');
+    ok(
+      await api.GET('/cases/{caseId}/billing/statement', {
+        params: { header, path: { caseId }, query: { limit: 50 } },
+      }),
+    );
     ok(await api.GET('/billing/reconciliation', { params: { header } }));
     ok(await api.GET('/billing/history', { params: { header, query: { category: 'case_billing' } } }));
     ok(await api.GET('/billing/credits', { params: { header } }));
-    expect(ok(await api.POST('/billing/report', { params: { header }, body: { format: 'json' } })).data).toHaveProperty('grandTotalChargedCents');
-    expect(ok(await api.POST('/billing/report', { params: { header }, body: { format: 'pdf' } })).data).toHaveProperty('downloadUrl');
-    const webhook = await api.POST('/webhooks/stripe', { params: { header: { 'Stripe-Signature': 't=1,v1=00' } }, body: { id: 'evt_1' } });
+    expect(ok(await api.POST('/billing/report', { params: { header }, body: { format: 'json' } })).data).toHaveProperty(
+      'grandTotalChargedCents',
+    );
+    expect(ok(await api.POST('/billing/report', { params: { header }, body: { format: 'pdf' } })).data).toHaveProperty(
+      'downloadUrl',
+    );
+    const webhook = await api.POST('/webhooks/stripe', {
+      params: { header: { 'Stripe-Signature': 't=1,v1=00' } },
+      body: { id: 'evt_1' },
+    });
     expect(webhook.response.status).toBe(404);
   });
 
@@ -211,10 +338,19 @@ describe('end to end over HTTP with the typed client', () => {
     await updateUserRow(userId, { isSuperAdmin: true });
     ok(await api.GET('/admin/report/org-report', { params: { query: { perPage: 5 } } }));
     ok(await api.POST('/auth/send-forgot-password-link', { body: { email } }));
-    const reset = ok(await api.POST('/auth/reset-password', { body: { token: tokenFromEmail(email, 'Reset your password'), email, password: 'a-brand-new-password' } })).data;
+    const reset = ok(
+      await api.POST('/auth/reset-password', {
+        body: { token: tokenFromEmail(email, 'Reset your password'), email, password: 'a-brand-new-password' },
+      }),
+    ).data;
     expect(reset.isSuccess).toBe(true);
-    session = { accessToken: ok(await api.POST('/auth/login', { body: { email, password: 'a-brand-new-password' } })).data.accessToken };
-    ok(await api.POST('/user/change-password', { body: { oldPassword: 'a-brand-new-password', newPassword: password } }));
+    session = {
+      accessToken: ok(await api.POST('/auth/login', { body: { email, password: 'a-brand-new-password' } })).data
+        .accessToken,
+    };
+    ok(
+      await api.POST('/user/change-password', { body: { oldPassword: 'a-brand-new-password', newPassword: password } }),
+    );
     ok(await api.DELETE('/cases/{caseId}', { params: { header: { organization: organizationId }, path: { caseId } } }));
     ok(await api.POST('/auth/logout'));
     expect((await api.GET('/user/profile')).response.status).toBe(401);
@@ -225,9 +361,12 @@ describe('end to end over HTTP with the typed client', () => {
     session = { accessToken: ok(await api.POST('/auth/login', { body: { email, password } })).data.accessToken };
     for (const route of routeList.filter((r) => !checker.seen.has(r.operationId))) {
       const request = validRequest(document, definitions.get(route.operationId)!, { organizationId, organizationSlug });
-      const pathname = route.path.replace(/\{([A-Za-z0-9_]+)\}/g, (_m, name: string) => encodeURIComponent(request.path![name]!));
+      const pathname = route.path.replace(/\{([A-Za-z0-9_]+)\}/g, (_m, name: string) =>
+        encodeURIComponent(request.path![name]!),
+      );
       const search = new URLSearchParams();
-      for (const [key, value] of Object.entries(request.query ?? {})) for (const item of [value].flat()) search.append(key, item);
+      for (const [key, value] of Object.entries(request.query ?? {}))
+        for (const item of [value].flat()) search.append(key, item);
       const headers: Record<string, string> = { ...request.headers, authorization: `Bearer ${session.accessToken}` };
       if (request.organization) headers.organization = request.organization;
       if (request.body !== undefined) headers['content-type'] = 'application/json';
@@ -242,6 +381,8 @@ describe('end to end over HTTP with the typed client', () => {
     expect(problems).toEqual([]);
     expect(routeList.filter((r) => !checker.seen.has(r.operationId)).map((r) => r.operationId)).toEqual([]);
     const notSucceeded = routeList.filter((r) => !successes.has(r.operationId)).map((r) => r.operationId);
-    console.info(`end to end: ${successes.size} of ${routeList.length} routes answered 2xx over HTTP; not: ${notSucceeded.join(', ') || 'none'}`);
+    console.info(
+      `end to end: ${successes.size} of ${routeList.length} routes answered 2xx over HTTP; not: ${notSucceeded.join(', ') || 'none'}`,
+    );
   });
 });

@@ -10,7 +10,13 @@ import { createUser, type TestUser, updateUserRow } from '../harness/actors';
 import { type InvokeOptions, invoke } from '../harness/invoke';
 import type { CheckedResponse, ContractChecker } from './support/contract';
 import { ipSequence, loadContract } from './support/setup';
-import { type FuzzedRequest, malformedRequest, mutationsFor, undescribedBodyFields, unknownIdTwin } from './support/fuzz';
+import {
+  type FuzzedRequest,
+  malformedRequest,
+  mutationsFor,
+  undescribedBodyFields,
+  unknownIdTwin,
+} from './support/fuzz';
 import { invalidParts, type RequestSubject, validRequest } from './support/requests';
 
 /**
@@ -43,12 +49,17 @@ const uniqueIp = ipSequence('198.19');
 beforeAll(async () => {
   ({ document, checker, definitions } = await loadContract());
   // Spread the total over the routes that take anything that can be malformed (all of them, today).
-  const fuzzable = [...definitions.values()].filter((definition) => mutationsFor(document, definition).length > 0).length;
+  const fuzzable = [...definitions.values()].filter(
+    (definition) => mutationsFor(document, definition).length > 0,
+  ).length;
   runsPerRoute = Math.ceil(TOTAL / fuzzable) + 2;
   owner = await createUser();
   // Super admin too, so the super-admin routes get as far as input validation as well.
   await updateUserRow(owner.id, { isSuperAdmin: true });
-  const [row] = await db().select({ slug: organizations.slug }).from(organizations).where(eq(organizations.id, owner.organizationId));
+  const [row] = await db()
+    .select({ slug: organizations.slug })
+    .from(organizations)
+    .where(eq(organizations.id, owner.organizationId));
   subject = { organizationId: owner.organizationId, organizationSlug: row!.slug };
 });
 
@@ -61,11 +72,22 @@ async function send(route: RouteDefinition, request: InvokeOptions): Promise<Sen
   const result = await invoke(route, { ...request, ip: uniqueIp() });
   statuses.set(result.status, (statuses.get(result.status) ?? 0) + 1);
   const text = result.body === undefined ? '' : JSON.stringify(result.body);
-  return { status: result.status, headers: result.headers, text, code: result.body?.error?.code, details: result.body?.error?.details ?? [] };
+  return {
+    status: result.status,
+    headers: result.headers,
+    text,
+    code: result.body?.error?.code,
+    details: result.body?.error?.details ?? [],
+  };
 }
 
 /** A request the schemas accept: no error names a body field the description does not show, and a malformed id answers as an unknown one. */
-async function expectTolerated(route: RouteDefinition, fuzzed: FuzzedRequest, result: Sent, what: string): Promise<void> {
+async function expectTolerated(
+  route: RouteDefinition,
+  fuzzed: FuzzedRequest,
+  result: Sent,
+  what: string,
+): Promise<void> {
   const definition = definitions.get(route.operationId)!;
   tolerated += 1;
   for (const field of undescribedBodyFields(document, definition, fuzzed.request)) {
@@ -77,44 +99,50 @@ async function expectTolerated(route: RouteDefinition, fuzzed: FuzzedRequest, re
   const unknown = await send(route, twin);
   twins += 1;
   const problems = checker.check(route.operationId, unknown);
-  if (unknown.status >= 500 || problems.length > 0) throw new Error(`the unknown-id twin answered ${unknown.status}: ${problems.join('\n')} (${what})`);
+  if (unknown.status >= 500 || problems.length > 0)
+    throw new Error(`the unknown-id twin answered ${unknown.status}: ${problems.join('\n')} (${what})`);
   if (unknown.status === 429) return;
   if (unknown.status !== result.status || unknown.code !== result.code) {
-    throw new Error(`a malformed id must be answered as an unknown one (${unknown.status} ${unknown.code ?? ''}): ${what}`);
+    throw new Error(
+      `a malformed id must be answered as an unknown one (${unknown.status} ${unknown.code ?? ''}): ${what}`,
+    );
   }
 }
 
 describe('bad-input fuzzing', () => {
-  it.each(routeList.map((route) => [`${route.method} ${route.path}`, route] as const))('%s answers every mangled request as the document and the tolerant reader say', async (_label, route) => {
-    const definition = definitions.get(route.operationId)!;
-    if (mutationsFor(document, definition).length === 0) return;
-    // The caller is a signed-in owner of the organization (and super admin), so what fails is the input, not the caller.
-    const valid = () => ({ ...validRequest(document, definition, subject), token: owner.accessToken });
-    await fc.assert(
-      fc.asyncProperty(malformedRequest(document, definition, valid), async (fuzzed) => {
-        const { kinds, request } = fuzzed;
-        const brokenAuth = kinds.includes('authorization') && route.auth === 'bearer';
-        const invalid = invalidParts(definition, request);
-        const result = await send(route, request);
-        sent += 1;
-        const what = `${route.operationId} (${kinds.join(', ')}; invalid: ${invalid.join(', ') || 'none'}) answered ${result.status}: ${result.text.slice(0, 300)}`;
-        if (result.status >= 500) throw new Error(`a 5xx: ${what}`);
-        const problems = checker.check(route.operationId, result);
-        if (problems.length > 0) throw new Error(problems.join('\n'));
-        if (brokenAuth) {
-          if (result.status !== 401) throw new Error(`a broken bearer token must be 401: ${what}`);
-        } else if (invalid.length > 0) {
-          if (result.status !== 400) throw new Error(`invalid input must be 400: ${what}`);
-        } else if (route.rawBody) {
-          // No schema reads a raw body; the handler checks it (the webhook's signature) and refuses.
-          if (result.status < 400) throw new Error(`a mangled raw body must be refused: ${what}`);
-        } else {
-          await expectTolerated(route, fuzzed, result, what);
-        }
-      }),
-      { numRuns: runsPerRoute, ...seed },
-    );
-  });
+  it.each(routeList.map((route) => [`${route.method} ${route.path}`, route] as const))(
+    '%s answers every mangled request as the document and the tolerant reader say',
+    async (_label, route) => {
+      const definition = definitions.get(route.operationId)!;
+      if (mutationsFor(document, definition).length === 0) return;
+      // The caller is a signed-in owner of the organization (and super admin), so what fails is the input, not the caller.
+      const valid = () => ({ ...validRequest(document, definition, subject), token: owner.accessToken });
+      await fc.assert(
+        fc.asyncProperty(malformedRequest(document, definition, valid), async (fuzzed) => {
+          const { kinds, request } = fuzzed;
+          const brokenAuth = kinds.includes('authorization') && route.auth === 'bearer';
+          const invalid = invalidParts(definition, request);
+          const result = await send(route, request);
+          sent += 1;
+          const what = `${route.operationId} (${kinds.join(', ')}; invalid: ${invalid.join(', ') || 'none'}) answered ${result.status}: ${result.text.slice(0, 300)}`;
+          if (result.status >= 500) throw new Error(`a 5xx: ${what}`);
+          const problems = checker.check(route.operationId, result);
+          if (problems.length > 0) throw new Error(problems.join('\n'));
+          if (brokenAuth) {
+            if (result.status !== 401) throw new Error(`a broken bearer token must be 401: ${what}`);
+          } else if (invalid.length > 0) {
+            if (result.status !== 400) throw new Error(`invalid input must be 400: ${what}`);
+          } else if (route.rawBody) {
+            // No schema reads a raw body; the handler checks it (the webhook's signature) and refuses.
+            if (result.status < 400) throw new Error(`a mangled raw body must be refused: ${what}`);
+          } else {
+            await expectTolerated(route, fuzzed, result, what);
+          }
+        }),
+        { numRuns: runsPerRoute, ...seed },
+      );
+    },
+  );
 
   it(`sent at least ${TOTAL} mangled requests, none answered 5xx`, () => {
     expect(sent).toBeGreaterThanOrEqual(TOTAL);
@@ -122,6 +150,8 @@ describe('bad-input fuzzing', () => {
     // The tolerant reader was exercised: accepted requests, and malformed ids compared with unknown ones.
     expect(tolerated).toBeGreaterThan(500);
     expect(twins).toBeGreaterThan(200);
-    console.info(`fuzz: ${sent} requests (${tolerated} accepted by the schemas) and ${twins} unknown-id twins; statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
+    console.info(
+      `fuzz: ${sent} requests (${tolerated} accepted by the schemas) and ${twins} unknown-id twins; statuses ${JSON.stringify(Object.fromEntries(statuses))}`,
+    );
   });
 });

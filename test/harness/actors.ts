@@ -25,13 +25,21 @@ export interface TestUser {
 }
 
 /** Registers a user through the real register route (which also creates their organization). */
-export async function createUser(overrides: { email?: string; name?: string; password?: string; organizationName?: string } = {}): Promise<TestUser> {
+export async function createUser(
+  overrides: { email?: string; name?: string; password?: string; organizationName?: string } = {},
+): Promise<TestUser> {
   const email = overrides.email ?? uniqueEmail();
   const name = overrides.name ?? `Test User ${counter}`;
   const password = overrides.password ?? `pw-${randomBytes(6).toString('hex')}`;
   const data = expectData(
     await invoke(routes.register, {
-      body: { name, email, password, acceptTerms: true, organizationName: overrides.organizationName ?? `Firm ${randomBytes(5).toString('hex')}` },
+      body: {
+        name,
+        email,
+        password,
+        acceptTerms: true,
+        organizationName: overrides.organizationName ?? `Firm ${randomBytes(5).toString('hex')}`,
+      },
     }),
   );
   return {
@@ -67,7 +75,10 @@ export function tokenFromEmail(address: string, subject: string): string {
 }
 
 /** A new user who is a member of `organizationId` with `role` (rows written directly; invitation routes have their own tests). */
-export async function addMember(organizationId: string, role: (typeof organizationMembers.$inferInsert)['role']): Promise<TestUser> {
+export async function addMember(
+  organizationId: string,
+  role: (typeof organizationMembers.$inferInsert)['role'],
+): Promise<TestUser> {
   const member = await createUser();
   await db().insert(organizationMembers).values({ organizationId, userId: member.id, role });
   return member;

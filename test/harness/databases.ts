@@ -6,7 +6,9 @@ import { MIGRATIONS_FOLDER } from '../../lib/db/migrate';
 /** Template database name: changes whenever a migration changes, so a stale template is never reused. */
 export function templateDatabaseName(): string {
   const hash = createHash('sha256');
-  for (const file of readdirSync(MIGRATIONS_FOLDER).filter((f) => f.endsWith('.sql')).sort()) {
+  for (const file of readdirSync(MIGRATIONS_FOLDER)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()) {
     hash.update(file).update(readFileSync(join(MIGRATIONS_FOLDER, file)));
   }
   return `cebs_template_${hash.digest('hex').slice(0, 12)}`;

@@ -17,7 +17,9 @@ export default async function setup(project: TestProject) {
   if (url) {
     const template = templateDatabaseName();
     const admin = await openPostgres(url, { max: 1 });
-    const rows = (await admin.db.execute(`select 1 from pg_database where datname = '${template}'`)) as unknown as unknown[];
+    const rows = (await admin.db.execute(
+      `select 1 from pg_database where datname = '${template}'`,
+    )) as unknown as unknown[];
     if (rows.length === 0) {
       const building = `${template}_building_${process.pid}`;
       await admin.db.execute(`create database "${building}"`);
@@ -40,7 +42,8 @@ export default async function setup(project: TestProject) {
       const leftovers = (await cleanup.db.execute(
         `select datname from pg_database where datname like '${runPrefix}%'`,
       )) as unknown as Array<{ datname: string }>;
-      for (const { datname } of leftovers) await cleanup.db.execute(`drop database if exists "${datname}" with (force)`);
+      for (const { datname } of leftovers)
+        await cleanup.db.execute(`drop database if exists "${datname}" with (force)`);
       await cleanup.close();
     };
   }
@@ -59,6 +62,8 @@ export default async function setup(project: TestProject) {
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    databaseTemplate: { kind: 'postgres'; url: string; template: string; prefix: string } | { kind: 'pglite'; file: string };
+    databaseTemplate:
+      | { kind: 'postgres'; url: string; template: string; prefix: string }
+      | { kind: 'pglite'; file: string };
   }
 }

@@ -43,7 +43,13 @@ export async function invoke<T = any>(route: RouteDefinition, options: InvokeOpt
   const query = search.toString();
   const event = buildApiGatewayEvent(
     route,
-    { method: route.method, url: `${pathname}${query ? `?${query}` : ''}`, headers, body, sourceIp: options.ip ?? '203.0.113.10' },
+    {
+      method: route.method,
+      url: `${pathname}${query ? `?${query}` : ''}`,
+      headers,
+      body,
+      sourceIp: options.ip ?? '203.0.113.10',
+    },
     options.path ?? {},
   );
   const handler = (await loadHandler(route)) as LambdaHandler & { definition?: { schemas: RequestSchemas } };
@@ -55,7 +61,10 @@ export async function invoke<T = any>(route: RouteDefinition, options: InvokeOpt
   const responseSchema = handler.definition?.schemas.response;
   if (responseSchema && (result.statusCode ?? 200) < 300) {
     const check = responseSchema.safeParse(parsed?.data);
-    if (!check.success) throw new Error(`${route.operationId} answered data that does not match its response schema: ${check.error.message}`);
+    if (!check.success)
+      throw new Error(
+        `${route.operationId} answered data that does not match its response schema: ${check.error.message}`,
+      );
   }
   return { status: result.statusCode ?? 200, headers: responseHeaders, body: parsed };
 }

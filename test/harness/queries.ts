@@ -6,7 +6,9 @@ import { db } from '../../lib/db/client';
  * session class that the database and every transaction share (postgres.js or PGlite).
  */
 export async function countQueries<T>(run: () => Promise<T>): Promise<{ result: T; queries: number }> {
-  const prototype = Object.getPrototypeOf((db() as unknown as { session: object }).session) as { prepareQuery: (...args: unknown[]) => unknown };
+  const prototype = Object.getPrototypeOf((db() as unknown as { session: object }).session) as {
+    prepareQuery: (...args: unknown[]) => unknown;
+  };
   const spy = vi.spyOn(prototype, 'prepareQuery');
   try {
     const result = await run();

@@ -109,13 +109,23 @@ function pathPattern(path: string | RegExp): RegExp {
 }
 
 function missing(kind: string, id: string, param = 'id'): StripeHttpError {
-  return new StripeHttpError(404, { type: 'invalid_request_error', code: 'resource_missing', param, message: `No such ${kind}: '${id}'` });
+  return new StripeHttpError(404, {
+    type: 'invalid_request_error',
+    code: 'resource_missing',
+    param,
+    message: `No such ${kind}: '${id}'`,
+  });
 }
 
 function required(body: Record<string, any>, param: string): string {
   const value = body[param];
   if (typeof value !== 'string' || value === '') {
-    throw new StripeHttpError(400, { type: 'invalid_request_error', code: 'parameter_missing', param, message: `Missing required param: ${param}.` });
+    throw new StripeHttpError(400, {
+      type: 'invalid_request_error',
+      code: 'parameter_missing',
+      param,
+      message: `Missing required param: ${param}.`,
+    });
   }
   return value;
 }
@@ -136,12 +146,19 @@ export interface StripeDouble {
   invoicesOf(customerId: string): Array<Record<string, any>>;
   /** Saves a card on the customer as its default payment method; returns the payment_method object. */
   /** Saves a card on the customer; `asDefault: false` is what setup Checkout does (attached, not the invoice default). */
-  attachCard(customerId: string, card?: { last4?: string; declines?: boolean; asDefault?: boolean }): Record<string, any>;
+  attachCard(
+    customerId: string,
+    card?: { last4?: string; declines?: boolean; asDefault?: boolean },
+  ): Record<string, any>;
   /** The next `times` requests matching `method` and `path` fail in the given way. */
   failNext(path: string | RegExp, times: number, mode?: FailureMode, method?: string): void;
   clearFailures(): void;
   /** A Stripe event with `object` as `data.object`, its raw JSON and a valid `Stripe-Signature` header. */
-  signedEvent(type: string, object: Record<string, any>, options?: { id?: string; secret?: string; timestamp?: number }): { event: Record<string, any>; rawBody: string; signature: string };
+  signedEvent(
+    type: string,
+    object: Record<string, any>,
+    options?: { id?: string; secret?: string; timestamp?: number },
+  ): { event: Record<string, any>; rawBody: string; signature: string };
   close(): Promise<void>;
 }
 
@@ -220,7 +237,11 @@ export async function startStripeDouble(options: { webhookSecret?: string } = {}
     record.hosted_invoice_url = `https://invoice.stripe.com/i/acct_double/${record.id}`;
   }
 
-  const routes: Array<{ method: string; pattern: RegExp; run: (body: Record<string, any>, params: string[]) => { status?: number; body: unknown } }> = [
+  const routes: Array<{
+    method: string;
+    pattern: RegExp;
+    run: (body: Record<string, any>, params: string[]) => { status?: number; body: unknown };
+  }> = [
     {
       method: 'POST',
       pattern: /^\/v1\/customers$/,
@@ -251,7 +272,8 @@ export async function startStripeDouble(options: { webhookSecret?: string } = {}
         const found = customer(id!, 'id');
         const wanted = body.invoice_settings?.default_payment_method;
         if (wanted !== undefined) {
-          if (cards.get(id!)?.paymentMethodId !== wanted) throw missing('payment_method', wanted, 'invoice_settings[default_payment_method]');
+          if (cards.get(id!)?.paymentMethodId !== wanted)
+            throw missing('payment_method', wanted, 'invoice_settings[default_payment_method]');
           found.invoice_settings = { default_payment_method: wanted };
         }
         return { body: found };
@@ -264,7 +286,15 @@ export async function startStripeDouble(options: { webhookSecret?: string } = {}
         const session = [...checkoutSessions.values()].find((s) => s.setup_intent === id);
         if (!session) throw missing('setup_intent', id!, 'intent');
         const card = cards.get(session.customer);
-        return { body: { id, object: 'setup_intent', customer: session.customer, status: card ? 'succeeded' : 'requires_payment_method', payment_method: card?.paymentMethodId ?? null } };
+        return {
+          body: {
+            id,
+            object: 'setup_intent',
+            customer: session.customer,
+            status: card ? 'succeeded' : 'requires_payment_method',
+            payment_method: card?.paymentMethodId ?? null,
+          },
+        };
       },
     },
     {
@@ -273,7 +303,12 @@ export async function startStripeDouble(options: { webhookSecret?: string } = {}
       run: (body) => {
         const mode = required(body, 'mode');
         if (!['setup', 'payment', 'subscription'].includes(mode)) {
-          throw new StripeHttpError(400, { type: 'invalid_request_error', code: 'parameter_invalid_empty', param: 'mode', message: `Invalid mode: ${mode}` });
+          throw new StripeHttpError(400, {
+            type: 'invalid_request_error',
+            code: 'parameter_invalid_empty',
+            param: 'mode',
+            message: `Invalid mode: ${mode}`,
+          });
         }
         if (body.customer) customer(body.customer);
         const id = `cs_test_${randomBytes(16).toString('hex')}`;
@@ -330,16 +365,30 @@ export async function startStripeDouble(options: { webhookSecret?: string } = {}
         customer(customerId);
         const amount = Number(required(body, 'amount'));
         if (!Number.isInteger(amount)) {
-          throw new StripeHttpError(400, { type: 'invalid_request_error', code: 'parameter_invalid_integer', param: 'amount', message: 'Invalid integer: amount' });
+          throw new StripeHttpError(400, {
+            type: 'invalid_request_error',
+            code: 'parameter_invalid_integer',
+            param: 'amount',
+            message: 'Invalid integer: amount',
+          });
         }
         let invoiceId: string | null = null;
         if (body.invoice) {
           const record = invoiceRecord(body.invoice);
           if (record.customer !== customerId) {
-            throw new StripeHttpError(400, { type: 'invalid_request_error', param: 'invoice', message: 'The invoice belongs to another customer.' });
+            throw new StripeHttpError(400, {
+              type: 'invalid_request_error',
+              param: 'invoice',
+              message: 'The invoice belongs to another customer.',
+            });
           }
           if (record.status !== 'draft') {
-            throw new StripeHttpError(400, { type: 'invalid_request_error', code: 'invoice_not_editable', param: 'invoice', message: 'You can only add invoice items to draft invoices.' });
+            throw new StripeHttpError(400, {
+              type: 'invalid_request_error',
+              code: 'invoice_not_editable',
+              param: 'invoice',
+              message: 'You can only add invoice items to draft invoices.',
+            });
           }
           invoiceId = record.id;
         }
@@ -364,7 +413,11 @@ export async function startStripeDouble(options: { webhookSecret?: string } = {}
       run: (_body, [id]) => {
         const record = invoiceRecord(id!);
         if (record.status !== 'draft') {
-          throw new StripeHttpError(400, { type: 'invalid_request_error', code: 'invoice_not_editable', message: "This invoice is already finalized, you can't re-finalize a non-draft invoice." });
+          throw new StripeHttpError(400, {
+            type: 'invalid_request_error',
+            code: 'invoice_not_editable',
+            message: "This invoice is already finalized, you can't re-finalize a non-draft invoice.",
+          });
         }
         finalize(record);
         return { body: invoiceView(record) };
@@ -377,7 +430,11 @@ export async function startStripeDouble(options: { webhookSecret?: string } = {}
         const record = invoiceRecord(id!);
         // Like Stripe: only a finalized, unpaid invoice can be voided (a draft is deleted instead).
         if (record.status !== 'open') {
-          throw new StripeHttpError(400, { type: 'invalid_request_error', code: 'invoice_not_editable', message: `You can only void an open invoice; this one is ${record.status}.` });
+          throw new StripeHttpError(400, {
+            type: 'invalid_request_error',
+            code: 'invoice_not_editable',
+            message: `You can only void an open invoice; this one is ${record.status}.`,
+          });
         }
         record.status = 'void';
         return { body: invoiceView(record) };
@@ -388,7 +445,12 @@ export async function startStripeDouble(options: { webhookSecret?: string } = {}
       pattern: /^\/v1\/invoices\/([^/]+)$/,
       run: (_body, [id]) => {
         const record = invoiceRecord(id!);
-        if (record.status !== 'draft') throw new StripeHttpError(400, { type: 'invalid_request_error', code: 'invoice_not_editable', message: 'Only draft invoices can be deleted.' });
+        if (record.status !== 'draft')
+          throw new StripeHttpError(400, {
+            type: 'invalid_request_error',
+            code: 'invoice_not_editable',
+            message: 'Only draft invoices can be deleted.',
+          });
         invoices.delete(id!);
         return { body: { id, object: 'invoice', deleted: true } };
       },
@@ -398,8 +460,14 @@ export async function startStripeDouble(options: { webhookSecret?: string } = {}
       pattern: /^\/v1\/invoices\/([^/]+)\/pay$/,
       run: (_body, [id]) => {
         const record = invoiceRecord(id!);
-        if (record.status === 'paid') throw new StripeHttpError(400, { type: 'invalid_request_error', message: 'Invoice is already paid' });
-        if (record.status === 'void') throw new StripeHttpError(400, { type: 'invalid_request_error', code: 'invoice_not_editable', message: 'This invoice is void and cannot be paid.' });
+        if (record.status === 'paid')
+          throw new StripeHttpError(400, { type: 'invalid_request_error', message: 'Invoice is already paid' });
+        if (record.status === 'void')
+          throw new StripeHttpError(400, {
+            type: 'invalid_request_error',
+            code: 'invoice_not_editable',
+            message: 'This invoice is void and cannot be paid.',
+          });
         if (record.status === 'draft') finalize(record);
         const amount = invoiceView(record).amount_due as number;
         if (amount > 0) {
@@ -409,14 +477,29 @@ export async function startStripeDouble(options: { webhookSecret?: string } = {}
             throw new StripeHttpError(400, {
               type: 'invalid_request_error',
               code: 'invoice_no_customer_payment_method',
-              message: 'This customer has no attached payment source or default payment method. Please consider adding a default payment method.',
+              message:
+                'This customer has no attached payment source or default payment method. Please consider adding a default payment method.',
             });
           }
           record.attempt_count += 1;
-          const charge: DoubleCharge = { id: newId('ch'), object: 'charge', customer: record.customer, invoice: record.id, amount, currency: 'usd', status: card.declines ? 'failed' : 'succeeded', paid: !card.declines };
+          const charge: DoubleCharge = {
+            id: newId('ch'),
+            object: 'charge',
+            customer: record.customer,
+            invoice: record.id,
+            amount,
+            currency: 'usd',
+            status: card.declines ? 'failed' : 'succeeded',
+            paid: !card.declines,
+          };
           charges.push(charge);
           if (card.declines) {
-            throw new StripeHttpError(402, { type: 'card_error', code: 'card_declined', decline_code: 'generic_decline', message: 'Your card was declined.' });
+            throw new StripeHttpError(402, {
+              type: 'card_error',
+              code: 'card_declined',
+              decline_code: 'generic_decline',
+              message: 'Your card was declined.',
+            });
           }
           record.charge = charge.id;
         }
@@ -447,7 +530,10 @@ export async function startStripeDouble(options: { webhookSecret?: string } = {}
   function execute(method: string, path: string, body: Record<string, any>): { status: number; body: unknown } {
     const route = routes.find((r) => r.method === method && r.pattern.test(path));
     if (!route) {
-      return { status: 404, body: { error: { type: 'invalid_request_error', message: `Unrecognized request URL (${method}: ${path}).` } } };
+      return {
+        status: 404,
+        body: { error: { type: 'invalid_request_error', message: `Unrecognized request URL (${method}: ${path}).` } },
+      };
     }
     try {
       const result = route.run(body, route.pattern.exec(path)!.slice(1));
@@ -464,8 +550,16 @@ export async function startStripeDouble(options: { webhookSecret?: string } = {}
       const url = new URL(request.url ?? '/', 'http://double.local');
       const raw = await readBody(request);
       const body = method === 'GET' ? parseStripeForm(url.search.slice(1)) : parseStripeForm(raw);
-      const idempotencyKey = typeof request.headers['idempotency-key'] === 'string' ? request.headers['idempotency-key'] : undefined;
-      const record: RecordedRequest = { method, path: url.pathname, idempotencyKey, body, status: 'dropped', replayed: false };
+      const idempotencyKey =
+        typeof request.headers['idempotency-key'] === 'string' ? request.headers['idempotency-key'] : undefined;
+      const record: RecordedRequest = {
+        method,
+        path: url.pathname,
+        idempotencyKey,
+        body,
+        status: 'dropped',
+        replayed: false,
+      };
       requests.push(record);
 
       if (!/^Bearer sk_/.test(request.headers.authorization ?? '')) {
@@ -482,7 +576,12 @@ export async function startStripeDouble(options: { webhookSecret?: string } = {}
       }
       if (rule?.mode === 500) {
         record.status = 500;
-        send(response, 500, { error: { type: 'api_error', message: 'An unknown error occurred while processing your request.' } }, false);
+        send(
+          response,
+          500,
+          { error: { type: 'api_error', message: 'An unknown error occurred while processing your request.' } },
+          false,
+        );
         return;
       }
 
@@ -504,7 +603,8 @@ export async function startStripeDouble(options: { webhookSecret?: string } = {}
         record.replayed = true;
       } else {
         answer = execute(method, url.pathname, body);
-        if (idempotencyKey && method === 'POST') idempotent.set(idempotencyKey, { fingerprint, status: answer.status, body: answer.body });
+        if (idempotencyKey && method === 'POST')
+          idempotent.set(idempotencyKey, { fingerprint, status: answer.status, body: answer.body });
       }
 
       if (rule?.mode === 'drop-after') {
@@ -516,7 +616,9 @@ export async function startStripeDouble(options: { webhookSecret?: string } = {}
       send(response, answer.status, answer.body, record.replayed);
     })().catch((error) => {
       response.writeHead(500, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ error: { type: 'api_error', message: `stripe double: ${(error as Error).message}` } }));
+      response.end(
+        JSON.stringify({ error: { type: 'api_error', message: `stripe double: ${(error as Error).message}` } }),
+      );
     });
   });
 
@@ -553,7 +655,14 @@ export async function startStripeDouble(options: { webhookSecret?: string } = {}
         customer: customerId,
         created: unix(),
         livemode: false,
-        card: { brand: 'visa', last4, exp_month: 12, exp_year: new Date().getUTCFullYear() + 3, country: 'US', funding: 'credit' },
+        card: {
+          brand: 'visa',
+          last4,
+          exp_month: 12,
+          exp_year: new Date().getUTCFullYear() + 3,
+          country: 'US',
+          funding: 'credit',
+        },
         billing_details: { email: owner.email, name: owner.name },
       };
     },

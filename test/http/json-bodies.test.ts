@@ -13,7 +13,11 @@ import { expectData, expectError, invoke, type InvokeResult } from '../harness/i
 
 /** Sends `body` as is, with exactly the headers given (invoke() would add a JSON content type). */
 async function send(route: RouteDefinition, body: string, headers: Record<string, string> = {}): Promise<InvokeResult> {
-  const event = buildApiGatewayEvent(route, { method: route.method, url: route.path, headers: { 'user-agent': 'vitest', ...headers }, body }, {});
+  const event = buildApiGatewayEvent(
+    route,
+    { method: route.method, url: route.path, headers: { 'user-agent': 'vitest', ...headers }, body },
+    {},
+  );
   const result = await (await loadHandler(route))(event, buildLambdaContext(route));
   return { status: result.statusCode ?? 200, headers: {}, body: result.body ? JSON.parse(result.body) : undefined };
 }
@@ -26,7 +30,9 @@ describe('JSON request bodies', () => {
     ['a form content type', { 'content-type': 'application/x-www-form-urlencoded' }],
   ])('signs in with a JSON body sent as %s', async (_label, headers) => {
     const user = await createUser();
-    const data = expectData(await send(routes.login, JSON.stringify({ email: user.email, password: user.password }), headers));
+    const data = expectData(
+      await send(routes.login, JSON.stringify({ email: user.email, password: user.password }), headers),
+    );
     expect(data.userProfile.id).toBe(user.id);
   });
 
@@ -43,7 +49,12 @@ describe('JSON request bodies', () => {
   });
 
   it('answers 400 VALIDATION_FAILED naming body for a text/plain body that is not JSON', async () => {
-    expectError(await send(routes.login, 'email=a@example.com&password=x', { 'content-type': 'text/plain' }), 400, 'VALIDATION_FAILED', ['body']);
+    expectError(
+      await send(routes.login, 'email=a@example.com&password=x', { 'content-type': 'text/plain' }),
+      400,
+      'VALIDATION_FAILED',
+      ['body'],
+    );
   });
 
   it('refuses a __proto__ key sent as text/plain as it does with a JSON content type', async () => {

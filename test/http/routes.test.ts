@@ -34,7 +34,8 @@ describe('the route table', () => {
       expect(route.throttle.burst, route.operationId).toBeGreaterThanOrEqual(1);
       expect([200, 201, 204]).toContain(route.successStatus);
       if (route.organization) expect(route.auth, route.operationId).toBe('bearer');
-      if (route.rateLimit) expect(route.throttle.rate * 60, route.operationId).toBeLessThanOrEqual(route.rateLimit.perMinute);
+      if (route.rateLimit)
+        expect(route.throttle.rate * 60, route.operationId).toBeLessThanOrEqual(route.rateLimit.perMinute);
     }
   });
 

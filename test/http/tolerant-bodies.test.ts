@@ -22,10 +22,12 @@ import { expectData, invoke } from '../harness/invoke';
 
 const uniqueIp = ipSequence('198.51');
 
-const organizationRow = async (orgId: string) => (await db().select().from(organizations).where(eq(organizations.id, orgId)))[0]!;
+const organizationRow = async (orgId: string) =>
+  (await db().select().from(organizations).where(eq(organizations.id, orgId)))[0]!;
 const userRow = async (id: string) => (await db().select().from(users).where(eq(users.id, id)))[0]!;
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 describe('a JSON body with a field the contract does not show', () => {
   let document: Json;
@@ -36,42 +38,69 @@ describe('a JSON body with a field the contract does not show', () => {
   beforeAll(async () => {
     ({ document, definitions } = await loadContract());
     owner = await createUser();
-    subject = { organizationId: owner.organizationId, organizationSlug: (await organizationRow(owner.organizationId)).slug };
+    subject = {
+      organizationId: owner.organizationId,
+      organizationSlug: (await organizationRow(owner.organizationId)).slug,
+    };
   });
 
-  const takesJsonBody = (route: RouteDefinition) => !route.rawBody && definitions.get(route.operationId)?.schemas.body !== undefined;
+  const takesJsonBody = (route: RouteDefinition) =>
+    !route.rawBody && definitions.get(route.operationId)?.schemas.body !== undefined;
 
   it('is a case of at least the sign-in, sign-up and update routes', () => {
     const names = routeList.filter(takesJsonBody).map((route) => route.operationId);
-    expect(names).toEqual(expect.arrayContaining(['login', 'register', 'updateProfile', 'updateOrganization', 'createOrganization', 'generateToken']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'login',
+        'register',
+        'updateProfile',
+        'updateOrganization',
+        'createOrganization',
+        'generateToken',
+      ]),
+    );
   });
 
-  it.each(routeList.map((route) => [`${route.method} ${route.path}`, route] as const))('is not refused by %s', async (_label, route) => {
-    if (!takesJsonBody(route)) return;
-    // Prepare: the smallest valid request, plus a field no schema knows.
-    const request = validRequest(document, definitions.get(route.operationId)!, subject);
-    const body = { ...(isPlainObject(request.body) ? request.body : {}), someFutureField: 1 };
-    const token = route.auth === 'none' ? undefined : (await startLoginSession(db(), owner.id, null)).accessToken;
-    // Act
-    const result = await invoke(route, { ...request, body, token, ip: uniqueIp() });
-    // Assess: whatever the route answers (a rule of its own may still refuse the sample), the
-    // extra field is not what it refuses, and nothing crashes.
-    const details: Array<{ path: string; message: string }> = result.body?.error?.details ?? [];
-    expect(details.filter((d) => d.path === 'body' || `${d.path} ${d.message}`.includes('someFutureField')), JSON.stringify(result.body)).toEqual([]);
-    expect(result.status, JSON.stringify(result.body)).toBeLessThan(500);
-  });
+  it.each(routeList.map((route) => [`${route.method} ${route.path}`, route] as const))(
+    'is not refused by %s',
+    async (_label, route) => {
+      if (!takesJsonBody(route)) return;
+      // Prepare: the smallest valid request, plus a field no schema knows.
+      const request = validRequest(document, definitions.get(route.operationId)!, subject);
+      const body = { ...(isPlainObject(request.body) ? request.body : {}), someFutureField: 1 };
+      const token = route.auth === 'none' ? undefined : (await startLoginSession(db(), owner.id, null)).accessToken;
+      // Act
+      const result = await invoke(route, { ...request, body, token, ip: uniqueIp() });
+      // Assess: whatever the route answers (a rule of its own may still refuse the sample), the
+      // extra field is not what it refuses, and nothing crashes.
+      const details: Array<{ path: string; message: string }> = result.body?.error?.details ?? [];
+      expect(
+        details.filter((d) => d.path === 'body' || `${d.path} ${d.message}`.includes('someFutureField')),
+        JSON.stringify(result.body),
+      ).toEqual([]);
+      expect(result.status, JSON.stringify(result.body)).toBeLessThan(500);
+    },
+  );
 });
 
 describe('fields of newer clients', () => {
   it('signs in with a deviceId beside the credentials (200)', async () => {
     const user = await createUser();
-    const data = expectData(await invoke(routes.login, { body: { email: user.email, password: user.password, deviceId: 'iphone-15-abc' } }));
+    const data = expectData(
+      await invoke(routes.login, { body: { email: user.email, password: user.password, deviceId: 'iphone-15-abc' } }),
+    );
     expect(data.userProfile.id).toBe(user.id);
   });
 
-  it("signs up with a termsVersion beside the fields (200); the service records its own terms version", async () => {
+  it('signs up with a termsVersion beside the fields (200); the service records its own terms version', async () => {
     const email = uniqueEmail('terms');
-    const body = { name: 'Terry Terms', email, password: 'a-long-password', acceptTerms: true, termsVersion: '1999-01' };
+    const body = {
+      name: 'Terry Terms',
+      email,
+      password: 'a-long-password',
+      acceptTerms: true,
+      termsVersion: '1999-01',
+    };
     const data = expectData(await invoke(routes.register, { body }));
     expect(data.userProfile.email).toBe(email);
     expect((await userRow(data.userProfile.id)).termsVersion).toBe(TERMS_VERSION);
@@ -83,7 +112,10 @@ describe('no mass assignment', () => {
     // Prepare
     const owner = await createUser();
     const before = await organizationRow(owner.organizationId);
-    const [planBefore] = await db().select().from(organizationPlans).where(eq(organizationPlans.organizationId, owner.organizationId));
+    const [planBefore] = await db()
+      .select()
+      .from(organizationPlans)
+      .where(eq(organizationPlans.organizationId, owner.organizationId));
     // Act: what a client might send back after a GET, with changes it has no right to.
     const result = await invoke(routes.updateOrganization, {
       token: owner.accessToken,
@@ -103,11 +135,21 @@ describe('no mass assignment', () => {
     });
     // Assess
     const data = expectData(result, 201);
-    expect(data.organization).toMatchObject({ id: owner.organizationId, city: 'Lisbon', isActive: true, isPriority: false, slug: before.slug, version: before.version });
+    expect(data.organization).toMatchObject({
+      id: owner.organizationId,
+      city: 'Lisbon',
+      isActive: true,
+      isPriority: false,
+      slug: before.slug,
+      version: before.version,
+    });
     expect(data.organization.bankLinkingTerms).toEqual({ accepted: false, acceptedAt: null, acceptedBy: null });
     const after = await organizationRow(owner.organizationId);
     expect(after).toEqual({ ...before, city: 'Lisbon', updatedAt: after.updatedAt });
-    const [planAfter] = await db().select().from(organizationPlans).where(eq(organizationPlans.organizationId, owner.organizationId));
+    const [planAfter] = await db()
+      .select()
+      .from(organizationPlans)
+      .where(eq(organizationPlans.organizationId, owner.organizationId));
     expect(planAfter).toEqual(planBefore);
   });
 
@@ -144,7 +186,12 @@ describe('no mass assignment', () => {
     },
     {
       route: routes.updateOrganization,
-      body: { city: 'Porto', isActive: false, address: { line1: '1 Rua', floor: 3 }, bankLinkingTermsAcceptedAt: '2020-01-01' },
+      body: {
+        city: 'Porto',
+        isActive: false,
+        address: { line1: '1 Rua', floor: 3 },
+        bankLinkingTermsAcceptedAt: '2020-01-01',
+      },
       parsed: { city: 'Porto', address: { line1: '1 Rua' } },
     },
   ])('hands the domain only the parsed fields of $route.operationId', async ({ route, body, parsed }) => {
@@ -160,7 +207,12 @@ describe('no mass assignment', () => {
     const url = route.path.replace('{orgId}', owner.organizationId);
     const event = buildApiGatewayEvent(
       route,
-      { method: route.method, url, headers: { authorization: `Bearer ${owner.accessToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) },
+      {
+        method: route.method,
+        url,
+        headers: { authorization: `Bearer ${owner.accessToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      },
       path,
     );
     // Act

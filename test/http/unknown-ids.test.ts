@@ -21,7 +21,11 @@ import { caseWithOwner, createProfile, createTag, seedThread } from '../material
  */
 
 const uniqueIp = ipSequence('198.21');
-const as = (user: TestUser, organization = user.organizationId) => ({ token: user.accessToken, organization, ip: uniqueIp() });
+const as = (user: TestUser, organization = user.organizationId) => ({
+  token: user.accessToken,
+  organization,
+  ip: uniqueIp(),
+});
 const describeAnswer = (result: InvokeResult) => `${result.status} ${JSON.stringify(result.body).slice(0, 300)}`;
 
 describe('every path id of the route table', () => {
@@ -36,7 +40,10 @@ describe('every path id of the route table', () => {
     owner = await createUser();
     // Super admin too, so the super-admin routes get past their role check.
     await updateUserRow(owner.id, { isSuperAdmin: true });
-    const [row] = await db().select({ slug: organizations.slug }).from(organizations).where(eq(organizations.id, owner.organizationId));
+    const [row] = await db()
+      .select({ slug: organizations.slug })
+      .from(organizations)
+      .where(eq(organizations.id, owner.organizationId));
     subject = { organizationId: owner.organizationId, organizationSlug: row!.slug };
     knownCaseId = (await createCaseRow(owner.organizationId)).id;
   });
@@ -55,8 +62,17 @@ describe('every path id of the route table', () => {
     const definition = definitions.get(route.operationId)!;
     const send = (value: string) => {
       const request = validRequest(document, definition, subject);
-      const known = Object.fromEntries(Object.keys(request.path ?? {}).filter((key) => key in knownValues()).map((key) => [key, knownValues()[key]!]));
-      return invoke(route, { ...request, path: { ...request.path, ...known, [name]: value }, token: owner.accessToken, ip: uniqueIp() });
+      const known = Object.fromEntries(
+        Object.keys(request.path ?? {})
+          .filter((key) => key in knownValues())
+          .map((key) => [key, knownValues()[key]!]),
+      );
+      return invoke(route, {
+        ...request,
+        path: { ...request.path, ...known, [name]: value },
+        token: owner.accessToken,
+        ip: uniqueIp(),
+      });
     };
     const malformed = await send('abc');
     const unknown = await send(randomUUID());
@@ -64,7 +80,9 @@ describe('every path id of the route table', () => {
       expect(result.status, describeAnswer(result)).toBeLessThan(500);
       expect(result.body?.error?.code, describeAnswer(result)).not.toBe('VALIDATION_FAILED');
     }
-    expect(malformed.status, `abc: ${describeAnswer(malformed)}; random UUID: ${describeAnswer(unknown)}`).toBe(unknown.status);
+    expect(malformed.status, `abc: ${describeAnswer(malformed)}; random UUID: ${describeAnswer(unknown)}`).toBe(
+      unknown.status,
+    );
   });
 });
 
@@ -76,7 +94,15 @@ describe('path ids that are not UUIDs', () => {
 
   it('PATCH /auth/tokens/abc/scopes answers 404 NOT_FOUND', async () => {
     const user = await createUser();
-    expectError(await invoke(routes.updateTokenScopes, { token: user.accessToken, path: { id: 'abc' }, body: { scopes: ['profile:read'] } }), 404, 'NOT_FOUND');
+    expectError(
+      await invoke(routes.updateTokenScopes, {
+        token: user.accessToken,
+        path: { id: 'abc' },
+        body: { scopes: ['profile:read'] },
+      }),
+      404,
+      'NOT_FOUND',
+    );
   });
 
   it('GET /organization/acme answers 403 NOT_A_MEMBER, as for an unknown organization', async () => {
@@ -87,9 +113,26 @@ describe('path ids that are not UUIDs', () => {
   });
 
   it('POST /organization/nope/invitation/accept and /reject answer 404 NOT_FOUND, as for an unknown organization', async () => {
-    const body = { token: 'cebs_inv_whatever', email: uniqueEmail(), name: 'Ann Lee', password: 'long enough password' };
-    expectError(await invoke(routes.acceptInvitation, { path: { orgId: 'nope' }, body, ip: uniqueIp() }), 404, 'NOT_FOUND');
-    expectError(await invoke(routes.rejectInvitation, { path: { orgId: 'nope' }, body: { token: body.token, email: body.email }, ip: uniqueIp() }), 404, 'NOT_FOUND');
+    const body = {
+      token: 'cebs_inv_whatever',
+      email: uniqueEmail(),
+      name: 'Ann Lee',
+      password: 'long enough password',
+    };
+    expectError(
+      await invoke(routes.acceptInvitation, { path: { orgId: 'nope' }, body, ip: uniqueIp() }),
+      404,
+      'NOT_FOUND',
+    );
+    expectError(
+      await invoke(routes.rejectInvitation, {
+        path: { orgId: 'nope' },
+        body: { token: body.token, email: body.email },
+        ip: uniqueIp(),
+      }),
+      404,
+      'NOT_FOUND',
+    );
   });
 
   it('GET /cases/{caseId} finds the case by its id sent in upper case', async () => {
@@ -100,9 +143,24 @@ describe('path ids that are not UUIDs', () => {
 
   it('a thread, chat profile or invitation id that is not a UUID answers 404 NOT_FOUND under a real case or organization', async () => {
     const { owner, caseId } = await caseWithOwner();
-    expectError(await invoke(routes.listThreadEmails, { token: owner.accessToken, path: { caseId, threadId: 'abc' } }), 404, 'NOT_FOUND');
-    expectError(await invoke(routes.listSupportTickets, { token: owner.accessToken, path: { caseId, chatPlatformId: 'abc' } }), 404, 'NOT_FOUND');
-    expectError(await invoke(routes.deleteInvitation, { token: owner.accessToken, path: { orgId: owner.organizationId, invitationId: 'abc' } }), 404, 'NOT_FOUND');
+    expectError(
+      await invoke(routes.listThreadEmails, { token: owner.accessToken, path: { caseId, threadId: 'abc' } }),
+      404,
+      'NOT_FOUND',
+    );
+    expectError(
+      await invoke(routes.listSupportTickets, { token: owner.accessToken, path: { caseId, chatPlatformId: 'abc' } }),
+      404,
+      'NOT_FOUND',
+    );
+    expectError(
+      await invoke(routes.deleteInvitation, {
+        token: owner.accessToken,
+        path: { orgId: owner.organizationId, invitationId: 'abc' },
+      }),
+      404,
+      'NOT_FOUND',
+    );
   });
 
   it.each([
@@ -110,8 +168,15 @@ describe('path ids that are not UUIDs', () => {
     ['with a NUL character', 'ab\u0000c'],
   ])('answers 400 VALIDATION_FAILED naming the field for an id %s', async (_label, id) => {
     const user = await createUser();
-    expectError(await invoke(routes.revokeToken, { token: user.accessToken, path: { id } }), 400, 'VALIDATION_FAILED', ['path.id']);
-    expectError(await invoke(routes.getOrganization, { token: user.accessToken, path: { orgId: id } }), 400, 'VALIDATION_FAILED', ['path.orgId']);
+    expectError(await invoke(routes.revokeToken, { token: user.accessToken, path: { id } }), 400, 'VALIDATION_FAILED', [
+      'path.id',
+    ]);
+    expectError(
+      await invoke(routes.getOrganization, { token: user.accessToken, path: { orgId: id } }),
+      400,
+      'VALIDATION_FAILED',
+      ['path.orgId'],
+    );
   });
 });
 
@@ -130,8 +195,12 @@ describe('the organization header', () => {
 
   it('answers 400 naming headers.organization when it is over 200 characters or missing', async () => {
     const user = await createUser();
-    expectError(await invoke(routes.listCases, as(user, 'o'.repeat(201))), 400, 'VALIDATION_FAILED', ['headers.organization']);
-    expectError(await invoke(routes.listCases, { token: user.accessToken }), 400, 'VALIDATION_FAILED', ['headers.organization']);
+    expectError(await invoke(routes.listCases, as(user, 'o'.repeat(201))), 400, 'VALIDATION_FAILED', [
+      'headers.organization',
+    ]);
+    expectError(await invoke(routes.listCases, { token: user.accessToken }), 400, 'VALIDATION_FAILED', [
+      'headers.organization',
+    ]);
   });
 
   it('GET /organization/invitations answers 403 NOT_A_MEMBER when the header is not one of the caller’s organizations', async () => {
@@ -144,11 +213,21 @@ describe('the organization header', () => {
 
   it('GET /organization/invitations answers 403 NOT_A_MEMBER for an organization query parameter that is not a UUID', async () => {
     const user = await createUser();
-    expectError(await invoke(routes.listInvitations, { ...as(user), query: { organization: 'acme' } }), 403, 'NOT_A_MEMBER');
+    expectError(
+      await invoke(routes.listInvitations, { ...as(user), query: { organization: 'acme' } }),
+      403,
+      'NOT_A_MEMBER',
+    );
   });
 
   it('POST /organization/validate-name (no sign-in) accepts any header text', async () => {
-    expectData(await invoke(routes.validateOrganizationName, { organization: 'acme', body: { name: `Free ${randomUUID()}` }, ip: uniqueIp() }));
+    expectData(
+      await invoke(routes.validateOrganizationName, {
+        organization: 'acme',
+        body: { name: `Free ${randomUUID()}` },
+        ip: uniqueIp(),
+      }),
+    );
   });
 });
 
@@ -156,9 +235,17 @@ describe('id filters in query and body', () => {
   it('caseIds=abc in storage-stats filters every case out', async () => {
     const owner = await createUser();
     await createCaseRow(owner.organizationId, { storageBytes: 42 });
-    const all = expectData(await invoke(routes.getStorageStats, { ...as(owner), path: { orgId: owner.organizationId } }));
+    const all = expectData(
+      await invoke(routes.getStorageStats, { ...as(owner), path: { orgId: owner.organizationId } }),
+    );
     expect(all.totalStorage).toBe(42);
-    const none = expectData(await invoke(routes.getStorageStats, { ...as(owner), path: { orgId: owner.organizationId }, query: { caseIds: 'abc' } }));
+    const none = expectData(
+      await invoke(routes.getStorageStats, {
+        ...as(owner),
+        path: { orgId: owner.organizationId },
+        query: { caseIds: 'abc' },
+      }),
+    );
     expect(none).toEqual({ totalStorage: 0, cases: [] });
   });
 
@@ -167,10 +254,16 @@ describe('id filters in query and body', () => {
     const charged = await createCaseRow(owner.organizationId);
     const at = new Date(Date.now() - 60_000);
     await insertRows(owner.organizationId, [{ caseId: charged.id, amountCents: 1_000, createdAt: at }]);
-    const window = { format: 'json', startDate: new Date(at.getTime() - 60_000).toISOString(), endDate: new Date().toISOString() };
+    const window = {
+      format: 'json',
+      startDate: new Date(at.getTime() - 60_000).toISOString(),
+      endDate: new Date().toISOString(),
+    };
     const all = expectData(await invoke(routes.createBillingReport, { ...as(owner), body: window }));
     expect(all.grandTotalChargedCents).toBe(1_000);
-    const none = expectData(await invoke(routes.createBillingReport, { ...as(owner), body: { ...window, caseIds: ['abc'] } }));
+    const none = expectData(
+      await invoke(routes.createBillingReport, { ...as(owner), body: { ...window, caseIds: ['abc'] } }),
+    );
     expect(none.grandTotalChargedCents).toBe(0);
     expect(JSON.stringify(none)).not.toContain(charged.id);
   });
@@ -185,7 +278,8 @@ describe('id filters in query and body', () => {
     const { owner, caseId, organizationId } = await caseWithOwner();
     const tag = await createTag(organizationId, caseId, 'Hot');
     const { threadId } = await seedThread(caseId, [{ minute: 0, tagIds: [tag.id] }, { minute: 1 }]);
-    const list = (query: Record<string, string>) => invoke(routes.listThreadEmails, { token: owner.accessToken, path: { caseId, threadId }, query });
+    const list = (query: Record<string, string>) =>
+      invoke(routes.listThreadEmails, { token: owner.accessToken, path: { caseId, threadId }, query });
     expect(expectData(await list({ tags: 'abc' }))).toMatchObject({ total: 0 });
     expect(expectData(await list({ tags: `abc,${tag.id}` })).total).toBe(1);
     expect(expectData(await list({ excludeTags: 'abc' })).total).toBe(2);
@@ -194,9 +288,29 @@ describe('id filters in query and body', () => {
   it('tags=abc on search-messages matches no message', async () => {
     const { owner, caseId } = await caseWithOwner();
     const profile = await createProfile(caseId, 'professional_network', 'Ann Lee', true);
-    const [conversation] = await db().insert(networkConversations).values({ caseId, profileId: profile.id, externalId: 'c1', title: 'Talk', participants: ['Ann Lee'] }).returning();
-    await db().insert(networkMessages).values({ caseId, conversationId: conversation!.id, profileId: profile.id, externalId: 'm1', from: 'Ann Lee', to: 'Bob Roe', date: new Date(), subject: null, content: 'contract' });
-    const search = (query: Record<string, string>) => invoke(routes.searchNetworkMessages, { token: owner.accessToken, path: { caseId }, query: { searchText: 'contract', ...query } });
+    const [conversation] = await db()
+      .insert(networkConversations)
+      .values({ caseId, profileId: profile.id, externalId: 'c1', title: 'Talk', participants: ['Ann Lee'] })
+      .returning();
+    await db()
+      .insert(networkMessages)
+      .values({
+        caseId,
+        conversationId: conversation!.id,
+        profileId: profile.id,
+        externalId: 'm1',
+        from: 'Ann Lee',
+        to: 'Bob Roe',
+        date: new Date(),
+        subject: null,
+        content: 'contract',
+      });
+    const search = (query: Record<string, string>) =>
+      invoke(routes.searchNetworkMessages, {
+        token: owner.accessToken,
+        path: { caseId },
+        query: { searchText: 'contract', ...query },
+      });
     expect(expectData(await search({})).total).toBe(1);
     expect(expectData(await search({ tags: 'abc' })).total).toBe(0);
   });
@@ -205,8 +319,18 @@ describe('id filters in query and body', () => {
     const invitee = await createUser();
     await updateUserRow(invitee.id, { isEmailVerified: true });
     const inviter = await createUser();
-    await db().insert(invitations).values({ organizationId: inviter.organizationId, email: invitee.email, role: 'member', status: 'pending', tokenHash: randomUUID(), expiresAt: new Date(Date.now() + 86_400_000) });
-    const list = (query: Record<string, string>) => invoke(routes.listPendingInvitations, { token: invitee.accessToken, query });
+    await db()
+      .insert(invitations)
+      .values({
+        organizationId: inviter.organizationId,
+        email: invitee.email,
+        role: 'member',
+        status: 'pending',
+        tokenHash: randomUUID(),
+        expiresAt: new Date(Date.now() + 86_400_000),
+      });
+    const list = (query: Record<string, string>) =>
+      invoke(routes.listPendingInvitations, { token: invitee.accessToken, query });
     expect(expectData(await list({})).total).toBe(1);
     expect(expectData(await list({ organization: 'abc' })).total).toBe(0);
   });

@@ -27,8 +27,16 @@ const fakeSecrets = (values: Record<string, string>) => {
 
 describe('cloud secrets', () => {
   it('builds the postgres URL from RDS credentials and the proxy endpoint, escaping the password', () => {
-    const credentials = { username: 'cebs_app', password: 'p@ss:w/rd?#', host: 'instance.rds.local', port: 5433, dbname: 'cebs' };
-    expect(databaseUrl(credentials, { host: 'proxy.rds.local', port: 5432, database: 'cebs' })).toBe('postgres://cebs_app:p%40ss%3Aw%2Frd%3F%23@proxy.rds.local:5432/cebs');
+    const credentials = {
+      username: 'cebs_app',
+      password: 'p@ss:w/rd?#',
+      host: 'instance.rds.local',
+      port: 5433,
+      dbname: 'cebs',
+    };
+    expect(databaseUrl(credentials, { host: 'proxy.rds.local', port: 5432, database: 'cebs' })).toBe(
+      'postgres://cebs_app:p%40ss%3Aw%2Frd%3F%23@proxy.rds.local:5432/cebs',
+    );
     expect(databaseUrl(credentials)).toBe('postgres://cebs_app:p%40ss%3Aw%2Frd%3F%23@instance.rds.local:5433/cebs');
     expect(() => databaseUrl({ username: 'x', password: '' }, { host: 'h' })).toThrow(/password/);
   });
@@ -49,9 +57,16 @@ describe('cloud secrets', () => {
   });
 
   it('puts the JWT key and the non-empty Stripe keys into the config', async () => {
-    restore = overrideConfig({ JWT_SECRET_ARN: 'arn:jwt', STRIPE_SECRET_ARN: 'arn:stripe', STRIPE_SECRET_KEY: undefined });
+    restore = overrideConfig({
+      JWT_SECRET_ARN: 'arn:jwt',
+      STRIPE_SECRET_ARN: 'arn:stripe',
+      STRIPE_SECRET_KEY: undefined,
+    });
     const jwtKey = randomBytes(32).toString('hex');
-    const reads = fakeSecrets({ 'arn:jwt': jwtKey, 'arn:stripe': JSON.stringify({ STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_WEBHOOK_SECRET: '', OTHER: 'ignored' }) });
+    const reads = fakeSecrets({
+      'arn:jwt': jwtKey,
+      'arn:stripe': JSON.stringify({ STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_WEBHOOK_SECRET: '', OTHER: 'ignored' }),
+    });
     process.env.JWT_SECRET_ARN = 'arn:jwt';
     process.env.STRIPE_SECRET_ARN = 'arn:stripe';
     try {
@@ -107,6 +122,8 @@ describe('migration step: application role', () => {
       await db().execute(`drop owned by "${role}"`);
       await db().execute(`drop role if exists "${role}"`);
     }
-    expect(() => applicationRoleStatements({ username: 'x"; drop table users; --', password: 'p' }, name)).toThrow(/user name/);
+    expect(() => applicationRoleStatements({ username: 'x"; drop table users; --', password: 'p' }, name)).toThrow(
+      /user name/,
+    );
   });
 });

@@ -10,7 +10,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeList } from '../../functions/routes';
 import { buildApp, cdkJsonContext } from '../../infra/build-app';
 import { REPOSITORY_ROOT } from '../../infra/bundling';
-import { type Bundle, bundleOf, forbiddenSources, isolateBundle, readBundleText, runBundle } from '../../infra/bundle-report';
+import {
+  type Bundle,
+  bundleOf,
+  forbiddenSources,
+  isolateBundle,
+  readBundleText,
+  runBundle,
+} from '../../infra/bundle-report';
 import { environments } from '../../infra/environments';
 import { buildApiGatewayEvent, buildLambdaContext } from '../../infra/local/apigw-event';
 import type { ServiceFunction } from '../../infra/constructs/service-function';
@@ -31,11 +38,19 @@ const templates = new Map<CaseEvidenceStack, Template[]>();
 
 beforeAll(() => {
   outdir = mkdtempSync(join(tmpdir(), 'cebs-synth-'));
-  const built = buildApp({ environmentNames: ['dev', 'prod'], outdir, context: { ...cdkJsonContext(), account: '000000000000', region: 'us-east-1' } });
+  const built = buildApp({
+    environmentNames: ['dev', 'prod'],
+    outdir,
+    context: { ...cdkJsonContext(), account: '000000000000', region: 'us-east-1' },
+  });
   app = built.app;
   [dev, prod] = built.stacks as [CaseEvidenceStack, CaseEvidenceStack];
   app.synth();
-  for (const stack of [dev, prod]) templates.set(stack, [stack, ...stack.routeStacks].map((s) => Template.fromStack(s)));
+  for (const stack of [dev, prod])
+    templates.set(
+      stack,
+      [stack, ...stack.routeStacks].map((s) => Template.fromStack(s)),
+    );
 }, 300_000);
 
 afterAll(() => {
@@ -43,7 +58,14 @@ afterAll(() => {
 });
 
 const resourcesOf = (stack: CaseEvidenceStack, type: string) =>
-  templates.get(stack)!.flatMap((template) => Object.entries(template.findResources(type)) as Array<[string, { Properties: Record<string, any>; [key: string]: any }]>);
+  templates
+    .get(stack)!
+    .flatMap(
+      (template) =>
+        Object.entries(template.findResources(type)) as Array<
+          [string, { Properties: Record<string, any>; [key: string]: any }]
+        >,
+    );
 
 /** The synthesized function and role resources of a deployed function. */
 const resourcesOfFunction = (deployed: CaseEvidenceStack['functions'][number]) => {
@@ -64,13 +86,17 @@ const routeFunction = (stack: CaseEvidenceStack, route: RouteDefinition) => {
 
 /** Actions of every statement of the role's inline policy, with their resources. */
 const statementsOf = (role: { Properties: { Policies?: Array<{ PolicyDocument: { Statement: any[] } }> } }) =>
-  (role.Properties.Policies ?? []).flatMap((policy) => policy.PolicyDocument.Statement).map((s) => ({ actions: [s.Action].flat() as string[], resources: [s.Resource].flat() }));
+  (role.Properties.Policies ?? [])
+    .flatMap((policy) => policy.PolicyDocument.Statement)
+    .map((s) => ({ actions: [s.Action].flat() as string[], resources: [s.Resource].flat() }));
 
 describe('the synthesized stack', () => {
   it('has one arm64 Node 24 function per route of the route table, sized by the route entry', () => {
     for (const stack of [dev, prod]) {
       const functions = resourcesOf(stack, 'AWS::Lambda::Function');
-      const routeFunctions = functions.filter(([, fn]) => routeList.some((route) => fn.Properties.Description?.startsWith(`${route.method} ${route.path}:`)));
+      const routeFunctions = functions.filter(([, fn]) =>
+        routeList.some((route) => fn.Properties.Description?.startsWith(`${route.method} ${route.path}:`)),
+      );
       expect(routeFunctions).toHaveLength(routeList.length);
       expect(functions).toHaveLength(routeList.length + 2); // + maintenance, migrations
       for (const route of routeList) {
@@ -84,7 +110,12 @@ describe('the synthesized stack', () => {
         });
         expect(fn.Properties.ReservedConcurrentExecutions).toBe(route.lambda?.reservedConcurrency);
         expect(fn.Properties.VpcConfig.SubnetIds).toHaveLength(2);
-        expect(fn.Properties.Environment.Variables).toMatchObject({ MAIL_TRANSPORT: 'ses', DB_POOL_MAX: '2', DATABASE_PORT: '5432', DATABASE_NAME: 'cebs' });
+        expect(fn.Properties.Environment.Variables).toMatchObject({
+          MAIL_TRANSPORT: 'ses',
+          DB_POOL_MAX: '2',
+          DATABASE_PORT: '5432',
+          DATABASE_NAME: 'cebs',
+        });
         expect(fn.Properties.Environment.Variables.DATABASE_URL).toBeUndefined();
       }
     }
@@ -96,7 +127,11 @@ describe('the synthesized stack', () => {
       expect(routes.sort()).toEqual(routeList.map((route) => `${route.method} ${route.path}`).sort());
       const [[, stage]] = resourcesOf(stack, 'AWS::ApiGatewayV2::Stage') as [[string, any]];
       expect(stage.Properties.StageName).toBe('$default');
-      expect(stage.Properties.DefaultRouteSettings).toEqual({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100, DetailedMetricsEnabled: true });
+      expect(stage.Properties.DefaultRouteSettings).toEqual({
+        ThrottlingRateLimit: 50,
+        ThrottlingBurstLimit: 100,
+        DetailedMetricsEnabled: true,
+      });
       for (const route of routeList) {
         expect(stage.Properties.RouteSettings[`${route.method} ${route.path}`], route.operationId).toEqual({
           ThrottlingRateLimit: route.throttle.rate,
@@ -105,28 +140,54 @@ describe('the synthesized stack', () => {
         });
       }
       // The contract's 10/min and 3/min routes.
-      expect(stage.Properties.RouteSettings['POST /auth/check-email-availability']).toMatchObject({ ThrottlingRateLimit: 10 / 60, ThrottlingBurstLimit: 10 });
-      expect(stage.Properties.RouteSettings['POST /user/resend-verification-email']).toMatchObject({ ThrottlingRateLimit: 3 / 60, ThrottlingBurstLimit: 3 });
+      expect(stage.Properties.RouteSettings['POST /auth/check-email-availability']).toMatchObject({
+        ThrottlingRateLimit: 10 / 60,
+        ThrottlingBurstLimit: 10,
+      });
+      expect(stage.Properties.RouteSettings['POST /user/resend-verification-email']).toMatchObject({
+        ThrottlingRateLimit: 3 / 60,
+        ThrottlingBurstLimit: 3,
+      });
       expect(stage.Properties.AccessLogSettings.DestinationArn).toBeDefined();
-      expect(JSON.parse(stage.Properties.AccessLogSettings.Format)).toMatchObject({ requestId: '$context.requestId', status: '$context.status' });
+      expect(JSON.parse(stage.Properties.AccessLogSettings.Format)).toMatchObject({
+        requestId: '$context.requestId',
+        status: '$context.status',
+      });
       // Route settings name routes by key: the stage is updated after every route stack.
-      expect(stage.DependsOn).toEqual(expect.arrayContaining(stack.routeStacks.map((s) => stack.getLogicalId(s.nestedStackResource!))));
+      expect(stage.DependsOn).toEqual(
+        expect.arrayContaining(stack.routeStacks.map((s) => stack.getLogicalId(s.nestedStackResource!))),
+      );
       const [[, api]] = resourcesOf(stack, 'AWS::ApiGatewayV2::Api') as [[string, any]];
-      expect(api.Properties.CorsConfiguration).toMatchObject({ AllowOrigins: stack.settings.corsOrigins, ExposeHeaders: ['X-Request-Id', 'Retry-After'] });
-      for (const [, integration] of resourcesOf(stack, 'AWS::ApiGatewayV2::Integration')) expect(integration.Properties.PayloadFormatVersion).toBe('2.0');
+      expect(api.Properties.CorsConfiguration).toMatchObject({
+        AllowOrigins: stack.settings.corsOrigins,
+        ExposeHeaders: ['X-Request-Id', 'Retry-After'],
+      });
+      for (const [, integration] of resourcesOf(stack, 'AWS::ApiGatewayV2::Integration'))
+        expect(integration.Properties.PayloadFormatVersion).toBe('2.0');
     }
   });
 
   it('keeps every nested stack well under the 500-resource limit', () => {
-    for (const stack of [dev, prod]) for (const template of templates.get(stack)!) expect(Object.keys(template.toJSON().Resources).length).toBeLessThan(450);
+    for (const stack of [dev, prod])
+      for (const template of templates.get(stack)!)
+        expect(Object.keys(template.toJSON().Resources).length).toBeLessThan(450);
   });
 
   it('puts PostgreSQL in isolated subnets behind an RDS Proxy that requires TLS', () => {
     for (const stack of [dev, prod]) {
       const [parent] = templates.get(stack)!;
       parent!.resourceCountIs('AWS::RDS::DBProxy', 1);
-      parent!.hasResourceProperties('AWS::RDS::DBProxy', { EngineFamily: 'POSTGRESQL', RequireTLS: true, Auth: Match.arrayWith([Match.objectLike({ AuthScheme: 'SECRETS' })]) });
-      parent!.hasResourceProperties('AWS::RDS::DBInstance', { Engine: 'postgres', StorageEncrypted: true, PubliclyAccessible: false, MultiAZ: stack.settings.database.multiAz });
+      parent!.hasResourceProperties('AWS::RDS::DBProxy', {
+        EngineFamily: 'POSTGRESQL',
+        RequireTLS: true,
+        Auth: Match.arrayWith([Match.objectLike({ AuthScheme: 'SECRETS' })]),
+      });
+      parent!.hasResourceProperties('AWS::RDS::DBInstance', {
+        Engine: 'postgres',
+        StorageEncrypted: true,
+        PubliclyAccessible: false,
+        MultiAZ: stack.settings.database.multiAz,
+      });
       for (const route of routeList) {
         const { fn } = routeFunction(stack, route);
         // DATABASE_HOST is the proxy's endpoint, passed into the nested stack.
@@ -134,7 +195,10 @@ describe('the synthesized stack', () => {
       }
     }
     const [prodParent] = templates.get(prod)!;
-    prodParent!.hasResource('AWS::RDS::DBInstance', { DeletionPolicy: 'Retain', Properties: Match.objectLike({ DeletionProtection: true, MultiAZ: true }) });
+    prodParent!.hasResource('AWS::RDS::DBInstance', {
+      DeletionPolicy: 'Retain',
+      Properties: Match.objectLike({ DeletionProtection: true, MultiAZ: true }),
+    });
     const [devParent] = templates.get(dev)!;
     devParent!.hasResource('AWS::RDS::DBInstance', { DeletionPolicy: 'Delete' });
   });
@@ -144,14 +208,26 @@ describe('the synthesized stack', () => {
       const [parent] = templates.get(stack)!;
       const bucketId = stack.getLogicalId(stack.bucket.node.defaultChild as never);
       const bucket = parent!.toJSON().Resources[bucketId];
-      expect(bucket.Properties.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm).toBe('aws:kms');
-      expect(bucket.Properties.PublicAccessBlockConfiguration).toEqual({ BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
+      expect(
+        bucket.Properties.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault
+          .SSEAlgorithm,
+      ).toBe('aws:kms');
+      expect(bucket.Properties.PublicAccessBlockConfiguration).toEqual({
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      });
       expect(bucket.Properties.VersioningConfiguration).toEqual({ Status: 'Enabled' });
       expect(bucket.Properties.LoggingConfiguration).toBeDefined();
       expect(bucket.DeletionPolicy).toBe(stack.settings.retainData ? 'Retain' : 'Delete');
       parent!.hasResourceProperties('AWS::S3::BucketPolicy', {
         Bucket: { Ref: bucketId },
-        PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          ]),
+        },
       });
     }
   });
@@ -159,13 +235,17 @@ describe('the synthesized stack', () => {
   it('grants no wildcard IAM action anywhere', () => {
     for (const stack of [dev, prod]) {
       const documents = [
-        ...resourcesOf(stack, 'AWS::IAM::Role').flatMap(([, role]) => (role.Properties.Policies ?? []).map((p: any) => p.PolicyDocument)),
+        ...resourcesOf(stack, 'AWS::IAM::Role').flatMap(([, role]) =>
+          (role.Properties.Policies ?? []).map((p: any) => p.PolicyDocument),
+        ),
         ...resourcesOf(stack, 'AWS::IAM::Policy').map(([, policy]) => policy.Properties.PolicyDocument),
         ...resourcesOf(stack, 'AWS::IAM::ManagedPolicy').map(([, policy]) => policy.Properties.PolicyDocument),
         ...resourcesOf(stack, 'AWS::S3::BucketPolicy').map(([, policy]) => policy.Properties.PolicyDocument),
       ];
       expect(documents.length).toBeGreaterThan(routeList.length);
-      const actions = documents.flatMap((document) => document.Statement.filter((s: any) => s.Effect === 'Allow').flatMap((s: any) => [s.Action].flat()));
+      const actions = documents.flatMap((document) =>
+        document.Statement.filter((s: any) => s.Effect === 'Allow').flatMap((s: any) => [s.Action].flat()),
+      );
       expect(actions.filter((action: string) => action.includes('*'))).toEqual([]);
     }
   });
@@ -175,10 +255,17 @@ describe('the synthesized stack', () => {
       statementsOf(role)
         .filter((s) => s.actions.includes('secretsmanager:GetSecretValue'))
         .flatMap((s) => s.resources.map((r: any) => JSON.stringify(r)));
-    const actionsOf = (role: any) => statementsOf(role).flatMap((s) => s.actions).sort();
+    const actionsOf = (role: any) =>
+      statementsOf(role)
+        .flatMap((s) => s.actions)
+        .sort();
 
     const login = routeFunction(dev, routeList.find((r) => r.operationId === 'login')!);
-    expect(actionsOf(login.role)).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents', 'secretsmanager:GetSecretValue']);
+    expect(actionsOf(login.role)).toEqual([
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
+      'secretsmanager:GetSecretValue',
+    ]);
     expect(secretNames(login.role).join()).toMatch(/AppDatabaseCredentials.*JwtSigningKey/);
     expect(secretNames(login.role).join()).not.toMatch(/Stripe/);
     expect(login.fn.Properties.Environment.Variables.STRIPE_SECRET_ARN).toBeUndefined();
@@ -195,27 +282,38 @@ describe('the synthesized stack', () => {
       const { role, fn } = routeFunction(dev, report);
       const s3 = statementsOf(role).filter((s) => s.actions.some((a) => a.startsWith('s3:')));
       expect(s3.flatMap((s) => s.actions).sort()).toEqual(['s3:GetObject', 's3:PutObject']);
-      for (const statement of s3) expect(statement.resources).toEqual([`arn:aws:s3:::case-evidence-dev-objects-000000000000-us-east-1/reports/*`]);
-      expect(fn.Properties.Environment.Variables.STORAGE_BUCKET).toBe('case-evidence-dev-objects-000000000000-us-east-1');
+      for (const statement of s3)
+        expect(statement.resources).toEqual([
+          `arn:aws:s3:::case-evidence-dev-objects-000000000000-us-east-1/reports/*`,
+        ]);
+      expect(fn.Properties.Environment.Variables.STORAGE_BUCKET).toBe(
+        'case-evidence-dev-objects-000000000000-us-east-1',
+      );
     }
 
     // Device-note import only looks attachments up, under the case key layout (cases/<caseId>/...).
     const importNotes = routeFunction(dev, routeList.find((r) => r.operationId === 'importCaseNotes')!);
     const importS3 = statementsOf(importNotes.role).filter((s) => s.actions.some((a) => a.startsWith('s3:')));
     expect(importS3.flatMap((s) => s.actions)).toEqual(['s3:GetObject']);
-    expect(importS3.flatMap((s) => s.resources)).toEqual([`arn:aws:s3:::case-evidence-dev-objects-000000000000-us-east-1/cases/*`]);
+    expect(importS3.flatMap((s) => s.resources)).toEqual([
+      `arn:aws:s3:::case-evidence-dev-objects-000000000000-us-east-1/cases/*`,
+    ]);
     // Its upload links are presigned PUTs: the signing role may put objects there, nothing else.
     const uploads = routeFunction(dev, routeList.find((r) => r.operationId === 'createAttachmentUploads')!);
     const uploadS3 = statementsOf(uploads.role).filter((s) => s.actions.some((a) => a.startsWith('s3:')));
     expect(uploadS3.flatMap((s) => s.actions)).toEqual(['s3:PutObject']);
-    expect(uploadS3.flatMap((s) => s.resources)).toEqual([`arn:aws:s3:::case-evidence-dev-objects-000000000000-us-east-1/cases/*`]);
+    expect(uploadS3.flatMap((s) => s.resources)).toEqual([
+      `arn:aws:s3:::case-evidence-dev-objects-000000000000-us-east-1/cases/*`,
+    ]);
 
     // Every function: SES iff its bundle holds the SES transport, Stripe iff it holds the processor.
     for (const deployed of dev.functions) {
       const actions = statementsOf(resourcesOfFunction(deployed).role).flatMap((s) => s.actions);
       const sources = deployed.construct.bundleSources();
       expect(actions.includes('ses:SendEmail'), deployed.name).toBe(sources.includes('lib/mail/transport.ts'));
-      expect(deployed.permissions.payments, deployed.name).toBe(sources.some((s) => s.startsWith('node_modules/stripe/')));
+      expect(deployed.permissions.payments, deployed.name).toBe(
+        sources.some((s) => s.startsWith('node_modules/stripe/')),
+      );
     }
   });
 
@@ -227,7 +325,9 @@ describe('the synthesized stack', () => {
       expect(migration.Properties.migrationsHash).toMatch(/^[0-9a-f]{64}$/);
       const nested = parent!.findResources('AWS::CloudFormation::Stack');
       for (const resource of Object.values(nested) as any[]) expect(resource.DependsOn).toContain(migrationId);
-      parent!.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: `rate(${stack.settings.maintenanceEveryMinutes} minute${stack.settings.maintenanceEveryMinutes === 1 ? '' : 's'})` });
+      parent!.hasResourceProperties('AWS::Events::Rule', {
+        ScheduleExpression: `rate(${stack.settings.maintenanceEveryMinutes} minute${stack.settings.maintenanceEveryMinutes === 1 ? '' : 's'})`,
+      });
     }
     const bundle = bundleOf('migrate', dev.node.findChild('Migrate') as ServiceFunction);
     expect(existsSync(join(bundle.directory, 'drizzle', 'meta', '_journal.json'))).toBe(true);
@@ -239,9 +339,18 @@ describe('the synthesized stack', () => {
       expect(alarms).toHaveLength(routeList.length * 3);
       for (const route of routeList) {
         const mine = alarms.filter((alarm) => alarm.AlarmDescription.startsWith(`${route.operationId} (`));
-        expect(mine.map((alarm) => alarm.MetricName ?? 'math').sort(), route.operationId).toEqual(['Latency', 'Throttles', 'math']);
+        expect(mine.map((alarm) => alarm.MetricName ?? 'math').sort(), route.operationId).toEqual([
+          'Latency',
+          'Throttles',
+          'math',
+        ]);
         const latency = mine.find((alarm) => alarm.MetricName === 'Latency')!;
-        expect(latency.Dimensions).toEqual(expect.arrayContaining([{ Name: 'Resource', Value: route.path }, { Name: 'Method', Value: route.method }]));
+        expect(latency.Dimensions).toEqual(
+          expect.arrayContaining([
+            { Name: 'Resource', Value: route.path },
+            { Name: 'Method', Value: route.method },
+          ]),
+        );
         expect(latency.ExtendedStatistic).toBe('p99');
         expect(latency.AlarmActions).toHaveLength(1);
       }
@@ -251,12 +360,17 @@ describe('the synthesized stack', () => {
   it('passes cdk-nag (AwsSolutions) with a reason on every acknowledgment', () => {
     for (const stack of [dev, prod]) {
       const report = new AwsSolutionsChecks().validateScope(stack);
-      expect(report.violations.filter((v) => v.severity === 'error').map((v) => `${v.ruleName} ${v.violatingResources.map((r) => r.constructPath).join()}`)).toEqual([]);
+      expect(
+        report.violations
+          .filter((v) => v.severity === 'error')
+          .map((v) => `${v.ruleName} ${v.violatingResources.map((r) => r.constructPath).join()}`),
+      ).toEqual([]);
     }
     const reasons: Array<[string, string]> = [];
     const walk = (node: IConstruct) => {
       for (const entry of node.node.metadata) {
-        if (entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY) for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) reasons.push([id, reason]);
+        if (entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+          for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) reasons.push([id, reason]);
       }
       node.node.children.forEach(walk);
     };
@@ -269,7 +383,10 @@ describe('the synthesized stack', () => {
 describe('the Lambda bundles', () => {
   let bundles: Array<{ bundle: Bundle; route?: RouteDefinition }>;
   beforeAll(() => {
-    bundles = dev.functions.map((deployed) => ({ bundle: bundleOf(deployed.name, deployed.construct), ...(deployed.route ? { route: deployed.route } : {}) }));
+    bundles = dev.functions.map((deployed) => ({
+      bundle: bundleOf(deployed.name, deployed.construct),
+      ...(deployed.route ? { route: deployed.route } : {}),
+    }));
   });
 
   it('contain no PGlite, local server, sandbox processor or other local-only code', () => {
@@ -282,7 +399,12 @@ describe('the Lambda bundles', () => {
     expect(login.sources).toContain('lib/db/client.ts');
     expect(readBundleText(login)).toContain('"@electric-sql/pglite"');
     // The check knows the shapes these modules take in a source map.
-    const leaked = ['node_modules/@electric-sql/pglite/src/base.ts', 'node_modules/src/pglite/driver.ts', 'lib/billing/processor/sandbox.ts', 'infra/local/server.ts'];
+    const leaked = [
+      'node_modules/@electric-sql/pglite/src/base.ts',
+      'node_modules/src/pglite/driver.ts',
+      'lib/billing/processor/sandbox.ts',
+      'infra/local/server.ts',
+    ];
     expect(forbiddenSources({ ...login, sources: leaked })).toEqual(leaked);
   });
 
@@ -290,83 +412,128 @@ describe('the Lambda bundles', () => {
     for (const { bundle } of bundles) expect(bundle.bytes, bundle.name).toBeLessThan(1.5 * 1024 * 1024);
   });
 
-  it(
-    'load in a fresh Node process outside the repository and answer a request through the whole middleware chain',
-    async () => {
-      const environment = {
-        // Never connected: every request below is answered before the first query.
-        DATABASE_URL: 'postgres://nobody@127.0.0.1:9/none',
-        JWT_SECRET: 'bundle-check-signing-key-0123456789abcdef0123',
-        LOG_LEVEL: 'SILENT',
-      };
-      const queue = bundles.filter((b) => b.route);
-      const failures: string[] = [];
-      const worker = async () => {
-        for (let next = queue.shift(); next; next = queue.shift()) {
-          const route = next.route!;
-          const directory = isolateBundle(next.bundle);
-          try {
-            const path = route.path.replace(/\{[^}]+\}/g, 'x');
-            const request = { method: route.method, url: path, headers: { 'content-type': 'application/json' }, body: '{"unterminated' };
-            const event = buildApiGatewayEvent(route, request, Object.fromEntries([...route.path.matchAll(/\{([^}]+)\}/g)].map((m) => [m[1]!, 'x'])));
-            const run = await runBundle(directory, { ...next.bundle.environment, ...environment }, { event, context: buildLambdaContext(route) });
-            const status = run.result?.statusCode;
-            const body = JSON.parse(run.result?.body ?? '{}');
-            // Bearer routes refuse the anonymous caller first (401). Anonymous routes reject the
-            // malformed body or an unconfigured feature (4xx), or, counting a rate limit in
-            // Postgres first, fail on the unreachable database with the error envelope (500).
-            // Either way the whole chain ran inside the bundle.
-            const accepted = route.auth === 'bearer' ? status === 401 : status !== undefined && ((status >= 400 && status < 500) || (status === 500 && route.rateLimit !== undefined));
-            if (!accepted || body.statusCode !== status || !body.error?.code) failures.push(`${route.operationId}: ${status} ${run.result?.body?.slice(0, 200)} ${run.stderr.slice(0, 300)}`);
-          } catch (error) {
-            failures.push(`${route.operationId}: ${(error as Error).message.slice(0, 500)}`);
-          } finally {
-            rmSync(directory, { recursive: true, force: true });
-          }
+  it('load in a fresh Node process outside the repository and answer a request through the whole middleware chain', async () => {
+    const environment = {
+      // Never connected: every request below is answered before the first query.
+      DATABASE_URL: 'postgres://nobody@127.0.0.1:9/none',
+      JWT_SECRET: 'bundle-check-signing-key-0123456789abcdef0123',
+      LOG_LEVEL: 'SILENT',
+    };
+    const queue = bundles.filter((b) => b.route);
+    const failures: string[] = [];
+    const worker = async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) {
+        const route = next.route!;
+        const directory = isolateBundle(next.bundle);
+        try {
+          const path = route.path.replace(/\{[^}]+\}/g, 'x');
+          const request = {
+            method: route.method,
+            url: path,
+            headers: { 'content-type': 'application/json' },
+            body: '{"unterminated',
+          };
+          const event = buildApiGatewayEvent(
+            route,
+            request,
+            Object.fromEntries([...route.path.matchAll(/\{([^}]+)\}/g)].map((m) => [m[1]!, 'x'])),
+          );
+          const run = await runBundle(
+            directory,
+            { ...next.bundle.environment, ...environment },
+            { event, context: buildLambdaContext(route) },
+          );
+          const status = run.result?.statusCode;
+          const body = JSON.parse(run.result?.body ?? '{}');
+          // Bearer routes refuse the anonymous caller first (401). Anonymous routes reject the
+          // malformed body or an unconfigured feature (4xx), or, counting a rate limit in
+          // Postgres first, fail on the unreachable database with the error envelope (500).
+          // Either way the whole chain ran inside the bundle.
+          const accepted =
+            route.auth === 'bearer'
+              ? status === 401
+              : status !== undefined &&
+                ((status >= 400 && status < 500) || (status === 500 && route.rateLimit !== undefined));
+          if (!accepted || body.statusCode !== status || !body.error?.code)
+            failures.push(
+              `${route.operationId}: ${status} ${run.result?.body?.slice(0, 200)} ${run.stderr.slice(0, 300)}`,
+            );
+        } catch (error) {
+          failures.push(`${route.operationId}: ${(error as Error).message.slice(0, 500)}`);
+        } finally {
+          rmSync(directory, { recursive: true, force: true });
         }
-      };
-      await Promise.all([worker(), worker()]);
-      expect(failures).toEqual([]);
-    },
-    180_000,
-  );
+      }
+    };
+    await Promise.all([worker(), worker()]);
+    expect(failures).toEqual([]);
+  }, 180_000);
 });
 
 describe('npx cdk synth', () => {
-  it(
-    'runs the app of cdk.json offline, without AWS credentials, cdk-nag included',
-    async () => {
-      const cliOut = mkdtempSync(join(tmpdir(), 'cebs-cli-synth-'));
-      try {
-        const environment = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AWS_') && !name.startsWith('CDK_') && name !== 'NODE_OPTIONS'));
-        // A quick subset of the routes: the full table is synthesized in-process above.
-        const { status, output } = await new Promise<{ status: number | null; output: string }>((resolve) => {
-          const cli = join(REPOSITORY_ROOT, 'node_modules', 'aws-cdk', 'bin', 'cdk');
-          const child = spawn(process.execPath, [cli, 'synth', '--quiet', '-c', 'environment=staging', '-c', 'routes=login,checkEmailAvailability', '-o', cliOut], {
+  it('runs the app of cdk.json offline, without AWS credentials, cdk-nag included', async () => {
+    const cliOut = mkdtempSync(join(tmpdir(), 'cebs-cli-synth-'));
+    try {
+      const environment = Object.fromEntries(
+        Object.entries(process.env).filter(
+          ([name]) => !name.startsWith('AWS_') && !name.startsWith('CDK_') && name !== 'NODE_OPTIONS',
+        ),
+      );
+      // A quick subset of the routes: the full table is synthesized in-process above.
+      const { status, output } = await new Promise<{ status: number | null; output: string }>((resolve) => {
+        const cli = join(REPOSITORY_ROOT, 'node_modules', 'aws-cdk', 'bin', 'cdk');
+        const child = spawn(
+          process.execPath,
+          [
+            cli,
+            'synth',
+            '--quiet',
+            '-c',
+            'environment=staging',
+            '-c',
+            'routes=login,checkEmailAvailability',
+            '-o',
+            cliOut,
+          ],
+          {
             cwd: REPOSITORY_ROOT,
             // The project's Node 24 first, as npm scripts have it (cdk.json runs `npx tsx`).
-            env: { ...environment, PATH: `${join(REPOSITORY_ROOT, 'node_modules', '.bin')}:${environment.PATH ?? ''}`, AWS_EC2_METADATA_DISABLED: 'true' },
-          });
-          let text = '';
-          child.stdout.on('data', (chunk) => (text += chunk));
-          child.stderr.on('data', (chunk) => (text += chunk));
-          child.on('close', (code) => resolve({ status: code, output: text }));
-        });
-        expect(status, output.slice(-3000)).toBe(0);
-        const manifest = JSON.parse(readFileSync(join(cliOut, 'manifest.json'), 'utf8'));
-        expect(Object.keys(manifest.artifacts)).toContain('CaseEvidence-staging');
-        const parent = Template.fromJSON(JSON.parse(readFileSync(join(cliOut, 'CaseEvidence-staging.template.json'), 'utf8')));
-        parent.resourceCountIs('AWS::RDS::DBProxy', 1);
-        parent.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
-          RouteSettings: { 'POST /auth/check-email-availability': { ThrottlingRateLimit: 10 / 60, ThrottlingBurstLimit: 10, DetailedMetricsEnabled: true } },
-        });
-        const nested = readdirSync(cliOut).filter((file) => file.endsWith('.nested.template.json'));
-        expect(nested).toHaveLength(1);
-        Template.fromJSON(JSON.parse(readFileSync(join(cliOut, nested[0]!), 'utf8'))).resourceCountIs('AWS::Lambda::Function', 2);
-      } finally {
-        rmSync(cliOut, { recursive: true, force: true });
-      }
-    },
-    120_000,
-  );
+            env: {
+              ...environment,
+              PATH: `${join(REPOSITORY_ROOT, 'node_modules', '.bin')}:${environment.PATH ?? ''}`,
+              AWS_EC2_METADATA_DISABLED: 'true',
+            },
+          },
+        );
+        let text = '';
+        child.stdout.on('data', (chunk) => (text += chunk));
+        child.stderr.on('data', (chunk) => (text += chunk));
+        child.on('close', (code) => resolve({ status: code, output: text }));
+      });
+      expect(status, output.slice(-3000)).toBe(0);
+      const manifest = JSON.parse(readFileSync(join(cliOut, 'manifest.json'), 'utf8'));
+      expect(Object.keys(manifest.artifacts)).toContain('CaseEvidence-staging');
+      const parent = Template.fromJSON(
+        JSON.parse(readFileSync(join(cliOut, 'CaseEvidence-staging.template.json'), 'utf8')),
+      );
+      parent.resourceCountIs('AWS::RDS::DBProxy', 1);
+      parent.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+        RouteSettings: {
+          'POST /auth/check-email-availability': {
+            ThrottlingRateLimit: 10 / 60,
+            ThrottlingBurstLimit: 10,
+            DetailedMetricsEnabled: true,
+          },
+        },
+      });
+      const nested = readdirSync(cliOut).filter((file) => file.endsWith('.nested.template.json'));
+      expect(nested).toHaveLength(1);
+      Template.fromJSON(JSON.parse(readFileSync(join(cliOut, nested[0]!), 'utf8'))).resourceCountIs(
+        'AWS::Lambda::Function',
+        2,
+      );
+    } finally {
+      rmSync(cliOut, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

@@ -29,11 +29,18 @@ describe('publicBaseUrl (config)', () => {
     const parsed = parseConfig({});
     expect(parsed.PUBLIC_BASE_URL).toBeUndefined();
     expect(parsed).toMatchObject({ HOST: '127.0.0.1', PORT: 3000, APP_URL: 'http://localhost:3000' });
-    expect(parseConfig({ PUBLIC_BASE_URL: 'https://api.example.test' }).PUBLIC_BASE_URL).toBe('https://api.example.test');
+    expect(parseConfig({ PUBLIC_BASE_URL: 'https://api.example.test' }).PUBLIC_BASE_URL).toBe(
+      'https://api.example.test',
+    );
   });
 
   it('defaults to HOST and PORT, not APP_URL', () => {
-    restore = overrideConfig({ PUBLIC_BASE_URL: undefined, HOST: '127.0.0.1', PORT: 4123, APP_URL: 'https://app.example.test' });
+    restore = overrideConfig({
+      PUBLIC_BASE_URL: undefined,
+      HOST: '127.0.0.1',
+      PORT: 4123,
+      APP_URL: 'https://app.example.test',
+    });
     expect(publicBaseUrl()).toBe('http://127.0.0.1:4123');
   });
 
@@ -76,7 +83,11 @@ describe('links built by the routes', () => {
   const selectPlan = async () => {
     const owner = await createUser();
     const as = { token: owner.accessToken, organization: owner.organizationId };
-    const body = { tier: 'tier2', successUrl: 'https://app.example.test/done', cancelUrl: 'https://app.example.test/cancel' };
+    const body = {
+      tier: 'tier2',
+      successUrl: 'https://app.example.test/done',
+      cancelUrl: 'https://app.example.test/cancel',
+    };
     return { owner, as, selected: expectData(await invoke(routes.selectPlan, { ...as, body })) };
   };
 
@@ -93,16 +104,31 @@ describe('links built by the routes', () => {
     const s = await caseWithOwner();
     const file = { name: 'photo.jpg', contentType: 'image/jpeg', size: 3 };
     const { uploads } = expectData(
-      await invoke(routes.createAttachmentUploads, { token: s.owner.accessToken, organization: s.organizationId, query: { caseId: s.caseId }, body: { files: [file] } }),
+      await invoke(routes.createAttachmentUploads, {
+        token: s.owner.accessToken,
+        organization: s.organizationId,
+        query: { caseId: s.caseId },
+        body: { files: [file] },
+      }),
     );
     expect(uploads[0].url.startsWith(`${base}/_local/uploads/`)).toBe(true);
-    const put = await fetch(uploads[0].url, { method: 'PUT', headers: uploads[0].headers, body: new Uint8Array([1, 2, 3]) });
+    const put = await fetch(uploads[0].url, {
+      method: 'PUT',
+      headers: uploads[0].headers,
+      body: new Uint8Array([1, 2, 3]),
+    });
     expect(put.status).toBe(200);
   });
 
   it('points download links at the listening server', async () => {
     const { owner } = await selectPlan();
-    const file = expectData(await invoke(routes.createBillingReport, { token: owner.accessToken, organization: owner.organizationId, body: { format: 'pdf' } }));
+    const file = expectData(
+      await invoke(routes.createBillingReport, {
+        token: owner.accessToken,
+        organization: owner.organizationId,
+        body: { format: 'pdf' },
+      }),
+    );
     expect(file.downloadUrl.startsWith(`${base}/_local/objects/`)).toBe(true);
     const download = await fetch(file.downloadUrl);
     expect(download.status).toBe(200);

@@ -27,7 +27,12 @@ async function expectEnvelope(response: Response, status: number, code: string) 
   expect(response.status).toBe(status);
   expect(response.headers.get('content-type')).toBe('application/json');
   const body = (await response.json()) as { requestId: string };
-  expect(body).toEqual({ statusCode: status, timestamp: expect.any(String), error: { code, message: expect.any(String) }, requestId: expect.any(String) });
+  expect(body).toEqual({
+    statusCode: status,
+    timestamp: expect.any(String),
+    error: { code, message: expect.any(String) },
+    requestId: expect.any(String),
+  });
   expect(response.headers.get('x-request-id')).toBe(body.requestId);
 }
 
@@ -57,7 +62,11 @@ describe('local server limits', () => {
     ['a lone percent sign', 'DELETE', '/auth/tokens/50%'],
   ])('answers 400 BAD_REQUEST in the envelope for a path id with %s', async (_label, method, path) => {
     const owner = await createUser();
-    await expectEnvelope(await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${owner.accessToken}` } }), 400, 'BAD_REQUEST');
+    await expectEnvelope(
+      await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${owner.accessToken}` } }),
+      400,
+      'BAD_REQUEST',
+    );
   });
 
   it('still serves well-encoded path ids', async () => {
@@ -75,41 +84,75 @@ describe('local server limits', () => {
   });
 
   it('answers 431 HEADERS_TOO_LARGE in the envelope for one large header and for many headers', async () => {
-    await expectEnvelope(await fetch(`${base}/health`, { headers: { 'x-big': 'b'.repeat(MAX_HEADER_BYTES) } }), 431, 'HEADERS_TOO_LARGE');
+    await expectEnvelope(
+      await fetch(`${base}/health`, { headers: { 'x-big': 'b'.repeat(MAX_HEADER_BYTES) } }),
+      431,
+      'HEADERS_TOO_LARGE',
+    );
     const many = Object.fromEntries(Array.from({ length: 800 }, (_, i) => [`x-header-${i}`, 'value']));
     await expectEnvelope(await fetch(`${base}/health`, { headers: many }), 431, 'HEADERS_TOO_LARGE');
-    expect((await fetch(`${base}/health`, { headers: { 'x-big': 'b'.repeat(MAX_HEADER_BYTES / 2) } })).status).toBe(200);
+    expect((await fetch(`${base}/health`, { headers: { 'x-big': 'b'.repeat(MAX_HEADER_BYTES / 2) } })).status).toBe(
+      200,
+    );
   });
 
   it("answers 431 in the envelope, not Node's bare text, when the headers overflow the HTTP parser itself", async () => {
-    const answer = parseRaw(await sendRaw(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(1_100_000)}\r\n\r\n`));
+    const answer = parseRaw(
+      await sendRaw(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(1_100_000)}\r\n\r\n`),
+    );
     expect(answer.status).toBe(431);
     expect(answer.head).toContain('content-type: application/json');
-    expect(answer.body).toMatchObject({ statusCode: 431, error: { code: 'HEADERS_TOO_LARGE' }, requestId: expect.any(String) });
+    expect(answer.body).toMatchObject({
+      statusCode: 431,
+      error: { code: 'HEADERS_TOO_LARGE' },
+      requestId: expect.any(String),
+    });
   });
 
   it('answers 400 in the envelope for a request that is not HTTP', async () => {
     const answer = parseRaw(await sendRaw('NOT HTTP AT ALL\r\n\r\n'));
     expect(answer.status).toBe(400);
-    expect(answer.body).toMatchObject({ statusCode: 400, error: { code: 'BAD_REQUEST' }, requestId: expect.any(String) });
+    expect(answer.body).toMatchObject({
+      statusCode: 400,
+      error: { code: 'BAD_REQUEST' },
+      requestId: expect.any(String),
+    });
   });
 
   it('answers 413 PAYLOAD_TOO_LARGE in the envelope for an API body over 6 MB', async () => {
-    const response = await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'x'.repeat(6 * 1024 * 1024 + 1) });
+    const response = await fetch(`${base}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: 'x'.repeat(6 * 1024 * 1024 + 1),
+    });
     await expectEnvelope(response, 413, 'PAYLOAD_TOO_LARGE');
   });
 
   it('bounds the sandbox card form: 413 in the envelope for a form body over 10 kB, and no card saved', async () => {
     // Prepare: a plan selected without a card, so a set-up page exists
     const owner = await createUser();
-    const body = { tier: 'tier2', successUrl: 'https://app.example.test/done', cancelUrl: 'https://app.example.test/cancel' };
-    const selected = expectData(await invoke(routes.selectPlan, { token: owner.accessToken, organization: owner.organizationId, body }));
+    const body = {
+      tier: 'tier2',
+      successUrl: 'https://app.example.test/done',
+      cancelUrl: 'https://app.example.test/cancel',
+    };
+    const selected = expectData(
+      await invoke(routes.selectPlan, { token: owner.accessToken, organization: owner.organizationId, body }),
+    );
     const complete = `${base}${new URL(selected.setupSessionUrl).pathname}/complete`;
     // Act
-    const tooLarge = await fetch(complete, { method: 'POST', body: new URLSearchParams({ cardNumber: '4242 4242 4242 4242', padding: 'p'.repeat(20_000) }), redirect: 'manual' });
+    const tooLarge = await fetch(complete, {
+      method: 'POST',
+      body: new URLSearchParams({ cardNumber: '4242 4242 4242 4242', padding: 'p'.repeat(20_000) }),
+      redirect: 'manual',
+    });
     // Assess: refused, and the session is still open (the normal form then completes it)
     await expectEnvelope(tooLarge, 413, 'PAYLOAD_TOO_LARGE');
-    const saved = await fetch(complete, { method: 'POST', body: new URLSearchParams({ cardNumber: '4242 4242 4242 4242' }), redirect: 'manual' });
+    const saved = await fetch(complete, {
+      method: 'POST',
+      body: new URLSearchParams({ cardNumber: '4242 4242 4242 4242' }),
+      redirect: 'manual',
+    });
     expect(saved.status).toBe(303);
   });
 });

@@ -19,7 +19,11 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  fetch(`${base}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 
 describe('local server', () => {
   it('answers GET /health', async () => {
@@ -30,7 +34,12 @@ describe('local server', () => {
 
   it('serves the routes over HTTP end to end: register, profile, and the mail at /_dev/emails', async () => {
     const email = uniqueEmail('http');
-    const registered = await post('/auth/register', { name: 'Http Person', email, password: 'http-password', acceptTerms: true });
+    const registered = await post('/auth/register', {
+      name: 'Http Person',
+      email,
+      password: 'http-password',
+      acceptTerms: true,
+    });
     expect(registered.status).toBe(200);
     expect(registered.headers.get('x-request-id')).toBeTruthy();
     const { data } = (await registered.json()) as { data: { accessToken: string } };
@@ -39,14 +48,22 @@ describe('local server', () => {
     expect(profile.status).toBe(200);
     expect(((await profile.json()) as { data: { email: string } }).data.email).toBe(email);
 
-    const mail = (await (await fetch(`${base}/_dev/emails`)).json()) as { data: Array<{ to: string; subject: string; text: string; html: string; sentAt: string }> };
+    const mail = (await (await fetch(`${base}/_dev/emails`)).json()) as {
+      data: Array<{ to: string; subject: string; text: string; html: string; sentAt: string }>;
+    };
     const verification = mail.data.find((m) => m.to === email);
-    expect(verification).toMatchObject({ subject: 'Verify your email address', text: expect.stringContaining('token=cebs_ev_') });
+    expect(verification).toMatchObject({
+      subject: 'Verify your email address',
+      text: expect.stringContaining('token=cebs_ev_'),
+    });
     expect(Date.parse(verification!.sentAt)).not.toBeNaN();
   });
 
   it('passes path parameters and query strings through to the handler', async () => {
-    const response = await fetch(`${base}/auth/tokens/not-a-uuid`, { method: 'DELETE', headers: { authorization: 'Bearer nope' } });
+    const response = await fetch(`${base}/auth/tokens/not-a-uuid`, {
+      method: 'DELETE',
+      headers: { authorization: 'Bearer nope' },
+    });
     expect(response.status).toBe(401);
   });
 
@@ -68,7 +85,11 @@ describe('local server', () => {
     const setupPath = new URL(selected.setupSessionUrl).pathname;
     // Act: open the set-up page, save a card as its form does, then open the invoice link
     expect(await (await fetch(`${base}${setupPath}`)).text()).toContain('Save a card (sandbox)');
-    const saved = await fetch(`${base}${setupPath}/complete`, { method: 'POST', body: new URLSearchParams({ cardNumber: '4242 4242 4242 4242' }), redirect: 'manual' });
+    const saved = await fetch(`${base}${setupPath}/complete`, {
+      method: 'POST',
+      body: new URLSearchParams({ cardNumber: '4242 4242 4242 4242' }),
+      redirect: 'manual',
+    });
     const [row] = expectData(await invoke(routes.getReconciliation, as)).groups[0].rows;
     const invoicePage = await fetch(`${base}${new URL(row.hostedInvoiceUrl).pathname}`);
     // Assess
@@ -83,13 +104,20 @@ describe('local server', () => {
   });
 
   it('answers a CORS preflight', async () => {
-    const response = await fetch(`${base}/auth/login`, { method: 'OPTIONS', headers: { origin: 'https://app.example.test' } });
+    const response = await fetch(`${base}/auth/login`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example.test' },
+    });
     expect(response.status).toBe(204);
     expect(response.headers.get('access-control-allow-headers')).toContain('organization');
   });
 
   it('refuses a body over 6 MB with 413', async () => {
-    const response = await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'x'.repeat(6 * 1024 * 1024 + 1) });
+    const response = await fetch(`${base}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: 'x'.repeat(6 * 1024 * 1024 + 1),
+    });
     expect(response.status).toBe(413);
   });
 });

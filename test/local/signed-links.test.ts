@@ -19,13 +19,18 @@ let base: string;
 let dataDir: string;
 let restoreConfig: () => void;
 
-const sign = (secret: string, message: string, expires: number) => createHmac('sha256', secret).update(`${message}\n${expires}`).digest('base64url');
+const sign = (secret: string, message: string, expires: number) =>
+  createHmac('sha256', secret).update(`${message}\n${expires}`).digest('base64url');
 const inAnHour = () => Math.floor(Date.now() / 1000) + 3600;
 
 beforeAll(async () => {
   // A local run: no JWT_SECRET, objects under a DATA_DIR of its own.
   dataDir = mkdtempSync(join(tmpdir(), 'signed-links-'));
-  restoreConfig = overrideConfig({ DATA_DIR: dataDir, JWT_SECRET: undefined, PUBLIC_BASE_URL: 'http://localhost:3000' });
+  restoreConfig = overrideConfig({
+    DATA_DIR: dataDir,
+    JWT_SECRET: undefined,
+    PUBLIC_BASE_URL: 'http://localhost:3000',
+  });
   useObjectStorage(undefined);
   server = createLocalServer({ mailSink: new LocalMailSink() });
   base = await listen(server, 0);
@@ -57,11 +62,14 @@ describe('local signed object links', () => {
   it('refuses an upload link forged with the key derived from DATA_DIR, writing nothing', async () => {
     const expires = inAnHour();
     const forged = sign(`local-objects:${dataDir}`, 'PUT\ncases/x/forged.bin\napplication/octet-stream\n3', expires);
-    const response = await fetch(`${base}/_local/uploads/cases/x/forged.bin?expires=${expires}&size=3&signature=${forged}`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/octet-stream' },
-      body: new Uint8Array([1, 2, 3]),
-    });
+    const response = await fetch(
+      `${base}/_local/uploads/cases/x/forged.bin?expires=${expires}&size=3&signature=${forged}`,
+      {
+        method: 'PUT',
+        headers: { 'content-type': 'application/octet-stream' },
+        body: new Uint8Array([1, 2, 3]),
+      },
+    );
     expect(response.status).toBe(403);
     expect(existsSync(join(dataDir, 'objects', 'cases', 'x', 'forged.bin'))).toBe(false);
   });
@@ -84,7 +92,11 @@ describe('local signed object links', () => {
 
   it('round-trips an upload link made by the storage', async () => {
     const link = await objectStorage().uploadUrl('cases/c1/photo.jpg', { contentType: 'image/jpeg', size: 3 }, 600);
-    const response = await fetch(localPath(link), { method: 'PUT', headers: { 'content-type': 'image/jpeg' }, body: new Uint8Array([7, 8, 9]) });
+    const response = await fetch(localPath(link), {
+      method: 'PUT',
+      headers: { 'content-type': 'image/jpeg' },
+      body: new Uint8Array([7, 8, 9]),
+    });
     expect(response.status).toBe(200);
     expect(await objectStorage().size('cases/c1/photo.jpg')).toBe(3);
   });
@@ -94,7 +106,19 @@ describe('object keys stay inside the objects folder', () => {
   const root = () => join(dataDir, 'objects');
   const SECRET = 'a-test-secret-for-key-checks';
   const storage = () => new DirectoryStorage(root(), SECRET);
-  const escaping = ['../objects_sibling/x', '../x', 'a/../../objects_sibling/x', '/etc/passwd', 'a\\..\\..\\x', 'a//b', './a', 'a/./b', 'a/', '', 'a/..'];
+  const escaping = [
+    '../objects_sibling/x',
+    '../x',
+    'a/../../objects_sibling/x',
+    '/etc/passwd',
+    'a\\..\\..\\x',
+    'a//b',
+    './a',
+    'a/./b',
+    'a/',
+    '',
+    'a/..',
+  ];
 
   it.each(escaping)('refuses to put %j', async (key) => {
     await expect(storage().put(key, new Uint8Array([1]))).rejects.toThrow();
@@ -130,11 +154,14 @@ describe('object keys stay inside the objects folder', () => {
       const expires = inAnHour();
       const download = await fetch(`${base}/_local/objects/..%2Fobjects_sibling/x?expires=${expires}&signature=x`);
       expect(download.status).toBe(403);
-      const upload = await fetch(`${base}/_local/uploads/..%2Fobjects_sibling/x?expires=${expires}&size=1&signature=x`, {
-        method: 'PUT',
-        headers: { 'content-type': 'text/plain' },
-        body: 'y',
-      });
+      const upload = await fetch(
+        `${base}/_local/uploads/..%2Fobjects_sibling/x?expires=${expires}&size=1&signature=x`,
+        {
+          method: 'PUT',
+          headers: { 'content-type': 'text/plain' },
+          body: 'y',
+        },
+      );
       expect(upload.status).toBe(403);
       expect(readFileSync(join(sibling, 'x'), 'utf8')).toBe('outside');
       expect((await fetch(`${base}/_local/objects/%E0%A4%A?expires=${expires}&signature=x`)).status).toBe(403);

@@ -26,11 +26,18 @@ describe('email outbox', () => {
     useMailTransport(failingTransport);
     const email = uniqueEmail('outbox');
     // Act
-    const registered = await invoke(routes.register, { body: { name: 'Out Box', email, password: 'outbox-password', acceptTerms: true } });
+    const registered = await invoke(routes.register, {
+      body: { name: 'Out Box', email, password: 'outbox-password', acceptTerms: true },
+    });
     // Assess: the request succeeded and the email waits in the outbox
     expectData(registered);
     const [pending] = await outboxRowsTo(email);
-    expect(pending).toMatchObject({ status: 'pending', attempts: 1, lastError: 'SES unavailable', subject: 'Verify your email address' });
+    expect(pending).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      lastError: 'SES unavailable',
+      subject: 'Verify your email address',
+    });
 
     // Not due yet: nothing is sent before the backoff passes.
     useMailTransport(mailSink);
@@ -41,13 +48,19 @@ describe('email outbox', () => {
     await runMaintenance();
     const [sent] = await outboxRowsTo(email);
     expect(sent).toMatchObject({ status: 'sent', attempts: 2, lastError: null });
-    expect(mailSink.messages.filter((m) => m.to === email).map((m) => m.subject)).toEqual(['Verify your email address']);
+    expect(mailSink.messages.filter((m) => m.to === email).map((m) => m.subject)).toEqual([
+      'Verify your email address',
+    ]);
   });
 
   it('gives up after the last attempt and marks the message failed', async () => {
     useMailTransport(failingTransport);
     const email = uniqueEmail('doomed');
-    expectData(await invoke(routes.register, { body: { name: 'Doomed', email, password: 'outbox-password', acceptTerms: true } }));
+    expectData(
+      await invoke(routes.register, {
+        body: { name: 'Doomed', email, password: 'outbox-password', acceptTerms: true },
+      }),
+    );
     for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt += 1) {
       testClock.advance(3600);
       await runMaintenance();
@@ -64,7 +77,15 @@ describe('email outbox', () => {
     const email = uniqueEmail('lease');
     await db()
       .insert(emailOutbox)
-      .values({ toAddress: email, subject: 'Leased', textBody: 't', htmlBody: '<p>t</p>', status: 'sending', attempts: 1, nextAttemptAt: addSeconds(now(), 60) });
+      .values({
+        toAddress: email,
+        subject: 'Leased',
+        textBody: 't',
+        htmlBody: '<p>t</p>',
+        status: 'sending',
+        attempts: 1,
+        nextAttemptAt: addSeconds(now(), 60),
+      });
     await runMaintenance();
     expect(mailSink.messages.filter((m) => m.to === email)).toHaveLength(0);
     testClock.advance(61);

@@ -6,7 +6,15 @@ import { describe, expect, inject, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
-import { caseAccess, cases, deviceNotes, devices, emails, organizationPlans, storageReservations } from '../../lib/db/schema';
+import {
+  caseAccess,
+  cases,
+  deviceNotes,
+  devices,
+  emails,
+  organizationPlans,
+  storageReservations,
+} from '../../lib/db/schema';
 import { HttpError } from '../../lib/http/errors';
 import { importEmailFile } from '../../lib/material/importers/email';
 import { UPLOAD_LINK_SECONDS } from '../../lib/material/uploads';
@@ -36,23 +44,33 @@ const importBody = (deviceId: string, notes: unknown[] = [{ id: 1, title: 'Note'
 });
 
 const importNotes = (s: Setup, deviceId: string, notes?: unknown[], caseId = s.caseId) =>
-  invoke(routes.importCaseNotes, { token: s.owner.accessToken, organization: s.organizationId, query: { caseId }, body: importBody(deviceId, notes) });
+  invoke(routes.importCaseNotes, {
+    token: s.owner.accessToken,
+    organization: s.organizationId,
+    query: { caseId },
+    body: importBody(deviceId, notes),
+  });
 
 const uploadLinks = (s: Setup, sizes: number[], caseId = s.caseId) =>
   invoke(routes.createAttachmentUploads, {
     token: s.owner.accessToken,
     organization: s.organizationId,
     query: { caseId },
-    body: { files: sizes.map((size, index) => ({ name: `file-${index}.bin`, contentType: 'application/octet-stream', size })) },
+    body: {
+      files: sizes.map((size, index) => ({ name: `file-${index}.bin`, contentType: 'application/octet-stream', size })),
+    },
   });
 
 const setPlan = (organizationId: string, caps: { devices?: number; storageBytes?: number }) =>
   db().update(organizationPlans).set(caps).where(eq(organizationPlans.organizationId, organizationId));
 
-const reservationsOf = (organizationId: string) => db().select().from(storageReservations).where(eq(storageReservations.organizationId, organizationId));
-const devicesOf = (organizationId: string) => db().select().from(devices).where(eq(devices.organizationId, organizationId));
+const reservationsOf = (organizationId: string) =>
+  db().select().from(storageReservations).where(eq(storageReservations.organizationId, organizationId));
+const devicesOf = (organizationId: string) =>
+  db().select().from(devices).where(eq(devices.organizationId, organizationId));
 const notesOf = (caseId: string) => db().select().from(deviceNotes).where(eq(deviceNotes.caseId, caseId));
-const storageOfCase = async (caseId: string) => (await db().select({ bytes: cases.storageBytes }).from(cases).where(eq(cases.id, caseId)))[0]!.bytes;
+const storageOfCase = async (caseId: string) =>
+  (await db().select({ bytes: cases.storageBytes }).from(cases).where(eq(cases.id, caseId)))[0]!.bytes;
 
 const directory = mkdtempSync(join(tmpdir(), 'cebs-allowance-'));
 /** An .eml message with one attachment of `attachmentBytes` bytes. */
@@ -106,11 +124,16 @@ describe.runIf(onServer)('allowances under concurrency (PostgreSQL server)', () 
     // Prepare: the free plan, no device yet; six cases (imports into one case queue on its row);
     // every request on its own pooled connection
     const s = await caseWithOwner();
-    const [plan] = await db().select().from(organizationPlans).where(eq(organizationPlans.organizationId, s.organizationId));
+    const [plan] = await db()
+      .select()
+      .from(organizationPlans)
+      .where(eq(organizationPlans.organizationId, s.organizationId));
     expect(plan!.devices).toBe(2);
     const caseIds = [s.caseId, ...(await Promise.all(Array.from({ length: 5 }, () => anotherCase(s))))];
     // Act
-    const results = await Promise.all(caseIds.map((caseId, index) => importNotes(s, `device-${index}`, undefined, caseId)));
+    const results = await Promise.all(
+      caseIds.map((caseId, index) => importNotes(s, `device-${index}`, undefined, caseId)),
+    );
     // Assess
     const ok = results.filter((r) => r.status === 200);
     const refused = results.filter((r) => r.status !== 200);
@@ -125,7 +148,12 @@ describe.runIf(onServer)('allowances under concurrency (PostgreSQL server)', () 
     const s = await caseWithOwner();
     await setPlan(s.organizationId, { devices: 1 });
     const second = await anotherCase(s);
-    const results = await Promise.all([importNotes(s, 'same'), importNotes(s, 'same', undefined, second), importNotes(s, 'same'), importNotes(s, 'same', undefined, second)]);
+    const results = await Promise.all([
+      importNotes(s, 'same'),
+      importNotes(s, 'same', undefined, second),
+      importNotes(s, 'same'),
+      importNotes(s, 'same', undefined, second),
+    ]);
     for (const result of results) expectData(result);
     expect(await devicesOf(s.organizationId)).toHaveLength(1);
   });
@@ -139,7 +167,9 @@ describe.runIf(onServer)('allowances under concurrency (PostgreSQL server)', () 
     const keys = await Promise.all(caseIds.map((caseId) => stored(caseId, 'scan.pdf', 2_000)));
     // Act
     const results = await Promise.all([
-      ...caseIds.map((caseId, index) => importNotes(s, `device-${index}`, [{ id: 1, title: 'Scan', attachments: [keys[index]] }], caseId)),
+      ...caseIds.map((caseId, index) =>
+        importNotes(s, `device-${index}`, [{ id: 1, title: 'Scan', attachments: [keys[index]] }], caseId),
+      ),
       ...Array.from({ length: 5 }, (_, index) => uploadLinks(s, [1_000, 1_000], caseIds[index % 3])),
     ]);
     // Assess: exactly five of the eight fit, the others are 403 STORAGE_LIMIT_REACHED
@@ -147,7 +177,9 @@ describe.runIf(onServer)('allowances under concurrency (PostgreSQL server)', () 
     expect(ok).toHaveLength(5);
     for (const result of results.filter((r) => r.status !== 200)) expectError(result, 403, 'STORAGE_LIMIT_REACHED');
     const reserved = (await reservationsOf(s.organizationId)).reduce((sum, r) => sum + r.bytes, 0);
-    const used = (await db().select({ bytes: cases.storageBytes }).from(cases).where(inArray(cases.id, caseIds))).reduce((sum, c) => sum + c.bytes, 0);
+    const used = (
+      await db().select({ bytes: cases.storageBytes }).from(cases).where(inArray(cases.id, caseIds))
+    ).reduce((sum, c) => sum + c.bytes, 0);
     expect(reserved + used).toBe(10_000);
   });
 
@@ -159,7 +191,9 @@ describe.runIf(onServer)('allowances under concurrency (PostgreSQL server)', () 
     const mailboxes = [0, 1].map((index) => emlFile(`box-${index}.eml`, `box-${index}@lee-law.example`, 10));
     // Act
     const [notes, mail] = await Promise.all([
-      Promise.all(keys.map((key, index) => importNotes(s, `device-${index}`, [{ id: 1, title: 'N', attachments: [key] }]))),
+      Promise.all(
+        keys.map((key, index) => importNotes(s, `device-${index}`, [{ id: 1, title: 'N', attachments: [key] }])),
+      ),
       Promise.all(mailboxes.map((file) => importEmailFile(s.caseId, file))),
     ]);
     // Assess
@@ -184,7 +218,10 @@ describe('storage allowance of upload links', () => {
   it('refuses links whose declared sizes exceed the remaining storage, and reserves nothing then', async () => {
     // Prepare: a 5 GiB plan with 4 GiB already held by the case
     const s = await caseWithOwner();
-    await db().update(cases).set({ storageBytes: 4 * 1024 ** 3 }).where(eq(cases.id, s.caseId));
+    await db()
+      .update(cases)
+      .set({ storageBytes: 4 * 1024 ** 3 })
+      .where(eq(cases.id, s.caseId));
     // Act / Assess: 2 x 600 MiB is more than the 1 GiB left
     expectError(await uploadLinks(s, [600 * 1024 ** 2, 600 * 1024 ** 2]), 403, 'STORAGE_LIMIT_REACHED');
     expect(await reservationsOf(s.organizationId)).toHaveLength(0);
@@ -206,7 +243,9 @@ describe('storage allowance of upload links', () => {
     expectError(await uploadLinks(s, [1]), 403, 'STORAGE_LIMIT_REACHED');
     // Act: the links expire unused (and the access token with them: sign in again)
     testClock.advance(UPLOAD_LINK_SECONDS + 1);
-    s.owner.accessToken = expectData(await invoke(routes.login, { body: { email: s.owner.email, password: s.owner.password } })).accessToken;
+    s.owner.accessToken = expectData(
+      await invoke(routes.login, { body: { email: s.owner.email, password: s.owner.password } }),
+    ).accessToken;
     // Assess: their bytes are free again
     expectData(await uploadLinks(s, [10_000]));
     // Expired reservations are cleared when the next links are issued.
@@ -216,7 +255,12 @@ describe('storage allowance of upload links', () => {
   it('issues links in a fixed number of queries whatever the number of files', async () => {
     const s = await caseWithOwner();
     const one = await countQueries(() => uploadLinks(s, [10]));
-    const many = await countQueries(() => uploadLinks(s, Array.from({ length: 40 }, () => 10)));
+    const many = await countQueries(() =>
+      uploadLinks(
+        s,
+        Array.from({ length: 40 }, () => 10),
+      ),
+    );
     expectData(one.result);
     expectData(many.result);
     expect(many.queries).toBe(one.queries);
@@ -228,7 +272,10 @@ describe('storage allowance of note imports', () => {
   it('refuses an import whose attachments exceed the remaining storage: nothing imported, no device registered', async () => {
     // Prepare: 5 GiB plan, the case holds all but 100 bytes of it; objects of 60 and 50 bytes
     const s = await caseWithOwner();
-    await db().update(cases).set({ storageBytes: 5 * 1024 ** 3 - 100 }).where(eq(cases.id, s.caseId));
+    await db()
+      .update(cases)
+      .set({ storageBytes: 5 * 1024 ** 3 - 100 })
+      .where(eq(cases.id, s.caseId));
     const a = await stored(s.caseId, 'a.bin', 60);
     const b = await stored(s.caseId, 'b.bin', 50);
     // Act
@@ -245,7 +292,11 @@ describe('storage allowance of note imports', () => {
     expectData(await importNotes(s, 'new-device', [{ id: 1, title: 'A', attachments: [a] }]));
     expectData(await importNotes(s, 'new-device', [{ id: 3, title: 'A again', attachments: [a] }]));
     expect(await storageOfCase(s.caseId)).toBe(5 * 1024 ** 3 - 40);
-    expectError(await importNotes(s, 'new-device', [{ id: 2, title: 'B', attachments: [b] }]), 403, 'STORAGE_LIMIT_REACHED');
+    expectError(
+      await importNotes(s, 'new-device', [{ id: 2, title: 'B', attachments: [b] }]),
+      403,
+      'STORAGE_LIMIT_REACHED',
+    );
   });
 
   it("consumes the reservations of the keys it links: rows gone, the case's storage grows by the actual size", async () => {
@@ -270,9 +321,15 @@ describe('storage allowance of note imports', () => {
     const [mine, theirs] = expectData(await uploadLinks(s, [40, 60])).uploads;
     // Uploaded more than declared (S3 links do not hold the uploader to the size): 41 > 40 left
     await objectStorage().put(mine.key, new Uint8Array(41), 'application/octet-stream');
-    expectError(await importNotes(s, 'device-1', [{ id: 1, title: 'Too big', attachments: [mine.key] }]), 403, 'STORAGE_LIMIT_REACHED');
+    expectError(
+      await importNotes(s, 'device-1', [{ id: 1, title: 'Too big', attachments: [mine.key] }]),
+      403,
+      'STORAGE_LIMIT_REACHED',
+    );
     // Refused: the reservation is still there
-    expect((await reservationsOf(s.organizationId)).map((r) => r.objectKey).sort()).toEqual([mine.key, theirs.key].sort());
+    expect((await reservationsOf(s.organizationId)).map((r) => r.objectKey).sort()).toEqual(
+      [mine.key, theirs.key].sort(),
+    );
     expect(await devicesOf(s.organizationId)).toHaveLength(0);
   });
 
@@ -317,7 +374,11 @@ describe("the organization's plan row decides the caps", () => {
     await setPlan(s.organizationId, { storageBytes: 1024 });
     expectError(await uploadLinks(s, [1]), 403, 'STORAGE_LIMIT_REACHED');
     const key = await stored(s.caseId, 'small.bin', 10);
-    expectError(await importNotes(s, 'd1', [{ id: 5, title: 'Small', attachments: [key] }]), 403, 'STORAGE_LIMIT_REACHED');
+    expectError(
+      await importNotes(s, 'd1', [{ id: 5, title: 'Small', attachments: [key] }]),
+      403,
+      'STORAGE_LIMIT_REACHED',
+    );
   });
 });
 
@@ -328,16 +389,25 @@ describe('storage allowance of the email importer', () => {
     await setPlan(s.organizationId, { storageBytes: 1_000 });
     expectData(await uploadLinks(s, [100]));
     // Act / Assess: 901 bytes do not fit
-    const refused = await importEmailFile(s.caseId, emlFile('big.eml', 'big@lee-law.example', 901)).catch((error: unknown) => error);
+    const refused = await importEmailFile(s.caseId, emlFile('big.eml', 'big@lee-law.example', 901)).catch(
+      (error: unknown) => error,
+    );
     expect(refused).toBeInstanceOf(HttpError);
     expect(refused).toMatchObject({ statusCode: 403, code: 'STORAGE_LIMIT_REACHED' });
     expect(await db().select().from(emails).where(eq(emails.caseId, s.caseId))).toHaveLength(0);
     expect(await storageOfCase(s.caseId)).toBe(0);
     // 900 do, and count toward the case; re-importing the same message adds nothing and is not refused
-    expect(await importEmailFile(s.caseId, emlFile('fits.eml', 'fits@lee-law.example', 900))).toMatchObject({ imported: 1 });
+    expect(await importEmailFile(s.caseId, emlFile('fits.eml', 'fits@lee-law.example', 900))).toMatchObject({
+      imported: 1,
+    });
     expect(await storageOfCase(s.caseId)).toBe(900);
-    expect(await importEmailFile(s.caseId, emlFile('fits.eml', 'fits@lee-law.example', 900))).toMatchObject({ imported: 0, skipped: 1 });
-    expect(await importEmailFile(s.caseId, emlFile('one.eml', 'one@lee-law.example', 1)).catch((error: unknown) => error)).toMatchObject({ code: 'STORAGE_LIMIT_REACHED' });
+    expect(await importEmailFile(s.caseId, emlFile('fits.eml', 'fits@lee-law.example', 900))).toMatchObject({
+      imported: 0,
+      skipped: 1,
+    });
+    expect(
+      await importEmailFile(s.caseId, emlFile('one.eml', 'one@lee-law.example', 1)).catch((error: unknown) => error),
+    ).toMatchObject({ code: 'STORAGE_LIMIT_REACHED' });
     expect(await db().select().from(emails).where(eq(emails.caseId, s.caseId))).toHaveLength(1);
   });
 });

@@ -16,21 +16,35 @@ async function ownerWithCase(name = 'Lee v. Roe') {
 describe('case extension routes', () => {
   it('creates a case in the header organization with the creator as owner, then lists and gets it', async () => {
     const { owner, as, created } = await ownerWithCase();
-    expect(created).toMatchObject({ organizationId: owner.organizationId, name: 'Lee v. Roe', isPro: false, archivedAt: null, deletedAt: null, access: 'owner' });
+    expect(created).toMatchObject({
+      organizationId: owner.organizationId,
+      name: 'Lee v. Roe',
+      isPro: false,
+      archivedAt: null,
+      deletedAt: null,
+      access: 'owner',
+    });
     const list = expectData(await invoke(routes.listCases, as));
     expect(list).toMatchObject({ total: 1, data: [expect.objectContaining({ id: created.id })] });
-    expect(expectData(await invoke(routes.getCase, { ...as, path: { caseId: created.id } }))).toMatchObject({ id: created.id, access: 'owner' });
+    expect(expectData(await invoke(routes.getCase, { ...as, path: { caseId: created.id } }))).toMatchObject({
+      id: created.id,
+      access: 'owner',
+    });
   });
 
   it('renames, archives (hidden from the list unless asked), restores and soft-deletes', async () => {
     const { as, created } = await ownerWithCase();
     const path = { caseId: created.id };
-    expect(expectData(await invoke(routes.updateCase, { ...as, path, body: { name: 'Renamed' } })).name).toBe('Renamed');
+    expect(expectData(await invoke(routes.updateCase, { ...as, path, body: { name: 'Renamed' } })).name).toBe(
+      'Renamed',
+    );
     const archived = expectData(await invoke(routes.updateCase, { ...as, path, body: { archived: true } }));
     expect(archived.archivedAt).not.toBeNull();
     expect(expectData(await invoke(routes.listCases, as)).total).toBe(0);
     expect(expectData(await invoke(routes.listCases, { ...as, query: { includeArchived: 'true' } })).total).toBe(1);
-    expect(expectData(await invoke(routes.updateCase, { ...as, path, body: { archived: false } })).archivedAt).toBeNull();
+    expect(
+      expectData(await invoke(routes.updateCase, { ...as, path, body: { archived: false } })).archivedAt,
+    ).toBeNull();
     expectData(await invoke(routes.deleteCase, { ...as, path }));
     expectError(await invoke(routes.getCase, { ...as, path }), 404, 'NOT_FOUND');
     expect(expectData(await invoke(routes.listCases, { ...as, query: { includeArchived: 'true' } })).total).toBe(0);
@@ -40,21 +54,41 @@ describe('case extension routes', () => {
     const { owner, as, created } = await ownerWithCase();
     const path = (userId: string) => ({ caseId: created.id, userId });
     const colleague = await addMember(owner.organizationId, 'member');
-    expect(expectData(await invoke(routes.grantCaseAccess, { ...as, path: path(colleague.id), body: { access: 'viewer' } }))).toEqual({ caseId: created.id, userId: colleague.id, access: 'viewer' });
+    expect(
+      expectData(await invoke(routes.grantCaseAccess, { ...as, path: path(colleague.id), body: { access: 'viewer' } })),
+    ).toEqual({ caseId: created.id, userId: colleague.id, access: 'viewer' });
     const asColleague = { token: colleague.accessToken, organization: owner.organizationId };
-    expect(expectData(await invoke(routes.getCase, { ...asColleague, path: { caseId: created.id } })).access).toBe('viewer');
-    expectError(await invoke(routes.updateCase, { ...asColleague, path: { caseId: created.id }, body: { name: 'Nope' } }), 403, 'INSUFFICIENT_ROLE');
-    expectError(await invoke(routes.grantCaseAccess, { ...asColleague, path: path(colleague.id), body: { access: 'owner' } }), 403, 'INSUFFICIENT_ROLE');
+    expect(expectData(await invoke(routes.getCase, { ...asColleague, path: { caseId: created.id } })).access).toBe(
+      'viewer',
+    );
+    expectError(
+      await invoke(routes.updateCase, { ...asColleague, path: { caseId: created.id }, body: { name: 'Nope' } }),
+      403,
+      'INSUFFICIENT_ROLE',
+    );
+    expectError(
+      await invoke(routes.grantCaseAccess, { ...asColleague, path: path(colleague.id), body: { access: 'owner' } }),
+      403,
+      'INSUFFICIENT_ROLE',
+    );
 
     expectError(await invoke(routes.revokeCaseAccess, { ...as, path: path(owner.id) }), 400, 'LAST_OWNER');
-    expectError(await invoke(routes.grantCaseAccess, { ...as, path: path(owner.id), body: { access: 'viewer' } }), 400, 'LAST_OWNER');
+    expectError(
+      await invoke(routes.grantCaseAccess, { ...as, path: path(owner.id), body: { access: 'viewer' } }),
+      400,
+      'LAST_OWNER',
+    );
     expectData(await invoke(routes.revokeCaseAccess, { ...as, path: path(colleague.id) }));
-    expectError(await invoke(routes.getCase, { ...asColleague, path: { caseId: created.id } }), 403, 'INSUFFICIENT_ROLE');
+    expectError(
+      await invoke(routes.getCase, { ...asColleague, path: { caseId: created.id } }),
+      403,
+      'INSUFFICIENT_ROLE',
+    );
     expectError(await invoke(routes.revokeCaseAccess, { ...as, path: path(colleague.id) }), 404, 'NOT_FOUND');
     expect(await db().select().from(caseAccess).where(eq(caseAccess.caseId, created.id))).toHaveLength(1);
   });
 
-  it("lets a case admin manage viewers but not demote or remove an owner; a second owner may", async () => {
+  it('lets a case admin manage viewers but not demote or remove an owner; a second owner may', async () => {
     // Prepare: the creator owns the case; a case admin and a second owner
     const { owner, as, created } = await ownerWithCase();
     const path = (userId: string) => ({ caseId: created.id, userId });
@@ -66,24 +100,47 @@ describe('case extension routes', () => {
     const viewer = await addMember(owner.organizationId, 'member');
     // Act / Assess
     expectData(await invoke(routes.grantCaseAccess, { ...asAdmin, path: path(viewer.id), body: { access: 'viewer' } }));
-    expectError(await invoke(routes.grantCaseAccess, { ...asAdmin, path: path(owner.id), body: { access: 'viewer' } }), 403, 'INSUFFICIENT_ROLE');
+    expectError(
+      await invoke(routes.grantCaseAccess, { ...asAdmin, path: path(owner.id), body: { access: 'viewer' } }),
+      403,
+      'INSUFFICIENT_ROLE',
+    );
     expectError(await invoke(routes.revokeCaseAccess, { ...asAdmin, path: path(owner.id) }), 403, 'INSUFFICIENT_ROLE');
-    const accessOf = async (userId: string) => (await db().select().from(caseAccess).where(eq(caseAccess.caseId, created.id))).find((a) => a.userId === userId)?.access;
+    const accessOf = async (userId: string) =>
+      (await db().select().from(caseAccess).where(eq(caseAccess.caseId, created.id))).find((a) => a.userId === userId)
+        ?.access;
     expect(await accessOf(owner.id)).toBe('owner');
     const asSecondOwner = { token: secondOwner.accessToken, organization: owner.organizationId };
-    expect(expectData(await invoke(routes.grantCaseAccess, { ...asSecondOwner, path: path(owner.id), body: { access: 'admin' } })).access).toBe('admin');
+    expect(
+      expectData(
+        await invoke(routes.grantCaseAccess, { ...asSecondOwner, path: path(owner.id), body: { access: 'admin' } }),
+      ).access,
+    ).toBe('admin');
     expect(await accessOf(owner.id)).toBe('admin');
   });
 
   it('answers 400 naming the field for a rename Postgres cannot hold, never a 500', async () => {
     const { as, created } = await ownerWithCase();
-    expectError(await invoke(routes.updateCase, { ...as, path: { caseId: created.id }, body: { name: 'Re\u0000named' } }), 400, 'VALIDATION_FAILED', ['body.name']);
+    expectError(
+      await invoke(routes.updateCase, { ...as, path: { caseId: created.id }, body: { name: 'Re\u0000named' } }),
+      400,
+      'VALIDATION_FAILED',
+      ['body.name'],
+    );
   });
 
   it('grants access only to members of the organization', async () => {
     const { as, created } = await ownerWithCase();
     const outsider = await createUser();
-    expectError(await invoke(routes.grantCaseAccess, { ...as, path: { caseId: created.id, userId: outsider.id }, body: { access: 'viewer' } }), 404, 'NOT_FOUND');
+    expectError(
+      await invoke(routes.grantCaseAccess, {
+        ...as,
+        path: { caseId: created.id, userId: outsider.id },
+        body: { access: 'viewer' },
+      }),
+      404,
+      'NOT_FOUND',
+    );
   });
 
   it('never shows a case to another organization, even with its own header', async () => {
@@ -93,7 +150,15 @@ describe('case extension routes', () => {
     const refused = await invoke(routes.getCase, { ...asOther, path: { caseId: created.id } });
     expectError(refused, 403, 'FORBIDDEN');
     expect(JSON.stringify(refused.body)).not.toContain('Lee v. Roe');
-    expectError(await invoke(routes.getCase, { token: other.accessToken, organization: created.organizationId, path: { caseId: created.id } }), 403, 'NOT_A_MEMBER');
+    expectError(
+      await invoke(routes.getCase, {
+        token: other.accessToken,
+        organization: created.organizationId,
+        path: { caseId: created.id },
+      }),
+      403,
+      'NOT_A_MEMBER',
+    );
     expectError(await invoke(routes.deleteCase, { ...asOther, path: { caseId: created.id } }), 403, 'FORBIDDEN');
   });
 
@@ -104,12 +169,24 @@ describe('case extension routes', () => {
     [{ name: 'Lee\u0000Roe' }, 'body.name'],
   ])('answers 400 naming the field for %j', async (body, field) => {
     const owner = await createUser();
-    expectError(await invoke(routes.createCase, { token: owner.accessToken, organization: owner.organizationId, body }), 400, 'VALIDATION_FAILED', [field]);
+    expectError(
+      await invoke(routes.createCase, { token: owner.accessToken, organization: owner.organizationId, body }),
+      400,
+      'VALIDATION_FAILED',
+      [field],
+    );
   });
 
   it('ignores a field the contract does not show (tolerant reader): the case is opened without it', async () => {
     const owner = await createUser();
-    const created = expectData(await invoke(routes.createCase, { token: owner.accessToken, organization: owner.organizationId, body: { name: 'Extra v. Field', isPro: true, extra: 1 } }), 201);
+    const created = expectData(
+      await invoke(routes.createCase, {
+        token: owner.accessToken,
+        organization: owner.organizationId,
+        body: { name: 'Extra v. Field', isPro: true, extra: 1 },
+      }),
+      201,
+    );
     expect(created).toMatchObject({ name: 'Extra v. Field', isPro: false });
     expect(created).not.toHaveProperty('extra');
   });
@@ -117,9 +194,32 @@ describe('case extension routes', () => {
   it('needs member role or above and an active plan to open a case', async () => {
     const owner = await createUser();
     const client = await addMember(owner.organizationId, 'client');
-    expectError(await invoke(routes.createCase, { token: client.accessToken, organization: owner.organizationId, body: { name: 'x' } }), 403, 'INSUFFICIENT_ROLE');
-    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
-    expectError(await invoke(routes.createCase, { token: owner.accessToken, organization: owner.organizationId, body: { name: 'x' } }), 403, 'NO_ACTIVE_PLAN');
-    expectError(await invoke(routes.createCase, { organization: owner.organizationId, body: { name: 'x' } }), 401, 'UNAUTHENTICATED');
+    expectError(
+      await invoke(routes.createCase, {
+        token: client.accessToken,
+        organization: owner.organizationId,
+        body: { name: 'x' },
+      }),
+      403,
+      'INSUFFICIENT_ROLE',
+    );
+    await db()
+      .update(organizationPlans)
+      .set({ isActive: false })
+      .where(eq(organizationPlans.organizationId, owner.organizationId));
+    expectError(
+      await invoke(routes.createCase, {
+        token: owner.accessToken,
+        organization: owner.organizationId,
+        body: { name: 'x' },
+      }),
+      403,
+      'NO_ACTIVE_PLAN',
+    );
+    expectError(
+      await invoke(routes.createCase, { organization: owner.organizationId, body: { name: 'x' } }),
+      401,
+      'UNAUTHENTICATED',
+    );
   });
 });

@@ -36,17 +36,28 @@ const onServer = (url: string) => {
 const photo = { name: 'IMG 0001.jpg', contentType: 'image/jpeg', size: 3 };
 
 async function linksFor(s: Awaited<ReturnType<typeof caseWithOwner>>, files: unknown[] = [photo]) {
-  return invoke(routes.createAttachmentUploads, { token: s.owner.accessToken, organization: s.organizationId, query: { caseId: s.caseId }, body: { files } });
+  return invoke(routes.createAttachmentUploads, {
+    token: s.owner.accessToken,
+    organization: s.organizationId,
+    query: { caseId: s.caseId },
+    body: { files },
+  });
 }
 
 describe('POST /extraction/case/attachment-uploads', () => {
   it('gives a signed PUT link under the case prefix; the uploaded object is then linked by a note import', async () => {
     // Prepare
     const s = await caseWithOwner();
-    const { uploads } = expectData(await linksFor(s, [photo, { name: '../../secret.pdf', contentType: 'application/pdf', size: 10 }]));
+    const { uploads } = expectData(
+      await linksFor(s, [photo, { name: '../../secret.pdf', contentType: 'application/pdf', size: 10 }]),
+    );
     // Act: upload the photo as the extractor would, then import a note that references it
     const [image, pdf] = uploads;
-    const put = await fetch(onServer(image.url), { method: 'PUT', headers: image.headers, body: new Uint8Array([1, 2, 3]) });
+    const put = await fetch(onServer(image.url), {
+      method: 'PUT',
+      headers: image.headers,
+      body: new Uint8Array([1, 2, 3]),
+    });
     const imported = expectData(
       await invoke(routes.importCaseNotes, {
         token: s.owner.accessToken,
@@ -78,7 +89,8 @@ describe('POST /extraction/case/attachment-uploads', () => {
   it('refuses an upload with another content type, a changed key or size, more bytes than signed for, or after the link expired', async () => {
     const s = await caseWithOwner();
     const [link] = expectData(await linksFor(s)).uploads;
-    const put = (url: string, body: Uint8Array, headers: Record<string, string> = link.headers) => fetch(onServer(url), { method: 'PUT', headers, body });
+    const put = (url: string, body: Uint8Array, headers: Record<string, string> = link.headers) =>
+      fetch(onServer(url), { method: 'PUT', headers, body });
     const otherKey = link.url.replace('/notes/', '/notes/x');
     const biggerSize = link.url.replace('size=3', 'size=30');
 
@@ -99,7 +111,17 @@ describe('POST /extraction/case/attachment-uploads', () => {
     [{ files: Array.from({ length: 101 }, () => photo) }, 'body.files'],
   ])('answers 400 naming the field for %j', async (body, field) => {
     const s = await caseWithOwner();
-    expectError(await invoke(routes.createAttachmentUploads, { token: s.owner.accessToken, organization: s.organizationId, query: { caseId: s.caseId }, body }), 400, 'VALIDATION_FAILED', [field]);
+    expectError(
+      await invoke(routes.createAttachmentUploads, {
+        token: s.owner.accessToken,
+        organization: s.organizationId,
+        query: { caseId: s.caseId },
+        body,
+      }),
+      400,
+      'VALIDATION_FAILED',
+      [field],
+    );
   });
 
   it('needs owner or admin access to a case of the header organization, like the import', async () => {
@@ -107,7 +129,13 @@ describe('POST /extraction/case/attachment-uploads', () => {
     const viewer = await memberWithAccess(s.organizationId, s.caseId, 'viewer');
     const admin = await memberWithAccess(s.organizationId, s.caseId, 'admin');
     const other = await caseWithOwner();
-    const ask = (token: string, organization: string) => invoke(routes.createAttachmentUploads, { token, organization, query: { caseId: s.caseId }, body: { files: [photo] } });
+    const ask = (token: string, organization: string) =>
+      invoke(routes.createAttachmentUploads, {
+        token,
+        organization,
+        query: { caseId: s.caseId },
+        body: { files: [photo] },
+      });
     expectError(await ask(viewer.accessToken, s.organizationId), 403, 'INSUFFICIENT_ROLE');
     expectError(await ask(other.owner.accessToken, other.organizationId), 403, 'FORBIDDEN');
     expectError(await ask(other.owner.accessToken, s.organizationId), 403, 'NOT_A_MEMBER');

@@ -3,7 +3,13 @@ import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
-import { emailThreads, networkConversations, networkMessages, organizations, supportTickets } from '../../lib/db/schema';
+import {
+  emailThreads,
+  networkConversations,
+  networkMessages,
+  organizations,
+  supportTickets,
+} from '../../lib/db/schema';
 import { createUser, updateUserRow } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
 import { caseWithOwner, createProfile } from './material-helpers';
@@ -19,14 +25,50 @@ describe('GET /chat-platform/{caseId}/profile/{chatPlatformId}/support-tickets s
   async function tickets() {
     const s = await caseWithOwner();
     const profile = await createProfile(s.caseId, 'chat_platform', 'ann#1', true);
-    await db().insert(supportTickets).values([
-      { caseId: s.caseId, profileId: profile.id, ticketId: 20, subject: 'Second', ticketCreatedAt: day(2), comments: [] },
-      { caseId: s.caseId, profileId: profile.id, ticketId: 30, subject: 'Undated', ticketCreatedAt: null, comments: [] },
-      { caseId: s.caseId, profileId: profile.id, ticketId: 10, subject: 'First', ticketCreatedAt: day(1), comments: [] },
-      { caseId: s.caseId, profileId: profile.id, ticketId: 40, subject: 'Third', ticketCreatedAt: day(3), comments: [] },
-    ]);
+    await db()
+      .insert(supportTickets)
+      .values([
+        {
+          caseId: s.caseId,
+          profileId: profile.id,
+          ticketId: 20,
+          subject: 'Second',
+          ticketCreatedAt: day(2),
+          comments: [],
+        },
+        {
+          caseId: s.caseId,
+          profileId: profile.id,
+          ticketId: 30,
+          subject: 'Undated',
+          ticketCreatedAt: null,
+          comments: [],
+        },
+        {
+          caseId: s.caseId,
+          profileId: profile.id,
+          ticketId: 10,
+          subject: 'First',
+          ticketCreatedAt: day(1),
+          comments: [],
+        },
+        {
+          caseId: s.caseId,
+          profileId: profile.id,
+          ticketId: 40,
+          subject: 'Third',
+          ticketCreatedAt: day(3),
+          comments: [],
+        },
+      ]);
     return async (query: Record<string, string> = {}) => {
-      const page = expectData(await invoke(routes.listSupportTickets, { token: s.owner.accessToken, path: { caseId: s.caseId, chatPlatformId: profile.id }, query }));
+      const page = expectData(
+        await invoke(routes.listSupportTickets, {
+          token: s.owner.accessToken,
+          path: { caseId: s.caseId, chatPlatformId: profile.id },
+          query,
+        }),
+      );
       return page.data.map((t: { ticketId: number }) => t.ticketId);
     };
   }
@@ -49,14 +91,32 @@ describe('GET /professional-network/{caseId}/search-messages sortOrder', () => {
   it('answers newest first by default and with sortOrder=desc, oldest first with sortOrder=asc', async () => {
     const s = await caseWithOwner();
     const profile = await createProfile(s.caseId, 'professional_network', 'Ann Lee', true);
-    const [conversation] = await db().insert(networkConversations).values({ caseId: s.caseId, profileId: profile.id, externalId: 'c1', title: 'Deal', participants: [] }).returning();
+    const [conversation] = await db()
+      .insert(networkConversations)
+      .values({ caseId: s.caseId, profileId: profile.id, externalId: 'c1', title: 'Deal', participants: [] })
+      .returning();
     for (const d of [2, 1, 3]) {
       await db()
         .insert(networkMessages)
-        .values({ caseId: s.caseId, conversationId: conversation!.id, profileId: profile.id, externalId: `m${d}`, from: 'Ann Lee', to: 'Bob Roe', date: day(d), content: `contract ${d}` });
+        .values({
+          caseId: s.caseId,
+          conversationId: conversation!.id,
+          profileId: profile.id,
+          externalId: `m${d}`,
+          from: 'Ann Lee',
+          to: 'Bob Roe',
+          date: day(d),
+          content: `contract ${d}`,
+        });
     }
     const dates = async (query: Record<string, string> = {}) => {
-      const page = expectData(await invoke(routes.searchNetworkMessages, { token: s.owner.accessToken, path: { caseId: s.caseId }, query: { searchText: 'contract', ...query } }));
+      const page = expectData(
+        await invoke(routes.searchNetworkMessages, {
+          token: s.owner.accessToken,
+          path: { caseId: s.caseId },
+          query: { searchText: 'contract', ...query },
+        }),
+      );
       return page.data.map((m: { date: string }) => Number(m.date.slice(8, 10)));
     };
     expect(await dates()).toEqual([3, 2, 1]);
@@ -73,11 +133,18 @@ describe('GET /admin/report/org-report sortOrder', () => {
     const names = ['Older', 'Middle', 'Newer'].map((n) => `${word} ${n}`);
     for (const [index, name] of names.entries()) {
       const owner = await createUser({ organizationName: name });
-      await db().update(organizations).set({ createdAt: day(index + 1) }).where(eq(organizations.id, owner.organizationId));
+      await db()
+        .update(organizations)
+        .set({ createdAt: day(index + 1) })
+        .where(eq(organizations.id, owner.organizationId));
     }
     const report = async (query: Record<string, string> = {}) => {
-      const page = expectData(await invoke(routes.getOrganizationReport, { token: admin.accessToken, query: { searchText: word, ...query } }));
-      return page.data.map((entry: { organization: { name: string } }) => entry.organization.name.replace(`${word} `, ''));
+      const page = expectData(
+        await invoke(routes.getOrganizationReport, { token: admin.accessToken, query: { searchText: word, ...query } }),
+      );
+      return page.data.map((entry: { organization: { name: string } }) =>
+        entry.organization.name.replace(`${word} `, ''),
+      );
     };
     expect(await report()).toEqual(['Newer', 'Middle', 'Older']);
     expect(await report({ sortOrder: 'desc' })).toEqual(['Newer', 'Middle', 'Older']);
@@ -89,10 +156,14 @@ describe('extension lists sortOrder', () => {
   it('lists email threads by latest activity, newest first by default, oldest first with sortOrder=asc', async () => {
     const s = await caseWithOwner();
     for (const d of [2, 1, 3]) {
-      await db().insert(emailThreads).values({ caseId: s.caseId, rootMessageId: `<t${d}@seed>`, subject: `Thread ${d}`, lastMessageAt: day(d) });
+      await db()
+        .insert(emailThreads)
+        .values({ caseId: s.caseId, rootMessageId: `<t${d}@seed>`, subject: `Thread ${d}`, lastMessageAt: day(d) });
     }
     const subjects = async (query: Record<string, string> = {}) =>
-      expectData(await invoke(routes.listEmailThreads, { token: s.owner.accessToken, path: { caseId: s.caseId }, query })).data.map((t: { subject: string }) => t.subject);
+      expectData(
+        await invoke(routes.listEmailThreads, { token: s.owner.accessToken, path: { caseId: s.caseId }, query }),
+      ).data.map((t: { subject: string }) => t.subject);
     expect(await subjects()).toEqual(['Thread 3', 'Thread 2', 'Thread 1']);
     expect(await subjects({ sortOrder: 'asc' })).toEqual(['Thread 1', 'Thread 2', 'Thread 3']);
   });
@@ -101,7 +172,9 @@ describe('extension lists sortOrder', () => {
     const s = await caseWithOwner();
     for (const name of ['Bea', 'Abe', 'Cid']) await createProfile(s.caseId, 'chat_platform', name, true);
     const names = async (query: Record<string, string> = {}) =>
-      expectData(await invoke(routes.listChatProfiles, { token: s.owner.accessToken, path: { caseId: s.caseId }, query })).data.map((p: { name: string }) => p.name);
+      expectData(
+        await invoke(routes.listChatProfiles, { token: s.owner.accessToken, path: { caseId: s.caseId }, query }),
+      ).data.map((p: { name: string }) => p.name);
     expect(await names()).toEqual(['Abe', 'Bea', 'Cid']);
     expect(await names({ sortOrder: 'desc' })).toEqual(['Cid', 'Bea', 'Abe']);
   });

@@ -14,14 +14,29 @@ async function scenario() {
   const hot = await createTag(organizationId, caseId, 'Hot');
   const { threadId, emailIds } = await seedThread(caseId, [
     { minute: 0, to: ['bob@roe.example'], folders: ['INBOX'], tagIds: [privileged.id] },
-    { minute: 1, from: 'bob@roe.example', to: ['ann@lee.example'], cc: ['carl@Court.example'], folders: ['SENT'], starred: true, tagIds: [hot.id] },
-    { minute: 2, to: ['dana@court.example'], folders: ['INBOX', 'Legal'], unread: true, tagIds: [privileged.id, hot.id] },
+    {
+      minute: 1,
+      from: 'bob@roe.example',
+      to: ['ann@lee.example'],
+      cc: ['carl@Court.example'],
+      folders: ['SENT'],
+      starred: true,
+      tagIds: [hot.id],
+    },
+    {
+      minute: 2,
+      to: ['dana@court.example'],
+      folders: ['INBOX', 'Legal'],
+      unread: true,
+      tagIds: [privileged.id, hot.id],
+    },
     { minute: 3, to: ['erin@other.example'], folders: ['ARCHIVE'], removedTagIds: [hot.id] },
     { minute: 4, to: ['bob@roe.example'] },
   ]);
   const list = (query: Record<string, string | string[]> = {}, token = owner.accessToken) =>
     invoke(routes.listThreadEmails, { token, path: { caseId, threadId }, query });
-  const subjectsOf = async (query: Record<string, string | string[]>) => expectData(await list(query)).data?.map((e: { subject: string }) => e.subject) ?? [];
+  const subjectsOf = async (query: Record<string, string | string[]>) =>
+    expectData(await list(query)).data?.map((e: { subject: string }) => e.subject) ?? [];
   return { owner, caseId, organizationId, threadId, emailIds, privileged, hot, list, subjectsOf };
 }
 
@@ -30,18 +45,28 @@ describe('GET /local-emails/{caseId}/threads/{threadId}/emails', () => {
     const s = await scenario();
     const page = expectData(await s.list());
     expect(page).toMatchObject({ total: 5, page: 1, perPage: 10, totalPages: 1, nextPage: null, previousPage: null });
-    expect(page.data.map((e: { subject: string }) => e.subject)).toEqual(['Email 0', 'Email 1', 'Email 2', 'Email 3', 'Email 4']);
+    expect(page.data.map((e: { subject: string }) => e.subject)).toEqual([
+      'Email 0',
+      'Email 1',
+      'Email 2',
+      'Email 3',
+      'Email 4',
+    ]);
     expect(page.data[2]).toMatchObject({
       emailDataProvider: null,
       threadId: s.threadId,
       unread: true,
       folders: ['INBOX', 'Legal'],
-      tags: expect.arrayContaining([expect.objectContaining({ name: 'Privileged', nameLowercase: 'privileged', isActive: true })]),
+      tags: expect.arrayContaining([
+        expect.objectContaining({ name: 'Privileged', nameLowercase: 'privileged', isActive: true }),
+      ]),
       attachments: [],
     });
     // A removed tag stays in attachedTags with its removal, but not in tags.
     expect(page.data[3].tags).toEqual([]);
-    expect(page.data[3].attachedTags).toEqual([expect.objectContaining({ tagId: s.hot.id, tag: 'Hot', removedBy: 'user', removedAt: expect.any(String) })]);
+    expect(page.data[3].attachedTags).toEqual([
+      expect.objectContaining({ tagId: s.hot.id, tag: 'Hot', removedBy: 'user', removedAt: expect.any(String) }),
+    ]);
   });
 
   it.each([
@@ -66,22 +91,69 @@ describe('GET /local-emails/{caseId}/threads/{threadId}/emails', () => {
   ])('filters %j', async (query, expected) => {
     const s = await scenario();
     const resolved = Object.fromEntries(
-      Object.entries(query).map(([key, value]) => [key, Array.isArray(value) ? value : value.replace('PRIV', s.privileged.id).replace('HOT', s.hot.id).replace('TAG', s.privileged.id)]),
+      Object.entries(query).map(([key, value]) => [
+        key,
+        Array.isArray(value)
+          ? value
+          : value.replace('PRIV', s.privileged.id).replace('HOT', s.hot.id).replace('TAG', s.privileged.id),
+      ]),
     );
     expect(await s.subjectsOf(resolved)).toEqual(expected);
   });
 
   it('loads attachments and tags as full records', async () => {
     const s = await scenario();
-    await db().insert(attachments).values([
-      { emailId: s.emailIds[1]!, name: 'offer.pdf', providerId: 'cases/x/offer.pdf', convertedName: null, convertedProviderId: '', provider: 'object-storage', size: 2048, transferState: null },
-      { emailId: s.emailIds[1]!, name: 'annex.docx', providerId: 'cases/x/annex.docx', convertedName: 'annex.pdf', convertedProviderId: 'cases/x/annex.pdf', provider: 'object-storage', size: 10, transferState: 2 },
-    ]);
+    await db()
+      .insert(attachments)
+      .values([
+        {
+          emailId: s.emailIds[1]!,
+          name: 'offer.pdf',
+          providerId: 'cases/x/offer.pdf',
+          convertedName: null,
+          convertedProviderId: '',
+          provider: 'object-storage',
+          size: 2048,
+          transferState: null,
+        },
+        {
+          emailId: s.emailIds[1]!,
+          name: 'annex.docx',
+          providerId: 'cases/x/annex.docx',
+          convertedName: 'annex.pdf',
+          convertedProviderId: 'cases/x/annex.pdf',
+          provider: 'object-storage',
+          size: 10,
+          transferState: 2,
+        },
+      ]);
     const page = expectData(await s.list({ starred: 'true' }));
     const [email] = page.data;
     expect(email.attachments).toEqual([
-      { id: expect.any(String), name: 'annex.docx', providerId: 'cases/x/annex.docx', convertedName: 'annex.pdf', convertedProviderId: 'cases/x/annex.pdf', provider: 'object-storage', size: 10, transferState: 2, createdAt: expect.any(String), updatedAt: expect.any(String) },
-      { id: expect.any(String), name: 'offer.pdf', providerId: 'cases/x/offer.pdf', convertedName: null, convertedProviderId: '', provider: 'object-storage', size: 2048, transferState: null, createdAt: expect.any(String), updatedAt: expect.any(String) },
+      {
+        id: expect.any(String),
+        name: 'annex.docx',
+        providerId: 'cases/x/annex.docx',
+        convertedName: 'annex.pdf',
+        convertedProviderId: 'cases/x/annex.pdf',
+        provider: 'object-storage',
+        size: 10,
+        transferState: 2,
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+      },
+      {
+        id: expect.any(String),
+        name: 'offer.pdf',
+        providerId: 'cases/x/offer.pdf',
+        convertedName: null,
+        convertedProviderId: '',
+        provider: 'object-storage',
+        size: 2048,
+        transferState: null,
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+      },
     ]);
     expect(email.tags).toEqual([
       {
@@ -99,17 +171,36 @@ describe('GET /local-emails/{caseId}/threads/{threadId}/emails', () => {
         updatedAt: s.hot.updatedAt.toISOString(),
       },
     ]);
-    expect(email.attachedTags).toEqual([{ tagId: s.hot.id, tag: 'Hot', addedBy: 'user', addedById: null, removedAt: null, removedBy: null, removedById: null }]);
+    expect(email.attachedTags).toEqual([
+      {
+        tagId: s.hot.id,
+        tag: 'Hot',
+        addedBy: 'user',
+        addedById: null,
+        removedAt: null,
+        removedBy: null,
+        removedById: null,
+      },
+    ]);
     // The other emails of the page carry no attachment of another email.
-    expect(expectData(await s.list()).data.filter((e: { attachments: unknown[] }) => e.attachments.length > 0)).toHaveLength(1);
+    expect(
+      expectData(await s.list()).data.filter((e: { attachments: unknown[] }) => e.attachments.length > 0),
+    ).toHaveLength(1);
   });
 
   it('sends the same number of queries whatever the page holds (no N+1)', async () => {
     const s = await scenario();
     const small = await seedThread(s.caseId, [{ minute: 0 }]);
-    await db().insert(attachments).values(s.emailIds.map((emailId) => ({ emailId, name: 'a.txt', providerId: `k/${emailId}`, size: 1 })));
+    await db()
+      .insert(attachments)
+      .values(s.emailIds.map((emailId) => ({ emailId, name: 'a.txt', providerId: `k/${emailId}`, size: 1 })));
     const one = await countQueries(() => s.list({}, s.owner.accessToken));
-    const onSmall = await countQueries(() => invoke(routes.listThreadEmails, { token: s.owner.accessToken, path: { caseId: s.caseId, threadId: small.threadId } }));
+    const onSmall = await countQueries(() =>
+      invoke(routes.listThreadEmails, {
+        token: s.owner.accessToken,
+        path: { caseId: s.caseId, threadId: small.threadId },
+      }),
+    );
     expect(expectData(one.result).data).toHaveLength(5);
     expect(expectData(onSmall.result).data).toHaveLength(1);
     expect(one.queries).toBeGreaterThan(3);
@@ -127,14 +218,21 @@ describe('GET /local-emails/{caseId}/threads/{threadId}/emails', () => {
   });
 
   it.each([
-    [{ domains: 'court.example', excludeDomains: 'COURT.example' }, 'query.excludeDomains', 'domains and excludeDomains overlap'],
+    [
+      { domains: 'court.example', excludeDomains: 'COURT.example' },
+      'query.excludeDomains',
+      'domains and excludeDomains overlap',
+    ],
     [{ tags: 'HOT', excludeTags: 'HOT' }, 'query.excludeTags', 'tags and excludeTags overlap'],
     [{ tags: 'PRIV,UPPERHOT', excludeTags: 'HOT' }, 'query.excludeTags', 'tags and excludeTags overlap'],
     [{ untagged: '1', tags: 'HOT', excludeTags: 'HOT' }, 'query.excludeTags', 'tags and excludeTags overlap'],
   ])('answers 400 VALIDATION_FAILED naming the field when %j overlap', async (query, field, message) => {
     const s = await scenario();
     const resolved = Object.fromEntries(
-      Object.entries(query).map(([k, v]) => [k, v.replace('UPPERHOT', s.hot.id.toUpperCase()).replace('HOT', s.hot.id).replace('PRIV', s.privileged.id)]),
+      Object.entries(query).map(([k, v]) => [
+        k,
+        v.replace('UPPERHOT', s.hot.id.toUpperCase()).replace('HOT', s.hot.id).replace('PRIV', s.privileged.id),
+      ]),
     );
     const result = await s.list(resolved);
     expectError(result, 400, 'VALIDATION_FAILED', [field]);
@@ -163,8 +261,22 @@ describe('GET /local-emails/{caseId}/threads/{threadId}/emails', () => {
     const s = await scenario();
     const other = await caseWithOwner();
     const foreign = await seedThread(other.caseId, [{ minute: 0 }]);
-    expectError(await invoke(routes.listThreadEmails, { token: s.owner.accessToken, path: { caseId: s.caseId, threadId: foreign.threadId } }), 404, 'NOT_FOUND');
-    expectError(await invoke(routes.listThreadEmails, { token: s.owner.accessToken, path: { caseId: s.caseId, threadId: '01a2028b-8234-78ea-a301-3af91dee41ca' } }), 404, 'NOT_FOUND');
+    expectError(
+      await invoke(routes.listThreadEmails, {
+        token: s.owner.accessToken,
+        path: { caseId: s.caseId, threadId: foreign.threadId },
+      }),
+      404,
+      'NOT_FOUND',
+    );
+    expectError(
+      await invoke(routes.listThreadEmails, {
+        token: s.owner.accessToken,
+        path: { caseId: s.caseId, threadId: '01a2028b-8234-78ea-a301-3af91dee41ca' },
+      }),
+      404,
+      'NOT_FOUND',
+    );
   });
 
   it('never shows another organization or a member without case access any data', async () => {
@@ -176,10 +288,18 @@ describe('GET /local-emails/{caseId}/threads/{threadId}/emails', () => {
     const colleague = await memberWithAccess(s.organizationId, s.caseId, 'viewer');
     expectData(await s.list({}, colleague.accessToken));
     // Case access outlives membership in the table, never in effect: a former member reads nothing.
-    await db().delete(organizationMembers).where(and(eq(organizationMembers.organizationId, s.organizationId), eq(organizationMembers.userId, colleague.id)));
+    await db()
+      .delete(organizationMembers)
+      .where(
+        and(eq(organizationMembers.organizationId, s.organizationId), eq(organizationMembers.userId, colleague.id)),
+      );
     const former = await s.list({}, colleague.accessToken);
     expectError(former, 403, 'INSUFFICIENT_ROLE');
     expect(JSON.stringify(former.body)).not.toContain('Email 0');
-    expectError(await invoke(routes.listThreadEmails, { path: { caseId: s.caseId, threadId: s.threadId } }), 401, 'UNAUTHENTICATED');
+    expectError(
+      await invoke(routes.listThreadEmails, { path: { caseId: s.caseId, threadId: s.threadId } }),
+      401,
+      'UNAUTHENTICATED',
+    );
   });
 });

@@ -1,18 +1,35 @@
 import { randomBytes } from 'node:crypto';
 import { db } from '../../lib/db/client';
-import { caseAccess, cases, emails, emailTags, emailThreads, materialProfiles, organizationMembers, tags } from '../../lib/db/schema';
+import {
+  caseAccess,
+  cases,
+  emails,
+  emailTags,
+  emailThreads,
+  materialProfiles,
+  organizationMembers,
+  tags,
+} from '../../lib/db/schema';
 import { createUser, type TestUser } from '../harness/actors';
 
 /** An organization owner with a case they own. */
 export async function caseWithOwner() {
   const owner = await createUser();
-  const [row] = await db().insert(cases).values({ organizationId: owner.organizationId, name: `Case ${randomBytes(3).toString('hex')}` }).returning();
+  const [row] = await db()
+    .insert(cases)
+    .values({ organizationId: owner.organizationId, name: `Case ${randomBytes(3).toString('hex')}` })
+    .returning();
   await db().insert(caseAccess).values({ caseId: row!.id, userId: owner.id, access: 'owner' });
   return { owner, caseId: row!.id, organizationId: owner.organizationId };
 }
 
 /** A member of the organization holding `access` to the case. */
-export async function memberWithAccess(organizationId: string, caseId: string, access: 'owner' | 'admin' | 'viewer' | 'opposing_counsel', role: 'member' | 'client' = 'member'): Promise<TestUser> {
+export async function memberWithAccess(
+  organizationId: string,
+  caseId: string,
+  access: 'owner' | 'admin' | 'viewer' | 'opposing_counsel',
+  role: 'member' | 'client' = 'member',
+): Promise<TestUser> {
   const user = await createUser();
   await db().insert(organizationMembers).values({ organizationId, userId: user.id, role });
   await db().insert(caseAccess).values({ caseId, userId: user.id, access });
@@ -20,7 +37,10 @@ export async function memberWithAccess(organizationId: string, caseId: string, a
 }
 
 export async function createTag(organizationId: string, caseId: string, name: string) {
-  const [tag] = await db().insert(tags).values({ organizationId, caseId, name, nameLowercase: name.toLowerCase() }).returning();
+  const [tag] = await db()
+    .insert(tags)
+    .values({ organizationId, caseId, name, nameLowercase: name.toLowerCase() })
+    .returning();
   return tag!;
 }
 
@@ -40,7 +60,12 @@ export interface SeedEmail {
 export async function seedThread(caseId: string, specs: SeedEmail[]) {
   const [thread] = await db()
     .insert(emailThreads)
-    .values({ caseId, rootMessageId: `<${randomBytes(6).toString('hex')}@seed>`, subject: 'Seeded', messageCount: specs.length })
+    .values({
+      caseId,
+      rootMessageId: `<${randomBytes(6).toString('hex')}@seed>`,
+      subject: 'Seeded',
+      messageCount: specs.length,
+    })
     .returning();
   const ids: string[] = [];
   for (const [index, spec] of specs.entries()) {
@@ -70,15 +95,26 @@ export async function seedThread(caseId: string, specs: SeedEmail[]) {
         participantDomains: [...new Set(participants.map((p) => p.split('@')[1]!))],
       })
       .returning();
-    for (const tagId of spec.tagIds ?? []) await db().insert(emailTags).values({ emailId: email!.id, tagId, addedBy: 'user' });
-    for (const tagId of spec.removedTagIds ?? []) await db().insert(emailTags).values({ emailId: email!.id, tagId, addedBy: 'user', removedAt: new Date(), removedBy: 'user' });
+    for (const tagId of spec.tagIds ?? [])
+      await db().insert(emailTags).values({ emailId: email!.id, tagId, addedBy: 'user' });
+    for (const tagId of spec.removedTagIds ?? [])
+      await db()
+        .insert(emailTags)
+        .values({ emailId: email!.id, tagId, addedBy: 'user', removedAt: new Date(), removedBy: 'user' });
     ids.push(email!.id);
   }
   return { threadId: thread!.id, emailIds: ids };
 }
 
-export async function createProfile(caseId: string, platform: 'professional_network' | 'chat_platform', name: string, visibleToOpposingCounsel: boolean) {
-  const [profile] = await db().insert(materialProfiles).values({ caseId, platform, externalId: name, name, visibleToOpposingCounsel }).returning();
+export async function createProfile(
+  caseId: string,
+  platform: 'professional_network' | 'chat_platform',
+  name: string,
+  visibleToOpposingCounsel: boolean,
+) {
+  const [profile] = await db()
+    .insert(materialProfiles)
+    .values({ caseId, platform, externalId: name, name, visibleToOpposingCounsel })
+    .returning();
   return profile!;
 }
-

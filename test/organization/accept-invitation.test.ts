@@ -14,7 +14,10 @@ const ONE_MONTH_AND_A_DAY = 32 * 86_400;
 async function invited(owner: TestUser, options: { email?: string; role?: string } = {}) {
   const email = options.email ?? uniqueEmail('invitee');
   const body = options.role ? { emails: [email], role: options.role } : { emails: [email] };
-  expectData(await invoke(routes.inviteUsers, { token: owner.accessToken, path: { orgId: owner.organizationId }, body }), 201);
+  expectData(
+    await invoke(routes.inviteUsers, { token: owner.accessToken, path: { orgId: owner.organizationId }, body }),
+    201,
+  );
   const [row] = await db()
     .select()
     .from(invitations)
@@ -22,9 +25,15 @@ async function invited(owner: TestUser, options: { email?: string; role?: string
   return { email: email.toLowerCase(), row: row!, token: tokenFromEmail(email, INVITED) };
 }
 
-const accept = (orgId: string, body: Record<string, unknown>) => invoke(routes.acceptInvitation, { path: { orgId }, body });
+const accept = (orgId: string, body: Record<string, unknown>) =>
+  invoke(routes.acceptInvitation, { path: { orgId }, body });
 
-const newcomer = (token: string, email: string) => ({ token, email, name: 'Nora Newcomer', password: 'a-long-password' });
+const newcomer = (token: string, email: string) => ({
+  token,
+  email,
+  name: 'Nora Newcomer',
+  password: 'a-long-password',
+});
 
 const invitationById = async (id: string) => (await db().select().from(invitations).where(eq(invitations.id, id)))[0]!;
 
@@ -36,7 +45,11 @@ const membership = (orgId: string, userId: string) =>
 
 /** Verifies a registered user's address (an unverified account is taken over on accept, not joined). */
 const verifyEmailOf = async (user: TestUser) =>
-  expectData(await invoke(routes.verifyEmail, { body: { token: tokenFromEmail(user.email, 'Verify your email address'), email: user.email } }));
+  expectData(
+    await invoke(routes.verifyEmail, {
+      body: { token: tokenFromEmail(user.email, 'Verify your email address'), email: user.email },
+    }),
+  );
 
 const userByEmail = async (email: string) => (await db().select().from(users).where(eq(users.email, email)))[0];
 
@@ -56,17 +69,26 @@ describe('POST /organization/{orgId}/invitation/accept', () => {
     expect(data.login.refreshToken).toMatch(/^cebs_rt_/);
     expect(data.login.userProfile).toMatchObject({ email, name: 'Nora Newcomer', isEmailVerified: true });
     expect(data.login.userProfile.organizations).toEqual([
-      expect.objectContaining({ organization: expect.objectContaining({ id: owner.organizationId }), permission: { role: 'employee' } }),
+      expect.objectContaining({
+        organization: expect.objectContaining({ id: owner.organizationId }),
+        permission: { role: 'employee' },
+      }),
     ]);
 
     const user = await userByEmail(email);
     expect(user).toMatchObject({ id: data.login.userProfile.id, isEmailVerified: true });
     expect(await membership(owner.organizationId, user!.id)).toEqual([expect.objectContaining({ role: 'employee' })]);
-    expect(await invitationById(row.id)).toMatchObject({ status: 'accepted', acceptedById: user!.id, invitedUserId: user!.id });
+    expect(await invitationById(row.id)).toMatchObject({
+      status: 'accepted',
+      acceptedById: user!.id,
+      invitedUserId: user!.id,
+    });
 
     const profile = expectData(await invoke(routes.getProfile, { token: data.login.accessToken }));
     expect(profile.id).toBe(user!.id);
-    const refreshed = expectData(await invoke(routes.refreshToken, { body: { refreshToken: data.login.refreshToken } }));
+    const refreshed = expectData(
+      await invoke(routes.refreshToken, { body: { refreshToken: data.login.refreshToken } }),
+    );
     expect(refreshed.accessToken).toMatch(/^ey/);
     const login = expectData(await invoke(routes.login, { body: { email, password: 'a-long-password' } }));
     expect(login.userProfile.id).toBe(user!.id);
@@ -92,7 +114,9 @@ describe('POST /organization/{orgId}/invitation/accept', () => {
     const owner = await createUser();
     const { email, token } = await invited(owner);
     const usage = async () =>
-      expectData(await invoke(routes.getOrganizationUsage, { token: owner.accessToken, path: { orgId: owner.organizationId } })).seatsUsed;
+      expectData(
+        await invoke(routes.getOrganizationUsage, { token: owner.accessToken, path: { orgId: owner.organizationId } }),
+      ).seatsUsed;
     expect(await usage()).toBe(2);
     expectData(await accept(owner.organizationId, newcomer(token, email)), 201);
     expect(await usage()).toBe(2);
@@ -162,7 +186,9 @@ describe('POST /organization/{orgId}/invitation/accept', () => {
   it('answers 400 INVITATION_NOT_PENDING after the invitation was rejected', async () => {
     const owner = await createUser();
     const { email, token } = await invited(owner);
-    expectData(await invoke(routes.rejectInvitation, { path: { orgId: owner.organizationId }, body: { token, email } }));
+    expectData(
+      await invoke(routes.rejectInvitation, { path: { orgId: owner.organizationId }, body: { token, email } }),
+    );
     expectError(await accept(owner.organizationId, newcomer(token, email)), 400, 'INVITATION_NOT_PENDING');
     expect(await userByEmail(email)).toBeUndefined();
   });
@@ -170,7 +196,10 @@ describe('POST /organization/{orgId}/invitation/accept', () => {
   it('answers 403 NO_ACTIVE_PLAN when the organization has no active plan, changing nothing', async () => {
     const owner = await createUser();
     const { email, row, token } = await invited(owner);
-    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
+    await db()
+      .update(organizationPlans)
+      .set({ isActive: false })
+      .where(eq(organizationPlans.organizationId, owner.organizationId));
     expectError(await accept(owner.organizationId, newcomer(token, email)), 403, 'NO_ACTIVE_PLAN');
     expect(await invitationById(row.id)).toMatchObject({ status: 'pending' });
     expect(await userByEmail(email)).toBeUndefined();
@@ -197,7 +226,9 @@ describe('POST /organization/{orgId}/invitation/accept', () => {
     const { email, token } = await invited(owner, { role: 'client' });
     const data = expectData(await accept(owner.organizationId, { ...newcomer(token, email), role: 'owner' }), 201);
     expect(data.permission).toEqual({ role: 'client' });
-    expect(await membership(owner.organizationId, data.login.userProfile.id)).toEqual([expect.objectContaining({ role: 'client' })]);
+    expect(await membership(owner.organizationId, data.login.userProfile.id)).toEqual([
+      expect.objectContaining({ role: 'client' }),
+    ]);
   });
 
   it('answers 404 NOT_FOUND for an orgId that is not a uuid, as for an unknown organization', async () => {
@@ -205,6 +236,8 @@ describe('POST /organization/{orgId}/invitation/accept', () => {
   });
 
   it('answers 400 naming path.orgId for an orgId over 200 characters', async () => {
-    expectError(await accept('o'.repeat(201), { token: 'x', email: 'a@example.com' }), 400, 'VALIDATION_FAILED', ['path.orgId']);
+    expectError(await accept('o'.repeat(201), { token: 'x', email: 'a@example.com' }), 400, 'VALIDATION_FAILED', [
+      'path.orgId',
+    ]);
   });
 });

@@ -4,7 +4,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { type PaymentProcessor, usePaymentProcessor } from '../../lib/billing/processor';
 import { db } from '../../lib/db/client';
-import { invitations, organizationMembers, organizationPlans, organizations, sandboxCustomers } from '../../lib/db/schema';
+import {
+  invitations,
+  organizationMembers,
+  organizationPlans,
+  organizations,
+  sandboxCustomers,
+} from '../../lib/db/schema';
 import { hashToken } from '../../lib/secrets';
 import { runMaintenance } from '../../lib/maintenance';
 import { createUser, emailsTo, type TestUser, tokenFromEmail, uniqueEmail } from '../harness/actors';
@@ -12,14 +18,20 @@ import { expectData, expectError, invoke } from '../harness/invoke';
 
 const INVITED = 'You are invited to join';
 
-const create = (caller: { accessToken?: string }, body: unknown) => invoke(routes.createOrganization, { token: caller.accessToken, body });
+const create = (caller: { accessToken?: string }, body: unknown) =>
+  invoke(routes.createOrganization, { token: caller.accessToken, body });
 
 const uniqueName = (prefix = 'Firm') => `${prefix} ${randomBytes(4).toString('hex')}`;
 
 /** Organizations whose name matches `name` case-insensitively. */
-const organizationsNamed = (name: string) => db().select().from(organizations).where(eq(sql`lower(${organizations.name})`, name.toLowerCase()));
+const organizationsNamed = (name: string) =>
+  db()
+    .select()
+    .from(organizations)
+    .where(eq(sql`lower(${organizations.name})`, name.toLowerCase()));
 
-const organizationById = async (id: string) => (await db().select().from(organizations).where(eq(organizations.id, id)))[0];
+const organizationById = async (id: string) =>
+  (await db().select().from(organizations).where(eq(organizations.id, id)))[0];
 
 /** A processor that is down: every call fails, as when the payment processor cannot be reached. */
 const unreachable = async (): Promise<never> => {
@@ -59,7 +71,14 @@ describe('POST /organization', () => {
         version: 'v2',
       }),
       permission: { role: 'owner' },
-      billing: { billingMode: 'free', onCaseBilling: false, tier: null, cadence: null, hasPaymentMethod: false, delinquent: false },
+      billing: {
+        billingMode: 'free',
+        onCaseBilling: false,
+        tier: null,
+        cadence: null,
+        hasPaymentMethod: false,
+        delinquent: false,
+      },
       invitations: { sent: 0, notSent: 0 },
     });
     const orgId = data.organization.id as string;
@@ -90,7 +109,10 @@ describe('POST /organization', () => {
     const first = uniqueEmail('first');
     const second = uniqueEmail('second');
     // Act
-    const data = expectData(await create(caller, { name, inviteEmails: [first, second.toUpperCase(), first, caller.email.toUpperCase()] }), 201);
+    const data = expectData(
+      await create(caller, { name, inviteEmails: [first, second.toUpperCase(), first, caller.email.toUpperCase()] }),
+      201,
+    );
     // Assess
     expect(data.invitations).toEqual({ sent: 2, notSent: 0 });
     const orgId = data.organization.id as string;
@@ -126,8 +148,12 @@ describe('POST /organization', () => {
     // Assess
     const orgId = data.organization.id as string;
     expect((await organizationById(orgId))!.processorCustomerId).toBeNull();
-    expect(await db().select().from(sandboxCustomers).where(eq(sandboxCustomers.organizationId, orgId))).toHaveLength(0);
-    expect(await db().select().from(organizationMembers).where(eq(organizationMembers.organizationId, orgId))).toHaveLength(1);
+    expect(await db().select().from(sandboxCustomers).where(eq(sandboxCustomers.organizationId, orgId))).toHaveLength(
+      0,
+    );
+    expect(
+      await db().select().from(organizationMembers).where(eq(organizationMembers.organizationId, orgId)),
+    ).toHaveLength(1);
 
     // Still down: maintenance leaves it for next time, without failing.
     await runMaintenance();
@@ -159,7 +185,9 @@ describe('POST /organization', () => {
     // Assess
     expectError(result, 400, 'ORGANIZATION_NAME_TAKEN');
     expect(await organizationsNamed(name)).toHaveLength(1);
-    expect(await db().select().from(organizationMembers).where(eq(organizationMembers.userId, caller.id))).toHaveLength(1);
+    expect(await db().select().from(organizationMembers).where(eq(organizationMembers.userId, caller.id))).toHaveLength(
+      1,
+    );
     expect(await db().select().from(invitations).where(eq(invitations.email, invitee))).toHaveLength(0);
     expect(emailsTo(invitee)).toHaveLength(0);
   });
@@ -183,7 +211,10 @@ describe('POST /organization', () => {
     const rows = await organizationsNamed(name);
     expect(rows).toHaveLength(1);
     expect(rows[0]!.id).toBe(results.find((r) => r.status === 201)!.body.data.organization.id);
-    const owners = await db().select().from(organizationMembers).where(eq(organizationMembers.organizationId, rows[0]!.id));
+    const owners = await db()
+      .select()
+      .from(organizationMembers)
+      .where(eq(organizationMembers.organizationId, rows[0]!.id));
     expect(owners).toHaveLength(1);
   });
 
@@ -209,7 +240,9 @@ describe('POST /organization', () => {
     expect(rows.map((r) => r.email).sort()).toEqual(invitees.slice(0, 4).sort());
     for (const invitee of invitees.slice(0, 4)) expect(emailsTo(invitee)).toHaveLength(1);
     for (const invitee of invitees.slice(4)) expect(emailsTo(invitee)).toHaveLength(0);
-    const usage = expectData(await invoke(routes.getOrganizationUsage, { token: caller.accessToken, path: { orgId: data.organization.id } }));
+    const usage = expectData(
+      await invoke(routes.getOrganizationUsage, { token: caller.accessToken, path: { orgId: data.organization.id } }),
+    );
     expect(usage).toMatchObject({ seats: 5, seatsUsed: 5, remainingSeats: 0 });
   });
 
@@ -225,16 +258,25 @@ describe('POST /organization', () => {
     [{ name: 'Fine Name', inviteEmails: 'a@example.com' }, ['body.inviteEmails']],
     [{ name: 'Fine Name', inviteEmails: ['not-an-email'] }, ['body.inviteEmails.0']],
     [{ name: 'Fine Name', inviteEmails: [7] }, ['body.inviteEmails.0']],
-    [{ name: 'Fine Name', inviteEmails: Array.from({ length: 51 }, (_v, i) => `bulk${i}@example.com`) }, ['body.inviteEmails']],
+    [
+      { name: 'Fine Name', inviteEmails: Array.from({ length: 51 }, (_v, i) => `bulk${i}@example.com`) },
+      ['body.inviteEmails'],
+    ],
   ])('answers 400 VALIDATION_FAILED naming the field for %j', async (body, fields) => {
     const caller = await createUser();
     expectError(await create(caller, body), 400, 'VALIDATION_FAILED', fields);
-    expect(await db().select().from(organizationMembers).where(eq(organizationMembers.userId, caller.id))).toHaveLength(1);
+    expect(await db().select().from(organizationMembers).where(eq(organizationMembers.userId, caller.id))).toHaveLength(
+      1,
+    );
   });
 
   it('answers 400 MALFORMED_JSON for a body that is not JSON', async () => {
     const caller = await createUser();
-    expectError(await invoke(routes.createOrganization, { token: caller.accessToken, rawBody: '{"name":' }), 400, 'MALFORMED_JSON');
+    expectError(
+      await invoke(routes.createOrganization, { token: caller.accessToken, rawBody: '{"name":' }),
+      400,
+      'MALFORMED_JSON',
+    );
   });
 });
 
@@ -254,8 +296,15 @@ describe('POST /organization security', () => {
 
   it('answers 403 INSUFFICIENT_SCOPE to an automation token without organization:write, and accepts one with it', async () => {
     const caller: TestUser = await createUser();
-    const reader = expectData(await invoke(routes.generateToken, { token: caller.accessToken, body: { scopes: ['organization:read', 'members:write'] } }));
-    const writer = expectData(await invoke(routes.generateToken, { token: caller.accessToken, body: { scopes: ['organization:write'] } }));
+    const reader = expectData(
+      await invoke(routes.generateToken, {
+        token: caller.accessToken,
+        body: { scopes: ['organization:read', 'members:write'] },
+      }),
+    );
+    const writer = expectData(
+      await invoke(routes.generateToken, { token: caller.accessToken, body: { scopes: ['organization:write'] } }),
+    );
     const refused = uniqueName('Scoped');
     expectError(await create({ accessToken: reader.token }, { name: refused }), 403, 'INSUFFICIENT_SCOPE');
     expect(await organizationsNamed(refused)).toHaveLength(0);
@@ -264,7 +313,9 @@ describe('POST /organization security', () => {
     const owner = await db()
       .select()
       .from(organizationMembers)
-      .where(and(eq(organizationMembers.organizationId, data.organization.id), eq(organizationMembers.userId, caller.id)));
+      .where(
+        and(eq(organizationMembers.organizationId, data.organization.id), eq(organizationMembers.userId, caller.id)),
+      );
     expect(owner).toEqual([expect.objectContaining({ role: 'owner' })]);
   });
 });

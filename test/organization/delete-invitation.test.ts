@@ -12,7 +12,14 @@ const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
 /** Invites a fresh address as the owner and returns it with the invitation row and its emailed token. */
 async function invited(owner: TestUser) {
   const email = uniqueEmail('invitee');
-  expectData(await invoke(routes.inviteUsers, { token: owner.accessToken, path: { orgId: owner.organizationId }, body: { emails: [email] } }), 201);
+  expectData(
+    await invoke(routes.inviteUsers, {
+      token: owner.accessToken,
+      path: { orgId: owner.organizationId },
+      body: { emails: [email] },
+    }),
+    201,
+  );
   const [row] = await db().select().from(invitations).where(eq(invitations.email, email));
   return { email, row: row!, token: tokenFromEmail(email, INVITED) };
 }
@@ -23,7 +30,9 @@ const deleteInvitation = (caller: { accessToken?: string }, orgId: string, invit
 const invitationById = async (id: string) => (await db().select().from(invitations).where(eq(invitations.id, id)))[0];
 
 const seatsUsed = async (owner: TestUser) =>
-  expectData(await invoke(routes.getOrganizationUsage, { token: owner.accessToken, path: { orgId: owner.organizationId } })).seatsUsed as number;
+  expectData(
+    await invoke(routes.getOrganizationUsage, { token: owner.accessToken, path: { orgId: owner.organizationId } }),
+  ).seatsUsed as number;
 
 describe('DELETE /organization/{orgId}/invitation/{invitationId}', () => {
   it('deletes a pending invitation, frees its seat, and its token no longer accepts', async () => {
@@ -48,7 +57,12 @@ describe('DELETE /organization/{orgId}/invitation/{invitationId}', () => {
     const owner = await createUser();
     const pending = await Promise.all([invited(owner), invited(owner), invited(owner), invited(owner)]);
     const next = uniqueEmail('next');
-    const inviteNext = () => invoke(routes.inviteUsers, { token: owner.accessToken, path: { orgId: owner.organizationId }, body: { emails: [next] } });
+    const inviteNext = () =>
+      invoke(routes.inviteUsers, {
+        token: owner.accessToken,
+        path: { orgId: owner.organizationId },
+        body: { emails: [next] },
+      });
     expectError(await inviteNext(), 403, 'SEAT_LIMIT_REACHED');
     expectData(await deleteInvitation(owner, owner.organizationId, pending[0]!.row.id));
     expectData(await inviteNext(), 201);
@@ -77,7 +91,13 @@ describe('DELETE /organization/{orgId}/invitation/{invitationId}', () => {
     const { email, row, token } = await invited(owner);
     const path = { orgId: owner.organizationId };
     if (action === 'accept') {
-      expectData(await invoke(routes.acceptInvitation, { path, body: { token, email, name: 'Ann', password: 'a-long-password' } }), 201);
+      expectData(
+        await invoke(routes.acceptInvitation, {
+          path,
+          body: { token, email, name: 'Ann', password: 'a-long-password' },
+        }),
+        201,
+      );
     } else {
       expectData(await invoke(routes.rejectInvitation, { path, body: { token, email } }));
     }
@@ -100,7 +120,12 @@ describe('DELETE /organization/{orgId}/invitation/{invitationId}', () => {
     [{ orgId: UNKNOWN_ID, invitationId: 'i'.repeat(201) }, ['path.invitationId']],
   ])('answers 400 VALIDATION_FAILED for path %j (an id over 200 characters)', async (path, fields) => {
     const owner = await createUser();
-    expectError(await invoke(routes.deleteInvitation, { token: owner.accessToken, path }), 400, 'VALIDATION_FAILED', fields);
+    expectError(
+      await invoke(routes.deleteInvitation, { token: owner.accessToken, path }),
+      400,
+      'VALIDATION_FAILED',
+      fields,
+    );
   });
 });
 
@@ -139,7 +164,10 @@ describe('DELETE /organization/{orgId}/invitation/{invitationId} security', () =
   it('answers 403 NO_ACTIVE_PLAN when the plan is inactive', async () => {
     const owner = await createUser();
     const { row } = await invited(owner);
-    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
+    await db()
+      .update(organizationPlans)
+      .set({ isActive: false })
+      .where(eq(organizationPlans.organizationId, owner.organizationId));
     expectError(await deleteInvitation(owner, owner.organizationId, row.id), 403, 'NO_ACTIVE_PLAN');
     expect(await invitationById(row.id)).toBeDefined();
   });
@@ -147,8 +175,14 @@ describe('DELETE /organization/{orgId}/invitation/{invitationId} security', () =
   it('answers 403 INSUFFICIENT_SCOPE to an automation token without members:write', async () => {
     const owner = await createUser();
     const { row } = await invited(owner);
-    const scoped = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:write'] } }));
-    expectError(await deleteInvitation({ accessToken: scoped.token }, owner.organizationId, row.id), 403, 'INSUFFICIENT_SCOPE');
+    const scoped = expectData(
+      await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:write'] } }),
+    );
+    expectError(
+      await deleteInvitation({ accessToken: scoped.token }, owner.organizationId, row.id),
+      403,
+      'INSUFFICIENT_SCOPE',
+    );
     expect(await invitationById(row.id)).toBeDefined();
   });
 });

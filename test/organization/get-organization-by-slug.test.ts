@@ -6,9 +6,11 @@ import { organizationPlans, organizations } from '../../lib/db/schema';
 import { addMember, createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 
-const bySlug = (caller: { accessToken?: string }, slug: string) => invoke(routes.getOrganizationBySlug, { token: caller.accessToken, path: { slug } });
+const bySlug = (caller: { accessToken?: string }, slug: string) =>
+  invoke(routes.getOrganizationBySlug, { token: caller.accessToken, path: { slug } });
 
-const slugOf = async (orgId: string) => (await db().select({ slug: organizations.slug }).from(organizations).where(eq(organizations.id, orgId)))[0]!.slug;
+const slugOf = async (orgId: string) =>
+  (await db().select({ slug: organizations.slug }).from(organizations).where(eq(organizations.id, orgId)))[0]!.slug;
 
 describe('GET /organization/slug/{slug}', () => {
   it('returns the same details as the lookup by id', async () => {
@@ -17,24 +19,39 @@ describe('GET /organization/slug/{slug}', () => {
     // Act
     const data = expectData(await bySlug(owner, 'slug-lookup-partners'));
     // Assess
-    const byId = expectData(await invoke(routes.getOrganization, { token: owner.accessToken, path: { orgId: owner.organizationId } }));
+    const byId = expectData(
+      await invoke(routes.getOrganization, { token: owner.accessToken, path: { orgId: owner.organizationId } }),
+    );
     expect(data).toEqual(byId);
-    expect(data.organization).toMatchObject({ id: owner.organizationId, name: 'Slug Lookup Partners', slug: 'slug-lookup-partners', activePlan: null });
+    expect(data.organization).toMatchObject({
+      id: owner.organizationId,
+      name: 'Slug Lookup Partners',
+      slug: 'slug-lookup-partners',
+      activePlan: null,
+    });
     expect(data.permission).toEqual({ role: 'owner' });
   });
 
-  it.each([['admin'], ['member'], ['billing'], ['client'], ['user']] as const)('works for a %s, with their role', async (role) => {
-    const owner = await createUser();
-    const member = await addMember(owner.organizationId, role);
-    const data = expectData(await bySlug(member, await slugOf(owner.organizationId)));
-    expect(data.organization.id).toBe(owner.organizationId);
-    expect(data.permission).toEqual({ role });
-  });
+  it.each([['admin'], ['member'], ['billing'], ['client'], ['user']] as const)(
+    'works for a %s, with their role',
+    async (role) => {
+      const owner = await createUser();
+      const member = await addMember(owner.organizationId, role);
+      const data = expectData(await bySlug(member, await slugOf(owner.organizationId)));
+      expect(data.organization.id).toBe(owner.organizationId);
+      expect(data.permission).toEqual({ role });
+    },
+  );
 
   it('answers while the plan is inactive', async () => {
     const owner = await createUser();
-    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
-    expect(expectData(await bySlug(owner, await slugOf(owner.organizationId))).organization.id).toBe(owner.organizationId);
+    await db()
+      .update(organizationPlans)
+      .set({ isActive: false })
+      .where(eq(organizationPlans.organizationId, owner.organizationId));
+    expect(expectData(await bySlug(owner, await slugOf(owner.organizationId))).organization.id).toBe(
+      owner.organizationId,
+    );
   });
 
   it('answers 403 NOT_A_MEMBER for an unknown slug', async () => {
@@ -47,7 +64,11 @@ describe('GET /organization/slug/{slug}', () => {
   it('no longer finds the organization by its old slug after a rename', async () => {
     const owner = await createUser({ organizationName: 'Before Rename LLP' });
     const patched = expectData(
-      await invoke(routes.updateOrganization, { token: owner.accessToken, path: { orgId: owner.organizationId }, body: { name: 'After Rename LLP' } }),
+      await invoke(routes.updateOrganization, {
+        token: owner.accessToken,
+        path: { orgId: owner.organizationId },
+        body: { name: 'After Rename LLP' },
+      }),
       201,
     );
     expect(patched.organization.slug).toBe('after-rename-llp');
@@ -84,8 +105,12 @@ describe('GET /organization/slug/{slug} security', () => {
   it('answers 403 INSUFFICIENT_SCOPE to an automation token without organization:read, and accepts one with it', async () => {
     const owner = await createUser();
     const slug = await slugOf(owner.organizationId);
-    const writer = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:write'] } }));
-    const reader = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:read'] } }));
+    const writer = expectData(
+      await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:write'] } }),
+    );
+    const reader = expectData(
+      await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:read'] } }),
+    );
     expectError(await bySlug({ accessToken: writer.token }, slug), 403, 'INSUFFICIENT_SCOPE');
     expect(expectData(await bySlug({ accessToken: reader.token }, slug)).organization.id).toBe(owner.organizationId);
   });

@@ -15,7 +15,14 @@ const usage = (caller: { accessToken?: string }, orgId: string, query: Record<st
   invoke(routes.getOrganizationUsage, { token: caller.accessToken, path: { orgId }, query });
 
 const invite = async (owner: TestUser, emails: string[]) =>
-  expectData(await invoke(routes.inviteUsers, { token: owner.accessToken, path: { orgId: owner.organizationId }, body: { emails } }), 201);
+  expectData(
+    await invoke(routes.inviteUsers, {
+      token: owner.accessToken,
+      path: { orgId: owner.organizationId },
+      body: { emails },
+    }),
+    201,
+  );
 
 const registerDevice = (organizationId: string, deviceId: string) =>
   db().insert(devices).values({ organizationId, deviceId, deviceType: 'android' });
@@ -57,13 +64,19 @@ describe('GET /organization/{orgId}/usages-stat', () => {
   it('counts members plus pending, unexpired invitations as seats used', async () => {
     // Prepare: owner + 2 members + 2 pending invitations; an expired and a rejected one do not count.
     const owner = await createUser();
-    await db().update(organizationPlans).set({ seats: 10 }).where(eq(organizationPlans.organizationId, owner.organizationId));
+    await db()
+      .update(organizationPlans)
+      .set({ seats: 10 })
+      .where(eq(organizationPlans.organizationId, owner.organizationId));
     await addMember(owner.organizationId, 'member');
     await addMember(owner.organizationId, 'client');
     const expired = uniqueEmail('expired');
     const rejected = uniqueEmail('rejected');
     await invite(owner, [uniqueEmail('pending'), uniqueEmail('pending'), expired, rejected]);
-    await db().update(invitations).set({ expiresAt: addSeconds(now(), -60) }).where(eq(invitations.email, expired));
+    await db()
+      .update(invitations)
+      .set({ expiresAt: addSeconds(now(), -60) })
+      .where(eq(invitations.email, expired));
     await db().update(invitations).set({ status: 'rejected' }).where(eq(invitations.email, rejected));
     // Another organization's members do not count.
     const other = await createUser();
@@ -76,9 +89,16 @@ describe('GET /organization/{orgId}/usages-stat', () => {
 
   it('never reports negative remaining seats when the plan is overbooked', async () => {
     const owner = await createUser();
-    await db().update(organizationPlans).set({ seats: 1 }).where(eq(organizationPlans.organizationId, owner.organizationId));
+    await db()
+      .update(organizationPlans)
+      .set({ seats: 1 })
+      .where(eq(organizationPlans.organizationId, owner.organizationId));
     await addMember(owner.organizationId, 'member');
-    expect(expectData(await usage(owner, owner.organizationId))).toMatchObject({ seats: 1, seatsUsed: 2, remainingSeats: 0 });
+    expect(expectData(await usage(owner, owner.organizationId))).toMatchObject({
+      seats: 1,
+      seatsUsed: 2,
+      remainingSeats: 0,
+    });
   });
 
   it("counts the organization's registered devices", async () => {
@@ -86,7 +106,11 @@ describe('GET /organization/{orgId}/usages-stat', () => {
     const other = await createUser();
     await registerDevice(owner.organizationId, 'laptop-1');
     await registerDevice(other.organizationId, 'laptop-2');
-    expect(expectData(await usage(owner, owner.organizationId))).toMatchObject({ devices: 2, devicesUsed: 1, remainingDevices: 1 });
+    expect(expectData(await usage(owner, owner.organizationId))).toMatchObject({
+      devices: 2,
+      devicesUsed: 1,
+      remainingDevices: 1,
+    });
     await registerDevice(owner.organizationId, 'phone-1');
     expect(expectData(await usage(owner, owner.organizationId))).toMatchObject({ devicesUsed: 2, remainingDevices: 0 });
   });
@@ -115,7 +139,10 @@ describe('GET /organization/{orgId}/usages-stat', () => {
 
   it('rounds the units to two decimals (1024-based)', async () => {
     const owner = await createUser();
-    await db().update(organizationPlans).set({ storageBytes: 3 * TiB }).where(eq(organizationPlans.organizationId, owner.organizationId));
+    await db()
+      .update(organizationPlans)
+      .set({ storageBytes: 3 * TiB })
+      .where(eq(organizationPlans.organizationId, owner.organizationId));
     await createCaseRow(owner.organizationId, { storageBytes: 1.25 * TiB });
     await createCaseRow(owner.organizationId, { storageBytes: 1000 });
     const data = expectData(await usage(owner, owner.organizationId));
@@ -137,7 +164,10 @@ describe('GET /organization/{orgId}/usages-stat', () => {
   it('never reports negative remaining storage when over the allowance', async () => {
     const owner = await createUser();
     await createCaseRow(owner.organizationId, { storageBytes: 6 * GiB });
-    expect(expectData(await usage(owner, owner.organizationId))).toMatchObject({ storageUsed: 6 * GiB, remainingStorage: 0 });
+    expect(expectData(await usage(owner, owner.organizationId))).toMatchObject({
+      storageUsed: 6 * GiB,
+      remainingStorage: 0,
+    });
   });
 
   it('answers isNewDevice true for an unknown deviceId and false for a registered one', async () => {
@@ -147,10 +177,16 @@ describe('GET /organization/{orgId}/usages-stat', () => {
     await registerDevice(owner.organizationId, 'known-device');
     await registerDevice(other.organizationId, 'elsewhere-device');
     // Act / Assess
-    expect(expectData(await usage(owner, owner.organizationId, { deviceId: 'known-device', deviceType: 'android' })).isNewDevice).toBe(false);
+    expect(
+      expectData(await usage(owner, owner.organizationId, { deviceId: 'known-device', deviceType: 'android' }))
+        .isNewDevice,
+    ).toBe(false);
     expect(expectData(await usage(owner, owner.organizationId, { deviceId: 'never-seen' })).isNewDevice).toBe(true);
     // A device registered by another organization is new here.
-    expect(expectData(await usage(owner, owner.organizationId, { deviceId: 'elsewhere-device', deviceType: 'ios' })).isNewDevice).toBe(true);
+    expect(
+      expectData(await usage(owner, owner.organizationId, { deviceId: 'elsewhere-device', deviceType: 'ios' }))
+        .isNewDevice,
+    ).toBe(true);
     expect(expectData(await usage(owner, owner.organizationId, { deviceType: 'ios' })).isNewDevice).toBeNull();
   });
 
@@ -171,7 +207,10 @@ describe('GET /organization/{orgId}/usages-stat', () => {
 
   it('reports an inactive plan (reading needs no active plan) and an unpaid base fee', async () => {
     const owner = await createUser();
-    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
+    await db()
+      .update(organizationPlans)
+      .set({ isActive: false })
+      .where(eq(organizationPlans.organizationId, owner.organizationId));
     await db()
       .update(organizations)
       .set({ billingMode: 'pay_as_you_go', billingTier: 'tier1', baseFeeFailedAt: now() })
@@ -232,8 +271,15 @@ describe('GET /organization/{orgId}/usages-stat security', () => {
 
   it('answers 403 INSUFFICIENT_SCOPE to an automation token without organization:read, and accepts one with it', async () => {
     const owner = await createUser();
-    const writer = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:write', 'billing:read'] } }));
-    const reader = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:read'] } }));
+    const writer = expectData(
+      await invoke(routes.generateToken, {
+        token: owner.accessToken,
+        body: { scopes: ['organization:write', 'billing:read'] },
+      }),
+    );
+    const reader = expectData(
+      await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:read'] } }),
+    );
     expectError(await usage({ accessToken: writer.token }, owner.organizationId), 403, 'INSUFFICIENT_SCOPE');
     expect(expectData(await usage({ accessToken: reader.token }, owner.organizationId)).seatsUsed).toBe(1);
   });

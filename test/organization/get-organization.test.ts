@@ -8,15 +8,22 @@ import { expectData, expectError, invoke } from '../harness/invoke';
 
 const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
 
-const getOrganization = (caller: { accessToken?: string }, orgId: string) => invoke(routes.getOrganization, { token: caller.accessToken, path: { orgId } });
+const getOrganization = (caller: { accessToken?: string }, orgId: string) =>
+  invoke(routes.getOrganization, { token: caller.accessToken, path: { orgId } });
 
 describe('GET /organization/{orgId}', () => {
-  it('returns the organization, the caller\'s permission and the billing summary, without the active plan', async () => {
+  it("returns the organization, the caller's permission and the billing summary, without the active plan", async () => {
     // Prepare
     const owner = await createUser({ organizationName: 'Get Details & Co' });
     await db()
       .update(organizations)
-      .set({ city: 'Lyon', country: 'FR', phone: ['+33 1 23'], metadata: { crm: 'x-1' }, description: 'Evidence boutique' })
+      .set({
+        city: 'Lyon',
+        country: 'FR',
+        phone: ['+33 1 23'],
+        metadata: { crm: 'x-1' },
+        description: 'Evidence boutique',
+      })
       .where(eq(organizations.id, owner.organizationId));
     // Act
     const data = expectData(await getOrganization(owner, owner.organizationId));
@@ -48,7 +55,14 @@ describe('GET /organization/{orgId}', () => {
         updatedAt: row!.updatedAt.toISOString(),
       },
       permission: { role: 'owner' },
-      billing: { billingMode: 'free', onCaseBilling: false, tier: null, cadence: null, hasPaymentMethod: false, delinquent: false },
+      billing: {
+        billingMode: 'free',
+        onCaseBilling: false,
+        tier: null,
+        cadence: null,
+        hasPaymentMethod: false,
+        delinquent: false,
+      },
     });
   });
 
@@ -65,7 +79,10 @@ describe('GET /organization/{orgId}', () => {
 
   it('answers while the plan is inactive (reading needs no active plan)', async () => {
     const owner = await createUser();
-    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
+    await db()
+      .update(organizationPlans)
+      .set({ isActive: false })
+      .where(eq(organizationPlans.organizationId, owner.organizationId));
     expect(expectData(await getOrganization(owner, owner.organizationId)).organization.id).toBe(owner.organizationId);
   });
 
@@ -79,7 +96,13 @@ describe('GET /organization/{orgId}', () => {
     const owner = await createUser();
     await db()
       .update(organizations)
-      .set({ billingMode: 'pay_as_you_go', billingTier: 'tier2', billingCadence: 'annual', hasPaymentMethod: true, baseFeeFailedAt: new Date(Date.now() - 8 * 86_400_000) })
+      .set({
+        billingMode: 'pay_as_you_go',
+        billingTier: 'tier2',
+        billingCadence: 'annual',
+        hasPaymentMethod: true,
+        baseFeeFailedAt: new Date(Date.now() - 8 * 86_400_000),
+      })
       .where(eq(organizations.id, owner.organizationId));
     expect(expectData(await getOrganization(owner, owner.organizationId)).billing).toEqual({
       billingMode: 'pay_as_you_go',
@@ -130,9 +153,18 @@ describe('GET /organization/{orgId} security', () => {
 
   it('answers 403 INSUFFICIENT_SCOPE to an automation token without organization:read, and accepts one with it', async () => {
     const owner = await createUser();
-    const writer = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:write', 'members:write'] } }));
-    const reader = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:read'] } }));
+    const writer = expectData(
+      await invoke(routes.generateToken, {
+        token: owner.accessToken,
+        body: { scopes: ['organization:write', 'members:write'] },
+      }),
+    );
+    const reader = expectData(
+      await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:read'] } }),
+    );
     expectError(await getOrganization({ accessToken: writer.token }, owner.organizationId), 403, 'INSUFFICIENT_SCOPE');
-    expect(expectData(await getOrganization({ accessToken: reader.token }, owner.organizationId)).permission).toEqual({ role: 'owner' });
+    expect(expectData(await getOrganization({ accessToken: reader.token }, owner.organizationId)).permission).toEqual({
+      role: 'owner',
+    });
   });
 });

@@ -19,13 +19,25 @@ async function organizationWithCases() {
   const small = await createCaseRow(owner.organizationId, { name: 'Small matter', storageBytes: 1_000 });
   const large = await createCaseRow(owner.organizationId, { name: 'Large matter', storageBytes: 9_000_000_000 });
   const medium = await createCaseRow(owner.organizationId, { name: 'Medium matter', storageBytes: 250_000 });
-  const archived = await createCaseRow(owner.organizationId, { name: 'Archived matter', storageBytes: 50_000_000_000, archivedAt: now() });
-  const deleted = await createCaseRow(owner.organizationId, { name: 'Deleted matter', storageBytes: 70_000_000_000, deletedAt: now() });
+  const archived = await createCaseRow(owner.organizationId, {
+    name: 'Archived matter',
+    storageBytes: 50_000_000_000,
+    archivedAt: now(),
+  });
+  const deleted = await createCaseRow(owner.organizationId, {
+    name: 'Deleted matter',
+    storageBytes: 70_000_000_000,
+    deletedAt: now(),
+  });
   const foreign = await createCaseRow(other.organizationId, { name: 'Foreign matter', storageBytes: 80_000_000_000 });
   return { owner, other, small, large, medium, archived, deleted, foreign };
 }
 
-const entry = (row: { id: string; name: string; storageBytes: number }) => ({ caseId: row.id, caseName: row.name, storage: row.storageBytes });
+const entry = (row: { id: string; name: string; storageBytes: number }) => ({
+  caseId: row.id,
+  caseName: row.name,
+  storage: row.storageBytes,
+});
 
 describe('GET /organization/{orgId}/storage-stats', () => {
   it('lists live cases only, largest first, with the total', async () => {
@@ -61,7 +73,9 @@ describe('GET /organization/{orgId}/storage-stats', () => {
   it('never counts an archived, deleted, foreign or unknown case, even when asked for by id', async () => {
     const { owner, medium, archived, deleted, foreign } = await organizationWithCases();
     const data = expectData(
-      await storageStats(owner, owner.organizationId, { caseIds: [medium.id, archived.id, deleted.id, foreign.id, UNKNOWN_ID] }),
+      await storageStats(owner, owner.organizationId, {
+        caseIds: [medium.id, archived.id, deleted.id, foreign.id, UNKNOWN_ID],
+      }),
     );
     expect(data).toEqual({ totalStorage: 250_000, cases: [entry(medium)] });
   });
@@ -77,19 +91,28 @@ describe('GET /organization/{orgId}/storage-stats', () => {
     const archivedLater = await createCaseRow(owner.organizationId, { storageBytes: 7 });
     expect(expectData(await storageStats(owner, owner.organizationId)).totalStorage).toBe(12);
     await db().update(cases).set({ archivedAt: now() }).where(eq(cases.id, archivedLater.id));
-    expect(expectData(await storageStats(owner, owner.organizationId))).toEqual({ totalStorage: 5, cases: [entry(kept)] });
+    expect(expectData(await storageStats(owner, owner.organizationId))).toEqual({
+      totalStorage: 5,
+      cases: [entry(kept)],
+    });
   });
 
-  it.each([['admin'], ['billing'], ['member'], ['client'], ['user']] as const)('answers a %s (any role)', async (role) => {
-    const { owner, large } = await organizationWithCases();
-    const member = await addMember(owner.organizationId, role);
-    expect(expectData(await storageStats(member, owner.organizationId)).cases[0]).toEqual(entry(large));
-  });
+  it.each([['admin'], ['billing'], ['member'], ['client'], ['user']] as const)(
+    'answers a %s (any role)',
+    async (role) => {
+      const { owner, large } = await organizationWithCases();
+      const member = await addMember(owner.organizationId, role);
+      expect(expectData(await storageStats(member, owner.organizationId)).cases[0]).toEqual(entry(large));
+    },
+  );
 
   it('answers while the plan is inactive', async () => {
     const owner = await createUser();
     await createCaseRow(owner.organizationId, { storageBytes: 42 });
-    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
+    await db()
+      .update(organizationPlans)
+      .set({ isActive: false })
+      .where(eq(organizationPlans.organizationId, owner.organizationId));
     expect(expectData(await storageStats(owner, owner.organizationId)).totalStorage).toBe(42);
   });
 
@@ -126,8 +149,15 @@ describe('GET /organization/{orgId}/storage-stats security', () => {
   it('answers 403 INSUFFICIENT_SCOPE to an automation token without organization:read, and accepts one with it', async () => {
     const owner = await createUser();
     await createCaseRow(owner.organizationId, { storageBytes: 3 });
-    const casesOnly = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['cases:read', 'organization:write'] } }));
-    const reader = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:read'] } }));
+    const casesOnly = expectData(
+      await invoke(routes.generateToken, {
+        token: owner.accessToken,
+        body: { scopes: ['cases:read', 'organization:write'] },
+      }),
+    );
+    const reader = expectData(
+      await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:read'] } }),
+    );
     expectError(await storageStats({ accessToken: casesOnly.token }, owner.organizationId), 403, 'INSUFFICIENT_SCOPE');
     expect(expectData(await storageStats({ accessToken: reader.token }, owner.organizationId)).totalStorage).toBe(3);
   });

@@ -21,19 +21,29 @@ const organizationName = async (orgId: string) =>
 
 /** Seats used as the organization's own usage route reports them. */
 const seatsUsed = async (owner: TestUser) =>
-  expectData(await invoke(routes.getOrganizationUsage, { token: owner.accessToken, path: { orgId: owner.organizationId } })).seatsUsed as number;
+  expectData(
+    await invoke(routes.getOrganizationUsage, { token: owner.accessToken, path: { orgId: owner.organizationId } }),
+  ).seatsUsed as number;
 
 const signIn = async (user: TestUser): Promise<TestUser> => ({
   ...user,
-  accessToken: expectData(await invoke(routes.login, { body: { email: user.email, password: user.password } })).accessToken,
+  accessToken: expectData(await invoke(routes.login, { body: { email: user.email, password: user.password } }))
+    .accessToken,
 });
 
 /** Verifies a registered user's address (auto-accept attaches verified accounts only). */
 const verifyEmailOf = async (user: TestUser) =>
-  expectData(await invoke(routes.verifyEmail, { body: { token: tokenFromEmail(user.email, 'Verify your email address'), email: user.email } }));
+  expectData(
+    await invoke(routes.verifyEmail, {
+      body: { token: tokenFromEmail(user.email, 'Verify your email address'), email: user.email },
+    }),
+  );
 
 const acceptAsNewUser = (orgId: string, email: string, token: string) =>
-  invoke(routes.acceptInvitation, { path: { orgId }, body: { token, email, name: 'New Invitee', password: 'a-long-password' } });
+  invoke(routes.acceptInvitation, {
+    path: { orgId },
+    body: { token, email, name: 'New Invitee', password: 'a-long-password' },
+  });
 
 describe('POST /organization/{orgId}/invite', () => {
   it('creates pending member invitations with one-month tokens and emails a link to each address', async () => {
@@ -50,7 +60,13 @@ describe('POST /organization/{orgId}/invite', () => {
     const rows = await invitationRows(owner.organizationId);
     expect(rows.map((r) => r.email).sort()).toEqual([first, second].sort());
     for (const row of rows) {
-      expect(row).toMatchObject({ role: 'member', status: 'pending', invitedById: owner.id, invitedUserId: null, acceptedById: null });
+      expect(row).toMatchObject({
+        role: 'member',
+        status: 'pending',
+        invitedById: owner.id,
+        invitedUserId: null,
+        acceptedById: null,
+      });
       expect(row.expiresAt.toISOString()).toBe(addMonths(issuedAt, 1).toISOString());
     }
     const name = await organizationName(owner.organizationId);
@@ -75,7 +91,9 @@ describe('POST /organization/{orgId}/invite', () => {
     const member = await db()
       .select()
       .from(organizationMembers)
-      .where(and(eq(organizationMembers.organizationId, owner.organizationId), eq(organizationMembers.userId, existing.id)));
+      .where(
+        and(eq(organizationMembers.organizationId, owner.organizationId), eq(organizationMembers.userId, existing.id)),
+      );
     expect(member).toHaveLength(0);
   });
 
@@ -83,7 +101,9 @@ describe('POST /organization/{orgId}/invite', () => {
     const owner = await createUser();
     const colleague = await addMember(owner.organizationId, 'employee');
     const newcomer = uniqueEmail('newcomer');
-    const result = await invite(owner, owner.organizationId, { emails: [colleague.email, owner.email.toUpperCase(), newcomer] });
+    const result = await invite(owner, owner.organizationId, {
+      emails: [colleague.email, owner.email.toUpperCase(), newcomer],
+    });
     expect(expectData(result, 201).message).toBe('1 invitation(s) sent, 2 already member(s) skipped');
     expect((await invitationRows(owner.organizationId)).map((r) => r.email)).toEqual([newcomer]);
     expect(emailsTo(colleague.email).filter((m) => m.subject.startsWith(INVITED))).toHaveLength(0);
@@ -98,18 +118,28 @@ describe('POST /organization/{orgId}/invite', () => {
     const [before] = await invitationRows(owner.organizationId);
     testClock.advance(60);
     // Act
-    expect(expectData(await invite(owner, owner.organizationId, { emails: [invitee], role: 'client' }), 201).message).toBe('1 invitation(s) sent');
+    expect(
+      expectData(await invite(owner, owner.organizationId, { emails: [invitee], role: 'client' }), 201).message,
+    ).toBe('1 invitation(s) sent');
     // Assess
     const rows = await invitationRows(owner.organizationId);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ id: before!.id, status: 'pending', role: 'member', tokenHash: before!.tokenHash, expiresAt: before!.expiresAt });
+    expect(rows[0]).toMatchObject({
+      id: before!.id,
+      status: 'pending',
+      role: 'member',
+      tokenHash: before!.tokenHash,
+      expiresAt: before!.expiresAt,
+    });
     expect(rows[0]!.updatedAt.getTime()).toBeGreaterThan(before!.updatedAt.getTime());
     const mail = emailsTo(invitee);
     expect(mail).toHaveLength(2);
     expect(mail[1]!.subject).toBe(`Reminder: your invitation to join ${await organizationName(owner.organizationId)}`);
     expect(mail[1]!.text).not.toContain('token=');
     expect(await seatsUsed(owner)).toBe(2);
-    expect(expectData(await acceptAsNewUser(owner.organizationId, invitee, oldToken), 201).permission).toEqual({ role: 'member' });
+    expect(expectData(await acceptAsNewUser(owner.organizationId, invitee, oldToken), 201).permission).toEqual({
+      role: 'member',
+    });
   });
 
   it('re-invites an expired invitation with a new token and the role asked for', async () => {
@@ -122,9 +152,15 @@ describe('POST /organization/{orgId}/invite', () => {
     expectData(await invite(fresh, owner.organizationId, { emails: [invitee], role: 'client' }), 201);
     const newToken = tokenFromEmail(invitee, INVITED);
     expect(newToken).not.toBe(oldToken);
-    expect((await invitationRows(owner.organizationId))[0]).toMatchObject({ role: 'client', status: 'pending', tokenHash: hashToken(newToken) });
+    expect((await invitationRows(owner.organizationId))[0]).toMatchObject({
+      role: 'client',
+      status: 'pending',
+      tokenHash: hashToken(newToken),
+    });
     expectError(await acceptAsNewUser(owner.organizationId, invitee, oldToken), 404, 'NOT_FOUND');
-    expect(expectData(await acceptAsNewUser(owner.organizationId, invitee, newToken), 201).permission).toEqual({ role: 'client' });
+    expect(expectData(await acceptAsNewUser(owner.organizationId, invitee, newToken), 201).permission).toEqual({
+      role: 'client',
+    });
   });
 
   it('re-sends a pending invitation even when every seat is taken', async () => {
@@ -132,7 +168,9 @@ describe('POST /organization/{orgId}/invite', () => {
     const addresses = Array.from({ length: 4 }, () => uniqueEmail('full'));
     expectData(await invite(owner, owner.organizationId, { emails: addresses }), 201);
     expect(await seatsUsed(owner)).toBe(5);
-    expect(expectData(await invite(owner, owner.organizationId, { emails: [addresses[0]] }), 201).message).toBe('1 invitation(s) sent');
+    expect(expectData(await invite(owner, owner.organizationId, { emails: [addresses[0]] }), 201).message).toBe(
+      '1 invitation(s) sent',
+    );
     expect(emailsTo(addresses[0]!)).toHaveLength(2);
     expect(await seatsUsed(owner)).toBe(5);
   });
@@ -142,7 +180,9 @@ describe('POST /organization/{orgId}/invite', () => {
     const member = await addMember(owner.organizationId, 'member');
     const invitee = uniqueEmail(role);
     expectData(await invite(member, owner.organizationId, { emails: [invitee], role }), 201);
-    expect(await invitationRows(owner.organizationId)).toEqual([expect.objectContaining({ email: invitee, role, invitedById: member.id })]);
+    expect(await invitationRows(owner.organizationId)).toEqual([
+      expect.objectContaining({ email: invitee, role, invitedById: member.id }),
+    ]);
   });
 
   it.each([['owner'], ['admin'], ['full_access'], ['employee'], ['billing'], ['user']])(
@@ -151,7 +191,11 @@ describe('POST /organization/{orgId}/invite', () => {
       const owner = await createUser();
       const member = await addMember(owner.organizationId, 'member');
       const invitee = uniqueEmail('denied');
-      expectError(await invite(member, owner.organizationId, { emails: [invitee], role }), 401, 'INVITE_ROLE_NOT_ALLOWED');
+      expectError(
+        await invite(member, owner.organizationId, { emails: [invitee], role }),
+        401,
+        'INVITE_ROLE_NOT_ALLOWED',
+      );
       expect(await invitationRows(owner.organizationId)).toHaveLength(0);
       expect(emailsTo(invitee)).toHaveLength(0);
     },
@@ -161,11 +205,15 @@ describe('POST /organization/{orgId}/invite', () => {
     const owner = await createUser();
     const admin = await addMember(owner.organizationId, 'admin');
     expectData(await invite(admin, owner.organizationId, { emails: [uniqueEmail('peer')], role: 'admin' }), 201);
-    expectError(await invite(admin, owner.organizationId, { emails: [uniqueEmail('boss')], role: 'owner' }), 401, 'INVITE_ROLE_NOT_ALLOWED');
+    expectError(
+      await invite(admin, owner.organizationId, { emails: [uniqueEmail('boss')], role: 'owner' }),
+      401,
+      'INVITE_ROLE_NOT_ALLOWED',
+    );
     expect((await invitationRows(owner.organizationId)).map((r) => r.role)).toEqual(['admin']);
   });
 
-  it('answers 403 SEAT_LIMIT_REACHED past the free plan\'s 5 seats and writes nothing of the request', async () => {
+  it("answers 403 SEAT_LIMIT_REACHED past the free plan's 5 seats and writes nothing of the request", async () => {
     // Prepare: owner + 1 member + 2 pending = 4 of 5 seats.
     const owner = await createUser();
     await addMember(owner.organizationId, 'member');
@@ -208,7 +256,11 @@ describe('POST /organization/{orgId}/invite', () => {
     let owner = await createUser();
     const expiring = Array.from({ length: 4 }, () => uniqueEmail('expiring'));
     expectData(await invite(owner, owner.organizationId, { emails: expiring }), 201);
-    expectError(await invite(owner, owner.organizationId, { emails: [uniqueEmail('late')] }), 403, 'SEAT_LIMIT_REACHED');
+    expectError(
+      await invite(owner, owner.organizationId, { emails: [uniqueEmail('late')] }),
+      403,
+      'SEAT_LIMIT_REACHED',
+    );
     // Act
     testClock.advance(ONE_MONTH_AND_A_DAY);
     owner = await signIn(owner);
@@ -225,7 +277,10 @@ describe('POST /organization/{orgId}/invite', () => {
   it('adds an existing user with a verified email at once when the organization auto-accepts, and still invites a new address', async () => {
     // Prepare
     const owner = await createUser();
-    await db().update(organizations).set({ autoAcceptInvitations: true }).where(eq(organizations.id, owner.organizationId));
+    await db()
+      .update(organizations)
+      .set({ autoAcceptInvitations: true })
+      .where(eq(organizations.id, owner.organizationId));
     const existing = await createUser();
     await verifyEmailOf(existing);
     const newcomer = uniqueEmail('newcomer');
@@ -234,14 +289,23 @@ describe('POST /organization/{orgId}/invite', () => {
     // Assess
     expect(expectData(result, 201).message).toBe('1 invitation(s) sent, 1 existing user(s) added');
     const rows = await invitationRows(owner.organizationId);
-    expect(rows.find((r) => r.email === existing.email)).toMatchObject({ status: 'accepted', acceptedById: existing.id, role: 'employee' });
+    expect(rows.find((r) => r.email === existing.email)).toMatchObject({
+      status: 'accepted',
+      acceptedById: existing.id,
+      role: 'employee',
+    });
     expect(rows.find((r) => r.email === newcomer)).toMatchObject({ status: 'pending', acceptedById: null });
     const name = await organizationName(owner.organizationId);
     expect(emailsTo(existing.email).map((m) => m.subject)).toContain(`You were added to ${name}`);
     expect(emailsTo(existing.email).filter((m) => m.subject.startsWith(INVITED))).toHaveLength(0);
     expect(emailsTo(newcomer).map((m) => m.subject)).toEqual([`${INVITED} ${name}`]);
     const mine = expectData(await invoke(routes.listMyOrganizations, { token: existing.accessToken }));
-    expect(mine.data).toContainEqual(expect.objectContaining({ organization: expect.objectContaining({ id: owner.organizationId }), permission: { role: 'employee' } }));
+    expect(mine.data).toContainEqual(
+      expect.objectContaining({
+        organization: expect.objectContaining({ id: owner.organizationId }),
+        permission: { role: 'employee' },
+      }),
+    );
     expect(await seatsUsed(owner)).toBe(3);
   });
 
@@ -268,7 +332,11 @@ describe('POST /organization/{orgId}/invite', () => {
 
   it('answers 400 MALFORMED_JSON for a body that is not JSON', async () => {
     const owner = await createUser();
-    const result = await invoke(routes.inviteUsers, { token: owner.accessToken, path: { orgId: owner.organizationId }, rawBody: '{"emails":' });
+    const result = await invoke(routes.inviteUsers, {
+      token: owner.accessToken,
+      path: { orgId: owner.organizationId },
+      rawBody: '{"emails":',
+    });
     expectError(result, 400, 'MALFORMED_JSON');
   });
 });
@@ -279,7 +347,11 @@ describe('POST /organization/{orgId}/invite security', () => {
     ['a malformed token', 'not-a-jwt'],
   ])('answers 401 UNAUTHENTICATED with %s', async (_label, token) => {
     const owner = await createUser();
-    const result = await invoke(routes.inviteUsers, { token, path: { orgId: owner.organizationId }, body: { emails: [uniqueEmail()] } });
+    const result = await invoke(routes.inviteUsers, {
+      token,
+      path: { orgId: owner.organizationId },
+      body: { emails: [uniqueEmail()] },
+    });
     expectError(result, 401, 'UNAUTHENTICATED');
     expect(await invitationRows(owner.organizationId)).toHaveLength(0);
   });
@@ -288,36 +360,61 @@ describe('POST /organization/{orgId}/invite security', () => {
     const owner = await createUser();
     const stranger = await createUser();
     expectError(await invite(stranger, owner.organizationId, { emails: [uniqueEmail()] }), 403, 'NOT_A_MEMBER');
-    expectError(await invite(stranger, '0190a4e2-0000-7000-8000-000000000000', { emails: [uniqueEmail()] }), 403, 'NOT_A_MEMBER');
+    expectError(
+      await invite(stranger, '0190a4e2-0000-7000-8000-000000000000', { emails: [uniqueEmail()] }),
+      403,
+      'NOT_A_MEMBER',
+    );
     expect(await invitationRows(owner.organizationId)).toHaveLength(0);
   });
 
   it.each([['client'], ['user']] as const)('answers 403 INSUFFICIENT_ROLE to a %s', async (role) => {
     const owner = await createUser();
     const weak = await addMember(owner.organizationId, role);
-    expectError(await invite(weak, owner.organizationId, { emails: [uniqueEmail()], role: 'client' }), 403, 'INSUFFICIENT_ROLE');
+    expectError(
+      await invite(weak, owner.organizationId, { emails: [uniqueEmail()], role: 'client' }),
+      403,
+      'INSUFFICIENT_ROLE',
+    );
     expect(await invitationRows(owner.organizationId)).toHaveLength(0);
   });
 
-  it.each([['billing'], ['employee'], ['full_access'], ['admin']] as const)('lets a %s invite (member role or above)', async (role) => {
-    const owner = await createUser();
-    const inviter = await addMember(owner.organizationId, role);
-    expectData(await invite(inviter, owner.organizationId, { emails: [uniqueEmail()] }), 201);
-    expect(await invitationRows(owner.organizationId)).toHaveLength(1);
-  });
+  it.each([['billing'], ['employee'], ['full_access'], ['admin']] as const)(
+    'lets a %s invite (member role or above)',
+    async (role) => {
+      const owner = await createUser();
+      const inviter = await addMember(owner.organizationId, role);
+      expectData(await invite(inviter, owner.organizationId, { emails: [uniqueEmail()] }), 201);
+      expect(await invitationRows(owner.organizationId)).toHaveLength(1);
+    },
+  );
 
   it('answers 403 NO_ACTIVE_PLAN when the plan is inactive', async () => {
     const owner = await createUser();
-    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
+    await db()
+      .update(organizationPlans)
+      .set({ isActive: false })
+      .where(eq(organizationPlans.organizationId, owner.organizationId));
     expectError(await invite(owner, owner.organizationId, { emails: [uniqueEmail()] }), 403, 'NO_ACTIVE_PLAN');
     expect(await invitationRows(owner.organizationId)).toHaveLength(0);
   });
 
   it('answers 403 INSUFFICIENT_SCOPE to an automation token without members:write, and accepts one with it', async () => {
     const owner = await createUser();
-    const readOnly = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:read', 'organization:write'] } }));
-    const writer = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['members:write'] } }));
-    expectError(await invite({ accessToken: readOnly.token }, owner.organizationId, { emails: [uniqueEmail()] }), 403, 'INSUFFICIENT_SCOPE');
+    const readOnly = expectData(
+      await invoke(routes.generateToken, {
+        token: owner.accessToken,
+        body: { scopes: ['organization:read', 'organization:write'] },
+      }),
+    );
+    const writer = expectData(
+      await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['members:write'] } }),
+    );
+    expectError(
+      await invite({ accessToken: readOnly.token }, owner.organizationId, { emails: [uniqueEmail()] }),
+      403,
+      'INSUFFICIENT_SCOPE',
+    );
     expect(await invitationRows(owner.organizationId)).toHaveLength(0);
     expectData(await invite({ accessToken: writer.token }, owner.organizationId, { emails: [uniqueEmail()] }), 201);
     expect(await invitationRows(owner.organizationId)).toHaveLength(1);

@@ -12,7 +12,11 @@ const INVITED = 'You are invited to join';
 
 /** Verifies a registered user's address (an unverified account is taken over on accept, not joined). */
 const verifyEmailOf = async (user: TestUser) =>
-  expectData(await invoke(routes.verifyEmail, { body: { token: tokenFromEmail(user.email, 'Verify your email address'), email: user.email } }));
+  expectData(
+    await invoke(routes.verifyEmail, {
+      body: { token: tokenFromEmail(user.email, 'Verify your email address'), email: user.email },
+    }),
+  );
 
 const inviteOne = async (inviter: TestUser, orgId: string, email: string, role?: string) => {
   const body = role ? { emails: [email], role } : { emails: [email] };
@@ -45,12 +49,20 @@ async function world() {
   const carol = await createUser({ organizationName: `Charlie ${Date.now()} LLP` });
   const dave = await createUser();
   await verifyEmailOf(dave);
-  await db().insert(organizationMembers).values({ organizationId: bob.organizationId, userId: alice.id, role: 'member' });
+  await db()
+    .insert(organizationMembers)
+    .values({ organizationId: bob.organizationId, userId: alice.id, role: 'member' });
   const aPending = await inviteOne(alice, alice.organizationId, uniqueEmail('apending'));
   const aAdmin = await inviteOne(alice, alice.organizationId, uniqueEmail('aadmin'), 'admin');
   const aAccepted = await inviteOne(alice, alice.organizationId, dave.email, 'client');
   const token = tokenFromEmail(dave.email, INVITED);
-  expectData(await invoke(routes.acceptInvitation, { path: { orgId: alice.organizationId }, body: { token, email: dave.email } }), 201);
+  expectData(
+    await invoke(routes.acceptInvitation, {
+      path: { orgId: alice.organizationId },
+      body: { token, email: dave.email },
+    }),
+    201,
+  );
   const bPending = await inviteOne(bob, bob.organizationId, uniqueEmail('bpending'));
   const cPending = await inviteOne(carol, carol.organizationId, uniqueEmail('cpending'));
   return { alice, bob, carol, dave, aPending, aAdmin, aAccepted, bPending, cPending };
@@ -64,7 +76,9 @@ describe('GET /organization/invitations', () => {
     const page = expectData(await list(w.alice));
     // Assess
     expect(page).toMatchObject({ total: 4, page: 1, perPage: 10, totalPages: 1, nextPage: null, previousPage: null });
-    expect(emailsOf(page).sort()).toEqual([w.aPending.email, w.aAdmin.email, w.aAccepted.email, w.bPending.email].sort());
+    expect(emailsOf(page).sort()).toEqual(
+      [w.aPending.email, w.aAdmin.email, w.aAccepted.email, w.bPending.email].sort(),
+    );
     expect(emailsOf(page)).not.toContain(w.cPending.email);
     const byEmail = new Map(page.data.map((i: any) => [i.email, i]));
     expect(byEmail.get(w.dave.email)).toMatchObject({
@@ -84,7 +98,10 @@ describe('GET /organization/invitations', () => {
       invitedUser: null,
       acceptedBy: null,
     });
-    expect(byEmail.get(w.bPending.email)).toMatchObject({ invitedBy: person(w.bob), organization: { id: w.bob.organizationId } });
+    expect(byEmail.get(w.bPending.email)).toMatchObject({
+      invitedBy: person(w.bob),
+      organization: { id: w.bob.organizationId },
+    });
   });
 
   it('never shows another organization the invitations of an organization its members do not share', async () => {
@@ -97,7 +114,9 @@ describe('GET /organization/invitations', () => {
 
   it('limits the list to one organization with `organization`, and answers 403 NOT_A_MEMBER for one the caller is not in', async () => {
     const w = await world();
-    expect(emailsOf(expectData(await list(w.alice, { organization: w.bob.organizationId })))).toEqual([w.bPending.email]);
+    expect(emailsOf(expectData(await list(w.alice, { organization: w.bob.organizationId })))).toEqual([
+      w.bPending.email,
+    ]);
     expect(expectData(await list(w.alice, { organization: w.alice.organizationId })).total).toBe(3);
     expectError(await list(w.alice, { organization: w.carol.organizationId }), 403, 'NOT_A_MEMBER');
   });
@@ -122,7 +141,11 @@ describe('GET /organization/invitations', () => {
   });
 
   it.each([
-    ['status=pending', { status: 'pending' }, (w: Awaited<ReturnType<typeof world>>) => [w.aPending, w.aAdmin, w.bPending]],
+    [
+      'status=pending',
+      { status: 'pending' },
+      (w: Awaited<ReturnType<typeof world>>) => [w.aPending, w.aAdmin, w.bPending],
+    ],
     ['status=accepted', { status: 'accepted' }, (w: Awaited<ReturnType<typeof world>>) => [w.aAccepted]],
     ['userRole=admin', { userRole: 'admin' }, (w: Awaited<ReturnType<typeof world>>) => [w.aAdmin]],
     ['userRole=member', { userRole: 'member' }, (w: Awaited<ReturnType<typeof world>>) => [w.aPending, w.bPending]],
@@ -139,8 +162,15 @@ describe('GET /organization/invitations', () => {
     const owner = await createUser();
     const row = await inviteOne(owner, owner.organizationId, uniqueEmail('rejecting'));
     const token = tokenFromEmail(row.email, INVITED);
-    expectData(await invoke(routes.rejectInvitation, { path: { orgId: owner.organizationId }, body: { token, email: row.email } }));
-    expect(expectData(await list(owner, { status: 'rejected' })).data).toEqual([expect.objectContaining({ id: row.id, status: 'rejected' })]);
+    expectData(
+      await invoke(routes.rejectInvitation, {
+        path: { orgId: owner.organizationId },
+        body: { token, email: row.email },
+      }),
+    );
+    expect(expectData(await list(owner, { status: 'rejected' })).data).toEqual([
+      expect.objectContaining({ id: row.id, status: 'rejected' }),
+    ]);
     expect(expectData(await list(owner, { status: 'pending' })).data).toBeNull();
   });
 
@@ -159,7 +189,15 @@ describe('GET /organization/invitations', () => {
   it('answers data null (not []) with a zero total when nothing matches', async () => {
     const owner = await createUser();
     const page = expectData(await list(owner));
-    expect(page).toEqual({ total: 0, page: 1, perPage: 10, totalPages: 0, nextPage: null, previousPage: null, data: null });
+    expect(page).toEqual({
+      total: 0,
+      page: 1,
+      perPage: 10,
+      totalPages: 0,
+      nextPage: null,
+      previousPage: null,
+      data: null,
+    });
   });
 
   it('pages with page/perPage and with skip/limit', async () => {
@@ -194,7 +232,9 @@ describe('GET /organization/invitations', () => {
     for (let i = 0; i < 4; i += 1) await inviteOne(owner, owner.organizationId, uniqueEmail('count'));
     const small = await countQueries(() => list(owner, { perPage: '1' }));
     const large = await countQueries(() => list(owner, { perPage: '50' }));
-    const oneOrganization = await countQueries(() => list(owner, { perPage: '50', organization: owner.organizationId }));
+    const oneOrganization = await countQueries(() =>
+      list(owner, { perPage: '50', organization: owner.organizationId }),
+    );
     expect(expectData(small.result).data).toHaveLength(1);
     expect(expectData(large.result).data).toHaveLength(4);
     expect(expectData(oneOrganization.result).data).toHaveLength(4);
@@ -243,9 +283,17 @@ describe('GET /organization/invitations security', () => {
   it('answers 403 INSUFFICIENT_SCOPE to an automation token without organization:read, and lists for one with it', async () => {
     const owner = await createUser();
     await inviteOne(owner, owner.organizationId, uniqueEmail('scoped'));
-    const writer = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['members:write'] } }));
-    const reader = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:read'] } }));
-    expectError(await list({ accessToken: writer.token, organizationId: owner.organizationId }), 403, 'INSUFFICIENT_SCOPE');
+    const writer = expectData(
+      await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['members:write'] } }),
+    );
+    const reader = expectData(
+      await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:read'] } }),
+    );
+    expectError(
+      await list({ accessToken: writer.token, organizationId: owner.organizationId }),
+      403,
+      'INSUFFICIENT_SCOPE',
+    );
     expect(expectData(await list({ accessToken: reader.token, organizationId: owner.organizationId })).total).toBe(1);
   });
 });

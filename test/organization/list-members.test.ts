@@ -12,8 +12,12 @@ type Role = (typeof organizationMembers.$inferInsert)['role'];
 
 const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
 
-const listMembers = (caller: { accessToken?: string }, orgId: string, query: Record<string, string> = {}, options: InvokeOptions = {}) =>
-  invoke(routes.listMembers, { token: caller.accessToken, path: { orgId }, organization: orgId, query, ...options });
+const listMembers = (
+  caller: { accessToken?: string },
+  orgId: string,
+  query: Record<string, string> = {},
+  options: InvokeOptions = {},
+) => invoke(routes.listMembers, { token: caller.accessToken, path: { orgId }, organization: orgId, query, ...options });
 
 const ids = (page: { data: Array<{ user: { id: string } }> | null }) => (page.data ?? []).map((m) => m.user.id);
 
@@ -27,12 +31,22 @@ async function membershipStart(owner: TestUser): Promise<Date> {
 }
 
 /** A new user who joined `owner`'s organization `minutes` after the owner, with `role`. */
-async function join(owner: TestUser, minutes: number, role: Role = 'member', overrides: { name?: string; email?: string } = {}) {
+async function join(
+  owner: TestUser,
+  minutes: number,
+  role: Role = 'member',
+  overrides: { name?: string; email?: string } = {},
+) {
   const user = await createUser(overrides);
   const start = await membershipStart(owner);
   await db()
     .insert(organizationMembers)
-    .values({ organizationId: owner.organizationId, userId: user.id, role, createdAt: new Date(start.getTime() + minutes * 60_000) });
+    .values({
+      organizationId: owner.organizationId,
+      userId: user.id,
+      role,
+      createdAt: new Date(start.getTime() + minutes * 60_000),
+    });
   return user;
 }
 
@@ -66,7 +80,11 @@ describe('GET /organization/{orgId}/members', () => {
     await updateUserRow(member.id, { lastActiveAt: null });
     const data = expectData(await listMembers(owner, owner.organizationId));
     expect(data.data).toEqual([
-      { user: { id: owner.id, name: 'Olive Owner', email: owner.email }, role: 'owner', lastActivityAt: '2026-03-04T05:06:07.000Z' },
+      {
+        user: { id: owner.id, name: 'Olive Owner', email: owner.email },
+        role: 'owner',
+        lastActivityAt: '2026-03-04T05:06:07.000Z',
+      },
       { user: { id: member.id, name: 'Bill Payer', email: member.email }, role: 'billing', lastActivityAt: null },
     ]);
   });
@@ -77,7 +95,9 @@ describe('GET /organization/{orgId}/members', () => {
     await updateUserRow(member.id, { lastActiveAt: new Date('2020-01-01T00:00:00.000Z') });
     const before = Date.now();
     expectData(await invoke(routes.login, { body: { email: member.email, password: member.password } }));
-    const entry = expectData(await listMembers(owner, owner.organizationId)).data.find((m: any) => m.user.id === member.id);
+    const entry = expectData(await listMembers(owner, owner.organizationId)).data.find(
+      (m: any) => m.user.id === member.id,
+    );
     expect(Date.parse(entry.lastActivityAt)).toBeGreaterThanOrEqual(before - 1000);
   });
 
@@ -90,7 +110,9 @@ describe('GET /organization/{orgId}/members', () => {
 
   it('pages with skip and limit, which win over page and perPage', async () => {
     const { owner, all } = await organizationOf(7);
-    const data = expectData(await listMembers(owner, owner.organizationId, { skip: '2', limit: '4', page: '5', perPage: '1' }));
+    const data = expectData(
+      await listMembers(owner, owner.organizationId, { skip: '2', limit: '4', page: '5', perPage: '1' }),
+    );
     expect(data).toMatchObject({ total: 8, skip: 2, limit: 4, totalPages: 2 });
     expect(data).not.toHaveProperty('page');
     expect(data).not.toHaveProperty('perPage');
@@ -105,9 +127,13 @@ describe('GET /organization/{orgId}/members', () => {
     const middle = expectData(await listMembers(owner, owner.organizationId, { skip: '3', limit: '2' }));
     const first = expectData(await listMembers(owner, owner.organizationId, { skip: '0', limit: '2' }));
     // Assess: nothing after the end of the list; records before a window that starts mid-page.
-    expect(last).toEqual(expect.objectContaining({ total: 6, skip: 2, limit: 4, totalPages: 2, nextPage: null, previousPage: 1 }));
+    expect(last).toEqual(
+      expect.objectContaining({ total: 6, skip: 2, limit: 4, totalPages: 2, nextPage: null, previousPage: 1 }),
+    );
     expect(ids(last)).toEqual(all.slice(2).map((u) => u.id));
-    expect(middle).toEqual(expect.objectContaining({ total: 6, skip: 3, limit: 2, totalPages: 3, nextPage: 3, previousPage: 1 }));
+    expect(middle).toEqual(
+      expect.objectContaining({ total: 6, skip: 3, limit: 2, totalPages: 3, nextPage: 3, previousPage: 1 }),
+    );
     expect(first).toEqual(expect.objectContaining({ total: 6, skip: 0, limit: 2, nextPage: 2, previousPage: null }));
   });
 
@@ -129,8 +155,12 @@ describe('GET /organization/{orgId}/members', () => {
     const data = expectData(await listMembers(owner, owner.organizationId, { searchText: 'QUILL' }));
     expect(data.total).toBe(2);
     expect(ids(data)).toEqual([byName.id, byEmail.id]);
-    expect(ids(expectData(await listMembers(owner, owner.organizationId, { searchText: '  marjorie ' })))).toEqual([byName.id]);
-    expect(ids(expectData(await listMembers(owner, owner.organizationId, { searchText: byEmail.email.toUpperCase() })))).toEqual([byEmail.id]);
+    expect(ids(expectData(await listMembers(owner, owner.organizationId, { searchText: '  marjorie ' })))).toEqual([
+      byName.id,
+    ]);
+    expect(
+      ids(expectData(await listMembers(owner, owner.organizationId, { searchText: byEmail.email.toUpperCase() }))),
+    ).toEqual([byEmail.id]);
   });
 
   it('treats % and _ in searchText as text, not wildcards', async () => {
@@ -161,17 +191,33 @@ describe('GET /organization/{orgId}/members', () => {
     const wanted = await join(owner, 1, 'employee', { name: 'Zed Employee' });
     await join(owner, 2, 'member', { name: 'Zed Member' });
     const wanted2 = await join(owner, 3, 'employee', { name: 'Zed Another' });
-    const data = expectData(await listMembers(owner, owner.organizationId, { searchText: 'zed', role: 'employee', perPage: '1', page: '2' }));
+    const data = expectData(
+      await listMembers(owner, owner.organizationId, { searchText: 'zed', role: 'employee', perPage: '1', page: '2' }),
+    );
     expect(data).toMatchObject({ total: 2, page: 2, perPage: 1, totalPages: 2, nextPage: null, previousPage: 1 });
     expect(ids(data)).toEqual([wanted2.id]);
-    expect(ids(expectData(await listMembers(owner, owner.organizationId, { searchText: 'zed', role: 'employee', perPage: '1' })))).toEqual([wanted.id]);
+    expect(
+      ids(
+        expectData(
+          await listMembers(owner, owner.organizationId, { searchText: 'zed', role: 'employee', perPage: '1' }),
+        ),
+      ),
+    ).toEqual([wanted.id]);
   });
 
   it('answers data null when nothing matches, and [] with the total for a page past the end', async () => {
     const owner = await createUser();
     await join(owner, 1, 'member');
     const none = expectData(await listMembers(owner, owner.organizationId, { searchText: 'nobody-has-this-text' }));
-    expect(none).toEqual({ total: 0, page: 1, perPage: 10, totalPages: 0, nextPage: null, previousPage: null, data: null });
+    expect(none).toEqual({
+      total: 0,
+      page: 1,
+      perPage: 10,
+      totalPages: 0,
+      nextPage: null,
+      previousPage: null,
+      data: null,
+    });
     expect(expectData(await listMembers(owner, owner.organizationId, { role: 'client' })).data).toBeNull();
     const past = expectData(await listMembers(owner, owner.organizationId, { page: '4' }));
     expect(past).toMatchObject({ total: 2, data: [], nextPage: null });
@@ -195,12 +241,18 @@ describe('GET /organization/{orgId}/members', () => {
     expect(ids(data)).toEqual([owner.id]);
   });
 
-  it.each([['client'], ['user'], ['billing']] as const)('answers a %s (any role), also while the plan is inactive', async (role) => {
-    const owner = await createUser();
-    const member = await join(owner, 1, role);
-    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
-    expect(ids(expectData(await listMembers(member, owner.organizationId)))).toEqual([owner.id, member.id]);
-  });
+  it.each([['client'], ['user'], ['billing']] as const)(
+    'answers a %s (any role), also while the plan is inactive',
+    async (role) => {
+      const owner = await createUser();
+      const member = await join(owner, 1, role);
+      await db()
+        .update(organizationPlans)
+        .set({ isActive: false })
+        .where(eq(organizationPlans.organizationId, owner.organizationId));
+      expect(ids(expectData(await listMembers(member, owner.organizationId)))).toEqual([owner.id, member.id]);
+    },
+  );
 
   it.each([
     ['missing', undefined],
@@ -217,7 +269,17 @@ describe('GET /organization/{orgId}/members', () => {
 
   it.each([
     ['not an id', () => 'acme'],
-    ['another organization of the caller', async (owner: TestUser) => expectData(await invoke(routes.createOrganization, { token: owner.accessToken, body: { name: `Second ${randomUUID()}` } }), 201).organization.id],
+    [
+      'another organization of the caller',
+      async (owner: TestUser) =>
+        expectData(
+          await invoke(routes.createOrganization, {
+            token: owner.accessToken,
+            body: { name: `Second ${randomUUID()}` },
+          }),
+          201,
+        ).organization.id,
+    ],
   ])('answers 403 FORBIDDEN when the header names another organization than the path: %s', async (_label, header) => {
     const owner = await createUser();
     const result = await listMembers(owner, owner.organizationId, {}, { organization: await header(owner) });
@@ -227,7 +289,9 @@ describe('GET /organization/{orgId}/members', () => {
 
   it('answers when the header names the path organization in another letter case', async () => {
     const owner = await createUser();
-    const data = expectData(await listMembers(owner, owner.organizationId, {}, { organization: owner.organizationId.toUpperCase() }));
+    const data = expectData(
+      await listMembers(owner, owner.organizationId, {}, { organization: owner.organizationId.toUpperCase() }),
+    );
     expect(ids(data)).toEqual([owner.id]);
   });
 
@@ -270,14 +334,25 @@ describe('GET /organization/{orgId}/members security', () => {
     expect(result.body.data).toBeUndefined();
     expect(JSON.stringify(result.body)).not.toContain(owner.email);
     // Naming their own organization in the header does not help.
-    expectError(await listMembers(stranger, owner.organizationId, {}, { organization: stranger.organizationId }), 403, 'NOT_A_MEMBER');
+    expectError(
+      await listMembers(stranger, owner.organizationId, {}, { organization: stranger.organizationId }),
+      403,
+      'NOT_A_MEMBER',
+    );
     expectError(await listMembers(stranger, UNKNOWN_ID), 403, 'NOT_A_MEMBER');
   });
 
   it('answers 403 INSUFFICIENT_SCOPE to an automation token without organization:read, and accepts one with it', async () => {
     const owner = await createUser();
-    const writer = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['members:write', 'organization:write'] } }));
-    const reader = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:read'] } }));
+    const writer = expectData(
+      await invoke(routes.generateToken, {
+        token: owner.accessToken,
+        body: { scopes: ['members:write', 'organization:write'] },
+      }),
+    );
+    const reader = expectData(
+      await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:read'] } }),
+    );
     expectError(await listMembers({ accessToken: writer.token }, owner.organizationId), 403, 'INSUFFICIENT_SCOPE');
     expect(ids(expectData(await listMembers({ accessToken: reader.token }, owner.organizationId)))).toEqual([owner.id]);
   });

@@ -9,7 +9,8 @@ import { countQueries } from '../harness/queries';
 
 const GiB = 1024 ** 3;
 
-const listMine = (caller: { accessToken?: string }) => invoke(routes.listMyOrganizations, { token: caller.accessToken });
+const listMine = (caller: { accessToken?: string }) =>
+  invoke(routes.listMyOrganizations, { token: caller.accessToken });
 
 const join = (organizationId: string, user: TestUser, role: (typeof organizationMembers.$inferInsert)['role']) =>
   db().insert(organizationMembers).values({ organizationId, userId: user.id, role });
@@ -18,7 +19,8 @@ describe('GET /organization/user/organizations', () => {
   it('runs the same number of SQL queries whatever the number of organizations', async () => {
     const one = await createUser();
     const many = await createUser();
-    for (const other of await Promise.all(Array.from({ length: 4 }, () => createUser()))) await join(other.organizationId, many, 'member');
+    for (const other of await Promise.all(Array.from({ length: 4 }, () => createUser())))
+      await join(other.organizationId, many, 'member');
     const single = await countQueries(() => listMine(one));
     const five = await countQueries(() => listMine(many));
     expect(expectData(single.result).data).toHaveLength(1);
@@ -27,7 +29,7 @@ describe('GET /organization/user/organizations', () => {
     expect(five.queries).toBe(single.queries);
   });
 
-  it("lists every organization of the caller in one page, with permission, billing and the active plan", async () => {
+  it('lists every organization of the caller in one page, with permission, billing and the active plan', async () => {
     // Prepare: the caller owns one organization and is a billing member of another.
     const caller = await createUser({ organizationName: 'Mine First LLP' });
     const other = await createUser({ organizationName: 'Theirs Second LLP' });
@@ -41,8 +43,18 @@ describe('GET /organization/user/organizations', () => {
       ['Theirs Second LLP', 'billing'],
     ]);
     for (const entry of data.data) {
-      expect(entry.billing).toEqual({ billingMode: 'free', onCaseBilling: false, tier: null, cadence: null, hasPaymentMethod: false, delinquent: false });
-      const [plan] = await db().select().from(organizationPlans).where(eq(organizationPlans.organizationId, entry.organization.id));
+      expect(entry.billing).toEqual({
+        billingMode: 'free',
+        onCaseBilling: false,
+        tier: null,
+        cadence: null,
+        hasPaymentMethod: false,
+        delinquent: false,
+      });
+      const [plan] = await db()
+        .select()
+        .from(organizationPlans)
+        .where(eq(organizationPlans.organizationId, entry.organization.id));
       expect(entry.organization.activePlan).toEqual({
         id: plan!.id,
         subscription: null,
@@ -79,7 +91,11 @@ describe('GET /organization/user/organizations', () => {
   it('fills the active plan with what each organization uses', async () => {
     const caller = await createUser();
     expectData(
-      await invoke(routes.inviteUsers, { token: caller.accessToken, path: { orgId: caller.organizationId }, body: { emails: [uniqueEmail(), uniqueEmail()] } }),
+      await invoke(routes.inviteUsers, {
+        token: caller.accessToken,
+        path: { orgId: caller.organizationId },
+        body: { emails: [uniqueEmail(), uniqueEmail()] },
+      }),
       201,
     );
     await db().insert(devices).values({ organizationId: caller.organizationId, deviceId: 'dev-1', deviceType: 'ios' });
@@ -111,14 +127,22 @@ describe('GET /organization/user/organizations', () => {
     const other = await createUser();
     await join(other.organizationId, caller, 'member');
     expect(expectData(await listMine(caller)).total).toBe(2);
-    expectData(await invoke(routes.removeOrganizationUser, { token: other.accessToken, path: { orgId: other.organizationId, userId: caller.id } }));
+    expectData(
+      await invoke(routes.removeOrganizationUser, {
+        token: other.accessToken,
+        path: { orgId: other.organizationId, userId: caller.id },
+      }),
+    );
     const data = expectData(await listMine(caller));
     expect(data.data.map((entry: any) => entry.organization.id)).toEqual([caller.organizationId]);
   });
 
   it('shows an inactive plan and a legacy organization (billing null)', async () => {
     const caller = await createUser();
-    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, caller.organizationId));
+    await db()
+      .update(organizationPlans)
+      .set({ isActive: false })
+      .where(eq(organizationPlans.organizationId, caller.organizationId));
     await db().update(organizations).set({ billingMode: 'legacy' }).where(eq(organizations.id, caller.organizationId));
     const [entry] = expectData(await listMine(caller)).data;
     expect(entry.billing).toBeNull();
@@ -129,7 +153,9 @@ describe('GET /organization/user/organizations', () => {
     const caller = await createUser();
     await db()
       .delete(organizationMembers)
-      .where(and(eq(organizationMembers.organizationId, caller.organizationId), eq(organizationMembers.userId, caller.id)));
+      .where(
+        and(eq(organizationMembers.organizationId, caller.organizationId), eq(organizationMembers.userId, caller.id)),
+      );
     const data = expectData(await listMine(caller));
     expect(data).toMatchObject({ total: 0, nextPage: null, previousPage: null });
     expect(data.data).toEqual([]);
@@ -146,9 +172,18 @@ describe('GET /organization/user/organizations security', () => {
 
   it('answers 403 INSUFFICIENT_SCOPE to an automation token without organization:read, and accepts one with it', async () => {
     const caller = await createUser();
-    const profileOnly = expectData(await invoke(routes.generateToken, { token: caller.accessToken, body: { scopes: ['profile:read', 'organization:write'] } }));
-    const reader = expectData(await invoke(routes.generateToken, { token: caller.accessToken, body: { scopes: ['organization:read'] } }));
+    const profileOnly = expectData(
+      await invoke(routes.generateToken, {
+        token: caller.accessToken,
+        body: { scopes: ['profile:read', 'organization:write'] },
+      }),
+    );
+    const reader = expectData(
+      await invoke(routes.generateToken, { token: caller.accessToken, body: { scopes: ['organization:read'] } }),
+    );
     expectError(await listMine({ accessToken: profileOnly.token }), 403, 'INSUFFICIENT_SCOPE');
-    expect(expectData(await listMine({ accessToken: reader.token })).data[0].organization.id).toBe(caller.organizationId);
+    expect(expectData(await listMine({ accessToken: reader.token })).data[0].organization.id).toBe(
+      caller.organizationId,
+    );
   });
 });

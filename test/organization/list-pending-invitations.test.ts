@@ -13,7 +13,10 @@ const DAY = 86_400;
 
 const inviteOne = async (inviter: TestUser, email: string, role?: string) => {
   const body = role ? { emails: [email], role } : { emails: [email] };
-  expectData(await invoke(routes.inviteUsers, { token: inviter.accessToken, path: { orgId: inviter.organizationId }, body }), 201);
+  expectData(
+    await invoke(routes.inviteUsers, { token: inviter.accessToken, path: { orgId: inviter.organizationId }, body }),
+    201,
+  );
   const [row] = await db()
     .select()
     .from(invitations)
@@ -28,11 +31,16 @@ const idsOf = (page: { data: Array<{ id: string }> | null }) => (page.data ?? []
 
 /** Verifies a registered user's address (an unverified account is taken over on accept, not joined). */
 const verifyEmailOf = async (user: TestUser) =>
-  expectData(await invoke(routes.verifyEmail, { body: { token: tokenFromEmail(user.email, 'Verify your email address'), email: user.email } }));
+  expectData(
+    await invoke(routes.verifyEmail, {
+      body: { token: tokenFromEmail(user.email, 'Verify your email address'), email: user.email },
+    }),
+  );
 
 const signIn = async (user: TestUser): Promise<TestUser> => ({
   ...user,
-  accessToken: expectData(await invoke(routes.login, { body: { email: user.email, password: user.password } })).accessToken,
+  accessToken: expectData(await invoke(routes.login, { body: { email: user.email, password: user.password } }))
+    .accessToken,
 });
 
 describe('GET /organization/pending-invitations', () => {
@@ -90,7 +98,15 @@ describe('GET /organization/pending-invitations', () => {
     const other = await createUser();
     await inviteOne(other, uniqueEmail('not-loner'));
     const page = expectData(await listPending(loner));
-    expect(page).toEqual({ total: 0, page: 1, perPage: 10, totalPages: 0, nextPage: null, previousPage: null, data: null });
+    expect(page).toEqual({
+      total: 0,
+      page: 1,
+      perPage: 10,
+      totalPages: 0,
+      nextPage: null,
+      previousPage: null,
+      data: null,
+    });
   });
 
   it('filters by organization and userRole, sorts on request and pages', async () => {
@@ -104,11 +120,15 @@ describe('GET /organization/pending-invitations', () => {
       testClock.advance(1);
     }
     // Act / Assess
-    expect(idsOf(expectData(await listPending(ivy, { organization: inviters[0]!.organizationId })))).toEqual([rows[0]!.id]);
+    expect(idsOf(expectData(await listPending(ivy, { organization: inviters[0]!.organizationId })))).toEqual([
+      rows[0]!.id,
+    ]);
     expect(idsOf(expectData(await listPending(ivy, { userRole: 'employee' })))).toEqual([rows[1]!.id]);
     expect(expectData(await listPending(ivy, { userRole: 'owner' })).data).toBeNull();
     expect(expectData(await listPending(ivy, { organization: ivy.organizationId })).data).toBeNull();
-    expect(idsOf(expectData(await listPending(ivy, { sortBy: 'createdAt', sortOrder: 'asc' })))).toEqual(rows.map((r) => r.id));
+    expect(idsOf(expectData(await listPending(ivy, { sortBy: 'createdAt', sortOrder: 'asc' })))).toEqual(
+      rows.map((r) => r.id),
+    );
     const second = expectData(await listPending(ivy, { page: '2', perPage: '2' }));
     expect(second).toMatchObject({ total: 3, page: 2, perPage: 2, totalPages: 2, nextPage: null, previousPage: 1 });
     expect(idsOf(second)).toEqual([rows[0]!.id]);
@@ -137,7 +157,8 @@ describe('GET /organization/pending-invitations', () => {
   it('runs the same number of SQL queries whatever the page size', async () => {
     const ivy = await createUser();
     await verifyEmailOf(ivy);
-    for (const inviter of await Promise.all(Array.from({ length: 3 }, () => createUser()))) await inviteOne(inviter, ivy.email);
+    for (const inviter of await Promise.all(Array.from({ length: 3 }, () => createUser())))
+      await inviteOne(inviter, ivy.email);
     const small = await countQueries(() => listPending(ivy, { perPage: '1' }));
     const large = await countQueries(() => listPending(ivy, { perPage: '50' }));
     expect(expectData(small.result).data).toHaveLength(1);
@@ -172,8 +193,12 @@ describe('GET /organization/pending-invitations security', () => {
     await verifyEmailOf(ivy);
     const inviter = await createUser();
     await inviteOne(inviter, ivy.email);
-    const writer = expectData(await invoke(routes.generateToken, { token: ivy.accessToken, body: { scopes: ['profile:read'] } }));
-    const reader = expectData(await invoke(routes.generateToken, { token: ivy.accessToken, body: { scopes: ['organization:read'] } }));
+    const writer = expectData(
+      await invoke(routes.generateToken, { token: ivy.accessToken, body: { scopes: ['profile:read'] } }),
+    );
+    const reader = expectData(
+      await invoke(routes.generateToken, { token: ivy.accessToken, body: { scopes: ['organization:read'] } }),
+    );
     expectError(await listPending({ accessToken: writer.token }), 403, 'INSUFFICIENT_SCOPE');
     expect(expectData(await listPending({ accessToken: reader.token })).total).toBe(1);
   });

@@ -14,14 +14,18 @@ const SELECTED = '0190a4e2-0000-7000-8000-000000000000';
 /** Hex digits and a fixed word: no look-alike pairs inside, so names of one run never clash by accident. */
 const uniqueName = (prefix: string) => `${prefix} ${randomBytes(4).toString('hex')}`;
 
-const create = (caller: { accessToken?: string }, name: string) => invoke(routes.createOrganization, { token: caller.accessToken, body: { name } });
+const create = (caller: { accessToken?: string }, name: string) =>
+  invoke(routes.createOrganization, { token: caller.accessToken, body: { name } });
 const rename = (caller: { accessToken?: string }, orgId: string, name: string) =>
   invoke(routes.updateOrganization, { token: caller.accessToken, path: { orgId }, body: { name } });
-const validate = async (name: string) => expectData(await invoke(routes.validateOrganizationName, { organization: SELECTED, body: { name } })).isValid as boolean;
+const validate = async (name: string) =>
+  expectData(await invoke(routes.validateOrganizationName, { organization: SELECTED, body: { name } }))
+    .isValid as boolean;
 
 type Row = { id: string; name_key: string };
 
-const organizationRow = async (id: string) => (await db().select().from(organizations).where(eq(organizations.id, id)))[0]!;
+const organizationRow = async (id: string) =>
+  (await db().select().from(organizations).where(eq(organizations.id, id)))[0]!;
 
 /** "Sable Firm" with its "a" and "e" replaced by the Cyrillic letters that look the same (U+0430, U+0435). */
 const cyrillic = (name: string) => name.replace(/a/g, '\u0430').replace(/e/g, '\u0435');
@@ -38,21 +42,27 @@ const INVISIBLE = [
 describe('organization names: unique once case, width, invisible characters and look-alike letters are folded', () => {
   it.each([
     ['a Cyrillic look-alike letter', cyrillic],
-    ['full-width letters', (name: string) => name.replace(/[A-Za-z]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0))],
+    [
+      'full-width letters',
+      (name: string) => name.replace(/[A-Za-z]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0)),
+    ],
     ['a doubled inner space', (name: string) => name.replace(' ', '  ')],
     ['"rn" for "m"', (name: string) => name.replace('m', 'rn')],
-  ])('refuses a new organization whose name differs from a taken one only by %s (400 ORGANIZATION_NAME_TAKEN)', async (_label, variant) => {
-    // Prepare
-    const holder = await createUser();
-    const name = uniqueName('Sable Firm');
-    expectData(await create(holder, name), 201);
-    const caller = await createUser();
-    // Act
-    const result = await create(caller, variant(name));
-    // Assess
-    expectError(result, 400, 'ORGANIZATION_NAME_TAKEN');
-    expect(await validate(variant(name))).toBe(false);
-  });
+  ])(
+    'refuses a new organization whose name differs from a taken one only by %s (400 ORGANIZATION_NAME_TAKEN)',
+    async (_label, variant) => {
+      // Prepare
+      const holder = await createUser();
+      const name = uniqueName('Sable Firm');
+      expectData(await create(holder, name), 201);
+      const caller = await createUser();
+      // Act
+      const result = await create(caller, variant(name));
+      // Assess
+      expectError(result, 400, 'ORGANIZATION_NAME_TAKEN');
+      expect(await validate(variant(name))).toBe(false);
+    },
+  );
 
   it('refuses a rename to a look-alike of a taken name, changing nothing', async () => {
     const taken = uniqueName('Harbor Legal');
@@ -63,13 +73,16 @@ describe('organization names: unique once case, width, invisible characters and 
     expect(await organizationRow(owner.organizationId)).toEqual(before);
   });
 
-  it.each(INVISIBLE)('refuses a name with %s as 400 VALIDATION_FAILED naming body.name, on create and rename, and validate-name says not valid', async (_label, mark) => {
-    const owner = await createUser();
-    const name = uniqueName('Quiet Firm').replace(' ', ` ${mark}`);
-    expectError(await create(owner, name), 400, 'VALIDATION_FAILED', ['body.name']);
-    expectError(await rename(owner, owner.organizationId, name), 400, 'VALIDATION_FAILED', ['body.name']);
-    expect(await validate(name)).toBe(false);
-  });
+  it.each(INVISIBLE)(
+    'refuses a name with %s as 400 VALIDATION_FAILED naming body.name, on create and rename, and validate-name says not valid',
+    async (_label, mark) => {
+      const owner = await createUser();
+      const name = uniqueName('Quiet Firm').replace(' ', ` ${mark}`);
+      expectError(await create(owner, name), 400, 'VALIDATION_FAILED', ['body.name']);
+      expectError(await rename(owner, owner.organizationId, name), 400, 'VALIDATION_FAILED', ['body.name']);
+      expect(await validate(name)).toBe(false);
+    },
+  );
 
   it('still accepts names that only look alike to nothing taken, and lets an organization restyle its own name', async () => {
     const owner = await createUser();
@@ -87,7 +100,11 @@ describe('organization names: unique once case, width, invisible characters and 
     expect((await organizationRow(created.organization.id)).nameKey).toBe(organizationNameKey(name));
     const direct = db()
       .insert(organizations)
-      .values({ name: `${name} (copy)`, nameKey: organizationNameKey(cyrillic(name)), slug: `copy-${randomBytes(4).toString('hex')}` });
+      .values({
+        name: `${name} (copy)`,
+        nameKey: organizationNameKey(cyrillic(name)),
+        slug: `copy-${randomBytes(4).toString('hex')}`,
+      });
     await expect(direct).rejects.toThrow();
   });
 

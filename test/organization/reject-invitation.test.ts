@@ -13,7 +13,14 @@ const ONE_MONTH_AND_A_DAY = 32 * 86_400;
 
 async function invited(owner: TestUser) {
   const email = uniqueEmail('invitee');
-  expectData(await invoke(routes.inviteUsers, { token: owner.accessToken, path: { orgId: owner.organizationId }, body: { emails: [email] } }), 201);
+  expectData(
+    await invoke(routes.inviteUsers, {
+      token: owner.accessToken,
+      path: { orgId: owner.organizationId },
+      body: { emails: [email] },
+    }),
+    201,
+  );
   const [row] = await db()
     .select()
     .from(invitations)
@@ -21,14 +28,18 @@ async function invited(owner: TestUser) {
   return { email, row: row!, token: tokenFromEmail(email, INVITED) };
 }
 
-const reject = (orgId: string, body: Record<string, unknown>) => invoke(routes.rejectInvitation, { path: { orgId }, body });
+const reject = (orgId: string, body: Record<string, unknown>) =>
+  invoke(routes.rejectInvitation, { path: { orgId }, body });
 
 const invitationById = async (id: string) => (await db().select().from(invitations).where(eq(invitations.id, id)))[0]!;
 
 const seatsUsed = async (owner: TestUser) =>
-  expectData(await invoke(routes.getOrganizationUsage, { token: owner.accessToken, path: { orgId: owner.organizationId } })).seatsUsed as number;
+  expectData(
+    await invoke(routes.getOrganizationUsage, { token: owner.accessToken, path: { orgId: owner.organizationId } }),
+  ).seatsUsed as number;
 
-const declinedMail = (to: string, invitee: string) => emailsTo(to).filter((m) => m.subject.startsWith(`${invitee} declined`));
+const declinedMail = (to: string, invitee: string) =>
+  emailsTo(to).filter((m) => m.subject.startsWith(`${invitee} declined`));
 
 describe('POST /organization/{orgId}/invitation/reject', () => {
   it('marks the invitation rejected, frees its seat and tells the owners and admins with the reason', async () => {
@@ -39,7 +50,11 @@ describe('POST /organization/{orgId}/invitation/reject', () => {
     const { email, row, token } = await invited(owner);
     expect(await seatsUsed(owner)).toBe(4);
     // Act
-    const result = await reject(owner.organizationId, { token, email: email.toUpperCase(), reason: 'Joined another firm' });
+    const result = await reject(owner.organizationId, {
+      token,
+      email: email.toUpperCase(),
+      reason: 'Joined another firm',
+    });
     // Assess
     expect(result.status).toBe(200);
     expect(result.body).toEqual({ statusCode: 200, timestamp: expect.any(String) });
@@ -84,7 +99,10 @@ describe('POST /organization/{orgId}/invitation/reject', () => {
 
   it.each([
     ['a wrong token', (i: { email: string; token: string }) => ({ token: `${i.token}x`, email: i.email })],
-    ['a token sent with another email', (i: { email: string; token: string }) => ({ token: i.token, email: uniqueEmail('other') })],
+    [
+      'a token sent with another email',
+      (i: { email: string; token: string }) => ({ token: i.token, email: uniqueEmail('other') }),
+    ],
   ])('answers 404 for %s', async (_label, body) => {
     const owner = await createUser();
     const invitation = await invited(owner);

@@ -3,7 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
 import { caseAccess, invitations, organizationMembers, organizationPlans } from '../../lib/db/schema';
-import { addMember, createCaseRow, createUser, type TestUser, tokenFromEmail, uniqueEmail, updateUserRow } from '../harness/actors';
+import {
+  addMember,
+  createCaseRow,
+  createUser,
+  type TestUser,
+  tokenFromEmail,
+  uniqueEmail,
+  updateUserRow,
+} from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
 
@@ -22,10 +30,15 @@ const isMember = async (orgId: string, userId: string) =>
   ).length === 1;
 
 const seatsUsed = async (owner: TestUser) =>
-  expectData(await invoke(routes.getOrganizationUsage, { token: owner.accessToken, path: { orgId: owner.organizationId } })).seatsUsed as number;
+  expectData(
+    await invoke(routes.getOrganizationUsage, { token: owner.accessToken, path: { orgId: owner.organizationId } }),
+  ).seatsUsed as number;
 
 const invite = async (inviter: TestUser, orgId: string, emails: string[], role = 'member') =>
-  expectData(await invoke(routes.inviteUsers, { token: inviter.accessToken, path: { orgId }, body: { emails, role } }), 201);
+  expectData(
+    await invoke(routes.inviteUsers, { token: inviter.accessToken, path: { orgId }, body: { emails, role } }),
+    201,
+  );
 
 /** An existing, verified user who joined `owner`'s organization through an invitation (the accepted invitation row stays). */
 async function joinedByInvitation(owner: TestUser): Promise<TestUser> {
@@ -34,12 +47,21 @@ async function joinedByInvitation(owner: TestUser): Promise<TestUser> {
   await updateUserRow(user.id, { isEmailVerified: true, emailVerifiedAt: new Date() });
   await invite(owner, owner.organizationId, [user.email]);
   const token = tokenFromEmail(user.email, INVITED);
-  expectData(await invoke(routes.acceptInvitation, { path: { orgId: owner.organizationId }, body: { token, email: user.email } }), 201);
+  expectData(
+    await invoke(routes.acceptInvitation, {
+      path: { orgId: owner.organizationId },
+      body: { token, email: user.email },
+    }),
+    201,
+  );
   return user;
 }
 
 const accessOf = (userId: string, caseIds: string[]) =>
-  db().select().from(caseAccess).where(and(eq(caseAccess.userId, userId), inArray(caseAccess.caseId, caseIds)));
+  db()
+    .select()
+    .from(caseAccess)
+    .where(and(eq(caseAccess.userId, userId), inArray(caseAccess.caseId, caseIds)));
 
 describe('DELETE /organization/{orgId}/user/{userId}', () => {
   it('removes the membership, their invitations and case access in this organization only, and frees a seat', async () => {
@@ -60,7 +82,12 @@ describe('DELETE /organization/{orgId}/user/{userId}', () => {
     // An invitation of the leaver's address to another organization is not this organization's.
     const third = await createUser();
     await invite(third, third.organizationId, [leaver.email]);
-    expect(await db().select().from(invitations).where(and(eq(invitations.organizationId, owner.organizationId), eq(invitations.email, leaver.email)))).toHaveLength(1);
+    expect(
+      await db()
+        .select()
+        .from(invitations)
+        .where(and(eq(invitations.organizationId, owner.organizationId), eq(invitations.email, leaver.email))),
+    ).toHaveLength(1);
     expect(await seatsUsed(owner)).toBe(3);
     // Act
     const result = await removeUser(owner, owner.organizationId, leaver.id);
@@ -68,14 +95,33 @@ describe('DELETE /organization/{orgId}/user/{userId}', () => {
     expect(expectData(result)).toEqual({ message: 'The user was removed from the organization' });
     expect(await isMember(owner.organizationId, leaver.id)).toBe(false);
     expect(await isMember(leaver.organizationId, leaver.id)).toBe(true);
-    expect(await db().select().from(invitations).where(and(eq(invitations.organizationId, owner.organizationId), eq(invitations.email, leaver.email)))).toHaveLength(0);
-    expect(await db().select().from(invitations).where(and(eq(invitations.organizationId, third.organizationId), eq(invitations.email, leaver.email)))).toHaveLength(1);
-    expect(await accessOf(leaver.id, here.map((c) => c.id))).toHaveLength(0);
+    expect(
+      await db()
+        .select()
+        .from(invitations)
+        .where(and(eq(invitations.organizationId, owner.organizationId), eq(invitations.email, leaver.email))),
+    ).toHaveLength(0);
+    expect(
+      await db()
+        .select()
+        .from(invitations)
+        .where(and(eq(invitations.organizationId, third.organizationId), eq(invitations.email, leaver.email))),
+    ).toHaveLength(1);
+    expect(
+      await accessOf(
+        leaver.id,
+        here.map((c) => c.id),
+      ),
+    ).toHaveLength(0);
     expect(await accessOf(leaver.id, [elsewhere.id])).toEqual([expect.objectContaining({ access: 'owner' })]);
     expect(await accessOf(colleague.id, [here[0]!.id])).toHaveLength(1);
     expect(await seatsUsed(owner)).toBe(2);
     // The removed user no longer reaches the organization.
-    expectError(await invoke(routes.getOrganization, { token: leaver.accessToken, path: { orgId: owner.organizationId } }), 403, 'NOT_A_MEMBER');
+    expectError(
+      await invoke(routes.getOrganization, { token: leaver.accessToken, path: { orgId: owner.organizationId } }),
+      403,
+      'NOT_A_MEMBER',
+    );
     const profile = expectData(await invoke(routes.getProfile, { token: leaver.accessToken }));
     expect(profile.organizations.map((o: any) => o.organization.id)).toEqual([leaver.organizationId]);
   });
@@ -84,13 +130,15 @@ describe('DELETE /organization/{orgId}/user/{userId}', () => {
     const owner = await createUser();
     const member = await addMember(owner.organizationId, 'member');
     // A pending invitation row for a member's address (written directly: the invite route skips members).
-    await db().insert(invitations).values({
-      organizationId: owner.organizationId,
-      email: member.email,
-      role: 'admin',
-      tokenHash: `hash-${member.id}`,
-      expiresAt: new Date(Date.now() + 86_400_000),
-    });
+    await db()
+      .insert(invitations)
+      .values({
+        organizationId: owner.organizationId,
+        email: member.email,
+        role: 'admin',
+        tokenHash: `hash-${member.id}`,
+        expiresAt: new Date(Date.now() + 86_400_000),
+      });
     expect(await seatsUsed(owner)).toBe(3);
     expectData(await removeUser(owner, owner.organizationId, member.id));
     expect(await seatsUsed(owner)).toBe(1);
@@ -101,7 +149,10 @@ describe('DELETE /organization/{orgId}/user/{userId}', () => {
     const leaver = await joinedByInvitation(owner);
     expectData(await removeUser(owner, owner.organizationId, leaver.id));
     await invite(owner, owner.organizationId, [leaver.email]);
-    const [row] = await db().select().from(invitations).where(and(eq(invitations.organizationId, owner.organizationId), eq(invitations.email, leaver.email)));
+    const [row] = await db()
+      .select()
+      .from(invitations)
+      .where(and(eq(invitations.organizationId, owner.organizationId), eq(invitations.email, leaver.email)));
     expect(row).toMatchObject({ status: 'pending', invitedUserId: leaver.id });
   });
 
@@ -111,7 +162,11 @@ describe('DELETE /organization/{orgId}/user/{userId}', () => {
     await invite(owner, owner.organizationId, [uniqueEmail('p'), uniqueEmail('p')]);
     const next = uniqueEmail('next');
     expectError(
-      await invoke(routes.inviteUsers, { token: owner.accessToken, path: { orgId: owner.organizationId }, body: { emails: [next] } }),
+      await invoke(routes.inviteUsers, {
+        token: owner.accessToken,
+        path: { orgId: owner.organizationId },
+        body: { emails: [next] },
+      }),
       403,
       'SEAT_LIMIT_REACHED',
     );
@@ -159,7 +214,10 @@ describe('DELETE /organization/{orgId}/user/{userId}', () => {
       const first = await createUser();
       const second = await addMember(first.organizationId, 'owner');
       // Act
-      const results = await Promise.all([removeUser(first, first.organizationId, second.id), removeUser(second, first.organizationId, first.id)]);
+      const results = await Promise.all([
+        removeUser(first, first.organizationId, second.id),
+        removeUser(second, first.organizationId, first.id),
+      ]);
       // Assess: one wins; the other is refused (last owner, or no longer a member).
       expect(results.filter((r) => r.status === 200)).toHaveLength(1);
       const refused = results.find((r) => r.status !== 200)!;
@@ -168,7 +226,9 @@ describe('DELETE /organization/{orgId}/user/{userId}', () => {
       const owners = await db()
         .select()
         .from(organizationMembers)
-        .where(and(eq(organizationMembers.organizationId, first.organizationId), eq(organizationMembers.role, 'owner')));
+        .where(
+          and(eq(organizationMembers.organizationId, first.organizationId), eq(organizationMembers.role, 'owner')),
+        );
       expect(owners).toHaveLength(1);
     }
   });
@@ -253,7 +313,10 @@ describe('DELETE /organization/{orgId}/user/{userId} security', () => {
   it('answers 403 NO_ACTIVE_PLAN to an owner removing someone else while the plan is inactive, removing nothing', async () => {
     const owner = await createUser();
     const member = await addMember(owner.organizationId, 'member');
-    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
+    await db()
+      .update(organizationPlans)
+      .set({ isActive: false })
+      .where(eq(organizationPlans.organizationId, owner.organizationId));
     expectError(await removeUser(owner, owner.organizationId, member.id), 403, 'NO_ACTIVE_PLAN');
     expect(await isMember(owner.organizationId, member.id)).toBe(true);
   });
@@ -261,9 +324,20 @@ describe('DELETE /organization/{orgId}/user/{userId} security', () => {
   it('answers 403 INSUFFICIENT_SCOPE to an automation token without members:write, and accepts one with it', async () => {
     const owner = await createUser();
     const member = await addMember(owner.organizationId, 'member');
-    const orgWriter = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:write', 'organization:read'] } }));
-    const membersWriter = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['members:write'] } }));
-    expectError(await removeUser({ accessToken: orgWriter.token }, owner.organizationId, member.id), 403, 'INSUFFICIENT_SCOPE');
+    const orgWriter = expectData(
+      await invoke(routes.generateToken, {
+        token: owner.accessToken,
+        body: { scopes: ['organization:write', 'organization:read'] },
+      }),
+    );
+    const membersWriter = expectData(
+      await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['members:write'] } }),
+    );
+    expectError(
+      await removeUser({ accessToken: orgWriter.token }, owner.organizationId, member.id),
+      403,
+      'INSUFFICIENT_SCOPE',
+    );
     expect(await isMember(owner.organizationId, member.id)).toBe(true);
     expectData(await removeUser({ accessToken: membersWriter.token }, owner.organizationId, member.id));
     expect(await isMember(owner.organizationId, member.id)).toBe(false);
@@ -271,26 +345,36 @@ describe('DELETE /organization/{orgId}/user/{userId} security', () => {
 });
 
 describe('DELETE /organization/{orgId}/user/{ownId}: leaving', () => {
-  it.each([['full_access'], ['employee'], ['billing'], ['member'], ['user'], ['client']] as const)('lets a %s leave', async (role) => {
-    // Prepare
-    const owner = await createUser();
-    const leaver = await addMember(owner.organizationId, role);
-    const kase = await createCaseRow(owner.organizationId);
-    await db().insert(caseAccess).values({ caseId: kase.id, userId: leaver.id, access: 'viewer' });
-    // Act
-    const result = await removeUser(leaver, owner.organizationId, leaver.id);
-    // Assess
-    expect(expectData(result)).toEqual({ message: 'The user was removed from the organization' });
-    expect(await isMember(owner.organizationId, leaver.id)).toBe(false);
-    expect(await accessOf(leaver.id, [kase.id])).toHaveLength(0);
-    expect(await isMember(leaver.organizationId, leaver.id)).toBe(true);
-    expectError(await invoke(routes.getOrganization, { token: leaver.accessToken, path: { orgId: owner.organizationId } }), 403, 'NOT_A_MEMBER');
-  });
+  it.each([['full_access'], ['employee'], ['billing'], ['member'], ['user'], ['client']] as const)(
+    'lets a %s leave',
+    async (role) => {
+      // Prepare
+      const owner = await createUser();
+      const leaver = await addMember(owner.organizationId, role);
+      const kase = await createCaseRow(owner.organizationId);
+      await db().insert(caseAccess).values({ caseId: kase.id, userId: leaver.id, access: 'viewer' });
+      // Act
+      const result = await removeUser(leaver, owner.organizationId, leaver.id);
+      // Assess
+      expect(expectData(result)).toEqual({ message: 'The user was removed from the organization' });
+      expect(await isMember(owner.organizationId, leaver.id)).toBe(false);
+      expect(await accessOf(leaver.id, [kase.id])).toHaveLength(0);
+      expect(await isMember(leaver.organizationId, leaver.id)).toBe(true);
+      expectError(
+        await invoke(routes.getOrganization, { token: leaver.accessToken, path: { orgId: owner.organizationId } }),
+        403,
+        'NOT_A_MEMBER',
+      );
+    },
+  );
 
   it('lets a member leave while the plan is inactive', async () => {
     const owner = await createUser();
     const leaver = await addMember(owner.organizationId, 'member');
-    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
+    await db()
+      .update(organizationPlans)
+      .set({ isActive: false })
+      .where(eq(organizationPlans.organizationId, owner.organizationId));
     expectData(await removeUser(leaver, owner.organizationId, leaver.id));
     expect(await isMember(owner.organizationId, leaver.id)).toBe(false);
   });
@@ -304,11 +388,13 @@ describe('DELETE /organization/{orgId}/user/{ownId}: leaving', () => {
   });
 });
 
-describe("DELETE /organization/{orgId}/user/{userId}: the cases of a removed case owner", () => {
+describe('DELETE /organization/{orgId}/user/{userId}: the cases of a removed case owner', () => {
   /** Cases in `owner`'s organization: one the leaver alone owns, one they co-own, one they only view, one owned by someone else. */
   async function casesOf(owner: TestUser, leaver: TestUser) {
     const colleague = await addMember(owner.organizationId, 'member');
-    const [sole, shared, viewed, other] = await Promise.all([1, 2, 3, 4].map(() => createCaseRow(owner.organizationId)));
+    const [sole, shared, viewed, other] = await Promise.all(
+      [1, 2, 3, 4].map(() => createCaseRow(owner.organizationId)),
+    );
     await db()
       .insert(caseAccess)
       .values([
@@ -323,7 +409,14 @@ describe("DELETE /organization/{orgId}/user/{userId}: the cases of a removed cas
   }
 
   const ownersOf = async (caseId: string) =>
-    (await db().select().from(caseAccess).where(and(eq(caseAccess.caseId, caseId), eq(caseAccess.access, 'owner')))).map((row) => row.userId).sort();
+    (
+      await db()
+        .select()
+        .from(caseAccess)
+        .where(and(eq(caseAccess.caseId, caseId), eq(caseAccess.access, 'owner')))
+    )
+      .map((row) => row.userId)
+      .sort();
 
   it('gives owner access of the cases the removed member alone owned to the owner who removed them, and nothing else', async () => {
     // Prepare
@@ -385,7 +478,9 @@ describe("DELETE /organization/{orgId}/user/{userId}: the cases of a removed cas
     const statementsFor = async (caseCount: number) => {
       const leaver = await addMember(owner.organizationId, 'member');
       const owned = await Promise.all(Array.from({ length: caseCount }, () => createCaseRow(owner.organizationId)));
-      await db().insert(caseAccess).values(owned.map((kase) => ({ caseId: kase.id, userId: leaver.id, access: 'owner' as const })));
+      await db()
+        .insert(caseAccess)
+        .values(owned.map((kase) => ({ caseId: kase.id, userId: leaver.id, access: 'owner' as const })));
       const { result, queries } = await countQueries(() => removeUser(owner, owner.organizationId, leaver.id));
       expectData(result);
       for (const kase of owned) expect(await ownersOf(kase.id)).toEqual([owner.id]);

@@ -13,7 +13,14 @@ const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
 const DAY = 86_400;
 
 async function invited(owner: TestUser, email = uniqueEmail('invitee')) {
-  expectData(await invoke(routes.inviteUsers, { token: owner.accessToken, path: { orgId: owner.organizationId }, body: { emails: [email] } }), 201);
+  expectData(
+    await invoke(routes.inviteUsers, {
+      token: owner.accessToken,
+      path: { orgId: owner.organizationId },
+      body: { emails: [email] },
+    }),
+    201,
+  );
   const [row] = await db().select().from(invitations).where(eq(invitations.email, email));
   return { email, row: row!, token: tokenFromEmail(email, INVITED) };
 }
@@ -24,14 +31,20 @@ const resend = (caller: { accessToken?: string }, orgId: string, invitationId: s
 const invitationById = async (id: string) => (await db().select().from(invitations).where(eq(invitations.id, id)))[0]!;
 
 const seatsUsed = async (owner: TestUser) =>
-  expectData(await invoke(routes.getOrganizationUsage, { token: owner.accessToken, path: { orgId: owner.organizationId } })).seatsUsed as number;
+  expectData(
+    await invoke(routes.getOrganizationUsage, { token: owner.accessToken, path: { orgId: owner.organizationId } }),
+  ).seatsUsed as number;
 
 const accept = (orgId: string, email: string, token: string) =>
-  invoke(routes.acceptInvitation, { path: { orgId }, body: { token, email, name: 'Invitee', password: 'a-long-password' } });
+  invoke(routes.acceptInvitation, {
+    path: { orgId },
+    body: { token, email, name: 'Invitee', password: 'a-long-password' },
+  });
 
 const signIn = async (user: TestUser): Promise<TestUser> => ({
   ...user,
-  accessToken: expectData(await invoke(routes.login, { body: { email: user.email, password: user.password } })).accessToken,
+  accessToken: expectData(await invoke(routes.login, { body: { email: user.email, password: user.password } }))
+    .accessToken,
 });
 
 describe('POST /organization/{orgId}/invitation/{invitationId}/resend', () => {
@@ -52,7 +65,10 @@ describe('POST /organization/{orgId}/invitation/{invitationId}/resend', () => {
     expect(after.expiresAt.getTime()).toBeGreaterThan(row.expiresAt.getTime());
     const [organization] = await db().select().from(organizations).where(eq(organizations.id, owner.organizationId));
     const mail = emailsTo(email);
-    expect(mail.map((m) => m.subject)).toEqual([`${INVITED} ${organization!.name}`, `${INVITED} ${organization!.name}`]);
+    expect(mail.map((m) => m.subject)).toEqual([
+      `${INVITED} ${organization!.name}`,
+      `${INVITED} ${organization!.name}`,
+    ]);
     const newToken = tokenFromEmail(email, INVITED);
     expect(newToken).not.toBe(oldToken);
     expect(after.tokenHash).toBe(hashToken(newToken));
@@ -73,7 +89,12 @@ describe('POST /organization/{orgId}/invitation/{invitationId}/resend', () => {
     // Prepare
     const owner = await createUser();
     const { email, row, token } = await invited(owner);
-    expectData(await invoke(routes.rejectInvitation, { path: { orgId: owner.organizationId }, body: { token, email, reason: 'busy' } }));
+    expectData(
+      await invoke(routes.rejectInvitation, {
+        path: { orgId: owner.organizationId },
+        body: { token, email, reason: 'busy' },
+      }),
+    );
     expect(await seatsUsed(owner)).toBe(1);
     // Act
     expectData(await resend(owner, owner.organizationId, row.id), 201);
@@ -88,7 +109,9 @@ describe('POST /organization/{orgId}/invitation/{invitationId}/resend', () => {
   it('answers 403 SEAT_LIMIT_REACHED when a rejected invitation would need a seat the plan no longer has', async () => {
     const owner = await createUser();
     const { email, row, token } = await invited(owner);
-    expectData(await invoke(routes.rejectInvitation, { path: { orgId: owner.organizationId }, body: { token, email } }));
+    expectData(
+      await invoke(routes.rejectInvitation, { path: { orgId: owner.organizationId }, body: { token, email } }),
+    );
     await Promise.all(Array.from({ length: 4 }, () => invited(owner)));
     expect(await seatsUsed(owner)).toBe(5);
     expectError(await resend(owner, owner.organizationId, row.id), 403, 'SEAT_LIMIT_REACHED');
@@ -135,12 +158,26 @@ describe('POST /organization/{orgId}/invitation/{invitationId}/resend', () => {
 
   it('answers 403 NOT_A_MEMBER for an orgId that is not a uuid, as for an unknown organization', async () => {
     const owner = await createUser();
-    expectError(await invoke(routes.resendInvitation, { token: owner.accessToken, path: { orgId: 'not-a-uuid', invitationId: UNKNOWN_ID } }), 403, 'NOT_A_MEMBER');
+    expectError(
+      await invoke(routes.resendInvitation, {
+        token: owner.accessToken,
+        path: { orgId: 'not-a-uuid', invitationId: UNKNOWN_ID },
+      }),
+      403,
+      'NOT_A_MEMBER',
+    );
   });
 
   it('answers 404 NOT_FOUND for an invitationId that is not a uuid, as for an unknown invitation', async () => {
     const owner = await createUser();
-    expectError(await invoke(routes.resendInvitation, { token: owner.accessToken, path: { orgId: owner.organizationId, invitationId: 'nope' } }), 404, 'NOT_FOUND');
+    expectError(
+      await invoke(routes.resendInvitation, {
+        token: owner.accessToken,
+        path: { orgId: owner.organizationId, invitationId: 'nope' },
+      }),
+      404,
+      'NOT_FOUND',
+    );
   });
 
   it.each([
@@ -148,7 +185,12 @@ describe('POST /organization/{orgId}/invitation/{invitationId}/resend', () => {
     [{ orgId: UNKNOWN_ID, invitationId: 'i'.repeat(201) }, ['path.invitationId']],
   ])('answers 400 VALIDATION_FAILED for path %j (an id over 200 characters)', async (path, fields) => {
     const owner = await createUser();
-    expectError(await invoke(routes.resendInvitation, { token: owner.accessToken, path }), 400, 'VALIDATION_FAILED', fields);
+    expectError(
+      await invoke(routes.resendInvitation, { token: owner.accessToken, path }),
+      400,
+      'VALIDATION_FAILED',
+      fields,
+    );
   });
 });
 
@@ -179,7 +221,10 @@ describe('POST /organization/{orgId}/invitation/{invitationId}/resend security',
   it('answers 403 NO_ACTIVE_PLAN when the plan is inactive', async () => {
     const owner = await createUser();
     const { email, row } = await invited(owner);
-    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
+    await db()
+      .update(organizationPlans)
+      .set({ isActive: false })
+      .where(eq(organizationPlans.organizationId, owner.organizationId));
     expectError(await resend(owner, owner.organizationId, row.id), 403, 'NO_ACTIVE_PLAN');
     expect(emailsTo(email)).toHaveLength(1);
   });
@@ -187,7 +232,9 @@ describe('POST /organization/{orgId}/invitation/{invitationId}/resend security',
   it('answers 403 INSUFFICIENT_SCOPE to an automation token without members:write', async () => {
     const owner = await createUser();
     const { email, row } = await invited(owner);
-    const scoped = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:read'] } }));
+    const scoped = expectData(
+      await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:read'] } }),
+    );
     expectError(await resend({ accessToken: scoped.token }, owner.organizationId, row.id), 403, 'INSUFFICIENT_SCOPE');
     expect(emailsTo(email)).toHaveLength(1);
   });

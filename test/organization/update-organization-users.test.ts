@@ -3,7 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
 import { organizationMembers, organizationPlans, organizations, users } from '../../lib/db/schema';
-import { addMember, createUser, emailsTo, type TestUser, tokenFromEmail, uniqueEmail, updateUserRow } from '../harness/actors';
+import {
+  addMember,
+  createUser,
+  emailsTo,
+  type TestUser,
+  tokenFromEmail,
+  uniqueEmail,
+  updateUserRow,
+} from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
 
@@ -35,11 +43,17 @@ async function rolesIn(orgId: string, userIds: string[]): Promise<Record<string,
 /** What a failed request must leave as it was: the accounts and roles of the people involved. */
 async function snapshot(orgId: string, people: TestUser[]) {
   const accounts = await Promise.all(people.map((p) => account(p.id)));
-  return { accounts: accounts.map((a) => ({ id: a.id, name: a.name, email: a.email, isEmailVerified: a.isEmailVerified })), roles: await rolesIn(orgId, people.map((p) => p.id)) };
+  return {
+    accounts: accounts.map((a) => ({ id: a.id, name: a.name, email: a.email, isEmailVerified: a.isEmailVerified })),
+    roles: await rolesIn(
+      orgId,
+      people.map((p) => p.id),
+    ),
+  };
 }
 
 describe('PATCH /organization/{orgId}/user', () => {
-  it("changes roles, and the name and email of members who belong to no other organization", async () => {
+  it('changes roles, and the name and email of members who belong to no other organization', async () => {
     // Prepare
     const owner = await createUser();
     const multi = await addMember(owner.organizationId, 'member');
@@ -55,15 +69,32 @@ describe('PATCH /organization/{orgId}/user', () => {
     });
     // Assess
     expect(expectData(result)).toEqual({ message: '2 member(s) updated' });
-    expect(await rolesIn(owner.organizationId, [multi.id, sole.id])).toEqual({ [multi.id]: 'employee', [sole.id]: 'admin' });
-    expect(await account(sole.id)).toMatchObject({ name: 'Samantha Sole', email: newEmail, isEmailVerified: false, emailVerifiedAt: null });
+    expect(await rolesIn(owner.organizationId, [multi.id, sole.id])).toEqual({
+      [multi.id]: 'employee',
+      [sole.id]: 'admin',
+    });
+    expect(await account(sole.id)).toMatchObject({
+      name: 'Samantha Sole',
+      email: newEmail,
+      isEmailVerified: false,
+      emailVerifiedAt: null,
+    });
     // The multi-organization member's account is untouched, and so is their role elsewhere.
     expect(await account(multi.id)).toMatchObject({ name: multi.name, email: multi.email });
     expect(await rolesIn(multi.organizationId, [multi.id])).toEqual({ [multi.id]: 'owner' });
     // The account now signs in with the new address only, and its profile shows the change at once.
-    expectError(await invoke(routes.login, { body: { email: sole.email, password: sole.password } }), 401, 'INVALID_CREDENTIALS');
+    expectError(
+      await invoke(routes.login, { body: { email: sole.email, password: sole.password } }),
+      401,
+      'INVALID_CREDENTIALS',
+    );
     const login = expectData(await invoke(routes.login, { body: { email: newEmail, password: sole.password } }));
-    expect(login.userProfile).toMatchObject({ id: sole.id, name: 'Samantha Sole', email: newEmail, isEmailVerified: false });
+    expect(login.userProfile).toMatchObject({
+      id: sole.id,
+      name: 'Samantha Sole',
+      email: newEmail,
+      isEmailVerified: false,
+    });
     const profile = expectData(await invoke(routes.getProfile, { token: login.accessToken }));
     expect(profile).toMatchObject({ name: 'Samantha Sole', email: newEmail });
   });
@@ -72,7 +103,11 @@ describe('PATCH /organization/{orgId}/user', () => {
     // Prepare: five sole members, each to get a new role and name
     const owner = await createUser();
     const people = await Promise.all(Array.from({ length: 5 }, () => soleMember(owner.organizationId)));
-    const entry = (person: TestUser) => ({ userId: person.id, role: 'employee' as const, name: `Renamed ${person.id.slice(-4)}` });
+    const entry = (person: TestUser) => ({
+      userId: person.id,
+      role: 'employee' as const,
+      name: `Renamed ${person.id.slice(-4)}`,
+    });
     // Act
     const one = await countQueries(() => updateUsers(owner, owner.organizationId, { users: [entry(people[0]!)] }));
     const five = await countQueries(() => updateUsers(owner, owner.organizationId, { users: people.map(entry) }));
@@ -82,20 +117,44 @@ describe('PATCH /organization/{orgId}/user', () => {
     expect(one.queries).toBeGreaterThan(3);
     expect(five.queries).toBe(one.queries);
     // Login emails: ending the members' sessions and tokens is two statements for all of them.
-    const moveOne = await countQueries(() => updateUsers(owner, owner.organizationId, { users: [{ userId: people[0]!.id, email: uniqueEmail('bulk') }] }));
-    const moveFive = await countQueries(() => updateUsers(owner, owner.organizationId, { users: people.map((p) => ({ userId: p.id, email: uniqueEmail('bulk') })) }));
+    const moveOne = await countQueries(() =>
+      updateUsers(owner, owner.organizationId, { users: [{ userId: people[0]!.id, email: uniqueEmail('bulk') }] }),
+    );
+    const moveFive = await countQueries(() =>
+      updateUsers(owner, owner.organizationId, {
+        users: people.map((p) => ({ userId: p.id, email: uniqueEmail('bulk') })),
+      }),
+    );
     expectData(moveOne.result);
     expectData(moveFive.result);
     expect(moveFive.queries).toBe(moveOne.queries);
     const accounts = await Promise.all(people.map((p) => account(p.id)));
-    expect(accounts.every((a) => a.name.startsWith('Renamed') && a.email.startsWith('bulk') && !a.isEmailVerified)).toBe(true);
-    expect(new Set(Object.values(await rolesIn(owner.organizationId, people.map((p) => p.id))))).toEqual(new Set(['employee']));
+    expect(
+      accounts.every((a) => a.name.startsWith('Renamed') && a.email.startsWith('bulk') && !a.isEmailVerified),
+    ).toBe(true);
+    expect(
+      new Set(
+        Object.values(
+          await rolesIn(
+            owner.organizationId,
+            people.map((p) => p.id),
+          ),
+        ),
+      ),
+    ).toEqual(new Set(['employee']));
   });
 
   it('merges entries for the same member, later fields winning', async () => {
     const owner = await createUser();
     const sole = await soleMember(owner.organizationId, 'member', 'First Name');
-    expectData(await updateUsers(owner, owner.organizationId, { users: [{ userId: sole.id, role: 'employee', name: 'Early' }, { userId: sole.id, name: 'Late' }] }));
+    expectData(
+      await updateUsers(owner, owner.organizationId, {
+        users: [
+          { userId: sole.id, role: 'employee', name: 'Early' },
+          { userId: sole.id, name: 'Late' },
+        ],
+      }),
+    );
     expect((await account(sole.id)).name).toBe('Late');
     expect((await rolesIn(owner.organizationId, [sole.id]))[sole.id]).toBe('employee');
   });
@@ -104,7 +163,9 @@ describe('PATCH /organization/{orgId}/user', () => {
     const owner = await createUser();
     const sole = await soleMember(owner.organizationId);
     const verification = tokenFromEmail(sole.email, 'Verify');
-    expectData(await updateUsers(owner, owner.organizationId, { users: [{ userId: sole.id, email: uniqueEmail('moved') }] }));
+    expectData(
+      await updateUsers(owner, owner.organizationId, { users: [{ userId: sole.id, email: uniqueEmail('moved') }] }),
+    );
     expectError(await invoke(routes.verifyEmail, { body: { token: verification } }), 404, 'NOT_FOUND');
     expect((await account(sole.id)).isEmailVerified).toBe(false);
   });
@@ -115,9 +176,17 @@ describe('PATCH /organization/{orgId}/user', () => {
     await updateUserRow(sole.id, { isEmailVerified: true, emailVerifiedAt: new Date() });
     expectData(await invoke(routes.sendForgotPasswordLink, { body: { email: sole.email } }));
     const resetToken = tokenFromEmail(sole.email, 'Reset');
-    expectData(await updateUsers(owner, owner.organizationId, { users: [{ userId: sole.id, name: 'Same Address', email: sole.email.toUpperCase() }] }));
+    expectData(
+      await updateUsers(owner, owner.organizationId, {
+        users: [{ userId: sole.id, name: 'Same Address', email: sole.email.toUpperCase() }],
+      }),
+    );
     expect(await account(sole.id)).toMatchObject({ name: 'Same Address', email: sole.email, isEmailVerified: true });
-    const result = expectData(await invoke(routes.resetPassword, { body: { token: resetToken, email: sole.email, password: 'a-brand-new-password' } }));
+    const result = expectData(
+      await invoke(routes.resetPassword, {
+        body: { token: resetToken, email: sole.email, password: 'a-brand-new-password' },
+      }),
+    );
     expect(result.isSuccess).toBe(true);
   });
 
@@ -148,7 +217,10 @@ describe('PATCH /organization/{orgId}/user', () => {
         ],
       }),
     );
-    expect(await rolesIn(owner.organizationId, [owner.id, successor.id])).toEqual({ [owner.id]: 'admin', [successor.id]: 'owner' });
+    expect(await rolesIn(owner.organizationId, [owner.id, successor.id])).toEqual({
+      [owner.id]: 'admin',
+      [successor.id]: 'owner',
+    });
   });
 
   it('keeps an owner when two owners demote each other at the same time', async () => {
@@ -191,7 +263,12 @@ describe('PATCH /organization/{orgId}/user', () => {
       const owner = await createUser();
       const member = await addMember(owner.organizationId, 'member');
       expectError(
-        await updateUsers(owner, owner.organizationId, { users: [{ userId: member.id, role: 'admin' }, { userId: UNKNOWN_ID, role: 'admin' }] }),
+        await updateUsers(owner, owner.organizationId, {
+          users: [
+            { userId: member.id, role: 'admin' },
+            { userId: UNKNOWN_ID, role: 'admin' },
+          ],
+        }),
         404,
         'NOT_FOUND',
       );
@@ -201,22 +278,25 @@ describe('PATCH /organization/{orgId}/user', () => {
     it.each([
       ['name', { name: 'Renamed Elsewhere' }],
       ['email', { email: 'moved.elsewhere@example.com' }],
-    ])('answers 403 MEMBER_OF_OTHER_ORGANIZATIONS for a %s change of a member of another organization', async (_label, change) => {
-      const owner = await createUser();
-      const sole = await soleMember(owner.organizationId);
-      const multi = await addMember(owner.organizationId, 'member');
-      const before = await snapshot(owner.organizationId, [sole, multi]);
-      const result = await updateUsers(owner, owner.organizationId, {
-        users: [
-          { userId: sole.id, name: 'Should Not Stick', role: 'admin' },
-          { userId: multi.id, ...change },
-        ],
-      });
-      expectError(result, 403, 'MEMBER_OF_OTHER_ORGANIZATIONS');
-      expect(await snapshot(owner.organizationId, [sole, multi])).toEqual(before);
-    });
+    ])(
+      'answers 403 MEMBER_OF_OTHER_ORGANIZATIONS for a %s change of a member of another organization',
+      async (_label, change) => {
+        const owner = await createUser();
+        const sole = await soleMember(owner.organizationId);
+        const multi = await addMember(owner.organizationId, 'member');
+        const before = await snapshot(owner.organizationId, [sole, multi]);
+        const result = await updateUsers(owner, owner.organizationId, {
+          users: [
+            { userId: sole.id, name: 'Should Not Stick', role: 'admin' },
+            { userId: multi.id, ...change },
+          ],
+        });
+        expectError(result, 403, 'MEMBER_OF_OTHER_ORGANIZATIONS');
+        expect(await snapshot(owner.organizationId, [sole, multi])).toEqual(before);
+      },
+    );
 
-    it("changes the role of a member of another organization when the form re-sends the name and email the account already has", async () => {
+    it('changes the role of a member of another organization when the form re-sends the name and email the account already has', async () => {
       // Prepare
       const owner = await createUser();
       const multi = await addMember(owner.organizationId, 'member');
@@ -236,7 +316,9 @@ describe('PATCH /organization/{orgId}/user', () => {
       const member = await addMember(owner.organizationId, 'member');
       const sole = await soleMember(owner.organizationId);
       const before = await snapshot(owner.organizationId, [member, sole]);
-      const result = await updateUsers(owner, owner.organizationId, { users: [{ userId: sole.id, name: 'Should Not Stick' }, { userId: member.id }] });
+      const result = await updateUsers(owner, owner.organizationId, {
+        users: [{ userId: sole.id, name: 'Should Not Stick' }, { userId: member.id }],
+      });
       expectError(result, 400, 'NOTHING_TO_CHANGE');
       expect(result.body.error.message).toContain('users[1]');
       expect(await snapshot(owner.organizationId, [member, sole])).toEqual(before);
@@ -299,7 +381,12 @@ describe('PATCH /organization/{orgId}/user', () => {
       for (const caller of [admin, owner]) {
         for (const change of [{ email: uniqueEmail('taken-over') }, { name: 'Renamed Owner' }]) {
           expectError(
-            await updateUsers(caller, owner.organizationId, { users: [{ userId: member.id, name: 'Should Not Stick' }, { userId: secondOwner.id, ...change }] }),
+            await updateUsers(caller, owner.organizationId, {
+              users: [
+                { userId: member.id, name: 'Should Not Stick' },
+                { userId: secondOwner.id, ...change },
+              ],
+            }),
             403,
             'INSUFFICIENT_ROLE',
           );
@@ -314,11 +401,20 @@ describe('PATCH /organization/{orgId}/user', () => {
       const member = await addMember(owner.organizationId, 'member');
       const before = await snapshot(owner.organizationId, [owner, member]);
       expectError(
-        await updateUsers(admin, owner.organizationId, { users: [{ userId: member.id, role: 'employee' }, { userId: owner.id, role: 'admin' }] }),
+        await updateUsers(admin, owner.organizationId, {
+          users: [
+            { userId: member.id, role: 'employee' },
+            { userId: owner.id, role: 'admin' },
+          ],
+        }),
         403,
         'INSUFFICIENT_ROLE',
       );
-      expectError(await updateUsers(admin, owner.organizationId, { users: [{ userId: member.id, role: 'owner' }] }), 403, 'INSUFFICIENT_ROLE');
+      expectError(
+        await updateUsers(admin, owner.organizationId, { users: [{ userId: member.id, role: 'owner' }] }),
+        403,
+        'INSUFFICIENT_ROLE',
+      );
       expect(await snapshot(owner.organizationId, [owner, member])).toEqual(before);
     });
   });
@@ -327,17 +423,34 @@ describe('PATCH /organization/{orgId}/user', () => {
     ['no users', {}, ['body.users']],
     ['users not a list', { users: { userId: UNKNOWN_ID } }, ['body.users']],
     ['an empty list', { users: [] }, ['body.users']],
-    ['more than 100 entries', { users: Array.from({ length: 101 }, () => ({ userId: UNKNOWN_ID, role: 'member' })) }, ['body.users']],
+    [
+      'more than 100 entries',
+      { users: Array.from({ length: 101 }, () => ({ userId: UNKNOWN_ID, role: 'member' })) },
+      ['body.users'],
+    ],
     ['an entry without userId', { users: [{ role: 'member' }] }, ['body.users.0.userId']],
     ['a userId over 200 characters', { users: [{ userId: 'u'.repeat(201), role: 'member' }] }, ['body.users.0.userId']],
     ['an unknown role', { users: [{ userId: UNKNOWN_ID, role: 'boss' }] }, ['body.users.0.role']],
     ['a bad email', { users: [{ userId: UNKNOWN_ID, email: 'nope' }] }, ['body.users.0.email']],
-    ['an email over 254 characters', { users: [{ userId: UNKNOWN_ID, email: `${'x'.repeat(250)}@example.com` }] }, ['body.users.0.email']],
+    [
+      'an email over 254 characters',
+      { users: [{ userId: UNKNOWN_ID, email: `${'x'.repeat(250)}@example.com` }] },
+      ['body.users.0.email'],
+    ],
     ['a blank name', { users: [{ userId: UNKNOWN_ID, name: '  ' }] }, ['body.users.0.name']],
     ['a name over 100 characters', { users: [{ userId: UNKNOWN_ID, name: 'n'.repeat(101) }] }, ['body.users.0.name']],
     ['a name of the wrong type', { users: [{ userId: UNKNOWN_ID, name: 7 }] }, ['body.users.0.name']],
     ['a name with a NUL character', { users: [{ userId: UNKNOWN_ID, name: 'Nul\u0000Name' }] }, ['body.users.0.name']],
-    ['bad fields in two entries', { users: [{ userId: 'u'.repeat(201), role: 'member' }, { userId: UNKNOWN_ID, role: 'x' }] }, ['body.users.0.userId', 'body.users.1.role']],
+    [
+      'bad fields in two entries',
+      {
+        users: [
+          { userId: 'u'.repeat(201), role: 'member' },
+          { userId: UNKNOWN_ID, role: 'x' },
+        ],
+      },
+      ['body.users.0.userId', 'body.users.1.role'],
+    ],
   ])('answers 400 VALIDATION_FAILED for %s', async (_label, body, fields) => {
     const owner = await createUser();
     expectError(await updateUsers(owner, owner.organizationId, body), 400, 'VALIDATION_FAILED', fields);
@@ -347,37 +460,63 @@ describe('PATCH /organization/{orgId}/user', () => {
     const owner = await createUser();
     const member = await addMember(owner.organizationId, 'member');
     const before = (await db().select().from(users).where(eq(users.id, member.id)))[0]!;
-    const body = { users: [{ userId: member.id, role: 'employee', password: 'taken-over', isSuperAdmin: true }], notify: true };
+    const body = {
+      users: [{ userId: member.id, role: 'employee', password: 'taken-over', isSuperAdmin: true }],
+      notify: true,
+    };
     expectData(await updateUsers(owner, owner.organizationId, body));
     const after = (await db().select().from(users).where(eq(users.id, member.id)))[0]!;
     expect(after).toMatchObject({ passwordHash: before.passwordHash, isSuperAdmin: false });
     const [membership] = await db()
       .select()
       .from(organizationMembers)
-      .where(and(eq(organizationMembers.organizationId, owner.organizationId), eq(organizationMembers.userId, member.id)));
+      .where(
+        and(eq(organizationMembers.organizationId, owner.organizationId), eq(organizationMembers.userId, member.id)),
+      );
     expect(membership!.role).toBe('employee');
   });
 
   it('answers 403 NOT_A_MEMBER for an orgId that is not a uuid, as for an unknown organization', async () => {
     const owner = await createUser();
-    expectError(await updateUsers(owner, 'not-a-uuid', { users: [{ userId: owner.id, role: 'owner' }] }), 403, 'NOT_A_MEMBER');
+    expectError(
+      await updateUsers(owner, 'not-a-uuid', { users: [{ userId: owner.id, role: 'owner' }] }),
+      403,
+      'NOT_A_MEMBER',
+    );
   });
 
   it('answers 404 NOT_FOUND for a userId that is not a uuid, as for a user who is no member, changing nothing', async () => {
     const owner = await createUser();
     const member = await addMember(owner.organizationId, 'member');
-    const result = await updateUsers(owner, owner.organizationId, { users: [{ userId: member.id, role: 'admin' }, { userId: 'u-1', role: 'member' }] });
+    const result = await updateUsers(owner, owner.organizationId, {
+      users: [
+        { userId: member.id, role: 'admin' },
+        { userId: 'u-1', role: 'member' },
+      ],
+    });
     expectError(result, 404, 'NOT_FOUND');
     expect(result.body.error.message).toContain('u-1');
-    const [row] = await db().select({ role: organizationMembers.role }).from(organizationMembers).where(and(eq(organizationMembers.organizationId, owner.organizationId), eq(organizationMembers.userId, member.id)));
+    const [row] = await db()
+      .select({ role: organizationMembers.role })
+      .from(organizationMembers)
+      .where(
+        and(eq(organizationMembers.organizationId, owner.organizationId), eq(organizationMembers.userId, member.id)),
+      );
     expect(row!.role).toBe('member');
   });
 
   it('matches a userId sent in upper case to the member', async () => {
     const owner = await createUser();
     const member = await addMember(owner.organizationId, 'member');
-    expectData(await updateUsers(owner, owner.organizationId, { users: [{ userId: member.id.toUpperCase(), role: 'admin' }] }));
-    const [row] = await db().select({ role: organizationMembers.role }).from(organizationMembers).where(and(eq(organizationMembers.organizationId, owner.organizationId), eq(organizationMembers.userId, member.id)));
+    expectData(
+      await updateUsers(owner, owner.organizationId, { users: [{ userId: member.id.toUpperCase(), role: 'admin' }] }),
+    );
+    const [row] = await db()
+      .select({ role: organizationMembers.role })
+      .from(organizationMembers)
+      .where(
+        and(eq(organizationMembers.organizationId, owner.organizationId), eq(organizationMembers.userId, member.id)),
+      );
     expect(row!.role).toBe('admin');
   });
 });
@@ -386,7 +525,11 @@ describe('PATCH /organization/{orgId}/user security', () => {
   it('answers 401 UNAUTHENTICATED without a token, changing nothing', async () => {
     const owner = await createUser();
     const member = await addMember(owner.organizationId, 'member');
-    expectError(await updateUsers({}, owner.organizationId, { users: [{ userId: member.id, role: 'admin' }] }), 401, 'UNAUTHENTICATED');
+    expectError(
+      await updateUsers({}, owner.organizationId, { users: [{ userId: member.id, role: 'admin' }] }),
+      401,
+      'UNAUTHENTICATED',
+    );
     expect(await rolesIn(owner.organizationId, [member.id])).toEqual({ [member.id]: 'member' });
   });
 
@@ -395,7 +538,9 @@ describe('PATCH /organization/{orgId}/user security', () => {
     const sole = await soleMember(owner.organizationId);
     const stranger = await createUser();
     const before = await snapshot(owner.organizationId, [sole]);
-    const result = await updateUsers(stranger, owner.organizationId, { users: [{ userId: sole.id, email: uniqueEmail('takeover'), role: 'owner' }] });
+    const result = await updateUsers(stranger, owner.organizationId, {
+      users: [{ userId: sole.id, email: uniqueEmail('takeover'), role: 'owner' }],
+    });
     expectError(result, 403, 'NOT_A_MEMBER');
     expect(result.body.data).toBeUndefined();
     expect(await snapshot(owner.organizationId, [sole])).toEqual(before);
@@ -422,18 +567,36 @@ describe('PATCH /organization/{orgId}/user security', () => {
   it('answers 403 NO_ACTIVE_PLAN when the plan is inactive, changing nothing', async () => {
     const owner = await createUser();
     const member = await addMember(owner.organizationId, 'member');
-    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
-    expectError(await updateUsers(owner, owner.organizationId, { users: [{ userId: member.id, role: 'admin' }] }), 403, 'NO_ACTIVE_PLAN');
+    await db()
+      .update(organizationPlans)
+      .set({ isActive: false })
+      .where(eq(organizationPlans.organizationId, owner.organizationId));
+    expectError(
+      await updateUsers(owner, owner.organizationId, { users: [{ userId: member.id, role: 'admin' }] }),
+      403,
+      'NO_ACTIVE_PLAN',
+    );
     expect(await rolesIn(owner.organizationId, [member.id])).toEqual({ [member.id]: 'member' });
   });
 
   it('answers 403 INSUFFICIENT_SCOPE to an automation token without members:write, and accepts one with it', async () => {
     const owner = await createUser();
     const member = await addMember(owner.organizationId, 'member');
-    const orgWriter = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:write', 'profile:write'] } }));
-    const membersWriter = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['members:write'] } }));
+    const orgWriter = expectData(
+      await invoke(routes.generateToken, {
+        token: owner.accessToken,
+        body: { scopes: ['organization:write', 'profile:write'] },
+      }),
+    );
+    const membersWriter = expectData(
+      await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['members:write'] } }),
+    );
     const body = { users: [{ userId: member.id, role: 'admin' }] };
-    expectError(await updateUsers({ accessToken: orgWriter.token }, owner.organizationId, body), 403, 'INSUFFICIENT_SCOPE');
+    expectError(
+      await updateUsers({ accessToken: orgWriter.token }, owner.organizationId, body),
+      403,
+      'INSUFFICIENT_SCOPE',
+    );
     expect(await rolesIn(owner.organizationId, [member.id])).toEqual({ [member.id]: 'member' });
     expectData(await updateUsers({ accessToken: membersWriter.token }, owner.organizationId, body));
     expect(await rolesIn(owner.organizationId, [member.id])).toEqual({ [member.id]: 'admin' });
@@ -447,24 +610,39 @@ describe('PATCH /organization/{orgId}/user: login emails change only safely', ()
     // Prepare: the issue's scope escape: the token changes its own owner's address, then forgot/reset hands the account over.
     const owner = await createUser();
     const member = await soleMember(owner.organizationId, 'member');
-    const token = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['members:write'] } })).token as string;
+    const token = expectData(
+      await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['members:write'] } }),
+    ).token as string;
     const before = await snapshot(owner.organizationId, [owner, member]);
     // Act / Assess
     for (const target of [owner, member]) {
-      const result = await updateUsers({ accessToken: token }, owner.organizationId, { users: [{ userId: target.id, email: uniqueEmail('escape') }] });
+      const result = await updateUsers({ accessToken: token }, owner.organizationId, {
+        users: [{ userId: target.id, email: uniqueEmail('escape') }],
+      });
       expectError(result, 403, 'FORBIDDEN');
     }
     expect(await snapshot(owner.organizationId, [owner, member])).toEqual(before);
     // Roles and names of members ranked below still change with the token.
-    expectData(await updateUsers({ accessToken: token }, owner.organizationId, { users: [{ userId: member.id, role: 'employee', name: 'Renamed By Token' }] }));
+    expectData(
+      await updateUsers({ accessToken: token }, owner.organizationId, {
+        users: [{ userId: member.id, role: 'employee', name: 'Renamed By Token' }],
+      }),
+    );
   });
 
   it("answers 403 FORBIDDEN to a legacy token changing a member's email, changing nothing", async () => {
     const owner = await createUser();
     const member = await soleMember(owner.organizationId, 'member');
-    const legacy = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: {} })).token as string;
+    const legacy = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: {} }))
+      .token as string;
     const before = await snapshot(owner.organizationId, [member]);
-    expectError(await updateUsers({ accessToken: legacy }, owner.organizationId, { users: [{ userId: member.id, email: uniqueEmail('legacy') }] }), 403, 'FORBIDDEN');
+    expectError(
+      await updateUsers({ accessToken: legacy }, owner.organizationId, {
+        users: [{ userId: member.id, email: uniqueEmail('legacy') }],
+      }),
+      403,
+      'FORBIDDEN',
+    );
     expect(await snapshot(owner.organizationId, [member])).toEqual(before);
   });
 
@@ -475,19 +653,30 @@ describe('PATCH /organization/{orgId}/user: login emails change only safely', ()
     const member = await soleMember(owner.organizationId, 'member');
     const before = await snapshot(owner.organizationId, [otherAdmin, member]);
     for (const change of [{ email: uniqueEmail('admin-takeover') }, { name: 'Renamed Admin' }]) {
-      const result = await updateUsers(admin, owner.organizationId, { users: [{ userId: member.id, role: 'employee' }, { userId: otherAdmin.id, ...change }] });
+      const result = await updateUsers(admin, owner.organizationId, {
+        users: [
+          { userId: member.id, role: 'employee' },
+          { userId: otherAdmin.id, ...change },
+        ],
+      });
       expectError(result, 403, 'INSUFFICIENT_ROLE');
     }
     // Nor by making a member an admin in the same request: the higher of the two roles counts.
     expectError(
-      await updateUsers(admin, owner.organizationId, { users: [{ userId: member.id, role: 'admin', email: uniqueEmail('promoted') }] }),
+      await updateUsers(admin, owner.organizationId, {
+        users: [{ userId: member.id, role: 'admin', email: uniqueEmail('promoted') }],
+      }),
       403,
       'INSUFFICIENT_ROLE',
     );
     expect(await snapshot(owner.organizationId, [otherAdmin, member])).toEqual(before);
     // A member ranked below the admin: yes.
     const address = uniqueEmail('below-admin');
-    expectData(await updateUsers(admin, owner.organizationId, { users: [{ userId: member.id, name: 'Renamed Member', email: address }] }));
+    expectData(
+      await updateUsers(admin, owner.organizationId, {
+        users: [{ userId: member.id, name: 'Renamed Member', email: address }],
+      }),
+    );
     expect(await account(member.id)).toMatchObject({ name: 'Renamed Member', email: address });
   });
 
@@ -497,7 +686,11 @@ describe('PATCH /organization/{orgId}/user: login emails change only safely', ()
     await updateUserRow(staff.id, { isSuperAdmin: true });
     const before = await snapshot(owner.organizationId, [staff]);
     for (const change of [{ email: uniqueEmail('staff') }, { name: 'Renamed Staff' }]) {
-      expectError(await updateUsers(owner, owner.organizationId, { users: [{ userId: staff.id, ...change }] }), 403, 'INSUFFICIENT_ROLE');
+      expectError(
+        await updateUsers(owner, owner.organizationId, { users: [{ userId: staff.id, ...change }] }),
+        403,
+        'INSUFFICIENT_ROLE',
+      );
     }
     expect(await snapshot(owner.organizationId, [staff])).toEqual(before);
     // Their role in the organization is still the organization's to set.
@@ -509,17 +702,27 @@ describe('PATCH /organization/{orgId}/user: login emails change only safely', ()
     const owner = await createUser();
     const admin = await soleMember(owner.organizationId, 'admin');
     const second = expectData(await invoke(routes.login, { body: { email: admin.email, password: admin.password } }));
-    const automation = expectData(await invoke(routes.generateToken, { token: admin.accessToken, body: { scopes: ['organization:read'] } })).token as string;
-    const legacy = expectData(await invoke(routes.generateToken, { token: admin.accessToken, body: {} })).token as string;
-    for (const token of [admin.accessToken, second.accessToken, automation, legacy]) expectData(await invoke(routes.getOrganization, { token, path: { orgId: owner.organizationId } }));
+    const automation = expectData(
+      await invoke(routes.generateToken, { token: admin.accessToken, body: { scopes: ['organization:read'] } }),
+    ).token as string;
+    const legacy = expectData(await invoke(routes.generateToken, { token: admin.accessToken, body: {} }))
+      .token as string;
+    for (const token of [admin.accessToken, second.accessToken, automation, legacy])
+      expectData(await invoke(routes.getOrganization, { token, path: { orgId: owner.organizationId } }));
     const address = uniqueEmail('admin-moved');
     // Act
     expectData(await updateUsers(owner, owner.organizationId, { users: [{ userId: admin.id, email: address }] }));
     // Assess: nothing the admin held works any more
     for (const token of [admin.accessToken, second.accessToken, automation, legacy]) {
-      expectError(await invoke(routes.getOrganization, { token, path: { orgId: owner.organizationId } }), 401, 'UNAUTHENTICATED');
+      expectError(
+        await invoke(routes.getOrganization, { token, path: { orgId: owner.organizationId } }),
+        401,
+        'UNAUTHENTICATED',
+      );
     }
-    expect((await invoke(routes.refreshToken, { body: { refreshToken: admin.refreshToken } })).status).toBeGreaterThanOrEqual(400);
+    expect(
+      (await invoke(routes.refreshToken, { body: { refreshToken: admin.refreshToken } })).status,
+    ).toBeGreaterThanOrEqual(400);
     // The old address is told (once, without the full new address); the new one gets nothing of it.
     const notices = emailsTo(admin.email).filter((m) => m.subject === LOGIN_EMAIL_CHANGED);
     expect(notices).toHaveLength(1);
@@ -527,7 +730,9 @@ describe('PATCH /organization/{orgId}/user: login emails change only safely', ()
     expect(notices[0]!.text).toContain(address.slice(address.indexOf('@')));
     expect(emailsTo(address).filter((m) => m.subject === LOGIN_EMAIL_CHANGED)).toHaveLength(0);
     // The owner's own session is untouched.
-    expectData(await invoke(routes.getOrganization, { token: owner.accessToken, path: { orgId: owner.organizationId } }));
+    expectData(
+      await invoke(routes.getOrganization, { token: owner.accessToken, path: { orgId: owner.organizationId } }),
+    );
   });
 
   it('changes nothing, ends nothing and sends nothing when a later entry is refused', async () => {

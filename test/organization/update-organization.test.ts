@@ -13,9 +13,11 @@ const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
 const patch = (caller: { accessToken?: string }, orgId: string, body: unknown) =>
   invoke(routes.updateOrganization, { token: caller.accessToken, path: { orgId }, body });
 
-const organizationRow = async (orgId: string) => (await db().select().from(organizations).where(eq(organizations.id, orgId)))[0]!;
+const organizationRow = async (orgId: string) =>
+  (await db().select().from(organizations).where(eq(organizations.id, orgId)))[0]!;
 
-const bySlug = (caller: TestUser, slug: string) => invoke(routes.getOrganizationBySlug, { token: caller.accessToken, path: { slug } });
+const bySlug = (caller: TestUser, slug: string) =>
+  invoke(routes.getOrganizationBySlug, { token: caller.accessToken, path: { slug } });
 
 describe('PATCH /organization/{orgId}', () => {
   it('saves every editable field and answers 201 with the updated details', async () => {
@@ -36,7 +38,14 @@ describe('PATCH /organization/{orgId}', () => {
       metadata: { crmId: 'abc-123', tags: ['vip'] },
       autoAcceptInvitations: true,
       communicationPreferences: { weeklyDigest: false },
-      address: { line1: ' 1 Main St ', line2: 'Suite 5', city: 'Boston', state: 'MA', postalCode: '02108', country: 'US' },
+      address: {
+        line1: ' 1 Main St ',
+        line2: 'Suite 5',
+        city: 'Boston',
+        state: 'MA',
+        postalCode: '02108',
+        country: 'US',
+      },
       bankLinkingTermsAccepted: true,
     };
     // Act
@@ -58,7 +67,14 @@ describe('PATCH /organization/{orgId}', () => {
       logo: 'https://cdn.example.com/logo.png',
       metadata: { crmId: 'abc-123', tags: ['vip'] },
       communicationPreferences: { weeklyDigest: false },
-      address: { line1: '1 Main St', line2: 'Suite 5', city: 'Boston', state: 'MA', postalCode: '02108', country: 'US' },
+      address: {
+        line1: '1 Main St',
+        line2: 'Suite 5',
+        city: 'Boston',
+        state: 'MA',
+        postalCode: '02108',
+        country: 'US',
+      },
       bankLinkingTerms: { accepted: true, acceptedAt: now().toISOString(), acceptedBy: owner.id },
       activePlan: null,
     });
@@ -80,7 +96,9 @@ describe('PATCH /organization/{orgId}', () => {
     expect(row.address).toEqual(data.organization.address);
     expect(row.createdAt.toISOString()).toBe(before.createdAt.toISOString());
     // A later GET answers the same.
-    const fetched = expectData(await invoke(routes.getOrganization, { token: owner.accessToken, path: { orgId: owner.organizationId } }));
+    const fetched = expectData(
+      await invoke(routes.getOrganization, { token: owner.accessToken, path: { orgId: owner.organizationId } }),
+    );
     expect(fetched.organization).toEqual(data.organization);
   });
 
@@ -89,12 +107,18 @@ describe('PATCH /organization/{orgId}', () => {
     expectData(await patch(owner, owner.organizationId, { city: 'Paris', logo: 'https://cdn.example.com/a.png' }), 201);
     const data = expectData(await patch(owner, owner.organizationId, { logo: null }), 201);
     expect(data.organization).toMatchObject({ city: 'Paris', logo: null });
-    expect(await organizationRow(owner.organizationId)).toMatchObject({ city: 'Paris', logo: null, bankLinkingTermsAcceptedAt: null });
+    expect(await organizationRow(owner.organizationId)).toMatchObject({
+      city: 'Paris',
+      logo: null,
+      bankLinkingTermsAcceptedAt: null,
+    });
   });
 
   it('returns no address, empty communication preferences and terms not accepted for a new organization', async () => {
     const owner = await createUser();
-    const data = expectData(await invoke(routes.getOrganization, { token: owner.accessToken, path: { orgId: owner.organizationId } }));
+    const data = expectData(
+      await invoke(routes.getOrganization, { token: owner.accessToken, path: { orgId: owner.organizationId } }),
+    );
     expect(data.organization).toMatchObject({
       address: null,
       communicationPreferences: {},
@@ -104,12 +128,23 @@ describe('PATCH /organization/{orgId}', () => {
 
   it('replaces the whole address (lines not sent are gone), drops keys it does not know, and clears it with null', async () => {
     const owner = await createUser();
-    expectData(await patch(owner, owner.organizationId, { address: { line1: '1 Main St', city: 'Boston', postalCode: '02108' } }), 201);
-    const replaced = expectData(await patch(owner, owner.organizationId, { address: { line1: '9 Elm St', country: 'US', floor: 3 } }), 201);
+    expectData(
+      await patch(owner, owner.organizationId, {
+        address: { line1: '1 Main St', city: 'Boston', postalCode: '02108' },
+      }),
+      201,
+    );
+    const replaced = expectData(
+      await patch(owner, owner.organizationId, { address: { line1: '9 Elm St', country: 'US', floor: 3 } }),
+      201,
+    );
     expect(replaced.organization.address).toEqual({ line1: '9 Elm St', country: 'US' });
     expect((await organizationRow(owner.organizationId)).address).toEqual({ line1: '9 Elm St', country: 'US' });
     // Sending other fields leaves the address alone.
-    expect(expectData(await patch(owner, owner.organizationId, { city: 'Paris' }), 201).organization.address).toEqual({ line1: '9 Elm St', country: 'US' });
+    expect(expectData(await patch(owner, owner.organizationId, { city: 'Paris' }), 201).organization.address).toEqual({
+      line1: '9 Elm St',
+      country: 'US',
+    });
     const cleared = expectData(await patch(owner, owner.organizationId, { address: null }), 201);
     expect(cleared.organization.address).toBeNull();
     expect((await organizationRow(owner.organizationId)).address).toBeNull();
@@ -117,10 +152,20 @@ describe('PATCH /organization/{orgId}', () => {
 
   it('replaces the communication preferences and returns them with the organization', async () => {
     const owner = await createUser();
-    expectData(await patch(owner, owner.organizationId, { communicationPreferences: { weeklyDigest: true, channels: ['email'] } }), 201);
-    const data = expectData(await patch(owner, owner.organizationId, { communicationPreferences: { weeklyDigest: false } }), 201);
+    expectData(
+      await patch(owner, owner.organizationId, {
+        communicationPreferences: { weeklyDigest: true, channels: ['email'] },
+      }),
+      201,
+    );
+    const data = expectData(
+      await patch(owner, owner.organizationId, { communicationPreferences: { weeklyDigest: false } }),
+      201,
+    );
     expect(data.organization.communicationPreferences).toEqual({ weeklyDigest: false });
-    const fetched = expectData(await invoke(routes.getOrganization, { token: owner.accessToken, path: { orgId: owner.organizationId } }));
+    const fetched = expectData(
+      await invoke(routes.getOrganization, { token: owner.accessToken, path: { orgId: owner.organizationId } }),
+    );
     expect(fetched.organization.communicationPreferences).toEqual({ weeklyDigest: false });
   });
 
@@ -129,7 +174,11 @@ describe('PATCH /organization/{orgId}', () => {
     const owner = await createUser();
     const admin = await addMember(owner.organizationId, 'admin');
     const data = expectData(await patch(admin, owner.organizationId, { bankLinkingTermsAccepted: true }), 201);
-    expect(data.organization.bankLinkingTerms).toEqual({ accepted: true, acceptedAt: now().toISOString(), acceptedBy: admin.id });
+    expect(data.organization.bankLinkingTerms).toEqual({
+      accepted: true,
+      acceptedAt: now().toISOString(),
+      acceptedBy: admin.id,
+    });
     const row = await organizationRow(owner.organizationId);
     expect(row.bankLinkingTermsAcceptedAt?.toISOString()).toBe(now().toISOString());
     expect(row.bankLinkingTermsAcceptedById).toBe(admin.id);
@@ -139,7 +188,8 @@ describe('PATCH /organization/{orgId}', () => {
     testClock.freeze();
     const owner = await createUser();
     const admin = await addMember(owner.organizationId, 'admin');
-    const first = expectData(await patch(owner, owner.organizationId, { bankLinkingTermsAccepted: true }), 201).organization.bankLinkingTerms;
+    const first = expectData(await patch(owner, owner.organizationId, { bankLinkingTermsAccepted: true }), 201)
+      .organization.bankLinkingTerms;
     testClock.advance(600);
     const again = expectData(await patch(admin, owner.organizationId, { bankLinkingTermsAccepted: true }), 201);
     expect(again.organization.bankLinkingTerms).toEqual(first);
@@ -153,17 +203,28 @@ describe('PATCH /organization/{orgId}', () => {
     expectData(await patch(owner, owner.organizationId, { bankLinkingTermsAccepted: true }), 201);
     const withdrawn = expectData(await patch(owner, owner.organizationId, { bankLinkingTermsAccepted: false }), 201);
     expect(withdrawn.organization.bankLinkingTerms).toEqual({ accepted: false, acceptedAt: null, acceptedBy: null });
-    expect(await organizationRow(owner.organizationId)).toMatchObject({ bankLinkingTermsAcceptedAt: null, bankLinkingTermsAcceptedById: null });
+    expect(await organizationRow(owner.organizationId)).toMatchObject({
+      bankLinkingTermsAcceptedAt: null,
+      bankLinkingTermsAcceptedById: null,
+    });
     testClock.advance(60);
     const renewed = expectData(await patch(admin, owner.organizationId, { bankLinkingTermsAccepted: true }), 201);
-    expect(renewed.organization.bankLinkingTerms).toEqual({ accepted: true, acceptedAt: now().toISOString(), acceptedBy: admin.id });
+    expect(renewed.organization.bankLinkingTerms).toEqual({
+      accepted: true,
+      acceptedAt: now().toISOString(),
+      acceptedBy: admin.id,
+    });
   });
 
   it('answers 201 with the unchanged details for an empty body', async () => {
     const owner = await createUser({ organizationName: 'Nothing Changes' });
     const before = await organizationRow(owner.organizationId);
     const data = expectData(await patch(owner, owner.organizationId, {}), 201);
-    expect(data.organization).toMatchObject({ name: 'Nothing Changes', slug: 'nothing-changes', updatedAt: before.updatedAt.toISOString() });
+    expect(data.organization).toMatchObject({
+      name: 'Nothing Changes',
+      slug: 'nothing-changes',
+      updatedAt: before.updatedAt.toISOString(),
+    });
   });
 
   it('regenerates the slug on rename; the old slug no longer finds the organization', async () => {
@@ -174,12 +235,18 @@ describe('PATCH /organization/{orgId}', () => {
     const data = expectData(await patch(owner, owner.organizationId, { name: '  Nouvelle Équipe  ' }), 201);
     // Assess
     expect(data.organization).toMatchObject({ name: 'Nouvelle Équipe', slug: 'nouvelle-equipe' });
-    expect(await organizationRow(owner.organizationId)).toMatchObject({ name: 'Nouvelle Équipe', slug: 'nouvelle-equipe' });
+    expect(await organizationRow(owner.organizationId)).toMatchObject({
+      name: 'Nouvelle Équipe',
+      slug: 'nouvelle-equipe',
+    });
     expectError(await bySlug(owner, 'old-name-partners'), 403, 'NOT_A_MEMBER');
     expect(expectData(await bySlug(owner, 'nouvelle-equipe')).organization.id).toBe(owner.organizationId);
     // The old name is free again.
     const other = await createUser();
-    expectData(await invoke(routes.createOrganization, { token: other.accessToken, body: { name: 'Old Name Partners' } }), 201);
+    expectData(
+      await invoke(routes.createOrganization, { token: other.accessToken, body: { name: 'Old Name Partners' } }),
+      201,
+    );
   });
 
   it('lets an organization change the case of its own name', async () => {
@@ -188,7 +255,7 @@ describe('PATCH /organization/{orgId}', () => {
     expect(data.organization).toMatchObject({ name: 'Case Change LLP', slug: 'case-change-llp' });
   });
 
-  it("gives a new name whose slug another organization holds a slug of its own", async () => {
+  it('gives a new name whose slug another organization holds a slug of its own', async () => {
     await createUser({ organizationName: 'Slug Holder' });
     const owner = await createUser({ organizationName: 'Slug Seeker' });
     const data = expectData(await patch(owner, owner.organizationId, { name: 'Slug-Holder!' }), 201);
@@ -210,7 +277,11 @@ describe('PATCH /organization/{orgId}', () => {
     const result = await patch(owner, owner.organizationId, { name: variant(taken), city: 'Denver' });
     // Assess
     expectError(result, 400, 'ORGANIZATION_NAME_TAKEN');
-    expect(await organizationRow(owner.organizationId)).toMatchObject({ name: before.name, slug: before.slug, city: '' });
+    expect(await organizationRow(owner.organizationId)).toMatchObject({
+      name: before.name,
+      slug: before.slug,
+      city: '',
+    });
   });
 
   it('lets exactly one of two concurrent renames to the same name through', async () => {
@@ -223,7 +294,10 @@ describe('PATCH /organization/{orgId}', () => {
     ]);
     expect(results.map((r) => r.status).sort()).toEqual([201, 400]);
     expectError(results.find((r) => r.status === 400)!, 400, 'ORGANIZATION_NAME_TAKEN');
-    const names = [(await organizationRow(first.organizationId)).name, (await organizationRow(second.organizationId)).name];
+    const names = [
+      (await organizationRow(first.organizationId)).name,
+      (await organizationRow(second.organizationId)).name,
+    ];
     expect(names.filter((n) => n.toLowerCase() === name.toLowerCase())).toHaveLength(1);
   });
 
@@ -264,12 +338,24 @@ describe('PATCH /organization/{orgId}', () => {
     ['city: an unpaired surrogate', { city: 'Oslo\udc00' }, ['body.city']],
     ['name: a NUL character', { name: 'Acme\u0000' }, ['body.name']],
     ['phone: a NUL character', { phone: ['555\u0000'] }, ['body.phone.0']],
-    ['metadata: a NUL character in a nested value', { metadata: { crm: { ids: ['a\u0000'] } } }, ['body.metadata.crm.ids.0']],
+    [
+      'metadata: a NUL character in a nested value',
+      { metadata: { crm: { ids: ['a\u0000'] } } },
+      ['body.metadata.crm.ids.0'],
+    ],
     ['metadata: an unpaired surrogate', { metadata: { note: '\ud800' } }, ['body.metadata.note']],
-    ['communicationPreferences: a NUL character in a key', { communicationPreferences: { 'e\u0000mail': true } }, ['body.communicationPreferences']],
+    [
+      'communicationPreferences: a NUL character in a key',
+      { communicationPreferences: { 'e\u0000mail': true } },
+      ['body.communicationPreferences'],
+    ],
     ['metadata: over 16 KB as JSON', { metadata: { blob: 'x'.repeat(16 * 1024 - 10) } }, ['body.metadata']],
     ['metadata: over 16 KB in UTF-8 bytes', { metadata: { blob: '\u00e9'.repeat(8 * 1024) } }, ['body.metadata']],
-    ['communicationPreferences: over 4 KB as JSON', { communicationPreferences: { note: 'x'.repeat(4 * 1024) } }, ['body.communicationPreferences']],
+    [
+      'communicationPreferences: over 4 KB as JSON',
+      { communicationPreferences: { note: 'x'.repeat(4 * 1024) } },
+      ['body.communicationPreferences'],
+    ],
     ['metadata: crm', { metadata: 'crm' }, ['body.metadata']],
     ['metadata: [1, 2]', { metadata: [1, 2] }, ['body.metadata']],
     ['communicationPreferences: true', { communicationPreferences: true }, ['body.communicationPreferences']],
@@ -296,7 +382,11 @@ describe('PATCH /organization/{orgId}', () => {
 
   it('answers 400 MALFORMED_JSON for a body that is not JSON', async () => {
     const owner = await createUser();
-    const result = await invoke(routes.updateOrganization, { token: owner.accessToken, path: { orgId: owner.organizationId }, rawBody: '{"city":' });
+    const result = await invoke(routes.updateOrganization, {
+      token: owner.accessToken,
+      path: { orgId: owner.organizationId },
+      rawBody: '{"city":',
+    });
     expectError(result, 400, 'MALFORMED_JSON');
   });
 });
@@ -330,16 +420,30 @@ describe('PATCH /organization/{orgId} security', () => {
 
   it('answers 403 NO_ACTIVE_PLAN when the plan is inactive, changing nothing', async () => {
     const owner = await createUser();
-    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
+    await db()
+      .update(organizationPlans)
+      .set({ isActive: false })
+      .where(eq(organizationPlans.organizationId, owner.organizationId));
     expectError(await patch(owner, owner.organizationId, { city: 'Inactive' }), 403, 'NO_ACTIVE_PLAN');
     expect((await organizationRow(owner.organizationId)).city).toBe('');
   });
 
   it('answers 403 INSUFFICIENT_SCOPE to an automation token without organization:write, and accepts one with it', async () => {
     const owner = await createUser();
-    const reader = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:read', 'members:write'] } }));
-    const writer = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:write'] } }));
-    expectError(await patch({ accessToken: reader.token }, owner.organizationId, { city: 'Scoped' }), 403, 'INSUFFICIENT_SCOPE');
+    const reader = expectData(
+      await invoke(routes.generateToken, {
+        token: owner.accessToken,
+        body: { scopes: ['organization:read', 'members:write'] },
+      }),
+    );
+    const writer = expectData(
+      await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:write'] } }),
+    );
+    expectError(
+      await patch({ accessToken: reader.token }, owner.organizationId, { city: 'Scoped' }),
+      403,
+      'INSUFFICIENT_SCOPE',
+    );
     expect((await organizationRow(owner.organizationId)).city).toBe('');
     expectData(await patch({ accessToken: writer.token }, owner.organizationId, { city: 'Scoped' }), 201);
     expect((await organizationRow(owner.organizationId)).city).toBe('Scoped');

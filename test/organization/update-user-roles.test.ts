@@ -16,7 +16,12 @@ async function rolesIn(orgId: string, userIds?: string[]): Promise<Record<string
   const rows = await db()
     .select({ userId: organizationMembers.userId, role: organizationMembers.role })
     .from(organizationMembers)
-    .where(and(eq(organizationMembers.organizationId, orgId), userIds ? inArray(organizationMembers.userId, userIds) : undefined));
+    .where(
+      and(
+        eq(organizationMembers.organizationId, orgId),
+        userIds ? inArray(organizationMembers.userId, userIds) : undefined,
+      ),
+    );
   return Object.fromEntries(rows.map((r) => [r.userId, r.role]));
 }
 
@@ -37,10 +42,22 @@ describe('PATCH /organization/{orgId}/update-user-role', () => {
     const result = await setRoles(owner, owner.organizationId, { userIds: [first.id, second.id], role: 'employee' });
     // Assess
     expect(expectData(result)).toEqual({ message: 'Role employee set for 2 member(s)' });
-    expect(await rolesIn(owner.organizationId)).toEqual({ [owner.id]: 'owner', [first.id]: 'employee', [second.id]: 'employee', [untouched.id]: 'member' });
+    expect(await rolesIn(owner.organizationId)).toEqual({
+      [owner.id]: 'owner',
+      [first.id]: 'employee',
+      [second.id]: 'employee',
+      [untouched.id]: 'member',
+    });
     // The member's own (cached) profile shows the new role at once.
     expect(await roleInProfile(first, owner.organizationId)).toBe('employee');
-    const page = expectData(await invoke(routes.listMembers, { token: owner.accessToken, path: { orgId: owner.organizationId }, organization: owner.organizationId, query: { role: 'employee' } }));
+    const page = expectData(
+      await invoke(routes.listMembers, {
+        token: owner.accessToken,
+        path: { orgId: owner.organizationId },
+        organization: owner.organizationId,
+        query: { role: 'employee' },
+      }),
+    );
     expect(page.total).toBe(2);
   });
 
@@ -48,7 +65,10 @@ describe('PATCH /organization/{orgId}/update-user-role', () => {
     const owner = await createUser();
     const member = await addMember(owner.organizationId, 'member');
     const outsider = await createUser();
-    const result = await setRoles(owner, owner.organizationId, { userIds: [outsider.id, member.id, UNKNOWN_ID], role: 'admin' });
+    const result = await setRoles(owner, owner.organizationId, {
+      userIds: [outsider.id, member.id, UNKNOWN_ID],
+      role: 'admin',
+    });
     expect(expectData(result)).toEqual({ message: 'Role admin set for 1 member(s)' });
     expect(await rolesIn(owner.organizationId)).toEqual({ [owner.id]: 'owner', [member.id]: 'admin' });
     // The outsider's own organization is untouched.
@@ -64,7 +84,7 @@ describe('PATCH /organization/{orgId}/update-user-role', () => {
     expect(await rolesIn(owner.organizationId)).toEqual({ [owner.id]: 'owner' });
   });
 
-  it('sets the role only in this organization, not in the member\'s other organizations', async () => {
+  it("sets the role only in this organization, not in the member's other organizations", async () => {
     const owner = await createUser();
     const member = await addMember(owner.organizationId, 'member');
     expectData(await setRoles(owner, owner.organizationId, { userIds: [member.id], role: 'client' }));
@@ -93,8 +113,16 @@ describe('PATCH /organization/{orgId}/update-user-role', () => {
     const owner = await createUser();
     const admin = await addMember(owner.organizationId, 'admin');
     const member = await addMember(owner.organizationId, 'member');
-    expectError(await setRoles(admin, owner.organizationId, { userIds: [member.id, admin.id], role: 'owner' }), 403, 'INSUFFICIENT_ROLE');
-    expect(await rolesIn(owner.organizationId)).toEqual({ [owner.id]: 'owner', [admin.id]: 'admin', [member.id]: 'member' });
+    expectError(
+      await setRoles(admin, owner.organizationId, { userIds: [member.id, admin.id], role: 'owner' }),
+      403,
+      'INSUFFICIENT_ROLE',
+    );
+    expect(await rolesIn(owner.organizationId)).toEqual({
+      [owner.id]: 'owner',
+      [admin.id]: 'admin',
+      [member.id]: 'member',
+    });
   });
 
   it('answers 403 INSUFFICIENT_ROLE when an admin takes the owner role away, changing nothing of the request', async () => {
@@ -102,21 +130,36 @@ describe('PATCH /organization/{orgId}/update-user-role', () => {
     const coOwner = await addMember(owner.organizationId, 'owner');
     const admin = await addMember(owner.organizationId, 'admin');
     const member = await addMember(owner.organizationId, 'member');
-    expectError(await setRoles(admin, owner.organizationId, { userIds: [member.id, coOwner.id], role: 'client' }), 403, 'INSUFFICIENT_ROLE');
-    expect(await rolesIn(owner.organizationId, [coOwner.id, member.id])).toEqual({ [coOwner.id]: 'owner', [member.id]: 'member' });
+    expectError(
+      await setRoles(admin, owner.organizationId, { userIds: [member.id, coOwner.id], role: 'client' }),
+      403,
+      'INSUFFICIENT_ROLE',
+    );
+    expect(await rolesIn(owner.organizationId, [coOwner.id, member.id])).toEqual({
+      [coOwner.id]: 'owner',
+      [member.id]: 'member',
+    });
   });
 
   it('answers 400 LAST_OWNER when the only owner demotes themselves, changing nothing', async () => {
     const owner = await createUser();
     const member = await addMember(owner.organizationId, 'member');
-    expectError(await setRoles(owner, owner.organizationId, { userIds: [owner.id, member.id], role: 'admin' }), 400, 'LAST_OWNER');
+    expectError(
+      await setRoles(owner, owner.organizationId, { userIds: [owner.id, member.id], role: 'admin' }),
+      400,
+      'LAST_OWNER',
+    );
     expect(await rolesIn(owner.organizationId)).toEqual({ [owner.id]: 'owner', [member.id]: 'member' });
   });
 
   it('answers 400 LAST_OWNER when every owner would be demoted in one request', async () => {
     const owner = await createUser();
     const coOwner = await addMember(owner.organizationId, 'owner');
-    expectError(await setRoles(owner, owner.organizationId, { userIds: [owner.id, coOwner.id], role: 'member' }), 400, 'LAST_OWNER');
+    expectError(
+      await setRoles(owner, owner.organizationId, { userIds: [owner.id, coOwner.id], role: 'member' }),
+      400,
+      'LAST_OWNER',
+    );
     expect(await rolesIn(owner.organizationId)).toEqual({ [owner.id]: 'owner', [coOwner.id]: 'owner' });
   });
 
@@ -145,7 +188,11 @@ describe('PATCH /organization/{orgId}/update-user-role', () => {
     ['userIds not a list', { userIds: 'abc', role: 'member' }, ['body.userIds']],
     ['an empty userIds list', { userIds: [], role: 'member' }, ['body.userIds']],
     ['a userId over 200 characters', { userIds: ['u'.repeat(201)], role: 'member' }, ['body.userIds.0']],
-    ['more than 100 userIds', { userIds: Array.from({ length: 101 }, () => UNKNOWN_ID), role: 'member' }, ['body.userIds']],
+    [
+      'more than 100 userIds',
+      { userIds: Array.from({ length: 101 }, () => UNKNOWN_ID), role: 'member' },
+      ['body.userIds'],
+    ],
     ['no role', { userIds: [UNKNOWN_ID] }, ['body.role']],
     ['an unknown role', { userIds: [UNKNOWN_ID], role: 'superuser' }, ['body.role']],
     ['a role of the wrong type', { userIds: [UNKNOWN_ID], role: 3 }, ['body.role']],
@@ -162,9 +209,16 @@ describe('PATCH /organization/{orgId}/update-user-role', () => {
   it('skips a userId that is not a uuid, like any non-member, and sets the others', async () => {
     const owner = await createUser();
     const member = await addMember(owner.organizationId, 'member');
-    const data = expectData(await setRoles(owner, owner.organizationId, { userIds: ['u-1', member.id], role: 'admin' }));
+    const data = expectData(
+      await setRoles(owner, owner.organizationId, { userIds: ['u-1', member.id], role: 'admin' }),
+    );
     expect(data.message).toContain('1 member(s)');
-    const [row] = await db().select({ role: organizationMembers.role }).from(organizationMembers).where(and(eq(organizationMembers.organizationId, owner.organizationId), eq(organizationMembers.userId, member.id)));
+    const [row] = await db()
+      .select({ role: organizationMembers.role })
+      .from(organizationMembers)
+      .where(
+        and(eq(organizationMembers.organizationId, owner.organizationId), eq(organizationMembers.userId, member.id)),
+      );
     expect(row!.role).toBe('admin');
   });
 });
@@ -173,7 +227,11 @@ describe('PATCH /organization/{orgId}/update-user-role security', () => {
   it('answers 401 UNAUTHENTICATED without a token, changing nothing', async () => {
     const owner = await createUser();
     const member = await addMember(owner.organizationId, 'member');
-    expectError(await setRoles({}, owner.organizationId, { userIds: [member.id], role: 'admin' }), 401, 'UNAUTHENTICATED');
+    expectError(
+      await setRoles({}, owner.organizationId, { userIds: [member.id], role: 'admin' }),
+      401,
+      'UNAUTHENTICATED',
+    );
     expect(await rolesIn(owner.organizationId, [member.id])).toEqual({ [member.id]: 'member' });
   });
 
@@ -192,7 +250,11 @@ describe('PATCH /organization/{orgId}/update-user-role security', () => {
     async (role) => {
       const owner = await createUser();
       const caller = await addMember(owner.organizationId, role);
-      expectError(await setRoles(caller, owner.organizationId, { userIds: [caller.id], role: 'admin' }), 403, 'INSUFFICIENT_ROLE');
+      expectError(
+        await setRoles(caller, owner.organizationId, { userIds: [caller.id], role: 'admin' }),
+        403,
+        'INSUFFICIENT_ROLE',
+      );
       expect(await rolesIn(owner.organizationId, [caller.id])).toEqual({ [caller.id]: role });
     },
   );
@@ -200,19 +262,42 @@ describe('PATCH /organization/{orgId}/update-user-role security', () => {
   it('answers 403 NO_ACTIVE_PLAN when the plan is inactive, changing nothing', async () => {
     const owner = await createUser();
     const member = await addMember(owner.organizationId, 'member');
-    await db().update(organizationPlans).set({ isActive: false }).where(eq(organizationPlans.organizationId, owner.organizationId));
-    expectError(await setRoles(owner, owner.organizationId, { userIds: [member.id], role: 'admin' }), 403, 'NO_ACTIVE_PLAN');
+    await db()
+      .update(organizationPlans)
+      .set({ isActive: false })
+      .where(eq(organizationPlans.organizationId, owner.organizationId));
+    expectError(
+      await setRoles(owner, owner.organizationId, { userIds: [member.id], role: 'admin' }),
+      403,
+      'NO_ACTIVE_PLAN',
+    );
     expect(await rolesIn(owner.organizationId, [member.id])).toEqual({ [member.id]: 'member' });
   });
 
   it('answers 403 INSUFFICIENT_SCOPE to an automation token without members:write, and accepts one with it', async () => {
     const owner = await createUser();
     const member = await addMember(owner.organizationId, 'member');
-    const orgWriter = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['organization:write', 'organization:read'] } }));
-    const membersWriter = expectData(await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['members:write'] } }));
-    expectError(await setRoles({ accessToken: orgWriter.token }, owner.organizationId, { userIds: [member.id], role: 'admin' }), 403, 'INSUFFICIENT_SCOPE');
+    const orgWriter = expectData(
+      await invoke(routes.generateToken, {
+        token: owner.accessToken,
+        body: { scopes: ['organization:write', 'organization:read'] },
+      }),
+    );
+    const membersWriter = expectData(
+      await invoke(routes.generateToken, { token: owner.accessToken, body: { scopes: ['members:write'] } }),
+    );
+    expectError(
+      await setRoles({ accessToken: orgWriter.token }, owner.organizationId, { userIds: [member.id], role: 'admin' }),
+      403,
+      'INSUFFICIENT_SCOPE',
+    );
     expect(await rolesIn(owner.organizationId, [member.id])).toEqual({ [member.id]: 'member' });
-    expectData(await setRoles({ accessToken: membersWriter.token }, owner.organizationId, { userIds: [member.id], role: 'admin' }));
+    expectData(
+      await setRoles({ accessToken: membersWriter.token }, owner.organizationId, {
+        userIds: [member.id],
+        role: 'admin',
+      }),
+    );
     expect(await rolesIn(owner.organizationId, [member.id])).toEqual({ [member.id]: 'admin' });
   });
 });

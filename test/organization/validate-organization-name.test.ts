@@ -42,7 +42,14 @@ describe('POST /organization/validate-name', () => {
     const newName = uniqueName('New Firm');
     const owner = await createUser({ organizationName: oldName });
     expect(expectData(await validate({ name: oldName }))).toEqual({ isValid: false });
-    expectData(await invoke(routes.updateOrganization, { token: owner.accessToken, path: { orgId: owner.organizationId }, body: { name: newName } }), 201);
+    expectData(
+      await invoke(routes.updateOrganization, {
+        token: owner.accessToken,
+        path: { orgId: owner.organizationId },
+        body: { name: newName },
+      }),
+      201,
+    );
     expect(expectData(await validate({ name: oldName }))).toEqual({ isValid: true });
     expect(expectData(await validate({ name: newName.toUpperCase() }))).toEqual({ isValid: false });
   });
@@ -50,7 +57,9 @@ describe('POST /organization/validate-name', () => {
   it('answers the same to a signed-in caller', async () => {
     const name = uniqueName('Signed In');
     const caller = await createUser({ organizationName: name });
-    const data = expectData(await validate({ name }, { token: caller.accessToken, organization: caller.organizationId }));
+    const data = expectData(
+      await validate({ name }, { token: caller.accessToken, organization: caller.organizationId }),
+    );
     expect(data).toEqual({ isValid: false });
   });
 
@@ -76,6 +85,10 @@ describe('POST /organization/validate-name', () => {
   });
 
   it('answers 400 MALFORMED_JSON for a body that is not JSON', async () => {
-    expectError(await invoke(routes.validateOrganizationName, { organization: SELECTED, rawBody: '{"name":' }), 400, 'MALFORMED_JSON');
+    expectError(
+      await invoke(routes.validateOrganizationName, { organization: SELECTED, rawBody: '{"name":' }),
+      400,
+      'MALFORMED_JSON',
+    );
   });
 });

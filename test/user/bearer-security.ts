@@ -43,7 +43,10 @@ export async function revokeAutomationToken(user: TestUser, id: string): Promise
 }
 
 /** Logs in again: a second, independent sign-in session of the same user. */
-export async function signInAgain(user: TestUser, password = user.password): Promise<{ accessToken: string; refreshToken: string }> {
+export async function signInAgain(
+  user: TestUser,
+  password = user.password,
+): Promise<{ accessToken: string; refreshToken: string }> {
   return expectData(await invoke(routes.login, { body: { email: user.email, password } }));
 }
 
@@ -98,13 +101,21 @@ export function describeBearerSecurity({ route, send }: BearerSecurityOptions): 
     const unauthenticated: AuthCase[] = [
       ['no Authorization header', async () => ({})],
       ['an empty bearer', async () => ({ headers: { authorization: 'Bearer ' } })],
-      ['a Basic scheme with the right credentials', async (u) => ({ headers: { authorization: `Basic ${Buffer.from(`${u.email}:${u.password}`).toString('base64')}` } })],
+      [
+        'a Basic scheme with the right credentials',
+        async (u) => ({
+          headers: { authorization: `Basic ${Buffer.from(`${u.email}:${u.password}`).toString('base64')}` },
+        }),
+      ],
       ['the token without the Bearer scheme', async (u) => ({ headers: { authorization: u.accessToken } })],
       ['a malformed token', async () => ({ token: 'not.a.jwt' })],
       ['a token of random characters', async () => ({ token: randomBytes(32).toString('base64url') })],
       ['a token signed with another key', async (u) => ({ token: await resign(u.accessToken, FOREIGN_KEY) })],
       ['an unsigned token (alg none)', async (u) => ({ token: unsigned(u.accessToken) })],
-      ['a tampered signature', async (u) => ({ token: `${u.accessToken.slice(0, -4)}${u.accessToken.endsWith('AAAA') ? 'BBBB' : 'AAAA'}` })],
+      [
+        'a tampered signature',
+        async (u) => ({ token: `${u.accessToken.slice(0, -4)}${u.accessToken.endsWith('AAAA') ? 'BBBB' : 'AAAA'}` }),
+      ],
       [
         "a validly signed token naming another user's id with this session",
         async (u) => ({ token: await resign(u.accessToken, SERVICE_KEY, { sub: (await createUser()).id }) }),
@@ -154,7 +165,13 @@ export function describeBearerSecurity({ route, send }: BearerSecurityOptions): 
         'a disabled automation token (scopes emptied)',
         async (u) => {
           const minted = await mintAutomationToken(u, scope ? [scope] : SCOPES);
-          expectData(await invoke(routes.updateTokenScopes, { token: u.accessToken, path: { id: minted.id }, body: { scopes: [] } }));
+          expectData(
+            await invoke(routes.updateTokenScopes, {
+              token: u.accessToken,
+              path: { id: minted.id },
+              body: { scopes: [] },
+            }),
+          );
           return { token: minted.token };
         },
       ],
@@ -207,7 +224,13 @@ export function describeBearerSecurity({ route, send }: BearerSecurityOptions): 
         const user = await createUser();
         const minted = await mintAutomationToken(user, [scope, 'cases:read']);
         const rescope = async (scopes: Scope[]) =>
-          expectData(await invoke(routes.updateTokenScopes, { token: user.accessToken, path: { id: minted.id }, body: { scopes } }));
+          expectData(
+            await invoke(routes.updateTokenScopes, {
+              token: user.accessToken,
+              path: { id: minted.id },
+              body: { scopes },
+            }),
+          );
         await rescope(['cases:read']);
         expectError(await send(user, { token: minted.token }), 403, 'INSUFFICIENT_SCOPE');
         await rescope(['cases:read', scope]);
@@ -226,7 +249,9 @@ export function describeBearerSecurity({ route, send }: BearerSecurityOptions): 
       ['the access token of a second sign-in', async (u: TestUser) => (await signInAgain(u)).accessToken],
       [
         'an access token from refresh',
-        async (u: TestUser) => expectData(await invoke(routes.refreshToken, { body: { refreshToken: u.refreshToken } })).accessToken as string,
+        async (u: TestUser) =>
+          expectData(await invoke(routes.refreshToken, { body: { refreshToken: u.refreshToken } }))
+            .accessToken as string,
       ],
       ['a legacy full-access token', mintLegacyToken],
       [

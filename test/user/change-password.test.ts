@@ -18,12 +18,19 @@ const login = (email: string, password: string) => invoke(routes.login, { body: 
 
 const refresh = (refreshToken: string) => invoke(routes.refreshToken, { body: { refreshToken } });
 
-const passwordHashOf = async (id: string) => (await db().select({ hash: users.passwordHash }).from(users).where(eq(users.id, id)))[0]!.hash;
+const passwordHashOf = async (id: string) =>
+  (await db().select({ hash: users.passwordHash }).from(users).where(eq(users.id, id)))[0]!.hash;
 
 const loginSessionCount = async (id: string) =>
-  (await db().select({ id: sessions.id }).from(sessions).where(and(eq(sessions.userId, id), eq(sessions.kind, 'login')))).length;
+  (
+    await db()
+      .select({ id: sessions.id })
+      .from(sessions)
+      .where(and(eq(sessions.userId, id), eq(sessions.kind, 'login')))
+  ).length;
 
-const passwordChangedMails = (user: TestUser) => emailsTo(user.email).filter((m) => m.subject === 'Your password was changed');
+const passwordChangedMails = (user: TestUser) =>
+  emailsTo(user.email).filter((m) => m.subject === 'Your password was changed');
 
 describe('POST /user/change-password', () => {
   it('changes the password and returns the freshly built profile', async () => {
@@ -40,7 +47,10 @@ describe('POST /user/change-password', () => {
     expect(profile).not.toHaveProperty('password');
     expect(profile).not.toHaveProperty('passwordHash');
     expect(profile.organizations).toEqual([
-      expect.objectContaining({ organization: expect.objectContaining({ id: user.organizationId, name: 'Change Password LLP' }), permission: { role: 'owner' } }),
+      expect.objectContaining({
+        organization: expect.objectContaining({ id: user.organizationId, name: 'Change Password LLP' }),
+        permission: { role: 'owner' },
+      }),
     ]);
     const hashAfter = await passwordHashOf(user.id);
     expect(hashAfter).not.toBe(hashBefore);
@@ -122,7 +132,11 @@ describe('POST /user/change-password', () => {
   it('can be changed again with the new password as the old one', async () => {
     const user = await createUser();
     expectData(await changePassword(user.accessToken, { oldPassword: user.password, newPassword: NEW_PASSWORD }));
-    expectError(await changePassword(user.accessToken, { oldPassword: user.password, newPassword: 'third-password-x' }), 400, 'WRONG_PASSWORD');
+    expectError(
+      await changePassword(user.accessToken, { oldPassword: user.password, newPassword: 'third-password-x' }),
+      400,
+      'WRONG_PASSWORD',
+    );
     expectData(await changePassword(user.accessToken, { oldPassword: NEW_PASSWORD, newPassword: 'third-password-x' }));
     expectData(await login(user.email, 'third-password-x'));
     expect(passwordChangedMails(user)).toHaveLength(2);
@@ -148,7 +162,10 @@ describe('POST /user/change-password', () => {
     const other = await signInAgain(user);
     const hashBefore = await passwordHashOf(user.id);
     // Act
-    const result = await changePassword(user.accessToken, { oldPassword: oldPasswordOf(user), newPassword: NEW_PASSWORD });
+    const result = await changePassword(user.accessToken, {
+      oldPassword: oldPasswordOf(user),
+      newPassword: NEW_PASSWORD,
+    });
     // Assess
     expectError(result, 400, 'WRONG_PASSWORD');
     expect(await passwordHashOf(user.id)).toBe(hashBefore);
@@ -161,7 +178,11 @@ describe('POST /user/change-password', () => {
   it('checks the old password of the caller, not of another account', async () => {
     const alice = await createUser();
     const bob = await createUser();
-    expectError(await changePassword(alice.accessToken, { oldPassword: bob.password, newPassword: NEW_PASSWORD }), 400, 'WRONG_PASSWORD');
+    expectError(
+      await changePassword(alice.accessToken, { oldPassword: bob.password, newPassword: NEW_PASSWORD }),
+      400,
+      'WRONG_PASSWORD',
+    );
     expectData(await login(bob.email, bob.password));
     expectData(await login(alice.email, alice.password));
   });
@@ -174,9 +195,17 @@ describe('POST /user/change-password', () => {
     ['a numeric old password', { oldPassword: 12345678, newPassword: NEW_PASSWORD }, ['body.oldPassword']],
     ['a 129-character old password', { oldPassword: 'o'.repeat(129), newPassword: NEW_PASSWORD }, ['body.oldPassword']],
     ['a 7-character new password', { oldPassword: 'whatever-old', newPassword: 'p'.repeat(7) }, ['body.newPassword']],
-    ['a 129-character new password', { oldPassword: 'whatever-old', newPassword: 'p'.repeat(129) }, ['body.newPassword']],
+    [
+      'a 129-character new password',
+      { oldPassword: 'whatever-old', newPassword: 'p'.repeat(129) },
+      ['body.newPassword'],
+    ],
     ['a null new password', { oldPassword: 'whatever-old', newPassword: null }, ['body.newPassword']],
-    ['a new password as an array', { oldPassword: 'whatever-old', newPassword: ['brand-new-password'] }, ['body.newPassword']],
+    [
+      'a new password as an array',
+      { oldPassword: 'whatever-old', newPassword: ['brand-new-password'] },
+      ['body.newPassword'],
+    ],
   ])('answers 400 VALIDATION_FAILED naming the field for %s', async (_label, body, fields) => {
     const user = await createUser();
     const hashBefore = await passwordHashOf(user.id);
@@ -193,7 +222,11 @@ describe('POST /user/change-password', () => {
 
   it('answers 400 MALFORMED_JSON for a body that is not JSON', async () => {
     const user = await createUser();
-    expectError(await invoke(routes.changePassword, { token: user.accessToken, rawBody: '{"oldPassword":' }), 400, 'MALFORMED_JSON');
+    expectError(
+      await invoke(routes.changePassword, { token: user.accessToken, rawBody: '{"oldPassword":' }),
+      400,
+      'MALFORMED_JSON',
+    );
   });
 
   it('answers 401 before validating: an anonymous caller learns nothing about the input', async () => {
@@ -204,7 +237,10 @@ describe('POST /user/change-password', () => {
 describeBearerSecurity({
   route: routes.changePassword,
   send: async (user, auth) => {
-    const result = await invoke(routes.changePassword, { ...auth, body: { oldPassword: user.password, newPassword: NEW_PASSWORD } });
+    const result = await invoke(routes.changePassword, {
+      ...auth,
+      body: { oldPassword: user.password, newPassword: NEW_PASSWORD },
+    });
     // A refused request must leave the old password in place; a let-through one must replace it.
     expect(await verifyPassword(user.password, await passwordHashOf(user.id))).toBe(result.status !== 200);
     return result;

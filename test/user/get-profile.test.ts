@@ -13,10 +13,26 @@ const T0 = new Date('2026-11-22T10:00:00.000Z');
 const getProfile = (auth: Auth) => invoke(routes.getProfile, auth);
 
 /** The fields the contract lets the profile show; nothing else of the user record (no hash, no flags). */
-const PROFILE_FIELDS = ['createdAt', 'email', 'id', 'isEmailVerified', 'name', 'onboardingStatus', 'onboardingStep', 'organizations', 'phoneNumbers', 'updatedAt', 'userType'];
+const PROFILE_FIELDS = [
+  'createdAt',
+  'email',
+  'id',
+  'isEmailVerified',
+  'name',
+  'onboardingStatus',
+  'onboardingStep',
+  'organizations',
+  'phoneNumbers',
+  'updatedAt',
+  'userType',
+];
 
 /** Makes `user` a member of `organizationId` with `role` (a row, as the invitation routes are tested elsewhere). */
-async function joinOrganization(user: TestUser, organizationId: string, role: (typeof organizationMembers.$inferInsert)['role']) {
+async function joinOrganization(
+  user: TestUser,
+  organizationId: string,
+  role: (typeof organizationMembers.$inferInsert)['role'],
+) {
   await db().insert(organizationMembers).values({ organizationId, userId: user.id, role });
 }
 
@@ -43,9 +59,21 @@ describe('GET /user/profile', () => {
       updatedAt: T0.toISOString(),
       organizations: [
         {
-          organization: expect.objectContaining({ id: user.organizationId, name: 'Profile Own LLP', activePlan: null, isActive: true }),
+          organization: expect.objectContaining({
+            id: user.organizationId,
+            name: 'Profile Own LLP',
+            activePlan: null,
+            isActive: true,
+          }),
           permission: { role: 'owner' },
-          billing: { billingMode: 'free', onCaseBilling: false, tier: null, cadence: null, hasPaymentMethod: false, delinquent: false },
+          billing: {
+            billingMode: 'free',
+            onCaseBilling: false,
+            tier: null,
+            cadence: null,
+            hasPaymentMethod: false,
+            delinquent: false,
+          },
         },
       ],
     });
@@ -56,7 +84,10 @@ describe('GET /user/profile', () => {
     testClock.freeze(T0);
     const user = await createUser({ organizationName: 'Many Orgs Own LLP' });
     testClock.advance(1);
-    const second = expectData(await invoke(routes.createOrganization, { token: user.accessToken, body: { name: 'Many Orgs Second LLP' } }), 201);
+    const second = expectData(
+      await invoke(routes.createOrganization, { token: user.accessToken, body: { name: 'Many Orgs Second LLP' } }),
+      201,
+    );
     testClock.advance(1);
     const payingOwner = await createUser({ organizationName: 'Many Orgs Paying LLP' });
     await db()
@@ -66,13 +97,21 @@ describe('GET /user/profile', () => {
     await joinOrganization(user, payingOwner.organizationId, 'billing');
     testClock.advance(1);
     const legacyOwner = await createUser({ organizationName: 'Many Orgs Legacy LLP' });
-    await db().update(organizations).set({ billingMode: 'legacy' }).where(eq(organizations.id, legacyOwner.organizationId));
+    await db()
+      .update(organizations)
+      .set({ billingMode: 'legacy' })
+      .where(eq(organizations.id, legacyOwner.organizationId));
     await joinOrganization(user, legacyOwner.organizationId, 'member');
     testClock.advance(1);
     const lateOwner = await createUser({ organizationName: 'Many Orgs Late LLP' });
     await db()
       .update(organizations)
-      .set({ billingMode: 'pay_as_you_go', billingTier: 'tier1', billingCadence: 'monthly', baseFeeFailedAt: addDays(now(), -8) })
+      .set({
+        billingMode: 'pay_as_you_go',
+        billingTier: 'tier1',
+        billingCadence: 'monthly',
+        baseFeeFailedAt: addDays(now(), -8),
+      })
       .where(eq(organizations.id, lateOwner.organizationId));
     await joinOrganization(user, lateOwner.organizationId, 'admin');
     // A stranger's organization the user does not belong to.
@@ -91,17 +130,35 @@ describe('GET /user/profile', () => {
       {
         organization: expect.objectContaining({ id: user.organizationId, activePlan: null }),
         permission: { role: 'owner' },
-        billing: { billingMode: 'free', onCaseBilling: false, tier: null, cadence: null, hasPaymentMethod: false, delinquent: false },
+        billing: {
+          billingMode: 'free',
+          onCaseBilling: false,
+          tier: null,
+          cadence: null,
+          hasPaymentMethod: false,
+          delinquent: false,
+        },
       },
       {
-        organization: expect.objectContaining({ id: second.organization.id, slug: second.organization.slug, activePlan: null }),
+        organization: expect.objectContaining({
+          id: second.organization.id,
+          slug: second.organization.slug,
+          activePlan: null,
+        }),
         permission: { role: 'owner' },
         billing: expect.objectContaining({ billingMode: 'free', delinquent: false }),
       },
       {
         organization: expect.objectContaining({ id: payingOwner.organizationId }),
         permission: { role: 'billing' },
-        billing: { billingMode: 'pay_as_you_go', onCaseBilling: true, tier: 'tier2', cadence: 'annual', hasPaymentMethod: true, delinquent: false },
+        billing: {
+          billingMode: 'pay_as_you_go',
+          onCaseBilling: true,
+          tier: 'tier2',
+          cadence: 'annual',
+          hasPaymentMethod: true,
+          delinquent: false,
+        },
       },
       {
         organization: expect.objectContaining({ id: legacyOwner.organizationId }),
@@ -111,7 +168,14 @@ describe('GET /user/profile', () => {
       {
         organization: expect.objectContaining({ id: lateOwner.organizationId }),
         permission: { role: 'admin' },
-        billing: { billingMode: 'pay_as_you_go', onCaseBilling: true, tier: 'tier1', cadence: 'monthly', hasPaymentMethod: false, delinquent: true },
+        billing: {
+          billingMode: 'pay_as_you_go',
+          onCaseBilling: true,
+          tier: 'tier1',
+          cadence: 'monthly',
+          hasPaymentMethod: false,
+          delinquent: true,
+        },
       },
     ]);
   });
@@ -150,15 +214,29 @@ describe('GET /user/profile', () => {
     const alice = await createUser({ name: 'Alice Own' });
     const bob = await createUser({ name: 'Bob Own' });
     const bobToken = await mintAutomationToken(bob, ['profile:read']);
-    expect(expectData(await getProfile({ token: alice.accessToken }))).toMatchObject({ id: alice.id, email: alice.email, name: 'Alice Own' });
-    expect(expectData(await getProfile({ token: bobToken.token }))).toMatchObject({ id: bob.id, email: bob.email, name: 'Bob Own' });
+    expect(expectData(await getProfile({ token: alice.accessToken }))).toMatchObject({
+      id: alice.id,
+      email: alice.email,
+      name: 'Alice Own',
+    });
+    expect(expectData(await getProfile({ token: bobToken.token }))).toMatchObject({
+      id: bob.id,
+      email: bob.email,
+      name: 'Bob Own',
+    });
   });
 
   it('reflects a change made through a route at once (the route drops the cached profile)', async () => {
     const user = await createUser();
     const before = expectData(await getProfile({ token: user.accessToken }));
     expect(before.organizations).toHaveLength(1);
-    expectData(await invoke(routes.createOrganization, { token: user.accessToken, body: { name: `Cache Drop ${user.id.slice(0, 8)}` } }), 201);
+    expectData(
+      await invoke(routes.createOrganization, {
+        token: user.accessToken,
+        body: { name: `Cache Drop ${user.id.slice(0, 8)}` },
+      }),
+      201,
+    );
     const after = expectData(await getProfile({ token: user.accessToken }));
     expect(after.organizations).toHaveLength(2);
   });
@@ -185,7 +263,10 @@ describe('GET /user/profile', () => {
 
   it('ignores query parameters (it takes none): never another user by id', async () => {
     const user = await createUser();
-    const result = await invoke(routes.getProfile, { token: user.accessToken, query: { userId: '00000000-0000-4000-8000-000000000000' } });
+    const result = await invoke(routes.getProfile, {
+      token: user.accessToken,
+      query: { userId: '00000000-0000-4000-8000-000000000000' },
+    });
     expect(expectData(result).id).toBe(user.id);
   });
 });

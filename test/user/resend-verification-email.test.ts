@@ -18,7 +18,10 @@ const resend = (auth: Auth, ip = uniqueIp()) => invoke(routes.resendVerification
 const verificationMails = (user: TestUser) => emailsTo(user.email).filter((m) => m.subject.includes('Verify'));
 
 const verifyTokenRows = (userId: string) =>
-  db().select().from(emailTokens).where(and(eq(emailTokens.userId, userId), eq(emailTokens.purpose, 'verify_email')));
+  db()
+    .select()
+    .from(emailTokens)
+    .where(and(eq(emailTokens.userId, userId), eq(emailTokens.purpose, 'verify_email')));
 
 const isVerified = async (id: string) => (await db().select().from(users).where(eq(users.id, id)))[0]!.isEmailVerified;
 
@@ -65,7 +68,9 @@ describe('POST /user/resend-verification-email', () => {
     testClock.freeze(T0);
     const user = await createUser();
     testClock.advance(86_400);
-    const { accessToken } = expectData(await invoke(routes.refreshToken, { body: { refreshToken: user.refreshToken } }));
+    const { accessToken } = expectData(
+      await invoke(routes.refreshToken, { body: { refreshToken: user.refreshToken } }),
+    );
     expectData(await resend({ token: accessToken }));
     testClock.advance(86_400 + 60);
     expectData(await invoke(routes.verifyEmail, { body: { token: tokenFromEmail(user.email, 'Verify') } }));
@@ -138,7 +143,7 @@ describe('POST /user/resend-verification-email', () => {
       expectError(await resend({ token: second.accessToken }), 429, 'RATE_LIMITED');
     });
 
-    it('counts per user only: two users behind one IP (a firm\'s office) each get their own 3 per minute', async () => {
+    it("counts per user only: two users behind one IP (a firm's office) each get their own 3 per minute", async () => {
       testClock.freeze(T0);
       const ip = uniqueIp();
       const alice = await createUser();
@@ -156,7 +161,8 @@ describe('POST /user/resend-verification-email', () => {
       const user = await createUser();
       expectData(await invoke(routes.verifyEmail, { body: { token: tokenFromEmail(user.email, 'Verify') } }));
       const ip = uniqueIp();
-      for (let i = 0; i < 3; i += 1) expectError(await resend({ token: user.accessToken }, ip), 400, 'EMAIL_ALREADY_VERIFIED');
+      for (let i = 0; i < 3; i += 1)
+        expectError(await resend({ token: user.accessToken }, ip), 400, 'EMAIL_ALREADY_VERIFIED');
       expectError(await resend({ token: user.accessToken }, ip), 429, 'RATE_LIMITED');
     });
 

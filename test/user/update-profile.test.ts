@@ -44,7 +44,10 @@ describe('PATCH /user/profile', () => {
       createdAt: T0.toISOString(),
       updatedAt: new Date(T0.getTime() + 30_000).toISOString(),
       organizations: [
-        expect.objectContaining({ organization: expect.objectContaining({ id: user.organizationId, name: 'Patch Happy LLP' }), permission: { role: 'owner' } }),
+        expect.objectContaining({
+          organization: expect.objectContaining({ id: user.organizationId, name: 'Patch Happy LLP' }),
+          permission: { role: 'owner' },
+        }),
       ],
     });
     // Assess: what was stored
@@ -71,7 +74,13 @@ describe('PATCH /user/profile', () => {
 
   it('changes only the fields sent', async () => {
     const user = await createUser({ name: 'Partial Person' });
-    expectData(await patchProfile(user.accessToken, { phoneNumbers: ['+44 20 7946 0000'], userType: 'expert', onboardingStatus: 'completed' }));
+    expectData(
+      await patchProfile(user.accessToken, {
+        phoneNumbers: ['+44 20 7946 0000'],
+        userType: 'expert',
+        onboardingStatus: 'completed',
+      }),
+    );
     const result = await patchProfile(user.accessToken, { onboardingStep: 100 });
     expect(expectData(result)).toMatchObject({
       name: 'Partial Person',
@@ -80,7 +89,11 @@ describe('PATCH /user/profile', () => {
       onboardingStatus: 'completed',
       onboardingStep: 100,
     });
-    expect(await profileOf(user.accessToken)).toMatchObject({ name: 'Partial Person', userType: 'expert', onboardingStep: 100 });
+    expect(await profileOf(user.accessToken)).toMatchObject({
+      name: 'Partial Person',
+      userType: 'expert',
+      onboardingStep: 100,
+    });
   });
 
   it('clears the user type with null and the phone numbers with an empty list', async () => {
@@ -102,8 +115,16 @@ describe('PATCH /user/profile', () => {
 
   it.each([
     // Free text: the contract lists no values.
-    ['any user type up to 100 characters', 'userType', ['attorney', 'lawyer', 'Judge', 'in-house counsel', 'u'.repeat(100), '']],
-    ['any onboarding status up to 100 characters', 'onboardingStatus', ['not_started', 'done', 'COMPLETED', 'step-3/profile', 's'.repeat(100), '']],
+    [
+      'any user type up to 100 characters',
+      'userType',
+      ['attorney', 'lawyer', 'Judge', 'in-house counsel', 'u'.repeat(100), ''],
+    ],
+    [
+      'any onboarding status up to 100 characters',
+      'onboardingStatus',
+      ['not_started', 'done', 'COMPLETED', 'step-3/profile', 's'.repeat(100), ''],
+    ],
     ['any onboarding step from 0 to the integer column maximum', 'onboardingStep', [0, 101, 5000, 2_147_483_647]],
     ['a 100-character name', 'name', ['n'.repeat(100)]],
     ['ten phone numbers', 'phoneNumbers', [Array.from({ length: 10 }, (_v, i) => `+1 555 010 000${i}`)]],
@@ -142,7 +163,11 @@ describe('PATCH /user/profile', () => {
     ['a phone number with letters', { phoneNumbers: ['555-0100', 'call me'] }, ['body.phoneNumbers.1']],
     ['a numeric phone number', { phoneNumbers: [5550100] }, ['body.phoneNumbers.0']],
     ['an oversized phone number', { phoneNumbers: ['1'.repeat(40)] }, ['body.phoneNumbers.0']],
-    ['eleven phone numbers', { phoneNumbers: Array.from({ length: 11 }, (_v, i) => `555 010 00${10 + i}`) }, ['body.phoneNumbers']],
+    [
+      'eleven phone numbers',
+      { phoneNumbers: Array.from({ length: 11 }, (_v, i) => `555 010 00${10 + i}`) },
+      ['body.phoneNumbers'],
+    ],
     ['an onboarding status of 101 characters', { onboardingStatus: 's'.repeat(101) }, ['body.onboardingStatus']],
     ['a numeric onboarding status', { onboardingStatus: 3 }, ['body.onboardingStatus']],
     ['a null onboarding status', { onboardingStatus: null }, ['body.onboardingStatus']],
@@ -152,7 +177,11 @@ describe('PATCH /user/profile', () => {
     ['an onboarding step as a string', { onboardingStep: '3' }, ['body.onboardingStep']],
     ['a user type of 101 characters', { userType: 'u'.repeat(101) }, ['body.userType']],
     ['a user type of the wrong type', { userType: 7 }, ['body.userType']],
-    ['several bad fields at once', { name: '', onboardingStep: -3, userType: 'u'.repeat(101) }, ['body.name', 'body.onboardingStep', 'body.userType']],
+    [
+      'several bad fields at once',
+      { name: '', onboardingStep: -3, userType: 'u'.repeat(101) },
+      ['body.name', 'body.onboardingStep', 'body.userType'],
+    ],
     ['an array body', [{ name: 'Array Body' }], ['body']],
     // Text Postgres cannot store: a 500 (NUL) or silent corruption (lone surrogate) before.
     ['a name with a NUL character', { name: 'Nul\u0000Name' }, ['body.name']],
@@ -170,7 +199,11 @@ describe('PATCH /user/profile', () => {
 
   it('answers 400 MALFORMED_JSON for a body that is not JSON', async () => {
     const user = await createUser();
-    expectError(await invoke(routes.updateProfile, { token: user.accessToken, rawBody: '{"name":' }), 400, 'MALFORMED_JSON');
+    expectError(
+      await invoke(routes.updateProfile, { token: user.accessToken, rawBody: '{"name":' }),
+      400,
+      'MALFORMED_JSON',
+    );
   });
 
   it('answers 400 for a body sent as form data (not parsed, so it fails validation)', async () => {

@@ -17,7 +17,10 @@ const verificationTokenOf = (user: TestUser) => tokenFromEmail(user.email, 'Veri
 const userRow = async (id: string) => (await db().select().from(users).where(eq(users.id, id)))[0]!;
 
 const verifyTokenRows = (userId: string) =>
-  db().select().from(emailTokens).where(and(eq(emailTokens.userId, userId), eq(emailTokens.purpose, 'verify_email')));
+  db()
+    .select()
+    .from(emailTokens)
+    .where(and(eq(emailTokens.userId, userId), eq(emailTokens.purpose, 'verify_email')));
 
 describe('POST /user/verify-email', () => {
   it('verifies the address with the token of the registration email', async () => {
@@ -50,7 +53,10 @@ describe('POST /user/verify-email', () => {
     expectData(await verifyEmail({ token: verificationTokenOf(user) }));
     // Assess
     expect(expectData(await invoke(routes.getProfile, { token: user.accessToken })).isEmailVerified).toBe(true);
-    expect(expectData(await invoke(routes.login, { body: { email: user.email, password: user.password } })).userProfile.isEmailVerified).toBe(true);
+    expect(
+      expectData(await invoke(routes.login, { body: { email: user.email, password: user.password } })).userProfile
+        .isEmailVerified,
+    ).toBe(true);
   });
 
   it('needs no email: the token alone is enough', async () => {
@@ -123,9 +129,20 @@ describe('POST /user/verify-email', () => {
   it.each([
     ['an unknown token', async () => ({ token: `cebs_ev_${'x'.repeat(43)}` })],
     ['a token of random text', async () => ({ token: 'definitely-not-a-token' })],
-    ['a token with a different email', async (u: TestUser) => ({ token: verificationTokenOf(u), email: uniqueEmail('mismatch') })],
-    ["a token with another user's email", async (u: TestUser) => ({ token: verificationTokenOf(u), email: (await createUser()).email })],
-    ['the token with a character changed', async (u: TestUser) => ({ token: `${verificationTokenOf(u).slice(0, -1)}${verificationTokenOf(u).endsWith('A') ? 'B' : 'A'}` })],
+    [
+      'a token with a different email',
+      async (u: TestUser) => ({ token: verificationTokenOf(u), email: uniqueEmail('mismatch') }),
+    ],
+    [
+      "a token with another user's email",
+      async (u: TestUser) => ({ token: verificationTokenOf(u), email: (await createUser()).email }),
+    ],
+    [
+      'the token with a character changed',
+      async (u: TestUser) => ({
+        token: `${verificationTokenOf(u).slice(0, -1)}${verificationTokenOf(u).endsWith('A') ? 'B' : 'A'}`,
+      }),
+    ],
     ['the token with extra characters', async (u: TestUser) => ({ token: `${verificationTokenOf(u)}x` })],
     ['the access token instead of the emailed one', async (u: TestUser) => ({ token: u.accessToken })],
     ['the refresh token instead of the emailed one', async (u: TestUser) => ({ token: u.refreshToken })],
@@ -136,22 +153,25 @@ describe('POST /user/verify-email', () => {
         return { token: tokenFromEmail(u.email, 'Reset'), email: u.email };
       },
     ],
-  ])('answers 404 NOT_FOUND for %s and verifies nobody', async (_label, bodyOf: (u: TestUser) => Promise<{ token: string; email?: string }>) => {
-    // Prepare
-    const user = await createUser();
-    const body = await bodyOf(user);
-    // Act
-    const result = await verifyEmail(body);
-    // Assess
-    expectError(result, 404, 'NOT_FOUND');
-    expect((await userRow(user.id)).isEmailVerified).toBe(false);
-    if (body.email) {
-      const [owner] = await db().select().from(users).where(eq(users.email, body.email.toLowerCase()));
-      if (owner) expect(owner.isEmailVerified).toBe(false);
-    }
-    // The real token still works afterwards: a failed attempt does not burn it.
-    expectData(await verifyEmail({ token: verificationTokenOf(user) }));
-  });
+  ])(
+    'answers 404 NOT_FOUND for %s and verifies nobody',
+    async (_label, bodyOf: (u: TestUser) => Promise<{ token: string; email?: string }>) => {
+      // Prepare
+      const user = await createUser();
+      const body = await bodyOf(user);
+      // Act
+      const result = await verifyEmail(body);
+      // Assess
+      expectError(result, 404, 'NOT_FOUND');
+      expect((await userRow(user.id)).isEmailVerified).toBe(false);
+      if (body.email) {
+        const [owner] = await db().select().from(users).where(eq(users.email, body.email.toLowerCase()));
+        if (owner) expect(owner.isEmailVerified).toBe(false);
+      }
+      // The real token still works afterwards: a failed attempt does not burn it.
+      expectData(await verifyEmail({ token: verificationTokenOf(user) }));
+    },
+  );
 
   it("a mismatched email does not burn the token: the owner's email then verifies", async () => {
     const user = await createUser();

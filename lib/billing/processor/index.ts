@@ -27,9 +27,19 @@ export interface PaymentProcessor {
   readonly name: 'stripe' | 'sandbox';
   createCustomer(input: CustomerInput): Promise<string>;
   /** A checkout session in setup mode: the card is saved, nothing is charged. */
-  createSetupSession(input: { customerId: string; successUrl: string; cancelUrl: string; idempotencyKey: string }): Promise<{ id: string; url: string }>;
+  createSetupSession(input: {
+    customerId: string;
+    successUrl: string;
+    cancelUrl: string;
+    idempotencyKey: string;
+  }): Promise<{ id: string; url: string }>;
   /** Invoices the lines to the customer and tries to collect with the saved card. */
-  chargeInvoice(input: { customerId: string; lines: InvoiceLine[]; idempotencyKey: string; metadata: Record<string, string> }): Promise<InvoiceResult>;
+  chargeInvoice(input: {
+    customerId: string;
+    lines: InvoiceLine[];
+    idempotencyKey: string;
+    metadata: Record<string, string>;
+  }): Promise<InvoiceResult>;
   /** Tries again to collect an open invoice (after a card was attached). */
   payInvoice(invoiceId: string, idempotencyKey: string): Promise<InvoiceResult>;
   /**

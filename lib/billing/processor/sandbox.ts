@@ -27,28 +27,60 @@ export class SandboxProcessor implements PaymentProcessor {
     return id;
   }
 
-  async createSetupSession(input: { customerId: string; successUrl: string; cancelUrl: string; idempotencyKey: string }) {
+  async createSetupSession(input: {
+    customerId: string;
+    successUrl: string;
+    cancelUrl: string;
+    idempotencyKey: string;
+  }) {
     // Like the Stripe processor: the return URLs are part of the key, so a repeat with the same URLs
     // reuses the session and other URLs get their own (never a session returning somewhere else).
     const urls = createHash('sha256').update(`${input.successUrl}\n${input.cancelUrl}`).digest('hex').slice(0, 16);
     const idempotencyKey = `${input.idempotencyKey}:${urls}`;
     const [created] = await db()
       .insert(sandboxCheckoutSessions)
-      .values({ id: sandboxId('cs'), customerId: input.customerId, successUrl: input.successUrl, cancelUrl: input.cancelUrl, status: 'open', idempotencyKey })
+      .values({
+        id: sandboxId('cs'),
+        customerId: input.customerId,
+        successUrl: input.successUrl,
+        cancelUrl: input.cancelUrl,
+        status: 'open',
+        idempotencyKey,
+      })
       .onConflictDoNothing()
       .returning();
-    const session = created ?? (await db().select().from(sandboxCheckoutSessions).where(eq(sandboxCheckoutSessions.idempotencyKey, idempotencyKey)))[0]!;
+    const session =
+      created ??
+      (
+        await db()
+          .select()
+          .from(sandboxCheckoutSessions)
+          .where(eq(sandboxCheckoutSessions.idempotencyKey, idempotencyKey))
+      )[0]!;
     return { id: session.id, url: selfLink(`/_sandbox/checkout/${session.id}`).toString() };
   }
 
-  async chargeInvoice(input: { customerId: string; lines: InvoiceLine[]; idempotencyKey: string }): Promise<InvoiceResult> {
+  async chargeInvoice(input: {
+    customerId: string;
+    lines: InvoiceLine[];
+    idempotencyKey: string;
+  }): Promise<InvoiceResult> {
     const amountCents = input.lines.reduce((sum, line) => sum + line.amountCents, 0);
     const [created] = await db()
       .insert(sandboxInvoices)
-      .values({ id: sandboxId('in'), customerId: input.customerId, amountCents, status: 'open', lines: input.lines, idempotencyKey: input.idempotencyKey })
+      .values({
+        id: sandboxId('in'),
+        customerId: input.customerId,
+        amountCents,
+        status: 'open',
+        lines: input.lines,
+        idempotencyKey: input.idempotencyKey,
+      })
       .onConflictDoNothing()
       .returning();
-    const invoice = created ?? (await db().select().from(sandboxInvoices).where(eq(sandboxInvoices.idempotencyKey, input.idempotencyKey)))[0]!;
+    const invoice =
+      created ??
+      (await db().select().from(sandboxInvoices).where(eq(sandboxInvoices.idempotencyKey, input.idempotencyKey)))[0]!;
     if (invoice.status !== 'open') return this.result(invoice.id, invoice.status === 'paid' ? 'paid' : 'failed');
     return this.collect(invoice.id, input.customerId);
   }
@@ -68,7 +100,10 @@ export class SandboxProcessor implements PaymentProcessor {
       .where(and(eq(sandboxInvoices.id, invoiceId), inArray(sandboxInvoices.status, ['open', 'uncollectible', 'void'])))
       .returning({ id: sandboxInvoices.id });
     if (voided) return 'void';
-    const [invoice] = await db().select({ status: sandboxInvoices.status }).from(sandboxInvoices).where(eq(sandboxInvoices.id, invoiceId));
+    const [invoice] = await db()
+      .select({ status: sandboxInvoices.status })
+      .from(sandboxInvoices)
+      .where(eq(sandboxInvoices.id, invoiceId));
     if (invoice?.status === 'paid') return 'paid';
     throw new Error(`No sandbox invoice ${invoiceId}`);
   }
@@ -92,13 +127,25 @@ export class SandboxProcessor implements PaymentProcessor {
   }
 
   /** The sandbox's checkout page was submitted with a card: saves it on the customer. */
-  async completeSetupSession(sessionId: string, cardNumber: string): Promise<{ customerId: string; paymentMethodId: string; last4: string } | null> {
-    const [session] = await db().select().from(sandboxCheckoutSessions).where(eq(sandboxCheckoutSessions.id, sessionId));
+  async completeSetupSession(
+    sessionId: string,
+    cardNumber: string,
+  ): Promise<{ customerId: string; paymentMethodId: string; last4: string } | null> {
+    const [session] = await db()
+      .select()
+      .from(sandboxCheckoutSessions)
+      .where(eq(sandboxCheckoutSessions.id, sessionId));
     if (!session || session.status !== 'open') return null;
     const last4 = cardNumber.replace(/\D/g, '').slice(-4);
     const paymentMethodId = sandboxId('pm');
-    await db().update(sandboxCustomers).set({ defaultPaymentMethod: paymentMethodId, cardLast4: last4 }).where(eq(sandboxCustomers.id, session.customerId));
-    await db().update(sandboxCheckoutSessions).set({ status: 'complete' }).where(eq(sandboxCheckoutSessions.id, sessionId));
+    await db()
+      .update(sandboxCustomers)
+      .set({ defaultPaymentMethod: paymentMethodId, cardLast4: last4 })
+      .where(eq(sandboxCustomers.id, session.customerId));
+    await db()
+      .update(sandboxCheckoutSessions)
+      .set({ status: 'complete' })
+      .where(eq(sandboxCheckoutSessions.id, sessionId));
     return { customerId: session.customerId, paymentMethodId, last4 };
   }
 }

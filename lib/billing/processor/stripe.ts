@@ -15,7 +15,13 @@ export class StripeProcessor implements PaymentProcessor {
       const api = config().STRIPE_API_BASE ? new URL(config().STRIPE_API_BASE!) : undefined;
       return new StripeClient(this.secretKey, {
         maxNetworkRetries: 2,
-        ...(api ? { host: api.hostname, port: Number(api.port || (api.protocol === 'https:' ? 443 : 80)), protocol: api.protocol.replace(':', '') as 'http' | 'https' } : {}),
+        ...(api
+          ? {
+              host: api.hostname,
+              port: Number(api.port || (api.protocol === 'https:' ? 443 : 80)),
+              protocol: api.protocol.replace(':', '') as 'http' | 'https',
+            }
+          : {}),
       });
     });
     return this.client;
@@ -31,27 +37,55 @@ export class StripeProcessor implements PaymentProcessor {
     return customer.id;
   }
 
-  async createSetupSession(input: { customerId: string; successUrl: string; cancelUrl: string; idempotencyKey: string }) {
+  async createSetupSession(input: {
+    customerId: string;
+    successUrl: string;
+    cancelUrl: string;
+    idempotencyKey: string;
+  }) {
     const stripe = await this.stripe();
     // Stripe refuses a key reused with other parameters (400 idempotency_error), so the return URLs
     // are part of the key: a repeat with the same URLs reuses the session, other URLs get their own.
     const urls = createHash('sha256').update(`${input.successUrl}\n${input.cancelUrl}`).digest('hex').slice(0, 16);
     const session = await stripe.checkout.sessions.create(
-      { mode: 'setup', customer: input.customerId, currency: 'usd', success_url: input.successUrl, cancel_url: input.cancelUrl },
+      {
+        mode: 'setup',
+        customer: input.customerId,
+        currency: 'usd',
+        success_url: input.successUrl,
+        cancel_url: input.cancelUrl,
+      },
       { idempotencyKey: `${input.idempotencyKey}:${urls}` },
     );
     return { id: session.id, url: session.url! };
   }
 
-  async chargeInvoice(input: { customerId: string; lines: InvoiceLine[]; idempotencyKey: string; metadata: Record<string, string> }): Promise<InvoiceResult> {
+  async chargeInvoice(input: {
+    customerId: string;
+    lines: InvoiceLine[];
+    idempotencyKey: string;
+    metadata: Record<string, string>;
+  }): Promise<InvoiceResult> {
     const stripe = await this.stripe();
     const invoice = await stripe.invoices.create(
-      { customer: input.customerId, collection_method: 'charge_automatically', auto_advance: false, pending_invoice_items_behavior: 'exclude', metadata: input.metadata },
+      {
+        customer: input.customerId,
+        collection_method: 'charge_automatically',
+        auto_advance: false,
+        pending_invoice_items_behavior: 'exclude',
+        metadata: input.metadata,
+      },
       { idempotencyKey: `${input.idempotencyKey}:invoice` },
     );
     for (const [index, line] of input.lines.entries()) {
       await stripe.invoiceItems.create(
-        { customer: input.customerId, invoice: invoice.id, amount: line.amountCents, currency: 'usd', description: line.description },
+        {
+          customer: input.customerId,
+          invoice: invoice.id,
+          amount: line.amountCents,
+          currency: 'usd',
+          description: line.description,
+        },
         { idempotencyKey: `${input.idempotencyKey}:line:${index}` },
       );
     }
@@ -63,21 +97,32 @@ export class StripeProcessor implements PaymentProcessor {
     const stripe = await this.stripe();
     try {
       const paid = await stripe.invoices.pay(invoiceId, {}, { idempotencyKey });
-      return { invoiceId, hostedInvoiceUrl: paid.hosted_invoice_url ?? null, status: paid.status === 'paid' ? 'paid' : 'open' };
+      return {
+        invoiceId,
+        hostedInvoiceUrl: paid.hosted_invoice_url ?? null,
+        status: paid.status === 'paid' ? 'paid' : 'open',
+      };
     } catch (error) {
       // A declined card or no card on file: the invoice stays open; the webhook reports failure.
-      if ((error as { type?: string }).type === 'StripeCardError' || (error as { code?: string }).code === 'invoice_payment_intent_requires_action') {
+      if (
+        (error as { type?: string }).type === 'StripeCardError' ||
+        (error as { code?: string }).code === 'invoice_payment_intent_requires_action'
+      ) {
         const invoice = await stripe.invoices.retrieve(invoiceId);
         return { invoiceId, hostedInvoiceUrl: invoice.hosted_invoice_url ?? null, status: 'failed' };
       }
-      if ((error as { code?: string }).code === 'invoice_no_customer_payment_method' || (error as { code?: string }).code === 'resource_missing') {
+      if (
+        (error as { code?: string }).code === 'invoice_no_customer_payment_method' ||
+        (error as { code?: string }).code === 'resource_missing'
+      ) {
         const invoice = await stripe.invoices.retrieve(invoiceId);
         return { invoiceId, hostedInvoiceUrl: invoice.hosted_invoice_url ?? null, status: 'open' };
       }
       if ((error as { type?: string }).type === 'StripeInvalidRequestError') {
         // Paid meanwhile (on the hosted invoice page, say): Stripe refuses to pay it again, but it is paid.
         const invoice = await stripe.invoices.retrieve(invoiceId);
-        if (invoice.status === 'paid') return { invoiceId, hostedInvoiceUrl: invoice.hosted_invoice_url ?? null, status: 'paid' };
+        if (invoice.status === 'paid')
+          return { invoiceId, hostedInvoiceUrl: invoice.hosted_invoice_url ?? null, status: 'paid' };
       }
       throw error;
     }
@@ -109,13 +154,20 @@ export class StripeProcessor implements PaymentProcessor {
    * Setup Checkout attaches the card but does not make it the customer's invoice default, and
    * invoices are collected only with the default: set it from the session's setup intent.
    */
-  async makeSetupIntentCardDefault(setupIntentId: string): Promise<{ customerId: string; paymentMethodId: string } | null> {
+  async makeSetupIntentCardDefault(
+    setupIntentId: string,
+  ): Promise<{ customerId: string; paymentMethodId: string } | null> {
     const stripe = await this.stripe();
     const intent = await stripe.setupIntents.retrieve(setupIntentId);
     const customerId = typeof intent.customer === 'string' ? intent.customer : intent.customer?.id;
-    const paymentMethodId = typeof intent.payment_method === 'string' ? intent.payment_method : intent.payment_method?.id;
+    const paymentMethodId =
+      typeof intent.payment_method === 'string' ? intent.payment_method : intent.payment_method?.id;
     if (!customerId || !paymentMethodId) return null;
-    await stripe.customers.update(customerId, { invoice_settings: { default_payment_method: paymentMethodId } }, { idempotencyKey: `default-payment-method:${setupIntentId}` });
+    await stripe.customers.update(
+      customerId,
+      { invoice_settings: { default_payment_method: paymentMethodId } },
+      { idempotencyKey: `default-payment-method:${setupIntentId}` },
+    );
     return { customerId, paymentMethodId };
   }
 

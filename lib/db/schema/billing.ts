@@ -88,7 +88,9 @@ export const billingHistory = pgTable(
     organizationId: uuid('organization_id')
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),
-    category: text('category', { enum: ['subscription', 'invoicing', 'payment_method', 'case_billing', 'admin'] }).notNull(),
+    category: text('category', {
+      enum: ['subscription', 'invoicing', 'payment_method', 'case_billing', 'admin'],
+    }).notNull(),
     caseId: uuid('case_id').references(() => cases.id, { onDelete: 'set null' }),
     description: text('description').notNull(),
     reason: text('reason'),

@@ -1,5 +1,17 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  customType,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
 import { id, timestamps, timestamptz } from '../columns';
 import { cases, devices } from './cases';
 import { organizations } from './organizations';
@@ -26,9 +38,15 @@ export const tags = pgTable(
     nameLowercase: text('name_lowercase').notNull(),
     backgroundColor: text('background_color').notNull().default('#E5E7EB'),
     textColor: text('text_color').notNull().default('#111827'),
-    type: text('type', { enum: ['system', 'organization', 'case', 'user'] }).notNull().default('case'),
-    severity: text('severity', { enum: ['info', 'warning', 'danger'] }).notNull().default('info'),
-    origin: text('origin', { enum: ['manual', 'auto-import'] }).notNull().default('manual'),
+    type: text('type', { enum: ['system', 'organization', 'case', 'user'] })
+      .notNull()
+      .default('case'),
+    severity: text('severity', { enum: ['info', 'warning', 'danger'] })
+      .notNull()
+      .default('info'),
+    origin: text('origin', { enum: ['manual', 'auto-import'] })
+      .notNull()
+      .default('manual'),
     creatorAccessType: text('creator_access_type', { enum: ['org', 'opposing_council'] }),
     isActive: boolean('is_active').notNull().default(true),
     ...timestamps,
@@ -51,7 +69,10 @@ export const emailThreads = pgTable(
     lastMessageAt: timestamptz('last_message_at'),
     ...timestamps,
   },
-  (t) => [uniqueIndex('email_threads_case_root_key').on(t.caseId, t.rootMessageId), index('email_threads_case_activity_idx').on(t.caseId, t.lastMessageAt)],
+  (t) => [
+    uniqueIndex('email_threads_case_root_key').on(t.caseId, t.rootMessageId),
+    index('email_threads_case_activity_idx').on(t.caseId, t.lastMessageAt),
+  ],
 );
 
 export const emails = pgTable(
@@ -238,7 +259,10 @@ export const supportTickets = pgTable(
     subject: text('subject'),
     status: text('status'),
     ticketCreatedAt: timestamptz('ticket_created_at'),
-    comments: jsonb('comments').$type<Array<{ author: string; comment: string; createdAt: string }>>().notNull().default([]),
+    comments: jsonb('comments')
+      .$type<Array<{ author: string; comment: string; createdAt: string }>>()
+      .notNull()
+      .default([]),
     /**
      * Subject and every comment's text, searchable. The comments are indexed as JSON string values
      * (jsonb_to_tsvector), not as the array's JSON text, where a line break reads `\n` and glues
@@ -251,7 +275,10 @@ export const supportTickets = pgTable(
       ),
     ...timestamps,
   },
-  (t) => [uniqueIndex('support_tickets_profile_ticket_key').on(t.profileId, t.ticketId), index('support_tickets_search_idx').using('gin', t.search)],
+  (t) => [
+    uniqueIndex('support_tickets_profile_ticket_key').on(t.profileId, t.ticketId),
+    index('support_tickets_search_idx').using('gin', t.search),
+  ],
 );
 
 /** Notes pulled off a device by the desktop extractor, per case; re-importing a note id adds nothing. */

@@ -1,5 +1,17 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
 import { id, timestamps, timestamptz } from '../columns';
 import { users } from './users';
 
@@ -23,9 +35,7 @@ export const organizations = pgTable(
      * folded (lib/organizations/name-key.ts). The default is a unique placeholder (U+200B and a
      * random id) for rows written by SQL; the application replaces it before comparing names.
      */
-    nameKey: text('name_key')
-      .notNull()
-      .default(sql`(chr(8203) || gen_random_uuid()::text)`),
+    nameKey: text('name_key').notNull().default(sql`(chr(8203) || gen_random_uuid()::text)`),
     slug: text('slug').notNull(),
     email: text('email').notNull().default(''),
     contact: text('contact').notNull().default(''),
@@ -39,10 +49,14 @@ export const organizations = pgTable(
     isPriority: boolean('is_priority').notNull().default(false),
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
     type: text('type').notNull().default('law_firm'),
-    version: text('version', { enum: ['v1', 'v2', 'eu', 'ca'] }).notNull().default('v2'),
+    version: text('version', { enum: ['v1', 'v2', 'eu', 'ca'] })
+      .notNull()
+      .default('v2'),
     autoAcceptInvitations: boolean('auto_accept_invitations').notNull().default(false),
     /** 'free' (no billing yet), 'legacy' (old subscription) or 'pay_as_you_go' (self-serve tier). */
-    billingMode: text('billing_mode', { enum: ['free', 'legacy', 'pay_as_you_go'] }).notNull().default('free'),
+    billingMode: text('billing_mode', { enum: ['free', 'legacy', 'pay_as_you_go'] })
+      .notNull()
+      .default('free'),
     billingTier: text('billing_tier'),
     billingCadence: text('billing_cadence', { enum: ['monthly', 'annual'] }),
     hasPaymentMethod: boolean('has_payment_method').notNull().default(false),
@@ -57,7 +71,9 @@ export const organizations = pgTable(
     communicationPreferences: jsonb('communication_preferences').$type<Record<string, unknown>>().notNull().default({}),
     /** First acceptance of the bank-linking terms still in force, and who accepted; both null when not accepted (or withdrawn). */
     bankLinkingTermsAcceptedAt: timestamptz('bank_linking_terms_accepted_at'),
-    bankLinkingTermsAcceptedById: uuid('bank_linking_terms_accepted_by_id').references(() => users.id, { onDelete: 'set null' }),
+    bankLinkingTermsAcceptedById: uuid('bank_linking_terms_accepted_by_id').references(() => users.id, {
+      onDelete: 'set null',
+    }),
     /** Current base-fee period of a self-serve tier. */
     billingPeriodStart: timestamptz('billing_period_start'),
     billingPeriodEnd: timestamptz('billing_period_end'),
@@ -124,7 +140,9 @@ export const invitations = pgTable(
       .references(() => organizations.id, { onDelete: 'cascade' }),
     email: text('email').notNull(),
     role: text('role').notNull(),
-    status: text('status', { enum: ['pending', 'accepted', 'rejected'] }).notNull().default('pending'),
+    status: text('status', { enum: ['pending', 'accepted', 'rejected'] })
+      .notNull()
+      .default('pending'),
     tokenHash: text('token_hash').notNull(),
     expiresAt: timestamptz('expires_at').notNull(),
     invitedById: uuid('invited_by_id').references(() => users.id, { onDelete: 'set null' }),
@@ -158,5 +176,8 @@ export const storageReservations = pgTable(
     expiresAt: timestamptz('expires_at').notNull(),
     ...timestamps,
   },
-  (t) => [uniqueIndex('storage_reservations_object_key').on(t.objectKey), index('storage_reservations_organization_idx').on(t.organizationId, t.expiresAt)],
+  (t) => [
+    uniqueIndex('storage_reservations_object_key').on(t.objectKey),
+    index('storage_reservations_organization_idx').on(t.organizationId, t.expiresAt),
+  ],
 );

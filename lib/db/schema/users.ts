@@ -72,5 +72,8 @@ export const emailTokens = pgTable(
     expiresAt: timestamptz('expires_at').notNull(),
     ...timestamps,
   },
-  (t) => [uniqueIndex('email_tokens_token_hash_key').on(t.tokenHash), index('email_tokens_user_idx').on(t.userId, t.purpose)],
+  (t) => [
+    uniqueIndex('email_tokens_token_hash_key').on(t.tokenHash),
+    index('email_tokens_user_idx').on(t.userId, t.purpose),
+  ],
 );

@@ -29,9 +29,17 @@ const TicketFile = z.union([z.array(Ticket), z.object({ tickets: z.array(Ticket)
  * Imports the chat platform's data-package support-ticket JSON into a profile's tickets with their
  * comments. A ticket already imported (same ticket id for the profile) is skipped.
  */
-export async function importSupportTicketsJson(caseId: string, file: string, profileName: string): Promise<ImportSummary> {
+export async function importSupportTicketsJson(
+  caseId: string,
+  file: string,
+  profileName: string,
+): Promise<ImportSummary> {
   const parsed = TicketFile.parse(JSON.parse(await readFile(file, 'utf8')));
-  const tickets = Array.isArray(parsed) ? parsed : Array.isArray((parsed as { tickets?: unknown }).tickets) ? (parsed as { tickets: z.infer<typeof Ticket>[] }).tickets : Object.values(parsed as Record<string, z.infer<typeof Ticket>>);
+  const tickets = Array.isArray(parsed)
+    ? parsed
+    : Array.isArray((parsed as { tickets?: unknown }).tickets)
+      ? (parsed as { tickets: z.infer<typeof Ticket>[] }).tickets
+      : Object.values(parsed as Record<string, z.infer<typeof Ticket>>);
   const values = tickets.map((ticket, index) => {
     const ticketId = Number(ticket.ticket_id ?? ticket.id);
     if (!Number.isSafeInteger(ticketId)) throw new Error(`Ticket ${index + 1} has no numeric id`);

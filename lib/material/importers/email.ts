@@ -31,7 +31,9 @@ type Address = { name?: string; email?: string };
 
 function addresses(value: AddressObject | AddressObject[] | undefined): Address[] {
   const list = Array.isArray(value) ? value : value ? [value] : [];
-  return list.flatMap((group) => group.value).map((a) => ({ ...(a.name ? { name: a.name } : {}), ...(a.address ? { email: a.address.toLowerCase() } : {}) }));
+  return list
+    .flatMap((group) => group.value)
+    .map((a) => ({ ...(a.name ? { name: a.name } : {}), ...(a.address ? { email: a.address.toLowerCase() } : {}) }));
 }
 
 /** Reads a file as RFC 822 messages: an mbox file ("From " separated) or one .eml message. */
@@ -57,7 +59,11 @@ async function* messagesOf(file: string): AsyncGenerator<{ content: Buffer; flag
  * stops the import; the messages before it stay imported): checked before its attachments are
  * stored, and again under the allowance lock in its transaction.
  */
-export async function importEmailFile(caseId: string, file: string, options: EmailImportOptions = {}): Promise<ImportSummary> {
+export async function importEmailFile(
+  caseId: string,
+  file: string,
+  options: EmailImportOptions = {},
+): Promise<ImportSummary> {
   const summary: ImportSummary = { read: 0, imported: 0, skipped: 0 };
   const [target] = await db().select({ organizationId: cases.organizationId }).from(cases).where(eq(cases.id, caseId));
   if (!target) throw new NotFoundError(`No case ${caseId}`);
@@ -67,13 +73,17 @@ export async function importEmailFile(caseId: string, file: string, options: Ema
     summary.read += 1;
     const parsed = await simpleParser(Readable.from(raw.content));
     const messageId = (parsed.messageId ?? `<generated-${newId()}@import>`).trim();
-    const references = (Array.isArray(parsed.references) ? parsed.references : parsed.references ? [parsed.references] : []).map((r) => r.trim());
+    const references = (
+      Array.isArray(parsed.references) ? parsed.references : parsed.references ? [parsed.references] : []
+    ).map((r) => r.trim());
     const rootId = references[0] ?? parsed.inReplyTo?.trim() ?? messageId;
     const from = addresses(parsed.from);
     const to = addresses(parsed.to);
     const cc = addresses(parsed.cc);
     const bcc = addresses(parsed.bcc);
-    const participants = [...new Set([...from, ...to, ...cc, ...bcc].map((a) => a.email).filter((e): e is string => Boolean(e)))];
+    const participants = [
+      ...new Set([...from, ...to, ...cc, ...bcc].map((a) => a.email).filter((e): e is string => Boolean(e))),
+    ];
     const domains = [...new Set(participants.map((e) => e.split('@')[1]!).filter(Boolean))];
     const text = parsed.text ?? '';
     const emailId = newId();
@@ -83,7 +93,10 @@ export async function importEmailFile(caseId: string, file: string, options: Ema
       // Before storing anything: a message already imported is skipped (its attachments are not
       // stored again), and one that cannot fit is refused without leaving objects behind.
       const [[already], usage] = await Promise.all([
-        db().select({ id: emails.id }).from(emails).where(and(eq(emails.caseId, caseId), eq(emails.externalId, messageId))),
+        db()
+          .select({ id: emails.id })
+          .from(emails)
+          .where(and(eq(emails.caseId, caseId), eq(emails.externalId, messageId))),
         planUsageByOrganization(db(), [organizationId]).then((usages) => usages.get(organizationId)),
       ]);
       if (already) {
@@ -108,7 +121,10 @@ export async function importEmailFile(caseId: string, file: string, options: Ema
         .insert(emailThreads)
         .values({ caseId, rootMessageId: rootId, subject: parsed.subject ?? null, participants })
         .onConflictDoNothing();
-      const [thread] = await tx.select().from(emailThreads).where(sql`${emailThreads.caseId} = ${caseId} and ${emailThreads.rootMessageId} = ${rootId}`);
+      const [thread] = await tx
+        .select()
+        .from(emailThreads)
+        .where(sql`${emailThreads.caseId} = ${caseId} and ${emailThreads.rootMessageId} = ${rootId}`);
       const [email] = await tx
         .insert(emails)
         .values({
@@ -140,17 +156,26 @@ export async function importEmailFile(caseId: string, file: string, options: Ema
         .returning({ id: emails.id });
       if (!email) return false;
       if (usage) assertStorageFits(usage, bytes);
-      if (stored.length) await tx.insert(attachments).values(stored.map((a) => ({ ...a, emailId: email.id, provider: 'object-storage' })));
+      if (stored.length)
+        await tx
+          .insert(attachments)
+          .values(stored.map((a) => ({ ...a, emailId: email.id, provider: 'object-storage' })));
       await tx
         .update(emailThreads)
         .set({
           messageCount: sql`${emailThreads.messageCount} + 1`,
-          lastMessageAt: parsed.date ? sql`greatest(${emailThreads.lastMessageAt}, ${sql.param(parsed.date, emailThreads.lastMessageAt)})` : emailThreads.lastMessageAt,
+          lastMessageAt: parsed.date
+            ? sql`greatest(${emailThreads.lastMessageAt}, ${sql.param(parsed.date, emailThreads.lastMessageAt)})`
+            : emailThreads.lastMessageAt,
           participants: sql`array(select distinct unnest(${emailThreads.participants} || ${sql.param(participants, emailThreads.participants)}))`,
           subject: sql`coalesce(${emailThreads.subject}, ${parsed.subject ?? null})`,
         })
         .where(eq(emailThreads.id, thread!.id));
-      if (bytes) await tx.update(cases).set({ storageBytes: sql`${cases.storageBytes} + ${bytes}` }).where(eq(cases.id, caseId));
+      if (bytes)
+        await tx
+          .update(cases)
+          .set({ storageBytes: sql`${cases.storageBytes} + ${bytes}` })
+          .where(eq(cases.id, caseId));
       return true;
     });
     if (inserted) summary.imported += 1;

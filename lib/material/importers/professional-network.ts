@@ -15,7 +15,11 @@ const REQUIRED = ['CONVERSATION ID', 'FROM', 'DATE', 'CONTENT'] as const;
  * messages of one profile of the case. Each message is keyed by a hash of its fields, so
  * importing the same export again adds nothing.
  */
-export async function importNetworkMessagesCsv(caseId: string, file: string, profileName: string): Promise<ImportSummary> {
+export async function importNetworkMessagesCsv(
+  caseId: string,
+  file: string,
+  profileName: string,
+): Promise<ImportSummary> {
   const rows: Array<Record<string, string>> = parse(await readFile(file), {
     columns: (header: string[]) => header.map((h) => h.trim().toUpperCase()),
     skip_empty_lines: true,
@@ -28,7 +32,8 @@ export async function importNetworkMessagesCsv(caseId: string, file: string, pro
   return transaction(async (tx) => {
     const profileId = await ensureProfile(tx, caseId, 'professional_network', profileName);
     const byConversation = new Map<string, Array<Record<string, string>>>();
-    for (const row of rows) byConversation.set(row['CONVERSATION ID']!, [...(byConversation.get(row['CONVERSATION ID']!) ?? []), row]);
+    for (const row of rows)
+      byConversation.set(row['CONVERSATION ID']!, [...(byConversation.get(row['CONVERSATION ID']!) ?? []), row]);
 
     const conversationIds = [...byConversation.keys()];
     if (conversationIds.length) {
@@ -37,20 +42,40 @@ export async function importNetworkMessagesCsv(caseId: string, file: string, pro
         .values(
           conversationIds.map((externalId) => {
             const messages = byConversation.get(externalId)!;
-            const participants = [...new Set(messages.flatMap((m) => [m.FROM, ...(m.TO ?? '').split(',')]).map((p) => p?.trim()).filter((p): p is string => Boolean(p)))];
-            return { caseId, profileId, externalId, title: messages.find((m) => m['CONVERSATION TITLE'])?.['CONVERSATION TITLE'] ?? null, participants };
+            const participants = [
+              ...new Set(
+                messages
+                  .flatMap((m) => [m.FROM, ...(m.TO ?? '').split(',')])
+                  .map((p) => p?.trim())
+                  .filter((p): p is string => Boolean(p)),
+              ),
+            ];
+            return {
+              caseId,
+              profileId,
+              externalId,
+              title: messages.find((m) => m['CONVERSATION TITLE'])?.['CONVERSATION TITLE'] ?? null,
+              participants,
+            };
           }),
         )
         .onConflictDoUpdate({
           target: [networkConversations.profileId, networkConversations.externalId],
-          set: { participants: sql`array(select distinct unnest(${networkConversations.participants} || excluded.participants))` },
+          set: {
+            participants: sql`array(select distinct unnest(${networkConversations.participants} || excluded.participants))`,
+          },
         });
     }
     const conversations = conversationIds.length
       ? await tx
           .select({ id: networkConversations.id, externalId: networkConversations.externalId })
           .from(networkConversations)
-          .where(and(eq(networkConversations.profileId, profileId), inArray(networkConversations.externalId, conversationIds)))
+          .where(
+            and(
+              eq(networkConversations.profileId, profileId),
+              inArray(networkConversations.externalId, conversationIds),
+            ),
+          )
       : [];
     const idOf = new Map(conversations.map((c) => [c.externalId, c.id]));
 
@@ -58,7 +83,9 @@ export async function importNetworkMessagesCsv(caseId: string, file: string, pro
       caseId,
       profileId,
       conversationId: idOf.get(row['CONVERSATION ID']!)!,
-      externalId: createHash('sha256').update(JSON.stringify([row['CONVERSATION ID'], row.FROM, row.DATE, row.SUBJECT ?? '', row.CONTENT])).digest('hex'),
+      externalId: createHash('sha256')
+        .update(JSON.stringify([row['CONVERSATION ID'], row.FROM, row.DATE, row.SUBJECT ?? '', row.CONTENT]))
+        .digest('hex'),
       from: row.FROM ?? '',
       to: row.TO ?? '',
       date: new Date(row.DATE!.replace(' UTC', 'Z').replace(' ', 'T')),

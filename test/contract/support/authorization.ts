@@ -51,7 +51,13 @@ export type Expected =
   | { outcome: 'token-ignored' };
 
 /** The refusal codes of the auth layer (lib/http/authenticate.ts, organization-context.ts). */
-export const AUTH_REFUSALS: readonly ErrorCode[] = ['UNAUTHENTICATED', 'INSUFFICIENT_SCOPE', 'NOT_A_MEMBER', 'INSUFFICIENT_ROLE', 'NO_ACTIVE_PLAN'];
+export const AUTH_REFUSALS: readonly ErrorCode[] = [
+  'UNAUTHENTICATED',
+  'INSUFFICIENT_SCOPE',
+  'NOT_A_MEMBER',
+  'INSUFFICIENT_ROLE',
+  'NO_ACTIVE_PLAN',
+];
 
 /**
  * The expected answer, computed from the route entry in the order the middleware checks:
@@ -76,16 +82,23 @@ export function expectedFor(route: RouteDefinition, caller: Caller): Expected {
   if (route.superAdmin && !isSuperAdmin) return { outcome: 'refused', status: 403, code: 'FORBIDDEN' };
   const rule = route.organization;
   if (!rule) return caller.kind === 'role' || route.superAdmin ? { outcome: 'allowed' } : { outcome: 'authenticated' };
-  const role: OrganizationRole | null = caller.kind === 'role' ? caller.role : caller.kind === 'inactive-plan-owner' ? 'owner' : null;
+  const role: OrganizationRole | null =
+    caller.kind === 'role' ? caller.role : caller.kind === 'inactive-plan-owner' ? 'owner' : null;
   if (!role) return { outcome: 'refused', status: 403, code: 'NOT_A_MEMBER' };
   if (!roleSatisfies(role, rule.role)) return { outcome: 'refused', status: 403, code: 'INSUFFICIENT_ROLE' };
-  if (rule.activePlan && caller.kind === 'inactive-plan-owner') return { outcome: 'refused', status: 403, code: 'NO_ACTIVE_PLAN' };
+  if (rule.activePlan && caller.kind === 'inactive-plan-owner')
+    return { outcome: 'refused', status: 403, code: 'NO_ACTIVE_PLAN' };
   return { outcome: 'allowed' };
 }
 
 /** The scopes of the two automation tokens a route's matrix uses. */
-export function tokenScopes(route: RouteDefinition, all: readonly Scope[]): { withScope: Scope[]; withoutScope: Scope[] } {
-  return route.scope === null ? { withScope: [...all], withoutScope: [...all] } : { withScope: [route.scope], withoutScope: all.filter((s) => s !== route.scope) };
+export function tokenScopes(
+  route: RouteDefinition,
+  all: readonly Scope[],
+): { withScope: Scope[]; withoutScope: Scope[] } {
+  return route.scope === null
+    ? { withScope: [...all], withoutScope: [...all] }
+    : { withScope: [route.scope], withoutScope: all.filter((s) => s !== route.scope) };
 }
 
 export interface Observed {
@@ -99,12 +112,16 @@ export function meets(route: RouteDefinition, expected: Expected, observed: Obse
   const refusedByAuth = observed.status === 401 || (observed.status === 403 && refusals.includes(observed.code ?? ''));
   switch (expected.outcome) {
     case 'refused':
-      return observed.status === expected.status && observed.code === expected.code ? null : `expected ${expected.status} ${expected.code}`;
+      return observed.status === expected.status && observed.code === expected.code
+        ? null
+        : `expected ${expected.status} ${expected.code}`;
     case 'allowed':
       return refusedByAuth ? 'expected to be let through' : null;
     case 'authenticated':
       return observed.status === 401 || observed.code === 'INSUFFICIENT_SCOPE' ? 'expected to be authenticated' : null;
     case 'token-ignored':
-      return observed.code === 'UNAUTHENTICATED' || observed.code === 'INSUFFICIENT_SCOPE' ? 'expected the token to be ignored' : null;
+      return observed.code === 'UNAUTHENTICATED' || observed.code === 'INSUFFICIENT_SCOPE'
+        ? 'expected the token to be ignored'
+        : null;
   }
 }

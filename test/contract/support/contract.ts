@@ -32,7 +32,8 @@ export class ContractChecker {
     addFormats(this.ajv);
     this.ajv.addSchema(document, DOCUMENT_ID);
     for (const [path, item] of Object.entries(document.paths as Record<string, Json>)) {
-      for (const [method, operation] of Object.entries(item)) this.operations.set(operation.operationId, { path, method, operation });
+      for (const [method, operation] of Object.entries(item))
+        this.operations.set(operation.operationId, { path, method, operation });
     }
   }
 
@@ -67,10 +68,13 @@ export class ContractChecker {
     if (!this.operations.has(operationId)) return [`${operationId} is not in the document`];
     if (!found) return [`${operationId} answered ${answer.status}, which the document does not declare`];
     const content = found.response.content as Json | undefined;
-    if (!content) return answer.text === '' ? [] : [`${operationId} ${answer.status} has a body, but the document declares none`];
+    if (!content)
+      return answer.text === '' ? [] : [`${operationId} ${answer.status} has a body, but the document declares none`];
     const problems: string[] = [];
     if (!(answer.headers['content-type'] ?? '').startsWith('application/json')) {
-      problems.push(`${operationId} ${answer.status} content type is ${answer.headers['content-type']}, not application/json`);
+      problems.push(
+        `${operationId} ${answer.status} content type is ${answer.headers['content-type']}, not application/json`,
+      );
     }
     let body: unknown;
     try {
@@ -80,8 +84,12 @@ export class ContractChecker {
     }
     const validate = this.validator(found.at);
     if (!validate(body)) {
-      const errors = (validate.errors ?? []).slice(0, 8).map((e) => `${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`);
-      problems.push(`${operationId} ${answer.status} does not match the document: ${errors.join('; ')} in ${answer.text.slice(0, 500)}`);
+      const errors = (validate.errors ?? [])
+        .slice(0, 8)
+        .map((e) => `${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`);
+      problems.push(
+        `${operationId} ${answer.status} does not match the document: ${errors.join('; ')} in ${answer.text.slice(0, 500)}`,
+      );
     }
     return problems;
   }

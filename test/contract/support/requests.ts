@@ -51,7 +51,9 @@ function sampleString(schema: Json): string {
 }
 
 function sampleNumber(schema: Json, integer: boolean): number {
-  const minimum = (schema.minimum as number | undefined) ?? (schema.exclusiveMinimum !== undefined ? (schema.exclusiveMinimum as number) + 1 : 1);
+  const minimum =
+    (schema.minimum as number | undefined) ??
+    (schema.exclusiveMinimum !== undefined ? (schema.exclusiveMinimum as number) + 1 : 1);
   const maximum = (schema.maximum as number | undefined) ?? Number.MAX_SAFE_INTEGER;
   const value = Math.min(Math.max(minimum, 1), maximum);
   return integer ? Math.ceil(value) : value;
@@ -77,7 +79,9 @@ export function sampleValue(document: Json, input: Json | undefined, depth = 0):
   if (Array.isArray(schema.allOf)) {
     return Object.assign({}, ...schema.allOf.map((part: Json) => sampleValue(document, part, depth + 1)));
   }
-  const type = Array.isArray(schema.type) ? (schema.type as string[]).find((t) => t !== 'null') : (schema.type as string | undefined);
+  const type = Array.isArray(schema.type)
+    ? (schema.type as string[]).find((t) => t !== 'null')
+    : (schema.type as string | undefined);
   switch (type) {
     case 'object': {
       const result: Record<string, unknown> = {};
@@ -128,7 +132,8 @@ export interface Operation {
 export function operationsById(document: Json): Map<string, Operation> {
   const result = new Map<string, Operation>();
   for (const [path, item] of Object.entries(document.paths as Record<string, Json>)) {
-    for (const [method, operation] of Object.entries(item)) result.set(operation.operationId, { path, method, operation });
+    for (const [method, operation] of Object.entries(item))
+      result.set(operation.operationId, { path, method, operation });
   }
   return result;
 }
@@ -173,7 +178,9 @@ function parsedBody(request: InvokeOptions): { body: unknown } | { malformed: tr
     return { body: JSON.parse(text) };
   } catch {
     // invoke() sends application/json when the request names no content type.
-    const contentType = Object.entries(request.headers ?? {}).find(([k]) => k.toLowerCase() === 'content-type')?.[1] ?? 'application/json';
+    const contentType =
+      Object.entries(request.headers ?? {}).find(([k]) => k.toLowerCase() === 'content-type')?.[1] ??
+      'application/json';
     return /^application\/([a-z0-9.+-]+\+)?json(;|$)/i.test(contentType) ? { malformed: true } : { body: text };
   }
 }
@@ -193,7 +200,8 @@ export function invalidParts(definition: RouteWithSchemas, request: InvokeOption
   if (schemas.body && !parts.length && !schemas.body.safeParse(body).success) parts.push('body');
   if (schemas.query) {
     const search = new URLSearchParams();
-    for (const [key, value] of Object.entries(request.query ?? {})) for (const item of Array.isArray(value) ? value : [value]) search.append(key, item);
+    for (const [key, value] of Object.entries(request.query ?? {}))
+      for (const item of Array.isArray(value) ? value : [value]) search.append(key, item);
     const query: Record<string, string | string[]> = {};
     for (const [key, value] of search) {
       const existing = query[key];
@@ -203,9 +211,17 @@ export function invalidParts(definition: RouteWithSchemas, request: InvokeOption
   }
   if (schemas.path && !schemas.path.safeParse(request.path ?? {}).success) parts.push('path');
   // lib/http/validate.ts refuses text Postgres cannot store in any part it validates, whatever the schema says.
-  for (const [part, value] of [['body', schemas.body && body], ['query', schemas.query && request.query], ['path', schemas.path && request.path]] as const) {
+  for (const [part, value] of [
+    ['body', schemas.body && body],
+    ['query', schemas.query && request.query],
+    ['path', schemas.path && request.path],
+  ] as const) {
     if (unstorableTextPaths(value, part).length > 0 && !parts.includes(part)) parts.push(`${part} (unstorable text)`);
   }
-  if (takesOrganizationHeader(route) && !IdText.safeParse(request.organization ?? request.headers?.organization).success) parts.push('headers.organization');
+  if (
+    takesOrganizationHeader(route) &&
+    !IdText.safeParse(request.organization ?? request.headers?.organization).success
+  )
+    parts.push('headers.organization');
   return parts;
 }

@@ -1,4 +1,9 @@
-import { buildOpenApiDocument, type Json, loadRouteDefinitions, type RouteWithSchemas } from '../../../infra/openapi/document';
+import {
+  buildOpenApiDocument,
+  type Json,
+  loadRouteDefinitions,
+  type RouteWithSchemas,
+} from '../../../infra/openapi/document';
 import { ContractChecker } from './contract';
 
 /** What the contract tests share: the document built from every handler of the route table, its checker, and each operation's definition. */
@@ -11,7 +16,11 @@ export interface Contract {
 export async function loadContract(): Promise<Contract> {
   const loaded = await loadRouteDefinitions();
   const document = buildOpenApiDocument(loaded);
-  return { document, checker: new ContractChecker(document), definitions: new Map(loaded.map((definition) => [definition.route.operationId, definition])) };
+  return {
+    document,
+    checker: new ContractChecker(document),
+    definitions: new Map(loaded.map((definition) => [definition.route.operationId, definition])),
+  };
 }
 
 /**
