@@ -93,7 +93,7 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
         exposeHeaders: 'X-Request-Id,Retry-After',
       }) as ApiMiddleware,
     )
-    .use(errorEnvelope())
+    .use(errorEnvelope(schemas))
     .use(connectDatabase())
     .use(authenticate(route))
     .use(rateLimit(route))

@@ -1,7 +1,38 @@
 import { now } from '../clock';
+import { DomainError, type InputProblem } from '../errors';
 import { logger } from '../log';
-import { type ErrorCode, HttpError } from './errors';
-import type { ApiMiddleware, ApiRequest } from './types';
+import { ERROR_STATUS, type ErrorCode, type ErrorDetail, HttpError } from './errors';
+import type { ApiMiddleware, ApiRequest, ApiState } from './types';
+
+const REQUEST_PARTS = ['body', 'query', 'path'] as const;
+
+/** Whether a zod object schema (possibly wrapped in a default or optional) declares `key`. */
+function declares(schema: unknown, key: string): boolean {
+  let def = (schema as { _zod?: { def?: { shape?: object; innerType?: unknown } } } | undefined)?._zod?.def;
+  while (def && !def.shape && def.innerType)
+    def = (def.innerType as typeof schema & { _zod?: { def?: typeof def } })?._zod?.def;
+  return Boolean(def?.shape && key in def.shape);
+}
+
+/**
+ * Where the request carried a field the domain names by its input path: the part (body, query or
+ * path) whose parsed value, else whose schema, has its first segment; the body when none says.
+ */
+function locate(
+  problem: InputProblem,
+  api: ApiState | undefined,
+  schemas: Partial<Record<(typeof REQUEST_PARTS)[number], unknown>>,
+): ErrorDetail {
+  const key = problem.field.split('.')[0]!;
+  const part =
+    REQUEST_PARTS.find((name) => {
+      const value = api?.[name];
+      return typeof value === 'object' && value !== null && Object.hasOwn(value, key);
+    }) ??
+    REQUEST_PARTS.find((name) => declares(schemas[name], key)) ??
+    'body';
+  return { path: `${part}.${problem.field}`, message: problem.message };
+}
 
 /** Errors middy's own middlewares throw (createError), by status, mapped to our codes. */
 const MIDDY_ERROR_CODES: Record<number, { code: ErrorCode; status: number }> = {
@@ -14,7 +45,7 @@ const MIDDY_ERROR_CODES: Record<number, { code: ErrorCode; status: number }> = {
  * `{ statusCode, timestamp, error: { code, message, details? }, requestId }`.
  * Only messages of statuses below 500 reach the client.
  */
-export function errorEnvelope(): ApiMiddleware {
+export function errorEnvelope(schemas: Partial<Record<(typeof REQUEST_PARTS)[number], unknown>> = {}): ApiMiddleware {
   const onError = (request: ApiRequest) => {
     const { error } = request;
     const requestId = request.context.api?.requestId ?? request.context.awsRequestId;
@@ -24,7 +55,13 @@ export function errorEnvelope(): ApiMiddleware {
     let details: HttpError['details'];
     let headers: Record<string, string> = {};
 
-    if (error instanceof HttpError) {
+    if (error instanceof DomainError) {
+      ({ code, message } = error);
+      status = ERROR_STATUS[error.code];
+      details = error.options.problems?.map((problem) => locate(problem, request.context.api, schemas));
+      if (error.options.retryAfterSeconds !== undefined)
+        headers = { 'Retry-After': String(error.options.retryAfterSeconds) };
+    } else if (error instanceof HttpError) {
       ({ statusCode: status, code, message, details, headers } = error);
     } else if (error && typeof (error as { statusCode?: unknown }).statusCode === 'number') {
       const middyStatus = (error as unknown as { statusCode: number }).statusCode;

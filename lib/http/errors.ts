@@ -1,6 +1,9 @@
+import type { DomainErrorCode } from '../errors';
+
 /**
- * The closed list of error codes the API answers with, and the one map from code to status.
- * Domain code throws these; the error middleware turns them into the error envelope.
+ * The closed list of error codes the API answers with, and the one map from code to status:
+ * the domain's codes (lib/errors.ts, thrown as DomainError) and the HTTP layer's own. The error
+ * middleware turns both into the error envelope.
  */
 export const ERROR_STATUS = {
   BAD_REQUEST: 400,
@@ -53,6 +56,8 @@ export const ERROR_STATUS = {
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
+// Every code a domain can throw has its status here (a compile error otherwise).
+ERROR_STATUS satisfies Record<DomainErrorCode, number>;
 type CodeOfStatus<S extends number> = { [K in ErrorCode]: (typeof ERROR_STATUS)[K] extends S ? K : never }[ErrorCode];
 
 export interface ErrorDetail {

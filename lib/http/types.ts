@@ -1,19 +1,10 @@
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import type { Scope } from '../auth/scopes';
-import type { OrganizationRole } from '../organizations/roles';
+import type { Actor } from '../auth/actor';
+import type { OrganizationContext } from '../organizations/context';
 
-/** Who is calling: the user and the session (sign-in, automation token or legacy token). */
-export interface Actor {
-  user: { id: string; email: string; name: string; isSuperAdmin: boolean; isEmailVerified: boolean };
-  session: { id: string; kind: 'login' | 'automation' | 'legacy'; scopes: Scope[] | null };
-}
-
-export interface OrganizationContext {
-  id: string;
-  role: OrganizationRole;
-  planActive: boolean;
-}
+// Their homes are the domains; re-exported while callers move (issue 14).
+export type { Actor, OrganizationContext };
 
 /** What the middleware learns about a request, handed to the handler. */
 export interface ApiState {

@@ -1,0 +1,83 @@
+/**
+ * What domain code (lib/<domain>) throws when a request cannot be done: a stable code, a message
+ * for the client, and for bad input the fields at fault. Nothing here knows HTTP: lib/http maps
+ * each code to a status in one place (lib/http/errors.ts ERROR_STATUS) and each field to where the
+ * request carried it (`body.`, `query.` or `path.`). Each domain names its errors in
+ * lib/<domain>/errors.ts as subclasses, each message written there once.
+ */
+export const DOMAIN_ERROR_CODES = [
+  'BAD_REQUEST',
+  'VALIDATION_FAILED',
+  'TERMS_NOT_ACCEPTED',
+  'ORGANIZATION_NAME_TAKEN',
+  'USER_NOT_CREATED',
+  'UNSUPPORTED_SCOPE',
+  'TOKEN_EXPIRED',
+  'TOKEN_REVOKED',
+  'USER_GONE',
+  'WRONG_PASSWORD',
+  'EMAIL_ALREADY_VERIFIED',
+  'INVITATION_NOT_PENDING',
+  'INVITEE_DETAILS_REQUIRED',
+  'NO_ACTIVE_PLAN_RECORD',
+  'LAST_OWNER',
+  'EMAIL_TAKEN',
+  'NOTHING_TO_CHANGE',
+  'INVALID_SIGNATURE',
+  'REPORT_TOO_LARGE',
+  'UNAUTHENTICATED',
+  'INVALID_CREDENTIALS',
+  'ACCOUNT_INACTIVE',
+  'INVITE_ROLE_NOT_ALLOWED',
+  'FORBIDDEN',
+  'FEATURE_DISABLED',
+  'INSUFFICIENT_SCOPE',
+  'NOT_A_MEMBER',
+  'INSUFFICIENT_ROLE',
+  'NO_ACTIVE_PLAN',
+  'SEAT_LIMIT_REACHED',
+  'DEVICE_LIMIT_REACHED',
+  'STORAGE_LIMIT_REACHED',
+  'DELINQUENT',
+  'MEMBER_OF_OTHER_ORGANIZATIONS',
+  'NOT_FOUND',
+  'CONFLICT',
+  'PLAN_BELOW_USAGE',
+  'RATE_LIMITED',
+] as const;
+
+export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];
+
+/**
+ * One input field at fault. `field` is its path inside the input the domain function was given
+ * (`notes.3.attachments.1`, `cadence`), never where the request carried it.
+ */
+export interface InputProblem {
+  field: string;
+  message: string;
+}
+
+export class DomainError extends Error {
+  constructor(
+    readonly code: DomainErrorCode,
+    message: string,
+    readonly options: { problems?: InputProblem[]; retryAfterSeconds?: number } = {},
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** Input that passed its schema but breaks a rule of the domain: 400 VALIDATION_FAILED naming each field. */
+export class InvalidInputError extends DomainError {
+  constructor(problems: InputProblem[]) {
+    super('VALIDATION_FAILED', `Invalid request: ${problems.map((p) => p.field).join(', ')}`, { problems });
+  }
+}
+
+/** Too many attempts; `retryAfterSeconds` becomes the Retry-After header. */
+export class RateLimitedError extends DomainError {
+  constructor(retryAfterSeconds: number) {
+    super('RATE_LIMITED', 'Too many requests; try again later', { retryAfterSeconds });
+  }
+}
