@@ -57,11 +57,17 @@ export interface InputProblem {
   message: string;
 }
 
+/** What a rule found beyond the input (an allowance over a cap): answered as given, `path` naming the thing. */
+export interface Finding {
+  path: string;
+  message: string;
+}
+
 export class DomainError extends Error {
   constructor(
     readonly code: DomainErrorCode,
     message: string,
-    readonly options: { problems?: InputProblem[]; retryAfterSeconds?: number } = {},
+    readonly options: { problems?: InputProblem[]; findings?: Finding[]; retryAfterSeconds?: number } = {},
   ) {
     super(message);
     this.name = new.target.name;

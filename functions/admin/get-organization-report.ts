@@ -1,5 +1,5 @@
 import { endpoint } from '../../lib/http/endpoint';
-import { organizationReport } from '../../lib/reports/org-report';
+import { getOrganizationReport } from '../../lib/reports';
 import { OrganizationActivityReportPageEntity, OrgReportQuery } from '../../schemas/material/material';
 import { routes } from '../routes';
 
@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.getOrganizationReport,
   { query: OrgReportQuery, response: OrganizationActivityReportPageEntity },
-  ({ query }) => organizationReport(query),
+  ({ query }) => getOrganizationReport(query),
 );

@@ -1,4 +1,4 @@
-import { generateToken } from '../../lib/auth/automation-tokens';
+import { generateToken } from '../../lib/auth';
 import { endpoint } from '../../lib/http/endpoint';
 import { GenerateTokenBody, GenerateTokenResponseEntity } from '../../schemas/auth/tokens';
 import { routes } from '../routes';
@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.generateToken,
   { body: GenerateTokenBody, response: GenerateTokenResponseEntity },
-  ({ body, actor, ip, userAgent }) => generateToken(actor, body, { ip, userAgent }),
+  ({ body, actor, ip, userAgent }) => generateToken({ actor, client: { ip, userAgent } }, body),
 );

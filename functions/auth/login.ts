@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.login,
   { body: LoginEmailDto, response: LoginResponseEntity },
-  ({ body, ip, userAgent }) => login(body, { ip, userAgent }),
+  ({ body, ip, userAgent }) => login({ client: { ip, userAgent } }, body),
 );

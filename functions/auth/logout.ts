@@ -4,4 +4,4 @@ import { EmptyEntity } from '../../schemas/common/fields';
 import { routes } from '../routes';
 
 /** POST /auth/logout: deletes the session of the bearer token; `data` is always {}. */
-export const handler = endpoint(routes.logout, { response: EmptyEntity }, ({ actor }) => logout(actor));
+export const handler = endpoint(routes.logout, { response: EmptyEntity }, ({ actor }) => logout({ actor }));

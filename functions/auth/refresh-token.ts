@@ -1,4 +1,4 @@
-import { refreshAccessToken } from '../../lib/auth';
+import { refreshToken } from '../../lib/auth';
 import { endpoint } from '../../lib/http/endpoint';
 import { RefreshTokenDto, RefreshTokenResponseEntity } from '../../schemas/auth/refresh-token';
 import { routes } from '../routes';
@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.refreshToken,
   { body: RefreshTokenDto, response: RefreshTokenResponseEntity },
-  ({ body }) => refreshAccessToken(body.refreshToken),
+  ({ body }) => refreshToken(body),
 );

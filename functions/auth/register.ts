@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.register,
   { body: RegisterEmailDto, response: RegisterResponseEntity },
-  ({ body, ip, userAgent }) => register(body, { ip, userAgent }),
+  ({ body, ip, userAgent }) => register({ client: { ip, userAgent } }, body),
 );

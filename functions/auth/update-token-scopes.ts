@@ -1,4 +1,4 @@
-import { updateTokenScopes } from '../../lib/auth/automation-tokens';
+import { updateTokenScopes } from '../../lib/auth';
 import { endpoint } from '../../lib/http/endpoint';
 import { AutomationTokenListEntity, TokenIdPath, UpdateTokenScopesDto } from '../../schemas/auth/tokens';
 import { routes } from '../routes';
@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.updateTokenScopes,
   { path: TokenIdPath, body: UpdateTokenScopesDto, response: AutomationTokenListEntity },
-  ({ path, body, actor }) => updateTokenScopes(actor, path.id, body.scopes),
+  ({ path, body, actor }) => updateTokenScopes({ actor }, { ...path, ...body }),
 );

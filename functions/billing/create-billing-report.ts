@@ -1,4 +1,4 @@
-import { billingReport } from '../../lib/billing/report';
+import { createBillingReport } from '../../lib/billing';
 import { endpoint } from '../../lib/http/endpoint';
 import { BillingReportAnswer, BillingReportQueryDto } from '../../schemas/billing/billing';
 import { routes } from '../routes';
@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.createBillingReport,
   { body: BillingReportQueryDto, response: BillingReportAnswer },
-  ({ organization, actor, body }) => billingReport(organization.id, actor.user.id, body),
+  ({ organization, actor, body }) => createBillingReport({ organization, actor }, body),
 );

@@ -1,4 +1,4 @@
-import { createSetupSession } from '../../lib/billing';
+import { createBillingSetupSession } from '../../lib/billing';
 import { endpoint } from '../../lib/http/endpoint';
 import { BillingSetupSessionEntity, CreateBillingSetupSessionDto } from '../../schemas/billing/billing';
 import { routes } from '../routes';
@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.createBillingSetupSession,
   { body: CreateBillingSetupSessionDto, response: BillingSetupSessionEntity },
-  ({ organization, body }) => createSetupSession(organization.id, body),
+  ({ organization, body }) => createBillingSetupSession({ organization }, body),
 );

@@ -1,4 +1,4 @@
-import { credits } from '../../lib/billing';
+import { getCredits } from '../../lib/billing';
 import { endpoint } from '../../lib/http/endpoint';
 import { CreditBalanceEntity, CreditsQuery } from '../../schemas/billing/billing';
 import { routes } from '../routes';
@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.getCredits,
   { query: CreditsQuery, response: CreditBalanceEntity },
-  ({ organization, query }) => credits(organization.id, query),
+  ({ organization, query }) => getCredits({ organization }, query),
 );

@@ -1,4 +1,4 @@
-import { reconciliation } from '../../lib/billing/statements';
+import { getReconciliation } from '../../lib/billing';
 import { endpoint } from '../../lib/http/endpoint';
 import { ReconciliationResponseEntity, StatementQuery } from '../../schemas/billing/billing';
 import { routes } from '../routes';
@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.getReconciliation,
   { query: StatementQuery, response: ReconciliationResponseEntity },
-  ({ organization, query }) => reconciliation(organization.id, query),
+  ({ organization, query }) => getReconciliation({ organization }, query),
 );

@@ -1,4 +1,4 @@
-import { listBillingHistory } from '../../lib/billing/history';
+import { listBillingHistory } from '../../lib/billing';
 import { endpoint } from '../../lib/http/endpoint';
 import { BillingHistoryQuery, BillingHistoryResponseEntity } from '../../schemas/billing/billing';
 import { routes } from '../routes';
@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.listBillingHistory,
   { query: BillingHistoryQuery, response: BillingHistoryResponseEntity },
-  ({ organization, query }) => listBillingHistory(organization.id, query),
+  ({ organization, query }) => listBillingHistory({ organization }, query),
 );

@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.selectPlan,
   { body: SelectPlanDto, response: SelectPlanResponseEntity },
-  ({ organization, actor, body }) => selectPlan(organization.id, actor, body),
+  ({ organization, actor, body }) => selectPlan({ organization, actor }, body),
 );

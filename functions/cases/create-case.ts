@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.createCase,
   { body: CreateCaseDto, response: CaseEntity },
-  ({ organization, actor, body }) => createCase(organization, actor, body),
+  ({ actor, organization, body }) => createCase({ actor, organization }, body),
 );

@@ -5,8 +5,6 @@ import { MessageEntity } from '../../schemas/common/fields';
 import { routes } from '../routes';
 
 /** DELETE /cases/{caseId} (extension): soft delete. */
-export const handler = endpoint(
-  routes.deleteCase,
-  { path: CasePath, response: MessageEntity },
-  ({ organization, actor, path }) => deleteCase(organization, actor, path.caseId),
+export const handler = endpoint(routes.deleteCase, { path: CasePath, response: MessageEntity }, ({ caseContext }) =>
+  deleteCase({ caseContext }),
 );

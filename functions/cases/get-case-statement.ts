@@ -1,11 +1,12 @@
-import { caseStatement } from '../../lib/billing/statements';
+import { getCaseStatement } from '../../lib/billing';
 import { endpoint } from '../../lib/http/endpoint';
-import { CaseIdPath, CaseStatementResponseEntity, StatementQuery } from '../../schemas/billing/billing';
+import { CaseStatementResponseEntity, StatementQuery } from '../../schemas/billing/billing';
+import { CasePath } from '../../schemas/cases/cases';
 import { routes } from '../routes';
 
 /** GET /cases/{caseId}/billing/statement: rows newest first; totals over all rows. */
 export const handler = endpoint(
   routes.getCaseStatement,
-  { path: CaseIdPath, query: StatementQuery, response: CaseStatementResponseEntity },
-  ({ organization, actor, path, query }) => caseStatement(organization.id, actor.user.id, path.caseId, query),
+  { path: CasePath, query: StatementQuery, response: CaseStatementResponseEntity },
+  ({ organization, caseContext, query }) => getCaseStatement({ organization, caseContext }, query),
 );

@@ -4,8 +4,6 @@ import { CaseEntity, CasePath } from '../../schemas/cases/cases';
 import { routes } from '../routes';
 
 /** GET /cases/{caseId} (extension) */
-export const handler = endpoint(
-  routes.getCase,
-  { path: CasePath, response: CaseEntity },
-  ({ organization, actor, path }) => getCase(organization, actor, path.caseId),
+export const handler = endpoint(routes.getCase, { path: CasePath, response: CaseEntity }, ({ caseContext }) =>
+  getCase({ caseContext }),
 );

@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.grantCaseAccess,
   { path: CaseAccessPath, body: GrantCaseAccessDto, response: CaseAccessEntity },
-  ({ organization, actor, path, body }) => grantCaseAccess(organization, actor, path.caseId, path.userId, body.access),
+  ({ organization, caseContext, path, body }) => grantCaseAccess({ organization, caseContext }, { ...path, ...body }),
 );

@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.listCases,
   { query: ListCasesQuery, response: CasePageEntity },
-  ({ organization, actor, query }) => listCases(organization, actor, query),
+  ({ actor, organization, query }) => listCases({ actor, organization }, query),
 );

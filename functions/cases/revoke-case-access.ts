@@ -8,5 +8,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.revokeCaseAccess,
   { path: CaseAccessPath, response: MessageEntity },
-  ({ organization, actor, path }) => revokeCaseAccess(organization, actor, path.caseId, path.userId),
+  ({ caseContext, path }) => revokeCaseAccess({ caseContext }, path),
 );

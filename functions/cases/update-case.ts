@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.updateCase,
   { path: CasePath, body: UpdateCaseDto, response: CaseEntity },
-  ({ organization, actor, path, body }) => updateCase(organization, actor, path.caseId, body),
+  ({ caseContext, body }) => updateCase({ caseContext }, body),
 );

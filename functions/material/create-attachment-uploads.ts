@@ -1,5 +1,5 @@
 import { endpoint } from '../../lib/http/endpoint';
-import { createAttachmentUploads } from '../../lib/material/uploads';
+import { createAttachmentUploads } from '../../lib/material';
 import {
   AttachmentUploadsResponseEntity,
   CreateAttachmentUploadsDto,
@@ -11,5 +11,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.createAttachmentUploads,
   { query: ImportNotesQuery, body: CreateAttachmentUploadsDto, response: AttachmentUploadsResponseEntity },
-  ({ organization, actor, query, body }) => createAttachmentUploads(organization, actor, query.caseId, body),
+  ({ organization, caseContext, body }) => createAttachmentUploads({ organization, caseContext }, body),
 );

@@ -1,5 +1,5 @@
 import { endpoint } from '../../lib/http/endpoint';
-import { importNotes } from '../../lib/material/notes';
+import { importCaseNotes } from '../../lib/material';
 import { ImportCaseNotesDto, ImportNotesQuery, ImportNotesResponseEntity } from '../../schemas/material/material';
 import { routes } from '../routes';
 
@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.importCaseNotes,
   { query: ImportNotesQuery, body: ImportCaseNotesDto, response: ImportNotesResponseEntity },
-  ({ organization, actor, query, body }) => importNotes(organization, actor, query.caseId, body),
+  ({ actor, organization, caseContext, body }) => importCaseNotes({ actor, organization, caseContext }, body),
 );

@@ -1,5 +1,5 @@
 import { endpoint } from '../../lib/http/endpoint';
-import { listProfiles } from '../../lib/material/network';
+import { listChatProfiles } from '../../lib/material';
 import { CasePath } from '../../schemas/cases/cases';
 import { MaterialPagingQuery, ProfilePageEntity } from '../../schemas/material/material';
 import { routes } from '../routes';
@@ -8,5 +8,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.listChatProfiles,
   { path: CasePath, query: MaterialPagingQuery, response: ProfilePageEntity },
-  ({ actor, path, query }) => listProfiles(path.caseId, actor.user.id, 'chat_platform', query),
+  ({ caseContext, query }) => listChatProfiles({ caseContext }, query),
 );

@@ -1,5 +1,5 @@
 import { endpoint } from '../../lib/http/endpoint';
-import { listThreads } from '../../lib/material/emails';
+import { listEmailThreads } from '../../lib/material';
 import { CasePath } from '../../schemas/cases/cases';
 import { EmailThreadPageEntity, MaterialPagingQuery } from '../../schemas/material/material';
 import { routes } from '../routes';
@@ -8,5 +8,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.listEmailThreads,
   { path: CasePath, query: MaterialPagingQuery, response: EmailThreadPageEntity },
-  ({ actor, path, query }) => listThreads(path.caseId, actor.user.id, query),
+  ({ caseContext, query }) => listEmailThreads({ caseContext }, query),
 );

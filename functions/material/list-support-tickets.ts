@@ -1,5 +1,5 @@
 import { endpoint } from '../../lib/http/endpoint';
-import { profileSupportTickets } from '../../lib/material/chat';
+import { listSupportTickets } from '../../lib/material';
 import { ChatProfilePath, SupportTicketPageEntity, SupportTicketsQuery } from '../../schemas/material/material';
 import { routes } from '../routes';
 
@@ -7,5 +7,6 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.listSupportTickets,
   { path: ChatProfilePath, query: SupportTicketsQuery, response: SupportTicketPageEntity },
-  ({ actor, path, query }) => profileSupportTickets(path.caseId, path.chatPlatformId, actor.user.id, query),
+  ({ caseContext, path, query }) =>
+    listSupportTickets({ caseContext }, { ...query, chatPlatformId: path.chatPlatformId }),
 );

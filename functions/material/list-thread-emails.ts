@@ -1,5 +1,5 @@
 import { endpoint } from '../../lib/http/endpoint';
-import { threadEmails } from '../../lib/material/emails';
+import { listThreadEmails } from '../../lib/material';
 import { EmailPageEntity, ThreadEmailsQuery, ThreadPath } from '../../schemas/material/material';
 import { routes } from '../routes';
 
@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.listThreadEmails,
   { path: ThreadPath, query: ThreadEmailsQuery, response: EmailPageEntity },
-  ({ actor, path, query }) => threadEmails(path.caseId, path.threadId, actor.user.id, query),
+  ({ caseContext, path, query }) => listThreadEmails({ caseContext }, { ...query, threadId: path.threadId }),
 );

@@ -1,5 +1,5 @@
 import { endpoint } from '../../lib/http/endpoint';
-import { searchMessages } from '../../lib/material/network';
+import { searchNetworkMessages } from '../../lib/material';
 import { CasePath } from '../../schemas/cases/cases';
 import { ProfessionalNetworkMessagePageEntity, SearchMessagesQuery } from '../../schemas/material/material';
 import { routes } from '../routes';
@@ -8,5 +8,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.searchNetworkMessages,
   { path: CasePath, query: SearchMessagesQuery, response: ProfessionalNetworkMessagePageEntity },
-  ({ actor, path, query }) => searchMessages(path.caseId, actor.user.id, query),
+  ({ caseContext, query }) => searchNetworkMessages({ caseContext }, query),
 );

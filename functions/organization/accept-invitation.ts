@@ -11,5 +11,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.acceptInvitation,
   { path: OrganizationIdPath, body: AcceptOrganizationInvitationRequestDto, response: AcceptInvitationResponseEntity },
-  ({ path, body, ip, userAgent }) => acceptInvitation(path.orgId, body, { ip, userAgent }),
+  ({ path, body, ip, userAgent }) => acceptInvitation({ client: { ip, userAgent } }, { ...path, ...body }),
 );

@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.createOrganization,
   { body: CreateOrganizationDto, response: OrganizationDetailsResponseEntity },
-  ({ body, actor }) => createOrganization(actor, body),
+  ({ body, actor }) => createOrganization({ actor }, body),
 );

@@ -8,5 +8,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.deleteInvitation,
   { path: InvitationPath, response: MessageEntity },
-  ({ organization, path }) => deleteInvitation(organization, path.invitationId),
+  ({ organization, path }) => deleteInvitation({ organization }, path),
 );

@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.getOrganizationBySlug,
   { path: SlugPath, response: OrganizationDetailsResponseEntity },
-  ({ path, actor }) => getOrganizationBySlug(actor, path.slug),
+  ({ path, actor }) => getOrganizationBySlug({ actor }, path),
 );

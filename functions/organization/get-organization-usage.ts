@@ -1,5 +1,5 @@
 import { endpoint } from '../../lib/http/endpoint';
-import { usagesStat } from '../../lib/organizations';
+import { getOrganizationUsage } from '../../lib/organizations';
 import {
   OrganizationIdPath,
   OrganizationPlanUsageEntity,
@@ -11,5 +11,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.getOrganizationUsage,
   { path: OrganizationIdPath, query: UsagesStatQuery, response: OrganizationPlanUsageEntity },
-  ({ organization, query }) => usagesStat(organization, query),
+  ({ organization, query }) => getOrganizationUsage({ organization }, query),
 );

@@ -1,5 +1,5 @@
 import { endpoint } from '../../lib/http/endpoint';
-import { getOrganizationDetails } from '../../lib/organizations';
+import { getOrganization } from '../../lib/organizations';
 import { OrganizationDetailsResponseEntity, OrganizationIdPath } from '../../schemas/organization/organization';
 import { routes } from '../routes';
 
@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.getOrganization,
   { path: OrganizationIdPath, response: OrganizationDetailsResponseEntity },
-  ({ organization }) => getOrganizationDetails(organization),
+  ({ organization }) => getOrganization({ organization }),
 );

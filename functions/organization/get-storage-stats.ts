@@ -1,5 +1,5 @@
 import { endpoint } from '../../lib/http/endpoint';
-import { storageStats } from '../../lib/organizations';
+import { getStorageStats } from '../../lib/organizations';
 import { OrganizationIdPath, StorageStatsEntity, StorageStatsQuery } from '../../schemas/organization/organization';
 import { routes } from '../routes';
 
@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.getStorageStats,
   { path: OrganizationIdPath, query: StorageStatsQuery, response: StorageStatsEntity },
-  ({ organization, query }) => storageStats(organization, query),
+  ({ organization, query }) => getStorageStats({ organization }, query),
 );

@@ -9,5 +9,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.inviteUsers,
   { path: OrganizationIdPath, body: InviteOrganizationUsersDto, response: MessageEntity },
-  ({ organization, actor, body }) => inviteUsers(organization, actor, body),
+  ({ organization, actor, body }) => inviteUsers({ organization, actor }, body),
 );

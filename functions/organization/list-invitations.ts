@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.listInvitations,
   { query: InvitationsQuery, response: InvitationPageEntity },
-  ({ query, actor }) => listInvitations(actor, query),
+  ({ query, actor }) => listInvitations({ actor }, query),
 );

@@ -8,5 +8,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.listMembers,
   { path: OrganizationIdPath, query: MembersQuery, response: MemberPageEntity },
-  ({ organization, query }) => listMembers(organization, query),
+  ({ organization, query }) => listMembers({ organization }, query),
 );

@@ -5,5 +5,5 @@ import { routes } from '../routes';
 
 /** GET /organization/user/organizations: all the caller's organizations in one page, with active plans. */
 export const handler = endpoint(routes.listMyOrganizations, { response: OrganizationListEntity }, ({ actor }) =>
-  listMyOrganizations(actor),
+  listMyOrganizations({ actor }),
 );

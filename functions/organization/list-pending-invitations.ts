@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.listPendingInvitations,
   { query: PendingInvitationsQuery, response: InvitationPageEntity },
-  ({ query, actor }) => listPendingInvitations(actor, query),
+  ({ query, actor }) => listPendingInvitations({ actor }, query),
 );

@@ -8,5 +8,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.rejectInvitation,
   { path: OrganizationIdPath, body: RejectOrganizationInvitationRequestDto },
-  ({ path, body }) => rejectInvitation(path.orgId, body),
+  ({ path, body }) => rejectInvitation({ ...path, ...body }),
 );

@@ -8,5 +8,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.removeOrganizationUser,
   { path: MemberPath, response: MessageEntity },
-  ({ actor, organization, path }) => removeOrganizationUser(actor, organization, path.userId),
+  ({ actor, organization, path }) => removeOrganizationUser({ actor, organization }, path),
 );

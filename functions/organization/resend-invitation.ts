@@ -8,5 +8,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.resendInvitation,
   { path: InvitationPath, response: MessageEntity },
-  ({ organization, actor, path }) => resendInvitation(organization, actor, path.invitationId),
+  ({ organization, actor, path }) => resendInvitation({ organization, actor }, path),
 );

@@ -9,5 +9,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.updateOrganizationUsers,
   { path: OrganizationIdPath, body: UpdateOrganizationUsersDto, response: MessageEntity },
-  ({ actor, organization, body }) => updateOrganizationUsers(actor, organization, body),
+  ({ actor, organization, body }) => updateOrganizationUsers({ actor, organization }, body),
 );

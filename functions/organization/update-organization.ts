@@ -11,5 +11,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.updateOrganization,
   { path: OrganizationIdPath, body: UpdateOrganizationDto, response: OrganizationDetailsResponseEntity },
-  ({ actor, organization, body }) => updateOrganization(actor, organization, body),
+  ({ actor, organization, body }) => updateOrganization({ actor, organization }, body),
 );

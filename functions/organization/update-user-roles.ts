@@ -9,5 +9,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.updateUserRoles,
   { path: OrganizationIdPath, body: UpdateOrganizationUserAccessDto, response: MessageEntity },
-  ({ organization, body }) => updateUserRoles(organization, body),
+  ({ organization, body }) => updateUserRoles({ organization }, body),
 );

@@ -8,5 +8,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.changePassword,
   { body: ChangePasswordDto, response: UserEntity },
-  ({ body, actor }) => changePassword(actor, body),
+  ({ body, actor }) => changePassword({ actor }, body),
 );

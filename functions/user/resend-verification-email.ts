@@ -5,5 +5,5 @@ import { routes } from '../routes';
 
 /** POST /user/resend-verification-email (internal): 3 per minute; 400 when already verified. */
 export const handler = endpoint(routes.resendVerificationEmail, { response: MessageEntity }, ({ actor }) =>
-  resendVerificationEmail(actor),
+  resendVerificationEmail({ actor }),
 );

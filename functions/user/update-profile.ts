@@ -8,5 +8,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.updateProfile,
   { body: UpdateUserDto, response: UserEntity },
-  ({ body, actor }) => updateProfile(actor, body),
+  ({ body, actor }) => updateProfile({ actor }, body),
 );

@@ -1,4 +1,4 @@
-import { handleStripeWebhook } from '../../lib/billing/webhooks';
+import { stripeWebhook } from '../../lib/billing';
 import { endpoint } from '../../lib/http/endpoint';
 import { StripeWebhookResponseEntity } from '../../schemas/billing/billing';
 import { routes } from '../routes';
@@ -7,5 +7,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.stripeWebhook,
   { response: StripeWebhookResponseEntity },
-  ({ rawBody, headers }) => handleStripeWebhook(rawBody, headers['stripe-signature']),
+  ({ rawBody, headers }) => stripeWebhook({ rawBody, signature: headers['stripe-signature'] }),
 );

@@ -9,6 +9,7 @@ import {
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct, type IConstruct } from 'constructs';
+import { CORS_HEADERS } from '../../lib/http/cors';
 import type { RouteDefinition } from '../../lib/http/route';
 import type { EnvironmentSettings } from '../environments';
 
@@ -36,8 +37,8 @@ export class Api extends Construct {
       corsPreflight: {
         allowOrigins: settings.corsOrigins,
         allowMethods: [CorsHttpMethod.ANY],
-        allowHeaders: ['Authorization', 'Content-Type', 'organization', 'X-Request-Id'],
-        exposeHeaders: ['X-Request-Id', 'Retry-After'],
+        allowHeaders: [...CORS_HEADERS.allow],
+        exposeHeaders: [...CORS_HEADERS.expose],
         maxAge: Duration.hours(1),
       },
     });

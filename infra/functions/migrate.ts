@@ -28,7 +28,7 @@ interface Credentials {
 
 export async function handler(
   event: Partial<CloudFormationCustomResourceEvent>,
-): Promise<{ migrations: number } | void> {
+): Promise<{ migrations: number } | undefined> {
   if (!event.RequestType) return runMigrations();
   const fromCloudFormation = event as CloudFormationCustomResourceEvent;
   try {
@@ -38,6 +38,7 @@ export async function handler(
     console.error('migration failed', error);
     await respond(fromCloudFormation, 'FAILED', error instanceof Error ? error.message : String(error), {});
   }
+  return undefined;
 }
 
 async function runMigrations(): Promise<{ migrations: number }> {

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { now } from '../../lib/clock';
 import { config, serverUrl, useListeningUrl } from '../../lib/config';
+import { CORS_HEADERS } from '../../lib/http/cors';
 import type { LocalMailSink } from '../../lib/mail/transport';
 import { handleOpenApiRoute } from '../openapi/serve';
 import { buildApiGatewayEvent, buildLambdaContext } from './apigw-event';
@@ -38,7 +39,7 @@ function corsHeaders(): Record<string, string> {
   return {
     'Access-Control-Allow-Origin': config().CORS_ORIGINS.split(',')[0]!.trim() || '*',
     'Access-Control-Allow-Methods': 'GET,POST,PUT,PATCH,DELETE,OPTIONS',
-    'Access-Control-Allow-Headers': 'Authorization,Content-Type,organization,X-Request-Id',
+    'Access-Control-Allow-Headers': CORS_HEADERS.allow.join(','),
     'Access-Control-Max-Age': '600',
   };
 }

@@ -3,15 +3,16 @@ import { resolve } from 'node:path';
 import * as z from 'zod/mini';
 import { routeList } from '../../functions/routes';
 import { ERROR_STATUS, type ErrorCode } from '../../lib/http/errors';
-import type { RouteDefinition } from '../../lib/http/route';
+import type { ErrorStatus, RouteDefinition } from '../../lib/http/route';
 import { UNSTORABLE_TEXT_MESSAGE } from '../../lib/http/storable-text';
 import type { RequestSchemas } from '../../lib/http/validate';
 import { ROLES_BY_RANK, type RoleRule, roleSatisfies } from '../../lib/organizations/roles';
 import { IdText } from '../../schemas/common/fields';
 import { loadHandler } from '../local/router';
-import { type ErrorStatus, errorStatuses, pathParameterNames, takesOrganizationHeader } from './statuses';
+import { errorStatuses, pathParameterNames, takesOrganizationHeader } from './statuses';
 
 /** A JSON Schema / OpenAPI object as plain JSON. */
+// biome-ignore lint/suspicious/noExplicitAny: JSON Schema is walked generically; any keeps the walkers readable.
 export type Json = Record<string, any>;
 
 /** What a handler module carries on `handler.definition` (lib/http/endpoint.ts). */
@@ -60,6 +61,7 @@ function refsIn(value: unknown, into = new Set<string>()): Set<string> {
 }
 
 /** Replaces refs to inlined (unnamed) schemas with their content, recursively. */
+// biome-ignore lint/suspicious/noExplicitAny: it returns whatever JSON shape it was given.
 function inlineRefs(value: unknown, inline: (ref: string) => Json | undefined): any {
   if (Array.isArray(value)) return value.map((item) => inlineRefs(item, inline));
   if (!value || typeof value !== 'object') return value;
@@ -583,7 +585,8 @@ export function buildOpenApiDocument(definitions: readonly RouteWithSchemas[], o
       ...(route.superAdmin ? { 'x-super-admin': true } : {}),
       ...(route.rateLimit ? { 'x-rate-limit': { perMinute: route.rateLimit.perMinute } } : {}),
     };
-    const item = (paths[route.path] ??= {});
+    paths[route.path] ??= {};
+    const item = paths[route.path]!;
     const method = route.method.toLowerCase();
     if (item[method]) throw new Error(`${route.method} ${route.path} is in the route table twice`);
     item[method] = operation;

@@ -1,86 +1,5 @@
-import type { RouteDefinition } from '../../lib/http/route';
+import type { ErrorStatus, RouteDefinition } from '../../lib/http/route';
 import type { RequestSchemas } from '../../lib/http/validate';
-
-/** The error statuses an operation can be described with (each has one response in the document). */
-export const ERROR_STATUSES = [400, 401, 403, 404, 409, 429, 500] as const;
-export type ErrorStatus = (typeof ERROR_STATUSES)[number];
-
-/**
- * The error statuses the contract (and docs/decisions.md where the contract is silent) names per
- * operation, beyond those every route of its kind can answer (see `derivedErrorStatuses`).
- * Keyed by operation id; an operation missing here gets a guess from its route (`guessedStatuses`).
- */
-export const CONTRACT_ERROR_STATUSES: Readonly<Record<string, readonly ErrorStatus[]>> = {
-  // Authentication and tokens
-  login: [401, 429],
-  generateToken: [400, 401, 403],
-  listTokens: [],
-  revokeToken: [404],
-  updateTokenScopes: [400, 403, 404],
-  listSessions: [],
-  endSession: [404],
-  refreshToken: [400, 404],
-  logout: [],
-  register: [400],
-  sendForgotPasswordLink: [],
-  resetPassword: [],
-  checkEmailAvailability: [],
-  // User
-  getProfile: [],
-  updateProfile: [],
-  changePassword: [400],
-  verifyEmail: [400, 404],
-  resendVerificationEmail: [400],
-  // Organizations
-  createOrganization: [400],
-  listInvitations: [403],
-  validateOrganizationName: [],
-  listPendingInvitations: [],
-  getOrganization: [403],
-  updateOrganization: [400, 403],
-  getOrganizationBySlug: [403],
-  getOrganizationUsage: [400, 403],
-  getStorageStats: [403],
-  listMyOrganizations: [],
-  listMembers: [403],
-  inviteUsers: [401, 403, 404],
-  deleteInvitation: [400, 403, 404],
-  resendInvitation: [400, 403, 404],
-  acceptInvitation: [400, 403, 404],
-  rejectInvitation: [400, 404],
-  updateUserRoles: [400, 403],
-  updateOrganizationUsers: [400, 403, 404],
-  removeOrganizationUser: [400, 403, 404],
-  // Billing
-  upgradeCaseToPro: [403, 404, 409],
-  createBillingSetupSession: [403, 409],
-  selectPlan: [400, 403, 409],
-  getCaseStatement: [403, 404],
-  getReconciliation: [403],
-  listBillingHistory: [403],
-  listPlans: [403],
-  getCurrentPlan: [403],
-  getCredits: [403],
-  createBillingReport: [400, 404],
-  stripeWebhook: [400, 404],
-  // Cases (extension) and case material
-  createCase: [403],
-  listCases: [403],
-  getCase: [403, 404],
-  updateCase: [400, 403, 404],
-  deleteCase: [403, 404],
-  grantCaseAccess: [403, 404],
-  revokeCaseAccess: [400, 403, 404],
-  listEmailThreads: [403, 404],
-  listThreadEmails: [400, 403, 404],
-  searchNetworkMessages: [403, 404],
-  listNetworkProfiles: [403, 404],
-  listChatProfiles: [403, 404],
-  listSupportTickets: [403, 404],
-  importCaseNotes: [400, 403, 404],
-  // Administration
-  getOrganizationReport: [403],
-};
 
 const PATH_PARAMETER = /\{([A-Za-z0-9_]+)\}/g;
 
@@ -120,13 +39,7 @@ export function derivedErrorStatuses(route: RouteDefinition, schemas: RequestSch
   return [...statuses];
 }
 
-/** For an operation the contract map does not know yet: a path that names a resource id may answer 404. */
-export function guessedStatuses(route: RouteDefinition): ErrorStatus[] {
-  return pathParameterNames(route.path).some((name) => name !== 'orgId') ? [404] : [];
-}
-
-/** Every error status the document declares for the operation, ascending. */
+/** Every error status the document declares for the operation: those its rules imply and its entry's `errors`, ascending. */
 export function errorStatuses(route: RouteDefinition, schemas: RequestSchemas): ErrorStatus[] {
-  const named = CONTRACT_ERROR_STATUSES[route.operationId] ?? guessedStatuses(route);
-  return [...new Set([...derivedErrorStatuses(route, schemas), ...named])].sort((a, b) => a - b);
+  return [...new Set([...derivedErrorStatuses(route, schemas), ...(route.errors ?? [])])].sort((a, b) => a - b);
 }

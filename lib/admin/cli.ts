@@ -4,8 +4,8 @@ import { importSupportTicketsJson } from '../material/importers/chat-platform';
 import { importEmailFile } from '../material/importers/email';
 import { importNetworkMessagesCsv } from '../material/importers/professional-network';
 import { closeDb, connectDb } from '../db/client';
+import { DomainError } from '../errors';
 import { migrateDatabase } from '../db/migrate';
-import { HttpError } from '../http/errors';
 import { runMaintenance } from '../maintenance';
 import { setSuperAdmin } from '../users/super-admins';
 
@@ -117,7 +117,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     code = await runAdminCommand(process.argv.slice(2));
   } catch (error) {
     // A refusal the API would answer with a 4xx (a storage limit, an unknown case) is a message, not a crash.
-    if (!(error instanceof HttpError) || error.statusCode >= 500) throw error;
+    if (!(error instanceof DomainError)) throw error;
     console.error(`${error.code}: ${error.message}`);
     code = 1;
   } finally {

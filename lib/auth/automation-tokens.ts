@@ -1,12 +1,20 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
+import type * as z from 'zod/mini';
+import type { GenerateTokenBody, TokenIdPath, UpdateTokenScopesDto } from '../../schemas/auth/tokens';
 import { addDays, addMonths, now } from '../clock';
 import { config } from '../config';
 import { db } from '../db/client';
 import { sessions } from '../db/schema';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../http/errors';
-import type { Actor } from '../http/types';
 import { idEquals } from '../ids';
 import { hashToken, newOpaqueToken } from '../secrets';
+import type { Actor } from './actor';
+import {
+  AutomationTokenNotFoundError,
+  AutomationTokensOffError,
+  NoScopesError,
+  TokenRevokedError,
+  UnscopedTokenOptionsError,
+} from './errors';
 import type { Scope } from './scopes';
 import { AUTOMATION_TOKEN_PREFIX, type ClientInfo, creationColumns, LEGACY_TOKEN_PREFIX } from './sessions';
 
@@ -16,8 +24,7 @@ export const LEGACY_TOKEN_YEARS = 5;
 type SessionRow = typeof sessions.$inferSelect;
 
 function assertAutomationTokensEnabled(): void {
-  if (!config().FEATURE_AUTOMATION_TOKENS)
-    throw new ForbiddenError('Automation tokens are turned off', 'FEATURE_DISABLED');
+  if (!config().FEATURE_AUTOMATION_TOKENS) throw new AutomationTokensOffError();
 }
 
 /** The automation token entry: never the token value. */
@@ -33,21 +40,18 @@ export function toTokenEntry(row: SessionRow) {
   };
 }
 
-interface GenerateTokenInput {
-  scopes?: Scope[];
-  label?: string;
-  ttlDays?: number;
-}
-
 /**
  * With scopes: a scoped automation token (ttlDays, else the configured default, capped at 400
  * days). Without: a legacy full-access token valid 5 years. The value is returned only here. The
  * client IP and User-Agent of the request are kept with it (GET /auth/sessions shows legacy tokens).
  */
-export async function generateToken(actor: Actor, input: GenerateTokenInput, client: ClientInfo | null = null) {
+export async function generateToken(
+  { actor, client = null }: { actor: Actor; client?: ClientInfo | null },
+  input: z.output<typeof GenerateTokenBody>,
+) {
   if (input.scopes === undefined) {
     if (input.label !== undefined || input.ttlDays !== undefined) {
-      throw new BadRequestError('label and ttlDays apply only to scoped tokens: send scopes too');
+      throw new UnscopedTokenOptionsError();
     }
     const token = newOpaqueToken(LEGACY_TOKEN_PREFIX);
     const validTill = addMonths(now(), 12 * LEGACY_TOKEN_YEARS);
@@ -64,7 +68,7 @@ export async function generateToken(actor: Actor, input: GenerateTokenInput, cli
   }
   assertAutomationTokensEnabled();
   const scopes = [...new Set(input.scopes)];
-  if (scopes.length === 0) throw new BadRequestError('A scoped token needs at least one scope', 'UNSUPPORTED_SCOPE');
+  if (scopes.length === 0) throw new NoScopesError();
   const ttlDays = Math.min(input.ttlDays ?? config().AUTOMATION_TOKEN_DEFAULT_TTL_DAYS, MAX_TTL_DAYS);
   const token = newOpaqueToken(AUTOMATION_TOKEN_PREFIX);
   const [row] = await db()
@@ -83,7 +87,7 @@ export async function generateToken(actor: Actor, input: GenerateTokenInput, cli
 }
 
 /** The caller's automation tokens, newest first (legacy tokens are not listed). */
-export async function listTokens(actor: Actor) {
+export async function listTokens({ actor }: { actor: Actor }) {
   const rows = await db()
     .select()
     .from(sessions)
@@ -93,26 +97,32 @@ export async function listTokens(actor: Actor) {
 }
 
 /** Marks the token revoked (works while the feature is off). Revoking twice keeps the first time. */
-export async function revokeToken(actor: Actor, tokenId: string): Promise<void> {
+export async function revokeToken(
+  { actor }: { actor: Actor },
+  { id: tokenId }: z.output<typeof TokenIdPath>,
+): Promise<void> {
   const [row] = await db()
     .update(sessions)
     // The time goes through the column's encoder: postgres.js (under drizzle) cannot bind a bare Date.
     .set({ revokedAt: sql`coalesce(${sessions.revokedAt}, ${sql.param(now(), sessions.revokedAt)})` })
     .where(and(idEquals(sessions.id, tokenId), eq(sessions.userId, actor.user.id), eq(sessions.kind, 'automation')))
     .returning({ id: sessions.id });
-  if (!row) throw new NotFoundError('No automation token of yours has this id');
+  if (!row) throw new AutomationTokenNotFoundError();
 }
 
 /** Replaces the scopes (duplicates removed); an empty list disables the token without deleting it. */
-export async function updateTokenScopes(actor: Actor, tokenId: string, scopes: Scope[]) {
+export async function updateTokenScopes(
+  { actor }: { actor: Actor },
+  { id: tokenId, scopes }: z.output<typeof TokenIdPath> & z.output<typeof UpdateTokenScopesDto>,
+) {
   assertAutomationTokensEnabled();
   const [row] = await db()
     .select()
     .from(sessions)
     .where(and(idEquals(sessions.id, tokenId), eq(sessions.userId, actor.user.id), eq(sessions.kind, 'automation')))
     .limit(1);
-  if (!row) throw new NotFoundError('No automation token of yours has this id');
-  if (row.revokedAt) throw new BadRequestError('A revoked token cannot be changed', 'TOKEN_REVOKED');
+  if (!row) throw new AutomationTokenNotFoundError();
+  if (row.revokedAt) throw new TokenRevokedError();
   const [updated] = await db()
     .update(sessions)
     .set({ scopes: [...new Set(scopes)] })

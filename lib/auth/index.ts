@@ -1,12 +1,22 @@
 import { and, eq, sql } from 'drizzle-orm';
+import type * as z from 'zod/mini';
+import type { LoginEmailDto } from '../../schemas/auth/login';
+import type { RefreshTokenDto } from '../../schemas/auth/refresh-token';
 import { now } from '../clock';
 import { db } from '../db/client';
 import { sessions, users } from '../db/schema';
-import { BadRequestError, NotFoundError, RateLimitedError, UnauthenticatedError } from '../http/errors';
-import type { Actor } from '../http/types';
+import { RateLimitedError } from '../errors';
 import { consumeRateLimit, resetRateLimit, uncountRateLimit } from '../rate-limit';
 import { decoyPasswordHash, hashToken, verifyPassword } from '../secrets';
 import { buildUserProfile } from '../users/profile';
+import type { Actor } from './actor';
+import {
+  AccountCannotSignInError,
+  InvalidCredentialsError,
+  RefreshTokenExpiredError,
+  RefreshTokenUserGoneError,
+  UnknownRefreshTokenError,
+} from './errors';
 import { signAccessToken } from './jwt';
 import { canSignIn, type ClientInfo, startLoginSession } from './sessions';
 
@@ -39,7 +49,7 @@ function signInFailureRules(email: string, ip: string | null) {
  * guesses cannot all slip under the limit) and given back when it was refused or succeeded; a
  * success also clears the address+IP count. Unknown addresses count like known ones.
  */
-export async function login(credentials: { email: string; password: string }, client: ClientInfo | null) {
+export async function login({ client }: { client: ClientInfo | null }, credentials: z.output<typeof LoginEmailDto>) {
   const rules = signInFailureRules(credentials.email, client?.ip ?? null);
   const attempt = await consumeRateLimit([rules.accountAndIp, rules.ip]);
   if (!attempt.allowed) {
@@ -49,29 +59,29 @@ export async function login(credentials: { email: string; password: string }, cl
   const [user] = await db().select().from(users).where(eq(users.email, credentials.email)).limit(1);
   // Always run the password hash, so response time does not reveal whether the email exists.
   const passwordMatches = await verifyPassword(credentials.password, user?.passwordHash ?? (await decoyPasswordHash()));
-  if (!user || !passwordMatches) throw new UnauthenticatedError('Wrong email or password', 'INVALID_CREDENTIALS');
+  if (!user || !passwordMatches) throw new InvalidCredentialsError();
   // The right password: not a failed guess (an inactive account is told so only now).
   await Promise.all([
     resetRateLimit([rules.accountAndIp.key]),
     uncountRateLimit(attempt.counted.filter((c) => c.key === rules.ip.key)),
   ]);
-  if (!canSignIn(user)) throw new UnauthenticatedError('This account cannot sign in', 'ACCOUNT_INACTIVE');
+  if (!canSignIn(user)) throw new AccountCannotSignInError();
   const tokens = await startLoginSession(db(), user.id, client);
   return { ...tokens, userProfile: await buildUserProfile(user.id) };
 }
 
 /** A new access token for a refresh token; the refresh token itself stays the same. */
-export async function refreshAccessToken(refreshToken: string) {
+export async function refreshToken(input: z.output<typeof RefreshTokenDto>) {
+  const { refreshToken } = input;
   const [row] = await db()
     .select({ sessionId: sessions.id, userId: sessions.userId, expiresAt: sessions.expiresAt, user: users })
     .from(sessions)
     .leftJoin(users, eq(users.id, sessions.userId))
     .where(and(eq(sessions.tokenHash, hashToken(refreshToken)), eq(sessions.kind, 'login')))
     .limit(1);
-  if (!row) throw new NotFoundError('Unknown refresh token');
-  if (row.expiresAt <= now()) throw new BadRequestError('The refresh token has expired', 'TOKEN_EXPIRED');
-  if (!row.user || !canSignIn(row.user))
-    throw new BadRequestError('The user of this refresh token no longer exists', 'USER_GONE');
+  if (!row) throw new UnknownRefreshTokenError();
+  if (row.expiresAt <= now()) throw new RefreshTokenExpiredError();
+  if (!row.user || !canSignIn(row.user)) throw new RefreshTokenUserGoneError();
   const [{ token: accessToken }] = await Promise.all([
     signAccessToken({ userId: row.userId, sessionId: row.sessionId }),
     db()
@@ -85,9 +95,12 @@ export async function refreshAccessToken(refreshToken: string) {
 }
 
 /** Ends the session of the bearer token (sign-in session or legacy token). */
-export async function logout(actor: Actor): Promise<Record<string, never>> {
+export async function logout({ actor }: { actor: Actor }): Promise<Record<string, never>> {
   await db()
     .delete(sessions)
     .where(and(eq(sessions.id, actor.session.id), eq(sessions.userId, actor.user.id)));
   return {};
 }
+
+export { generateToken, listTokens, revokeToken, updateTokenScopes } from './automation-tokens';
+export { endSession, listSessions } from './sessions';

@@ -1,10 +1,18 @@
 import { and, desc, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm';
+import type * as z from 'zod/mini';
+import type { SessionIdPath } from '../../schemas/auth/sessions';
 import { addDays, now } from '../clock';
 import { config } from '../config';
 import { db, type Executor } from '../db/client';
 import { sessions, users } from '../db/schema';
-import { NotFoundError, UnauthenticatedError } from '../http/errors';
-import type { Actor } from '../http/types';
+import type { Actor } from './actor';
+import {
+  AccountInactiveError,
+  AutomationTokenDisabledError,
+  InvalidAccessTokenError,
+  SessionNotFoundError,
+  UnknownTokenError,
+} from './errors';
 import { idEquals } from '../ids';
 import { hashToken, newOpaqueToken } from '../secrets';
 import { signAccessToken, verifyAccessToken } from './jwt';
@@ -139,7 +147,7 @@ export async function authenticateBearer(token: string): Promise<Actor> {
       .returning(actorColumns);
   } else {
     const claims = await verifyAccessToken(token);
-    if (!claims) throw new UnauthenticatedError('The access token is invalid or expired');
+    if (!claims) throw new InvalidAccessTokenError();
     [row] = await db()
       .select(actorColumns)
       .from(sessions)
@@ -155,7 +163,7 @@ export async function authenticateBearer(token: string): Promise<Actor> {
       )
       .limit(1);
   }
-  if (!row) throw new UnauthenticatedError('The token is unknown, revoked or expired');
+  if (!row) throw new UnknownTokenError();
   const found = row as {
     sessionId: string;
     kind: Actor['session']['kind'];
@@ -166,9 +174,9 @@ export async function authenticateBearer(token: string): Promise<Actor> {
     isSuperAdmin: boolean;
     isEmailVerified: boolean;
   } & Pick<UserRow, 'isActive' | 'deletedAt' | 'accountKind'>;
-  if (!canSignIn(found)) throw new UnauthenticatedError('This account is inactive', 'ACCOUNT_INACTIVE');
+  if (!canSignIn(found)) throw new AccountInactiveError();
   if (found.kind === 'automation' && (found.scopes ?? []).length === 0) {
-    throw new UnauthenticatedError('This automation token is disabled (it has no scopes)');
+    throw new AutomationTokenDisabledError();
   }
   return {
     user: {
@@ -204,7 +212,7 @@ export function toSessionEntry(row: typeof sessions.$inferSelect, currentSession
  * The caller's live sign-in sessions and legacy tokens (not expired), newest first; `current`
  * marks the one of the bearer token. Automation tokens are listed by GET /auth/tokens.
  */
-export async function listSessions(actor: Actor) {
+export async function listSessions({ actor }: { actor: Actor }) {
   const rows = await db()
     .select()
     .from(sessions)
@@ -225,7 +233,10 @@ export async function listSessions(actor: Actor) {
  * its refresh and access tokens stop at once. Any id that is not one of them (another user's,
  * an automation token's, any string at all) is 404.
  */
-export async function endSession(actor: Actor, sessionId: string): Promise<void> {
+export async function endSession(
+  { actor }: { actor: Actor },
+  { id: sessionId }: z.output<typeof SessionIdPath>,
+): Promise<void> {
   const [row] = await db()
     .delete(sessions)
     .where(
@@ -236,5 +247,5 @@ export async function endSession(actor: Actor, sessionId: string): Promise<void>
       ),
     )
     .returning({ id: sessions.id });
-  if (!row) throw new NotFoundError('No session of yours has this id');
+  if (!row) throw new SessionNotFoundError();
 }

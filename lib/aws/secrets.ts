@@ -17,7 +17,8 @@ const cache = new Map<string, Promise<string>>();
 export function readSecret(secretId: string): Promise<string> {
   let value = cache.get(secretId);
   if (!value) {
-    value = (send ??= defaultSend())(secretId);
+    send ??= defaultSend();
+    value = send(secretId);
     cache.set(secretId, value);
     value.catch(() => cache.delete(secretId));
   }

@@ -170,17 +170,15 @@ export async function adjustCredits(
   }
   const after = balance + amountCents;
   await tx.update(organizations).set({ creditBalanceCents: after }).where(eq(organizations.id, organizationId));
-  await tx
-    .insert(creditLedger)
-    .values({
-      organizationId,
-      amountCents,
-      balanceAfterCents: after,
-      kind,
-      description,
-      billingRowId,
-      idempotencyKey: idempotencyKey ?? null,
-    });
+  await tx.insert(creditLedger).values({
+    organizationId,
+    amountCents,
+    balanceAfterCents: after,
+    kind,
+    description,
+    billingRowId,
+    idempotencyKey: idempotencyKey ?? null,
+  });
   return after;
 }
 

@@ -1,9 +1,13 @@
 import { and, desc, eq, type SQL, sql } from 'drizzle-orm';
 import { db, type Executor } from '../db/client';
 import { billingHistory, users } from '../db/schema';
+import type * as z from 'zod/mini';
+import type { BillingHistoryQuery } from '../../schemas/billing/billing';
 import { idEquals } from '../ids';
+import type { BillingHistoryCategory } from './history-categories';
+import type { OrganizationContext } from '../organizations/context';
 
-type Category = (typeof billingHistory.$inferInsert)['category'];
+type Category = BillingHistoryCategory;
 
 /** Writes an audit entry for a billing change (in the caller's transaction). */
 export async function recordBillingHistory(
@@ -36,9 +40,10 @@ export const STAFF_DESCRIPTION = 'Billing adjusted by support';
 
 /** GET /billing/history: newest first, by category and case; staff entries are neutralized. */
 export async function listBillingHistory(
-  organizationId: string,
-  query: { category?: Category; caseId?: string; limit?: number; skip?: number },
+  ctx: { organization: OrganizationContext },
+  query: z.output<typeof BillingHistoryQuery>,
 ) {
+  const organizationId = ctx.organization.id;
   const filters: SQL[] = [eq(billingHistory.organizationId, organizationId)];
   if (query.category) filters.push(eq(billingHistory.category, query.category));
   if (query.caseId) filters.push(idEquals(billingHistory.caseId, query.caseId));

@@ -4,30 +4,24 @@ import { config } from '../config';
 import { db } from '../db/client';
 import { billingRows, cases, creditLedger, organizations, usageEvents } from '../db/schema';
 import { transaction } from '../db/transaction';
-import { ConflictError, ForbiddenError } from '../http/errors';
-import type { Actor } from '../http/types';
+import type * as z from 'zod/mini';
+import type { CreateBillingSetupSessionDto, CreditsQuery } from '../../schemas/billing/billing';
+import type { Actor } from '../auth/actor';
+import type { CaseContext } from '../cases/context';
 import { planUsageByOrganization } from '../organizations/active-plan';
+import type { OrganizationContext } from '../organizations/context';
+import { loadOrganization, type OrganizationRow } from '../organizations/load';
 import { staffCreditDescription } from './admin';
-import { caseForBilling } from './cases';
+import { CaseAlreadyProError, CaseBillingOffError, CreditsOffError, DelinquentError } from './errors';
 import { recordCharge } from './charges';
 import { recordBillingHistory } from './history';
 import { setupSessionUrl } from './setup-sessions';
 import { baseFeeStatusOf, isDelinquent } from './summary';
 import { basePriceCents, PRO_UPGRADE_SKU, TIER_KEYS, TIERS, type TierKey, isTierKey } from './tiers';
 
-type OrganizationRow = typeof organizations.$inferSelect;
-
-async function loadOrganization(organizationId: string): Promise<OrganizationRow> {
-  const [organization] = await db().select().from(organizations).where(eq(organizations.id, organizationId)).limit(1);
-  return organization!;
-}
-
 function assertCaseBilling(organization: OrganizationRow): void {
   if (organization.billingMode !== 'pay_as_you_go') {
-    throw new ForbiddenError(
-      'Case billing is not enabled for this organization: select a plan first',
-      'FEATURE_DISABLED',
-    );
+    throw new CaseBillingOffError();
   }
 }
 
@@ -36,18 +30,21 @@ function assertCaseBilling(organization: OrganizationRow): void {
  * number of concurrent requests: the charge key is unique) and answers `processing`; the case
  * turns Pro when the invoice is paid, or at once when the tier includes Pro.
  */
-export async function upgradeCaseToPro(organizationId: string, actor: Actor, caseIdSent: string) {
+export async function upgradeCaseToPro(ctx: {
+  actor: Actor;
+  organization: OrganizationContext;
+  caseContext: CaseContext;
+}) {
+  const { actor } = ctx;
+  const organizationId = ctx.organization.id;
   const organization = await loadOrganization(organizationId);
   assertCaseBilling(organization);
-  const target = await caseForBilling(organizationId, caseIdSent, actor.user.id);
-  // From here on the stored id: the one sent may differ in case.
+  // The case-context middleware resolved the case and checked the billing rule.
+  const target = ctx.caseContext.case;
   const caseId = target.id;
-  if (target.isPro) throw new ConflictError('The case is already Pro');
+  if (target.isPro) throw new CaseAlreadyProError();
   if (isDelinquent(organization)) {
-    throw new ForbiddenError(
-      'A base fee is unpaid for more than 7 days: save a card to settle it before new charges',
-      'DELINQUENT',
-    );
+    throw new DelinquentError();
   }
   const includesPro = isTierKey(organization.billingTier) && TIERS[organization.billingTier].includesPro;
 
@@ -110,13 +107,20 @@ export async function upgradeCaseToPro(organizationId: string, actor: Actor, cas
 }
 
 /** POST /billing/setup-session: a processor checkout in setup mode (card on file, no charge). */
-export async function createSetupSession(organizationId: string, input: { successUrl: string; cancelUrl: string }) {
-  const organization = await loadOrganization(organizationId);
+export async function createBillingSetupSession(
+  ctx: { organization: OrganizationContext },
+  input: z.output<typeof CreateBillingSetupSessionDto>,
+) {
+  const organization = await loadOrganization(ctx.organization.id);
   assertCaseBilling(organization);
   return { url: await setupSessionUrl(organization, input) };
 }
 
+export { createBillingReport } from './report';
+export { listBillingHistory } from './history';
 export { selectPlan } from './plan-selection';
+export { getCaseStatement, getReconciliation } from './statements';
+export { stripeWebhook } from './webhooks';
 
 /** GET /billing/plans: the tier catalog. */
 export function listPlans() {
@@ -124,7 +128,8 @@ export function listPlans() {
 }
 
 /** GET /billing/plan/current: plan (null when not on case billing), usage against caps, delinquency. */
-export async function currentPlan(organizationId: string) {
+export async function getCurrentPlan(ctx: { organization: OrganizationContext }) {
+  const organizationId = ctx.organization.id;
   const organization = await loadOrganization(organizationId);
   const monthStart = new Date(Date.UTC(now().getUTCFullYear(), now().getUTCMonth(), 1));
   const [usage, [aiTokens], [casesThisMonth], [fee]] = await Promise.all([
@@ -192,8 +197,9 @@ export async function currentPlan(organizationId: string) {
 }
 
 /** GET /billing/credits: balance, currency, deduct percentage and the ledger newest first. */
-export async function credits(organizationId: string, query: { limit?: number; skip?: number }) {
-  if (!config().FEATURE_CREDITS) throw new ForbiddenError('Credits are turned off', 'FEATURE_DISABLED');
+export async function getCredits(ctx: { organization: OrganizationContext }, query: z.output<typeof CreditsQuery>) {
+  const organizationId = ctx.organization.id;
+  if (!config().FEATURE_CREDITS) throw new CreditsOffError();
   const limit = query.limit ?? 50;
   const skip = query.skip ?? 0;
   // One snapshot: a charge committing between the reads must not show a balance the ledger

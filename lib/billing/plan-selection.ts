@@ -1,38 +1,32 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import { addMonths, now } from '../clock';
 import { config } from '../config';
-import { db, type Tx } from '../db/client';
+import type { Tx } from '../db/client';
 import { billingRows, organizationPlans, organizations } from '../db/schema';
 import { type AfterCommit, transaction } from '../db/transaction';
-import { ConflictError, ForbiddenError, type ErrorDetail, ValidationFailedError } from '../http/errors';
-import type { Actor } from '../http/types';
+import type * as z from 'zod/mini';
+import type { SelectPlanDto } from '../../schemas/billing/billing';
+import type { Actor } from '../auth/actor';
+import type { OrganizationContext } from '../organizations/context';
+import { type Finding, InvalidInputError } from '../errors';
 import type { PlanUsage } from '../organizations/active-plan';
 import { newId } from '../ids';
 import { lockAllowances } from '../organizations/allowances';
+import { loadOrganization, type OrganizationRow } from '../organizations/load';
 import { adjustCredits, type ChargeLine, closeVoidedInvoice, recordCharge } from './charges';
 import { ensureProcessorCustomer } from './customers';
+import { DelinquentPlanChangeError, PlanBelowUsageError, SelfServePlansOffError } from './errors';
 import { recordBillingHistory } from './history';
 import { isDelinquent } from './summary';
 import { basePriceCents, type Cadence, isDowngrade, isTierKey, planAllowancesOf, TIERS, type TierKey } from './tiers';
 import { setupSessionUrl } from './setup-sessions';
 
-type OrganizationRow = typeof organizations.$inferSelect;
 type BillingRow = typeof billingRows.$inferSelect;
 
 /** The old base fee's rows still waiting for money: voided (and re-billed for the used part) on a change. */
 const UNPAID_STATUSES = ['processing', 'INVOICED', 'failed'] as const;
 
-interface SelectPlanInput {
-  tier: TierKey;
-  cadence?: Cadence;
-  successUrl?: string;
-  cancelUrl?: string;
-}
-
-async function loadOrganization(organizationId: string): Promise<OrganizationRow> {
-  const [organization] = await db().select().from(organizations).where(eq(organizations.id, organizationId)).limit(1);
-  return organization!;
-}
+type SelectPlanInput = z.output<typeof SelectPlanDto>;
 
 const isSameSelection = (organization: OrganizationRow, tier: TierKey, cadence: Cadence) =>
   organization.billingMode === 'pay_as_you_go' &&
@@ -47,23 +41,23 @@ const isSameSelection = (organization: OrganizationRow, tier: TierKey, cadence: 
  * and the net is `prorationCents` (0 on a first selection). Without a card on file the answer
  * says `paymentRequired` with a card set-up link, and the unpaid fee starts the delinquency clock.
  */
-export async function selectPlan(organizationId: string, actor: Actor, input: SelectPlanInput) {
-  if (!config().FEATURE_SELF_SERVE_PLANS)
-    throw new ForbiddenError('Self-serve plan selection is not available', 'FEATURE_DISABLED');
+export async function selectPlan(
+  { organization: { id: organizationId }, actor }: { organization: OrganizationContext; actor: Actor },
+  input: SelectPlanInput,
+) {
+  if (!config().FEATURE_SELF_SERVE_PLANS) throw new SelfServePlansOffError();
   const tier = TIERS[input.tier];
   const cadence: Cadence = input.cadence ?? (tier.annualOnly ? 'annual' : 'monthly');
   if (!tier.cadences.includes(cadence)) {
-    throw new ValidationFailedError([
-      { path: 'body.cadence', message: `${tier.name} (${tier.key}) is billed annually only` },
-    ]);
+    throw new InvalidInputError([{ field: 'cadence', message: `${tier.name} (${tier.key}) is billed annually only` }]);
   }
   let before = await loadOrganization(organizationId);
   const paymentRequired = !before.hasPaymentMethod;
   if (paymentRequired && (!input.successUrl || !input.cancelUrl)) {
     const missing = (['successUrl', 'cancelUrl'] as const).filter((field) => !input[field]);
-    throw new ValidationFailedError(
+    throw new InvalidInputError(
       missing.map((field) => ({
-        path: `body.${field}`,
+        field,
         message: `No card is on file: successUrl and cancelUrl are required to set one up`,
       })),
     );
@@ -99,10 +93,7 @@ export async function selectPlan(organizationId: string, actor: Actor, input: Se
       current!.billingMode === 'pay_as_you_go' && isTierKey(current!.billingTier) && current!.billingCadence !== null;
     const from = onTier ? { tier: current!.billingTier as TierKey, cadence: current!.billingCadence! } : null;
     if (isDelinquent(current!) && !(from && isDowngrade(from, { tier: input.tier, cadence }))) {
-      throw new ForbiddenError(
-        'A base fee is unpaid for more than 7 days: save a card to settle it; until then only a move to a cheaper plan is possible',
-        'DELINQUENT',
-      );
+      throw new DelinquentPlanChangeError();
     }
     // Read under the lock, so the period of a change committed meanwhile is never credited beyond its start.
     const at = now();
@@ -182,7 +173,7 @@ export async function selectPlan(organizationId: string, actor: Actor, input: Se
 function assertTierFits(usage: PlanUsage, tierKey: TierKey): void {
   const caps = planAllowancesOf(tierKey);
   const storageInUse = usage.storageUsed + usage.storageReserved;
-  const over: ErrorDetail[] = [
+  const over: Finding[] = [
     ...(usage.seatsUsed > caps.seats
       ? [
           {
@@ -204,11 +195,7 @@ function assertTierFits(usage: PlanUsage, tierKey: TierKey): void {
       : []),
   ];
   if (over.length > 0) {
-    throw new ConflictError(
-      `The organization uses more than ${TIERS[tierKey].name} (${tierKey}) allows: ${over.map((o) => o.path).join(', ')}`,
-      'PLAN_BELOW_USAGE',
-      over,
-    );
+    throw new PlanBelowUsageError({ name: TIERS[tierKey].name, key: tierKey }, over);
   }
 }
 
@@ -231,14 +218,7 @@ async function settleCurrentBaseFee(
   organization: OrganizationRow,
   from: { tier: TierKey; cadence: Cadence },
   at: Date,
-): Promise<{ lines: ChargeLine[]; outstanding: boolean }> {
-  const oldFee = basePriceCents(from.tier, from.cadence);
-  const start = organization.billingPeriodStart;
-  const end = organization.billingPeriodEnd;
-  const unused =
-    start && end && end > at
-      ? Math.floor((oldFee * (end.getTime() - at.getTime())) / (end.getTime() - start.getTime()))
-      : 0;
+): Promise<Proration> {
   const rows: BillingRow[] = organization.baseFeeChargeKey
     ? await tx
         .select()
@@ -247,6 +227,67 @@ async function settleCurrentBaseFee(
         .orderBy(asc(billingRows.idempotencyKey))
     : [];
   const fee = rows[0];
+  const unpaid = fee !== undefined && (UNPAID_STATUSES as readonly string[]).includes(fee.status);
+  if (unpaid) {
+    await tx
+      .update(billingRows)
+      .set({ status: 'voided' })
+      .where(
+        and(
+          eq(billingRows.chargeKey, organization.baseFeeChargeKey!),
+          inArray(billingRows.status, [...UNPAID_STATUSES]),
+        ),
+      );
+    if (fee.invoiceId) {
+      const invoiceId = fee.invoiceId;
+      afterCommit(() => closeVoidedInvoice(invoiceId));
+    }
+  }
+  return computeProration({
+    from,
+    period: { start: organization.billingPeriodStart, end: organization.billingPeriodEnd },
+    at,
+    fee:
+      fee?.status === 'paid'
+        ? { status: 'paid' }
+        : unpaid
+          ? {
+              status: 'unpaid',
+              invoiceId: fee.invoiceId,
+              receivedCents: rows.reduce(
+                (sum, row) => sum + row.creditsAppliedCents + (row.amountCents < 0 ? -row.amountCents : 0),
+                0,
+              ),
+            }
+          : null,
+  });
+}
+
+/** The lines that settle the current base fee on a change, and whether they re-bill an unpaid fee. */
+export interface Proration {
+  lines: ChargeLine[];
+  outstanding: boolean;
+}
+
+/**
+ * The settlement of `settleCurrentBaseFee` without the database: the fee of `from` over its
+ * period, split at `at` into a used and an unused part (floored to the cent). A paid fee credits
+ * the unused part; an unpaid one (`receivedCents` already received toward it) bills the used
+ * part again and credits what was received; no fee (waived, voided, missing) gives no line.
+ */
+export function computeProration(input: {
+  from: { tier: TierKey; cadence: Cadence };
+  period: { start: Date | null; end: Date | null };
+  at: Date;
+  fee: { status: 'paid' } | { status: 'unpaid'; invoiceId: string | null; receivedCents: number } | null;
+}): Proration {
+  const { from, at, fee } = input;
+  const { start, end } = input.period;
+  const oldFee = basePriceCents(from.tier, from.cadence);
+  const unused =
+    start && end && end > at
+      ? Math.floor((oldFee * (end.getTime() - at.getTime())) / (end.getTime() - start.getTime()))
+      : 0;
   const label = `${from.tier} ${from.cadence}`;
   const credit = (amount: number, description: string): ChargeLine[] =>
     amount > 0
@@ -255,22 +296,8 @@ async function settleCurrentBaseFee(
 
   if (fee?.status === 'paid')
     return { lines: credit(unused, `Unused part of the ${label} base fee`), outstanding: false };
-  if (!fee || !(UNPAID_STATUSES as readonly string[]).includes(fee.status)) return { lines: [], outstanding: false };
+  if (!fee) return { lines: [], outstanding: false };
 
-  await tx
-    .update(billingRows)
-    .set({ status: 'voided' })
-    .where(
-      and(eq(billingRows.chargeKey, organization.baseFeeChargeKey!), inArray(billingRows.status, [...UNPAID_STATUSES])),
-    );
-  if (fee.invoiceId) {
-    const invoiceId = fee.invoiceId;
-    afterCommit(() => closeVoidedInvoice(invoiceId));
-  }
-  const received = rows.reduce(
-    (sum, row) => sum + row.creditsAppliedCents + (row.amountCents < 0 ? -row.amountCents : 0),
-    0,
-  );
   const used = oldFee - unused;
   const voidedNote = fee.invoiceId ? `, invoice ${fee.invoiceId} voided` : '';
   return {
@@ -286,7 +313,7 @@ async function settleCurrentBaseFee(
             },
           ]
         : []),
-      ...credit(received, `Already paid toward the voided ${label} base fee`),
+      ...credit(fee.receivedCents, `Already paid toward the voided ${label} base fee`),
     ],
     outstanding: true,
   };

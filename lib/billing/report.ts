@@ -3,21 +3,19 @@ import { addSeconds, now } from '../clock';
 import { config } from '../config';
 import { db } from '../db/client';
 import { billingRows, cases, organizations } from '../db/schema';
-import { BadRequestError, NotFoundError, ValidationFailedError } from '../http/errors';
+import type * as z from 'zod/mini';
+import type { BillingReportQueryDto } from '../../schemas/billing/billing';
+import type { Actor } from '../auth/actor';
+import { InvalidInputError } from '../errors';
+import type { OrganizationContext } from '../organizations/context';
 import { idIn, newId } from '../ids';
 import { objectStorage } from '../storage';
 import { CHARGED_STATUSES } from './charges';
+import { BillingReportsOffError, ReportTooLargeError } from './errors';
 import { recordBillingHistory } from './history';
 
 export const MAX_REPORT_ROWS = 50_000;
 const DOWNLOAD_LINK_SECONDS = 15 * 60;
-
-interface ReportQuery {
-  caseIds?: string[];
-  startDate?: string;
-  endDate?: string;
-  format: 'json' | 'pdf';
-}
 
 type BillingRow = typeof billingRows.$inferSelect;
 
@@ -42,8 +40,13 @@ const isCharged = (row: BillingRow) =>
  * period up to now), optionally some cases, as JSON or as a stored PDF with a time-limited link.
  * Over 50,000 rows is refused before any row is loaded.
  */
-export async function billingReport(organizationId: string, actorId: string, query: ReportQuery) {
-  if (!config().FEATURE_BILLING_REPORTS) throw new NotFoundError('Billing reports are not available');
+export async function createBillingReport(
+  ctx: { organization: Pick<OrganizationContext, 'id'>; actor: { user: Pick<Actor['user'], 'id'> } },
+  query: z.output<typeof BillingReportQueryDto>,
+) {
+  const organizationId = ctx.organization.id;
+  const actorId = ctx.actor.user.id;
+  if (!config().FEATURE_BILLING_REPORTS) throw new BillingReportsOffError();
   const [organization] = await db().select().from(organizations).where(eq(organizations.id, organizationId));
   const at = now();
   const monthStart = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
@@ -55,7 +58,7 @@ export async function billingReport(organizationId: string, actorId: string, que
     const message = query.startDate
       ? `startDate is after endDate (${endDate.toISOString()})`
       : `endDate is before startDate (the start of the current billing period, ${startDate.toISOString()})`;
-    throw new ValidationFailedError([{ path: `body.${field}`, message }]);
+    throw new InvalidInputError([{ field, message }]);
   }
 
   const filters: SQL[] = [
@@ -69,11 +72,7 @@ export async function billingReport(organizationId: string, actorId: string, que
   const [{ rows: rowCount }] = (await db().select({ rows: count() }).from(billingRows).where(where)) as [
     { rows: number },
   ];
-  if (rowCount > MAX_REPORT_ROWS)
-    throw new BadRequestError(
-      `The report would hold ${rowCount} rows; at most ${MAX_REPORT_ROWS} are allowed: narrow the window or the cases`,
-      'REPORT_TOO_LARGE',
-    );
+  if (rowCount > MAX_REPORT_ROWS) throw new ReportTooLargeError(rowCount, MAX_REPORT_ROWS);
 
   const rows = await db()
     .select({ row: billingRows, caseName: cases.name })

@@ -1,6 +1,6 @@
 import { now } from '../clock';
 import type { organizations } from '../db/schema';
-import { ConflictError } from '../http/errors';
+import { NoProcessorCustomerError } from './errors';
 import { paymentProcessor } from './processor';
 
 /** The processor's card set-up page for the organization (409 while it has no processor customer). */
@@ -8,8 +8,7 @@ export async function setupSessionUrl(
   organization: typeof organizations.$inferSelect,
   input: { successUrl: string; cancelUrl: string },
 ): Promise<string> {
-  if (!organization.processorCustomerId)
-    throw new ConflictError('The billing profile has no payment-processor customer yet; try again shortly');
+  if (!organization.processorCustomerId) throw new NoProcessorCustomerError();
   const processor = await paymentProcessor();
   const session = await processor.createSetupSession({
     customerId: organization.processorCustomerId,

@@ -1,7 +1,10 @@
 import { and, desc, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
+import type * as z from 'zod/mini';
+import type { StatementQuery } from '../../schemas/billing/billing';
 import { db } from '../db/client';
 import { billingRows, cases } from '../db/schema';
-import { caseForBilling } from './cases';
+import type { OrganizationContext } from '../organizations/context';
+import type { CaseContext } from '../cases/context';
 
 type BillingRow = typeof billingRows.$inferSelect;
 
@@ -56,13 +59,12 @@ export const totalsColumns = {
 };
 
 /** GET /cases/{caseId}/billing/statement: the case's rows newest first, totals over all rows. */
-export async function caseStatement(
-  organizationId: string,
-  userId: string,
-  caseId: string,
-  query: { limit?: number; skip?: number },
+export async function getCaseStatement(
+  ctx: { organization: OrganizationContext; caseContext: CaseContext },
+  query: z.output<typeof StatementQuery>,
 ) {
-  const target = await caseForBilling(organizationId, caseId, userId);
+  const organizationId = ctx.organization.id;
+  const target = ctx.caseContext.case;
   const limit = query.limit ?? 50;
   const skip = query.skip ?? 0;
   const where = and(eq(billingRows.organizationId, organizationId), eq(billingRows.caseId, target.id));
@@ -94,7 +96,11 @@ export async function caseStatement(
  * (organization-wide charges in the group 'organization', chargeScope 'platform'); each group's
  * subtotal covers all of its rows. Four queries whatever the page size.
  */
-export async function reconciliation(organizationId: string, query: { limit?: number; skip?: number }) {
+export async function getReconciliation(
+  ctx: { organization: OrganizationContext },
+  query: z.output<typeof StatementQuery>,
+) {
+  const organizationId = ctx.organization.id;
   const limit = query.limit ?? 50;
   const skip = query.skip ?? 0;
   const where = eq(billingRows.organizationId, organizationId);

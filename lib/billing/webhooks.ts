@@ -2,8 +2,8 @@ import type Stripe from 'stripe';
 import { config } from '../config';
 import { processedWebhookEvents } from '../db/schema';
 import { transaction } from '../db/transaction';
-import { BadRequestError, NotFoundError } from '../http/errors';
 import { settleInvoice } from './charges';
+import { InvalidSignatureError, MissingSignatureError, WebhooksNotConfiguredError } from './errors';
 import { recordPaymentMethod } from './payment-methods';
 import { paymentProcessor } from './processor';
 import { StripeProcessor } from './processor/stripe';
@@ -25,18 +25,19 @@ const customerIdOf = (value: string | { id: string } | null | undefined) =>
  * POST /webhooks/stripe: verifies the signature over the raw body, then applies the event once
  * (its id is recorded in the same transaction, so a replay has no second effect).
  */
-export async function handleStripeWebhook(
-  rawBody: string | undefined,
-  signature: string | undefined,
-): Promise<{ received: true; duplicate: boolean }> {
+export async function stripeWebhook(input: {
+  rawBody: string | undefined;
+  signature: string | undefined;
+}): Promise<{ received: true; duplicate: boolean }> {
+  const { rawBody, signature } = input;
   const secret = config().STRIPE_WEBHOOK_SECRET;
-  if (!secret) throw new NotFoundError('Stripe webhooks are not configured');
-  if (!rawBody || !signature) throw new BadRequestError('Missing body or Stripe-Signature header', 'INVALID_SIGNATURE');
+  if (!secret) throw new WebhooksNotConfiguredError();
+  if (!rawBody || !signature) throw new MissingSignatureError();
   let event: Stripe.Event;
   try {
     event = (await stripeVerifier()).webhooks.constructEvent(rawBody, signature, secret);
   } catch {
-    throw new BadRequestError('The webhook signature does not verify', 'INVALID_SIGNATURE');
+    throw new InvalidSignatureError();
   }
   // A saved card must become the invoice default before open invoices are collected. Done before
   // the transaction (a Stripe call) and idempotent, so a replay repeats it harmlessly.

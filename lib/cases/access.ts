@@ -1,13 +1,11 @@
 import { and, eq } from 'drizzle-orm';
 import { db } from '../db/client';
 import { caseAccess, cases, organizationMembers } from '../db/schema';
-import { ForbiddenError, NotFoundError } from '../http/errors';
 import { idEquals } from '../ids';
 import type { OrganizationRole } from '../organizations/roles';
+import type { CaseContext } from './context';
+import { CaseAccessDeniedError, CaseInOtherOrganizationError, CaseNotFoundError, NoCaseAccessError } from './errors';
 import { type CaseRule, caseRuleAllows } from './rules';
-
-export type CaseAccessLevel = (typeof caseAccess.$inferSelect)['access'];
-type CaseRow = typeof cases.$inferSelect;
 
 /**
  * The case and the caller's access to it, in one query. The caller must belong to the case's
@@ -15,11 +13,7 @@ type CaseRow = typeof cases.$inferSelect;
  * an id that is not a UUID).
  * With `organizationId` (the header), a case of another organization is 403, never data.
  */
-export async function caseWithAccess(
-  caseId: string,
-  userId: string,
-  organizationId?: string,
-): Promise<{ case: CaseRow; access: CaseAccessLevel; orgRole: string }> {
+export async function caseWithAccess(caseId: string, userId: string, organizationId?: string): Promise<CaseContext> {
   const [row] = await db()
     .select({ case: cases, access: caseAccess.access, orgRole: organizationMembers.role })
     .from(cases)
@@ -30,19 +24,15 @@ export async function caseWithAccess(
     )
     .where(idEquals(cases.id, caseId))
     .limit(1);
-  if (!row || row.case.deletedAt) throw new NotFoundError('Unknown case');
-  if (organizationId && row.case.organizationId !== organizationId)
-    throw new ForbiddenError('The case belongs to another organization');
-  if (!row.orgRole || !row.access) throw new ForbiddenError('You have no access to this case', 'INSUFFICIENT_ROLE');
-  return { case: row.case, access: row.access, orgRole: row.orgRole };
+  if (!row || row.case.deletedAt) throw new CaseNotFoundError();
+  if (organizationId && row.case.organizationId !== organizationId) throw new CaseInOtherOrganizationError();
+  if (!row.orgRole || !row.access) throw new NoCaseAccessError();
+  return { case: row.case, access: row.access, orgRole: row.orgRole as OrganizationRole };
 }
 
-/** Refuses (403) a caller whom the route's case rule (lib/cases/rules.ts) does not let through. */
-export function assertCaseRule(
-  found: { access: CaseAccessLevel; orgRole: string },
-  rule: CaseRule,
-  message: string,
-): void {
-  if (!caseRuleAllows(rule, found.access, found.orgRole as OrganizationRole))
-    throw new ForbiddenError(message, 'INSUFFICIENT_ROLE');
+/** Refuses (403) a caller whom `rule` (lib/cases/rules.ts) does not let through, in the rule's words. */
+export function assertCaseRule(found: Pick<CaseContext, 'access' | 'orgRole'>, rule: CaseRule): void {
+  if (caseRuleAllows(rule, found.access, found.orgRole)) return;
+  const message = rule.deniedTo?.[found.access] ?? rule.denied;
+  throw message ? new CaseAccessDeniedError(message) : new NoCaseAccessError();
 }

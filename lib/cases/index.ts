@@ -1,19 +1,36 @@
 import { and, asc, count, desc, eq, isNull } from 'drizzle-orm';
+import type * as z from 'zod/mini';
+import type {
+  CaseAccessPath,
+  CreateCaseDto,
+  GrantCaseAccessDto,
+  ListCasesQuery,
+  UpdateCaseDto,
+} from '../../schemas/cases/cases';
+import type { Actor } from '../auth/actor';
 import { now } from '../clock';
 import { db } from '../db/client';
 import { caseAccess, cases, organizationMembers } from '../db/schema';
 import { transaction } from '../db/transaction';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../http/errors';
-import type { Actor, OrganizationContext } from '../http/types';
 import { idEquals } from '../ids';
-import { pageWindow, type PagingInput, toPage } from '../paging';
-import { assertCaseRule, type CaseAccessLevel, caseWithAccess } from './access';
-import { CASE_RULES } from './rules';
+import type { OrganizationContext } from '../organizations/context';
+import { pageWindow, toPage } from '../paging';
+import type { CaseContext } from './context';
+import {
+  GranteeNotMemberError,
+  LastCaseOwnerError,
+  NoAccessToRevokeError,
+  OwnerChangeDeniedError,
+  OwnerGrantDeniedError,
+} from './errors';
+import type { CaseAccess } from './rules';
+
+export type { CaseContext } from './context';
 
 type CaseRow = typeof cases.$inferSelect;
 
 /** The Case extension entity, with the caller's access. */
-export function toCaseEntity(row: CaseRow, access: CaseAccessLevel | null) {
+export function toCaseEntity(row: CaseRow, access: CaseAccess | null) {
   return {
     id: row.id,
     organizationId: row.organizationId,
@@ -28,10 +45,13 @@ export function toCaseEntity(row: CaseRow, access: CaseAccessLevel | null) {
 }
 
 /** POST /cases: a case in the header's organization; the creator gets owner access. */
-export async function createCase(organization: OrganizationContext, actor: Actor, input: { name: string }) {
+export async function createCase(
+  ctx: { actor: Actor; organization: OrganizationContext },
+  input: z.output<typeof CreateCaseDto>,
+) {
   const created = await transaction(async (tx) => {
-    const [row] = await tx.insert(cases).values({ organizationId: organization.id, name: input.name }).returning();
-    await tx.insert(caseAccess).values({ caseId: row!.id, userId: actor.user.id, access: 'owner' });
+    const [row] = await tx.insert(cases).values({ organizationId: ctx.organization.id, name: input.name }).returning();
+    await tx.insert(caseAccess).values({ caseId: row!.id, userId: ctx.actor.user.id, access: 'owner' });
     return row!;
   });
   return toCaseEntity(created, 'owner');
@@ -39,31 +59,27 @@ export async function createCase(organization: OrganizationContext, actor: Actor
 
 /** GET /cases: the cases of the organization the caller has access to, newest first. */
 export async function listCases(
-  organization: OrganizationContext,
-  actor: Actor,
-  query: PagingInput & { includeArchived?: boolean; sortOrder?: 'asc' | 'desc' },
+  ctx: { actor: Actor; organization: OrganizationContext },
+  query: z.output<typeof ListCasesQuery>,
 ) {
   const window = pageWindow(query);
   const where = and(
-    eq(cases.organizationId, organization.id),
+    eq(cases.organizationId, ctx.organization.id),
     isNull(cases.deletedAt),
     query.includeArchived ? undefined : isNull(cases.archivedAt),
   );
   const direction = query.sortOrder === 'asc' ? asc : desc;
+  const withAccess = and(eq(caseAccess.caseId, cases.id), eq(caseAccess.userId, ctx.actor.user.id));
   const [rows, [totals]] = await Promise.all([
     db()
       .select({ case: cases, access: caseAccess.access })
       .from(cases)
-      .innerJoin(caseAccess, and(eq(caseAccess.caseId, cases.id), eq(caseAccess.userId, actor.user.id)))
+      .innerJoin(caseAccess, withAccess)
       .where(where)
       .orderBy(direction(cases.createdAt), direction(cases.id))
       .limit(window.size)
       .offset(window.offset),
-    db()
-      .select({ total: count() })
-      .from(cases)
-      .innerJoin(caseAccess, and(eq(caseAccess.caseId, cases.id), eq(caseAccess.userId, actor.user.id)))
-      .where(where),
+    db().select({ total: count() }).from(cases).innerJoin(caseAccess, withAccess).where(where),
   ]);
   return toPage(
     window,
@@ -73,57 +89,50 @@ export async function listCases(
 }
 
 /** GET /cases/{caseId} */
-export async function getCase(organization: OrganizationContext, actor: Actor, caseId: string) {
-  const found = await caseWithAccess(caseId, actor.user.id, organization.id);
-  return toCaseEntity(found.case, found.access);
+export async function getCase(ctx: { caseContext: CaseContext }) {
+  return toCaseEntity(ctx.caseContext.case, ctx.caseContext.access);
 }
 
 /** PATCH /cases/{caseId}: rename, archive (archived: true) or restore (false). */
-export async function updateCase(
-  organization: OrganizationContext,
-  actor: Actor,
-  caseId: string,
-  input: { name?: string; archived?: boolean },
-) {
-  const found = await caseWithAccess(caseId, actor.user.id, organization.id);
-  assertCaseRule(found, CASE_RULES.manage, 'Owner or admin access to the case is required');
+export async function updateCase(ctx: { caseContext: CaseContext }, input: z.output<typeof UpdateCaseDto>) {
+  const { case: found, access } = ctx.caseContext;
   const changes: Partial<typeof cases.$inferInsert> = {};
   if (input.name !== undefined) changes.name = input.name;
-  if (input.archived !== undefined) changes.archivedAt = input.archived ? (found.case.archivedAt ?? now()) : null;
-  if (Object.keys(changes).length === 0) return toCaseEntity(found.case, found.access);
-  const [updated] = await db().update(cases).set(changes).where(eq(cases.id, found.case.id)).returning();
-  return toCaseEntity(updated!, found.access);
+  if (input.archived !== undefined) changes.archivedAt = input.archived ? (found.archivedAt ?? now()) : null;
+  if (Object.keys(changes).length === 0) return toCaseEntity(found, access);
+  const [updated] = await db().update(cases).set(changes).where(eq(cases.id, found.id)).returning();
+  return toCaseEntity(updated!, access);
 }
 
 /** DELETE /cases/{caseId}: soft delete (the evidence stays, the case disappears from every list). */
-export async function deleteCase(organization: OrganizationContext, actor: Actor, caseId: string) {
-  const found = await caseWithAccess(caseId, actor.user.id, organization.id);
-  assertCaseRule(found, CASE_RULES.delete, 'Only the case owner or an organization owner or admin may delete a case');
-  await db().update(cases).set({ deletedAt: now() }).where(eq(cases.id, found.case.id));
-  return { message: `Case "${found.case.name}" deleted` };
+export async function deleteCase(ctx: { caseContext: CaseContext }) {
+  const found = ctx.caseContext.case;
+  await db().update(cases).set({ deletedAt: now() }).where(eq(cases.id, found.id));
+  return { message: `Case "${found.name}" deleted` };
 }
 
 /** PUT /cases/{caseId}/access/{userId}: grant or change a member's access; only an owner grants owner. */
 export async function grantCaseAccess(
-  organization: OrganizationContext,
-  actor: Actor,
-  caseId: string,
-  userId: string,
-  access: CaseAccessLevel,
+  ctx: { organization: OrganizationContext; caseContext: CaseContext },
+  input: z.output<typeof CaseAccessPath> & z.output<typeof GrantCaseAccessDto>,
 ) {
-  const found = await caseWithAccess(caseId, actor.user.id, organization.id);
-  assertCaseRule(found, CASE_RULES.manage, 'Owner or admin access to the case is required');
-  if (access === 'owner' && found.access !== 'owner' && found.orgRole !== 'owner') {
-    throw new ForbiddenError('Only a case owner may grant owner access', 'INSUFFICIENT_ROLE');
-  }
+  const { caseContext } = ctx;
+  const { access } = input;
+  if (access === 'owner' && caseContext.access !== 'owner' && caseContext.orgRole !== 'owner')
+    throw new OwnerGrantDeniedError();
   const [member] = await db()
     .select({ userId: organizationMembers.userId })
     .from(organizationMembers)
-    .where(and(eq(organizationMembers.organizationId, organization.id), idEquals(organizationMembers.userId, userId)));
-  if (!member) throw new NotFoundError('This user is not a member of the organization');
-  const granted = { caseId: found.case.id, userId: member.userId, access };
+    .where(
+      and(
+        eq(organizationMembers.organizationId, ctx.organization.id),
+        idEquals(organizationMembers.userId, input.userId),
+      ),
+    );
+  if (!member) throw new GranteeNotMemberError();
+  const granted = { caseId: caseContext.case.id, userId: member.userId, access };
   await transaction(async (tx) => {
-    await assertKeepsOwner(tx, granted.caseId, granted.userId, access, mayChangeOwners(found));
+    await assertKeepsOwner(tx, granted.caseId, granted.userId, access, mayChangeOwners(caseContext));
     await tx
       .insert(caseAccess)
       .values(granted)
@@ -132,32 +141,28 @@ export async function grantCaseAccess(
   return granted;
 }
 
-/** DELETE /cases/{caseId}/access/{userId}: revoke; the last owner cannot be removed. */
-export async function revokeCaseAccess(
-  organization: OrganizationContext,
-  actor: Actor,
-  caseId: string,
-  userId: string,
-) {
-  const found = await caseWithAccess(caseId, actor.user.id, organization.id);
+/**
+ * DELETE /cases/{caseId}/access/{userId}: revoke; the last owner cannot be removed. Anyone may give
+ * up their own access (the route's case rule has `self`); taking someone else's is managing the case.
+ */
+export async function revokeCaseAccess(ctx: { caseContext: CaseContext }, input: z.output<typeof CaseAccessPath>) {
+  const { caseContext } = ctx;
+  const caseId = caseContext.case.id;
   // UUIDs compare case-insensitively; stored ids are lowercase.
-  const target = userId.toLowerCase();
-  // Anyone may give up their own access; taking someone else's is managing the case.
-  if (target !== actor.user.id)
-    assertCaseRule(found, CASE_RULES.manage, 'Owner or admin access to the case is required');
+  const target = input.userId.toLowerCase();
   const removed = await transaction(async (tx) => {
-    await assertKeepsOwner(tx, found.case.id, target, null, mayChangeOwners(found));
+    await assertKeepsOwner(tx, caseId, target, null, mayChangeOwners(caseContext));
     return tx
       .delete(caseAccess)
-      .where(and(eq(caseAccess.caseId, found.case.id), idEquals(caseAccess.userId, target)))
+      .where(and(eq(caseAccess.caseId, caseId), idEquals(caseAccess.userId, target)))
       .returning();
   });
-  if (removed.length === 0) throw new NotFoundError('This user has no access to the case');
+  if (removed.length === 0) throw new NoAccessToRevokeError();
   return { message: 'Access revoked' };
 }
 
 /** Whether the caller may change or take away a case owner's access: a case owner, or an organization owner or admin. */
-const mayChangeOwners = (found: { access: CaseAccessLevel; orgRole: string }) =>
+const mayChangeOwners = (found: CaseContext) =>
   found.access === 'owner' || found.orgRole === 'owner' || found.orgRole === 'admin';
 
 /**
@@ -169,7 +174,7 @@ async function assertKeepsOwner(
   tx: Parameters<Parameters<typeof transaction>[0]>[0],
   caseId: string,
   userId: string,
-  next: CaseAccessLevel | null,
+  next: CaseAccess | null,
   callerMayChangeOwners: boolean,
 ) {
   if (next === 'owner') return;
@@ -179,10 +184,6 @@ async function assertKeepsOwner(
     .where(and(eq(caseAccess.caseId, caseId), eq(caseAccess.access, 'owner')))
     .for('update');
   if (!owners.some((owner) => owner.userId === userId)) return;
-  if (!callerMayChangeOwners)
-    throw new ForbiddenError(
-      "Only a case owner or an organization owner or admin may change an owner's access",
-      'INSUFFICIENT_ROLE',
-    );
-  if (owners.length === 1) throw new BadRequestError('A case must keep at least one owner', 'LAST_OWNER');
+  if (!callerMayChangeOwners) throw new OwnerChangeDeniedError();
+  if (owners.length === 1) throw new LastCaseOwnerError();
 }

@@ -15,25 +15,57 @@ export interface CaseRule {
   name: string;
   access: readonly CaseAccess[];
   orRoles?: readonly OrganizationRole[];
+  /** A path parameter naming a user: when it names the caller, any access to the case passes (giving up one's own access). */
+  self?: string;
+  /** The 403 message for a caller the rule refuses (a caller without any access gets the general one). */
+  denied?: string;
+  /** A message of its own for an access level the rule refuses. */
+  deniedTo?: Partial<Record<CaseAccess, string>>;
 }
 
+const OWNER_OR_ADMIN_REQUIRED = 'Owner or admin access to the case is required';
+
 /**
- * The case rules of the route table (`case` on an entry). `caseWithAccess` (lib/cases/access.ts)
- * is the read rule itself; the others are applied with `assertCaseRule` in lib/cases,
- * lib/material and lib/billing. The case-access matrix (test/contract) checks every route that
- * takes a case against the rule its entry declares.
+ * The case rules of the route table (`case` on an entry), enforced before the handler runs by the
+ * case-context middleware (lib/http/case-context.ts). The case-access matrix (test/contract) checks
+ * every route that takes a case against the rule its entry declares.
  */
 export const CASE_RULES = {
   /** Reading a case and its material: any access, opposing counsel included (filtered by profile visibility). */
   read: { name: 'read', access: CASE_ACCESS_LEVELS },
-  /** Renaming, archiving, granting and revoking access (revoking one's own access needs any access). */
-  manage: { name: 'manage', access: ['owner', 'admin'], orRoles: ['owner', 'admin'] },
+  /** Renaming, archiving, granting and revoking access (revoking one's own access needs any access: `self`). */
+  manage: {
+    name: 'manage',
+    access: ['owner', 'admin'],
+    orRoles: ['owner', 'admin'],
+    denied: OWNER_OR_ADMIN_REQUIRED,
+  },
   /** Deleting a case. */
-  delete: { name: 'delete', access: ['owner'], orRoles: ['owner', 'admin'] },
+  delete: {
+    name: 'delete',
+    access: ['owner'],
+    orRoles: ['owner', 'admin'],
+    denied: 'Only the case owner or an organization owner or admin may delete a case',
+  },
   /** Case billing (statement, Pro upgrade): owner or admin access; never opposing counsel (contract). */
-  billing: { name: 'billing', access: ['owner', 'admin'] },
+  billing: {
+    name: 'billing',
+    access: ['owner', 'admin'],
+    denied: OWNER_OR_ADMIN_REQUIRED,
+    deniedTo: { opposing_counsel: 'Opposing counsel cannot use case billing' },
+  },
   /** Adding evidence from the desktop extractor. */
-  import: { name: 'import', access: ['owner', 'admin'] },
+  import: {
+    name: 'import',
+    access: ['owner', 'admin'],
+    denied: 'Importing evidence needs owner or admin access to the case',
+  },
+  /** Upload links for the import's attachments: the import rule, refused in its own words. */
+  upload: {
+    name: 'import',
+    access: ['owner', 'admin'],
+    denied: 'Uploading evidence needs owner or admin access to the case',
+  },
 } as const satisfies Record<string, CaseRule>;
 
 /** Whether a caller with `access` to the case (null: none) and `role` in its organization (null: not a member) passes `rule`. */

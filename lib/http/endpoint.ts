@@ -3,9 +3,14 @@ import httpCors from '@middy/http-cors';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type * as z from 'zod/mini';
+import type { CaseContext } from '../cases/context';
 import { config } from '../config';
+import type { Actor } from '../auth/actor';
 import { connectDb } from '../db/client';
+import type { OrganizationContext } from '../organizations/context';
 import { authenticate } from './authenticate';
+import { caseContext } from './case-context';
+import { CORS_HEADERS } from './cors';
 import { errorEnvelope } from './error-envelope';
 import { ValidationFailedError } from './errors';
 import { organizationContext } from './organization-context';
@@ -13,7 +18,7 @@ import { rateLimit } from './rate-limit';
 import { requestContext } from './request-context';
 import { responseEnvelope } from './response-envelope';
 import type { RouteDefinition } from './route';
-import type { Actor, ApiContext, ApiEvent, ApiMiddleware, ApiResult, OrganizationContext } from './types';
+import type { ApiContext, ApiEvent, ApiMiddleware, ApiResult } from './types';
 import { type RequestSchemas, validateRequest } from './validate';
 
 type Parsed<S> = S extends z.ZodMiniType ? z.output<S> : undefined;
@@ -26,6 +31,8 @@ export interface HandlerInput<R extends RouteDefinition, S extends RequestSchema
   path: Parsed<S['path']>;
   actor: R['auth'] extends 'bearer' ? Actor : R['auth'] extends 'none' ? undefined : Actor | undefined;
   organization: R['organization'] extends object ? OrganizationContext : OrganizationContext | undefined;
+  /** The route's case, checked against its case rule (`case` on the entry). */
+  caseContext: R['case'] extends object ? CaseContext : CaseContext | undefined;
   requestId: string;
   ip: string;
   userAgent: string | undefined;
@@ -72,7 +79,7 @@ const connectDatabase = (): ApiMiddleware => ({
 /**
  * Builds a Lambda handler for one route. The only place the middleware order is set:
  * headers -> request id -> CORS -> error envelope -> database -> auth -> rate limit -> JSON body
- * -> validation -> organization/role/plan -> handler -> response envelope.
+ * -> validation -> organization/role/plan -> case rule -> handler -> response envelope.
  */
 export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
   route: R,
@@ -89,8 +96,8 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
     .use(
       httpCors({
         origins,
-        headers: 'Authorization,Content-Type,organization,X-Request-Id',
-        exposeHeaders: 'X-Request-Id,Retry-After',
+        headers: CORS_HEADERS.allow.join(','),
+        exposeHeaders: CORS_HEADERS.expose.join(','),
       }) as ApiMiddleware,
     )
     .use(errorEnvelope(schemas))
@@ -100,6 +107,7 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
     .use(route.rawBody ? [] : [jsonBody(schemas.body !== undefined)])
     .use(validateRequest(schemas))
     .use(organizationContext(route))
+    .use(caseContext(route))
     .use(responseEnvelope(route))
     .handler(async (event, context) => {
       const { api } = context;
@@ -115,6 +123,7 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
         path: api.path,
         actor: api.actor,
         organization: api.organization,
+        caseContext: api.caseContext,
         requestId: api.requestId,
         ip: api.ip,
         userAgent: api.userAgent,

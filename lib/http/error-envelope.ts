@@ -58,7 +58,10 @@ export function errorEnvelope(schemas: Partial<Record<(typeof REQUEST_PARTS)[num
     if (error instanceof DomainError) {
       ({ code, message } = error);
       status = ERROR_STATUS[error.code];
-      details = error.options.problems?.map((problem) => locate(problem, request.context.api, schemas));
+      const located = error.options.problems?.map((problem) => locate(problem, request.context.api, schemas));
+      // Named as the request carried them, like the schema's own VALIDATION_FAILED answers.
+      if (located) message = `Invalid request: ${located.map((detail) => detail.path).join(', ')}`;
+      details = located ?? error.options.findings;
       if (error.options.retryAfterSeconds !== undefined)
         headers = { 'Retry-After': String(error.options.retryAfterSeconds) };
     } else if (error instanceof HttpError) {

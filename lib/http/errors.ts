@@ -117,11 +117,3 @@ export class ConflictError extends HttpError {
     super(code, message, details);
   }
 }
-
-export class RateLimitedError extends HttpError {
-  constructor(retryAfterSeconds: number) {
-    super('RATE_LIMITED', 'Too many requests; try again later', undefined, {
-      'Retry-After': String(retryAfterSeconds),
-    });
-  }
-}

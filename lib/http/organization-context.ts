@@ -1,4 +1,5 @@
 import { IdText, MAX_ID_LENGTH } from '../../schemas/common/fields';
+import { NoActivePlanError, NotAMemberError } from '../organizations/errors';
 import { findMembership } from '../organizations/membership';
 import { roleSatisfies } from '../organizations/roles';
 import { ForbiddenError, ValidationFailedError } from './errors';
@@ -30,7 +31,7 @@ function organizationHeader(route: RouteDefinition, request: ApiRequest): string
   return value;
 }
 
-const notAMember = () => new ForbiddenError('You are not a member of this organization', 'NOT_A_MEMBER');
+const notAMember = () => new NotAMemberError();
 
 /**
  * Resolves the organization of the request (the `organization` header or the `orgId` path
@@ -65,7 +66,7 @@ export function organizationContext(route: RouteDefinition): ApiMiddleware {
       throw new ForbiddenError(`Your role (${membership.role}) may not do this`, 'INSUFFICIENT_ROLE');
     }
     if (!onSelf && rule.activePlan && !membership.planActive) {
-      throw new ForbiddenError('The organization has no active plan', 'NO_ACTIVE_PLAN');
+      throw new NoActivePlanError();
     }
     context.api.organization = { id: organizationId, ...membership };
   };

@@ -1,5 +1,5 @@
 import { consumeRateLimit } from '../rate-limit';
-import { RateLimitedError } from './errors';
+import { RateLimitedError } from '../errors';
 import type { RouteDefinition } from './route';
 import type { ApiMiddleware, ApiRequest } from './types';
 

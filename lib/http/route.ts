@@ -52,6 +52,86 @@ export interface RouteDefinition {
   /** API Gateway throttle for the route: steady requests per second and burst. */
   throttle: { rate: number; burst: number };
   lambda?: { memoryMb?: number; timeoutSeconds?: number; reservedConcurrency?: number };
+  /**
+   * The error statuses the contract (or docs/decisions.md where it is silent) names for the route,
+   * beyond those its rules already imply (auth, organization, case, rate limit, input: see
+   * `derivedErrorStatuses` in infra/openapi/statuses.ts).
+   */
+  errors?: readonly ErrorStatus[];
 }
 
+/** The error statuses an operation can be described with (each has one response in the API description). */
+export const ERROR_STATUSES = [400, 401, 403, 404, 409, 429, 500] as const;
+export type ErrorStatus = (typeof ERROR_STATUSES)[number];
+
 export const DEFAULT_THROTTLE = { rate: 50, burst: 100 } as const;
+
+/** What `defineRoute` fills in when an entry does not say. */
+const ROUTE_DEFAULTS = {
+  /** No scope: only full sessions may call the route, never an automation token. */
+  scope: null,
+  internal: false,
+  successStatus: 200,
+  throttle: DEFAULT_THROTTLE,
+  errors: [],
+} as const;
+
+type Defaulted = keyof typeof ROUTE_DEFAULTS;
+
+/** An entry as written in the route table: what differs from the defaults. */
+export type RouteSpec = Omit<RouteDefinition, 'operationId' | 'method' | 'path' | 'handler' | Defaulted> &
+  Partial<Pick<RouteDefinition, 'handler' | Defaulted>>;
+
+/** `METHOD /path`, as in `POST /auth/login`. */
+export type MethodAndPath = `${HttpMethod} /${string}`;
+
+/** An entry before the table names it: `defineRoutes` gives it its operation id and handler path. */
+export interface UnnamedRoute<S extends RouteSpec> {
+  area: string;
+  method: HttpMethod;
+  path: string;
+  spec: S;
+}
+
+/** The entry with its defaults, keeping the literal types handlers are typed from (auth, organization). */
+export type NamedRoute<K extends string, S extends RouteSpec> = Omit<typeof ROUTE_DEFAULTS, keyof S> &
+  S & {
+    operationId: K;
+    method: HttpMethod;
+    path: string;
+    handler: RouteDefinition['handler'];
+  };
+
+/**
+ * One route of functions/routes.ts: its area (the folder under functions/), `METHOD /path` and
+ * what differs from the defaults. The operation id is the table key and the handler is
+ * `functions/<area>/<kebab-case key>.ts` unless `handler` says otherwise.
+ */
+export function defineRoute<const S extends RouteSpec>(
+  area: string,
+  methodAndPath: MethodAndPath,
+  spec: S,
+): UnnamedRoute<S> {
+  const [method, path] = methodAndPath.split(' ') as [HttpMethod, string];
+  return { area, method, path, spec };
+}
+
+const kebabCase = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/** The route table: each entry named by its key and completed with the defaults. */
+export function defineRoutes<T extends Record<string, UnnamedRoute<RouteSpec>>>(
+  table: T,
+): { [K in keyof T & string]: T[K] extends UnnamedRoute<infer S> ? NamedRoute<K, S> : never } {
+  const named = Object.entries(table).map(([name, { area, method, path, spec }]) => {
+    const route: RouteDefinition = {
+      operationId: name,
+      method,
+      path,
+      handler: `functions/${area}/${kebabCase(name)}.ts`,
+      ...ROUTE_DEFAULTS,
+      ...spec,
+    };
+    return [name, route];
+  });
+  return Object.fromEntries(named) as never;
+}

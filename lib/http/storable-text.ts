@@ -1,6 +1,7 @@
 // U+0000 and unpaired UTF-16 surrogates. Postgres text rejects the first, jsonb both, and text
 // silently turns a lone surrogate into U+FFFD: valid JSON strings that would otherwise be a 500
 // or evidence stored corrupted, so every route refuses them as bad input (400 naming the field).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding NUL is the point.
 const UNSTORABLE = /[\u0000\p{Cs}]/u;
 
 export const UNSTORABLE_TEXT_MESSAGE = 'Must not contain NUL characters or unpaired surrogates';
@@ -19,7 +20,8 @@ export function unstorableTextPaths(value: unknown, root: string): string[] {
     if (typeof current.value === 'string') {
       if (!isStorableText(current.value)) found.push(current.path);
     } else if (Array.isArray(current.value)) {
-      current.value.forEach((item, index) => pending.push({ value: item, path: `${current.path}.${index}` }));
+      for (const [index, item] of current.value.entries())
+        pending.push({ value: item, path: `${current.path}.${index}` });
     } else if (current.value !== null && typeof current.value === 'object') {
       for (const [key, item] of Object.entries(current.value)) {
         if (!isStorableText(key)) found.push(current.path);

@@ -1,10 +1,8 @@
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { Actor } from '../auth/actor';
+import type { CaseContext } from '../cases/context';
 import type { OrganizationContext } from '../organizations/context';
-
-// Their homes are the domains; re-exported while callers move (issue 14).
-export type { Actor, OrganizationContext };
 
 /** What the middleware learns about a request, handed to the handler. */
 export interface ApiState {
@@ -13,6 +11,8 @@ export interface ApiState {
   userAgent: string | undefined;
   actor?: Actor;
   organization?: OrganizationContext;
+  /** The case of a route with a case rule, checked against it (lib/http/case-context.ts). */
+  caseContext?: CaseContext;
   body?: unknown;
   query?: unknown;
   path?: unknown;

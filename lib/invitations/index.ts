@@ -5,21 +5,48 @@ import { addMonths, now } from '../clock';
 import { db, type Executor } from '../db/client';
 import { emailTokens, invitations, organizationMembers, organizationPlans, organizations, users } from '../db/schema';
 import { type AfterCommit, transaction } from '../db/transaction';
-import { BadRequestError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../http/errors';
-import type { Actor, OrganizationContext } from '../http/types';
+import type * as z from 'zod/mini';
+import type {
+  AcceptOrganizationInvitationRequestDto,
+  InvitationPath,
+  InvitationsQuery,
+  InviteOrganizationUsersDto,
+  PendingInvitationsQuery,
+  RejectOrganizationInvitationRequestDto,
+} from '../../schemas/organization/members';
+import type { OrganizationIdPath } from '../../schemas/organization/organization';
+import type { Actor } from '../auth/actor';
+import { containsPattern } from '../db/like';
 import { idEquals } from '../ids';
 import { queueEmails } from '../mail/outbox';
 import { emails } from '../mail/templates';
 import { lockAllowances, lockPlanRow } from '../organizations/allowances';
+import type { OrganizationContext } from '../organizations/context';
 import { toOrganizationDetails, toOrganizationEntity } from '../organizations/entity';
+import {
+  NoActivePlanError,
+  NotAMemberError,
+  SeatLimitReachedError,
+  UnknownOrganizationError,
+} from '../organizations/errors';
+import { loadOrganization, type OrganizationRow } from '../organizations/load';
 import { ROLES_BY_RANK, type OrganizationRole, roleRank } from '../organizations/roles';
-import { type PageWindow, pageWindow, type PagingInput, toPage } from '../paging';
+import { type PageWindow, pageWindow, toPage } from '../paging';
 import { hashPassword, hashToken, newOpaqueToken } from '../secrets';
 import { buildUserProfile, forgetCachedProfile } from '../users/profile';
+import {
+  AccountJustCreatedError,
+  AccountJustDeletedError,
+  InvitationAlreadyAcceptedError,
+  InvitationExpiredError,
+  InvitationNoLongerPendingError,
+  InvitationNotPendingError,
+  InviteeDetailsRequiredError,
+  InviteRoleNotAllowedError,
+  UnknownInvitationError,
+} from './errors';
 
 export const INVITATION_TOKEN_PREFIX = 'cebs_inv_';
-
-type OrganizationRow = typeof organizations.$inferSelect;
 
 /** What to do with invitations over the plan's free seats: refuse them all (403), or send those that fit. */
 type BeyondSeats = 'refuse' | 'skip';
@@ -40,10 +67,7 @@ async function reserveSeats(
   const free = Math.max(0, usage.plan.seats - usage.seatsUsed);
   if (needingSeats.length <= free) return [];
   if (beyondSeats === 'skip') return needingSeats.slice(free);
-  throw new ForbiddenError(
-    `The plan's seat limit is reached (${usage.plan.seats} seats, ${usage.seatsUsed} taken, ${needingSeats.length} more asked)`,
-    'SEAT_LIMIT_REACHED',
-  );
+  throw new SeatLimitReachedError(usage, needingSeats.length);
 }
 
 interface InviteInput {
@@ -137,7 +161,7 @@ export async function inviteToOrganization(
     : [];
   const roleOf = (email: string): OrganizationRole => {
     const pending = live.get(email);
-    return pending ? higherRole(pending.role as OrganizationRole, input.role) : input.role;
+    return pending ? higherRole(pending.role, input.role) : input.role;
   };
   // A fresh token for every invitation that does not keep its live one (auto-added ones get one too: never emailed).
   const tokens = new Map(
@@ -206,34 +230,19 @@ function assertMayInvite(inviterRole: OrganizationRole, role: OrganizationRole):
     inviterRole === 'member'
       ? role === 'client' || role === 'member'
       : ROLES_BY_RANK.indexOf(role) >= ROLES_BY_RANK.indexOf(inviterRole);
-  if (!allowed)
-    throw new UnauthenticatedError(
-      `Your role (${inviterRole}) may not invite someone as ${role}`,
-      'INVITE_ROLE_NOT_ALLOWED',
-    );
-}
-
-async function loadOrganization(executor: Executor, organizationId: string): Promise<OrganizationRow> {
-  const [organization] = await executor
-    .select()
-    .from(organizations)
-    .where(eq(organizations.id, organizationId))
-    .limit(1);
-  if (!organization) throw new NotFoundError('Unknown organization');
-  return organization;
+  if (!allowed) throw new InviteRoleNotAllowedError(inviterRole, role);
 }
 
 /** POST /organization/{orgId}/invite */
 export async function inviteUsers(
-  organization: OrganizationContext,
-  actor: Actor,
-  input: { emails: string[]; role?: OrganizationRole },
+  { organization, actor }: { organization: OrganizationContext; actor: Actor },
+  input: z.output<typeof InviteOrganizationUsersDto>,
 ) {
   const role = input.role ?? 'member';
   assertMayInvite(organization.role, role);
   const result = await transaction(async (tx, afterCommit) =>
     inviteToOrganization(tx, afterCommit, {
-      organization: await loadOrganization(tx, organization.id),
+      organization: await loadOrganization(organization.id, tx),
       inviter: { id: actor.user.id, name: actor.user.name },
       emails: input.emails,
       role,
@@ -253,14 +262,7 @@ const acceptedBy = alias(users, 'accepted_by');
 const personOf = (row: { id: string; name: string; email: string } | null) =>
   row ? { id: row.id, name: row.name, email: row.email } : null;
 
-interface InvitationListQuery extends PagingInput {
-  sortOrder?: 'asc' | 'desc';
-  sortBy?: 'createdAt' | 'updatedAt' | 'email';
-  status?: 'pending' | 'accepted' | 'rejected';
-  userRole?: OrganizationRole;
-  organization?: string;
-  searchText?: string;
-}
+type InvitationListQuery = z.output<typeof InvitationsQuery>;
 
 /** One page of invitations with inviting, invited and accepting users and the organization: two queries. */
 async function pageOfInvitations(filters: SQL[], query: InvitationListQuery, window: PageWindow) {
@@ -292,7 +294,7 @@ async function pageOfInvitations(filters: SQL[], query: InvitationListQuery, win
   const records = rows.map((row) => ({
     id: row.invitation.id,
     email: row.invitation.email,
-    role: row.invitation.role as OrganizationRole,
+    role: row.invitation.role,
     status: row.invitation.status,
     expiresAt: row.invitation.expiresAt.toISOString(),
     invitedBy: personOf(row.invitedBy),
@@ -310,14 +312,14 @@ function commonFilters(query: InvitationListQuery): SQL[] {
   if (query.status) filters.push(eq(invitations.status, query.status));
   if (query.userRole) filters.push(eq(invitations.role, query.userRole));
   if (query.searchText) {
-    const pattern = `%${query.searchText.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const pattern = containsPattern(query.searchText);
     filters.push(or(ilike(invitations.email, pattern), ilike(organizations.name, pattern))!);
   }
   return filters;
 }
 
 /** GET /organization/invitations: invitations of the caller's organizations (or the one given). */
-export async function listInvitations(actor: Actor, query: InvitationListQuery) {
+export async function listInvitations({ actor }: { actor: Actor }, query: InvitationListQuery) {
   const mine = db()
     .select({ id: organizationMembers.organizationId })
     .from(organizationMembers)
@@ -334,7 +336,7 @@ export async function listInvitations(actor: Actor, query: InvitationListQuery) 
         ),
       );
     // An id that is not a UUID names no organization of the caller: 403 like any other.
-    if (!membership) throw new ForbiddenError('You are not a member of this organization', 'NOT_A_MEMBER');
+    if (!membership) throw new NotAMemberError();
     filters.push(idEquals(invitations.organizationId, query.organization));
   } else {
     filters.push(inArray(invitations.organizationId, mine));
@@ -343,7 +345,10 @@ export async function listInvitations(actor: Actor, query: InvitationListQuery) 
 }
 
 /** GET /organization/pending-invitations: the caller's own pending, unexpired invitations. */
-export async function listPendingInvitations(actor: Actor, query: InvitationListQuery) {
+export async function listPendingInvitations(
+  { actor }: { actor: Actor },
+  query: z.output<typeof PendingInvitationsQuery>,
+) {
   // Invitations belong to whoever proves the mailbox: an account that has not verified its address
   // sees none (who invites the address, and from where, is not a registrant's to read).
   if (!actor.user.isEmailVerified) return toPage(pageWindow(query), 0, [], { emptyAsNull: true });
@@ -363,29 +368,33 @@ async function findInvitation(executor: Executor, organizationId: string, invita
     .where(and(idEquals(invitations.id, invitationId), eq(invitations.organizationId, organizationId)))
     .limit(1)
     .for('update');
-  if (!invitation) throw new NotFoundError('Unknown invitation');
+  if (!invitation) throw new UnknownInvitationError();
   return invitation;
 }
 
 /** DELETE /organization/{orgId}/invitation/{invitationId}: pending only (400 otherwise); frees its seat. */
-export async function deleteInvitation(organization: OrganizationContext, invitationId: string) {
+export async function deleteInvitation(
+  { organization }: { organization: OrganizationContext },
+  { invitationId }: z.output<typeof InvitationPath>,
+) {
   return transaction(async (tx) => {
     const invitation = await findInvitation(tx, organization.id, invitationId);
-    if (invitation.status !== 'pending')
-      throw new BadRequestError(`The invitation is ${invitation.status}`, 'INVITATION_NOT_PENDING');
+    if (invitation.status !== 'pending') throw new InvitationNotPendingError(invitation.status);
     await tx.delete(invitations).where(eq(invitations.id, invitation.id));
     return { message: `Invitation to ${invitation.email} deleted` };
   });
 }
 
 /** POST .../resend: new one-month token and email; a rejected invitation becomes pending again (and takes a seat). */
-export async function resendInvitation(organization: OrganizationContext, actor: Actor, invitationId: string) {
+export async function resendInvitation(
+  { organization, actor }: { organization: OrganizationContext; actor: Actor },
+  { invitationId }: z.output<typeof InvitationPath>,
+) {
   return transaction(async (tx, afterCommit) => {
     await lockPlanRow(tx, organization.id);
     const invitation = await findInvitation(tx, organization.id, invitationId);
-    if (invitation.status === 'accepted')
-      throw new BadRequestError('The invitation was already accepted', 'INVITATION_NOT_PENDING');
-    assertMayInvite(organization.role, invitation.role as OrganizationRole);
+    if (invitation.status === 'accepted') throw new InvitationAlreadyAcceptedError();
+    assertMayInvite(organization.role, invitation.role);
     const holdsSeat = invitation.status === 'pending' && invitation.expiresAt > now();
     await reserveSeats(tx, organization.id, holdsSeat ? [] : [invitation.email], 'refuse');
     const token = newOpaqueToken(INVITATION_TOKEN_PREFIX);
@@ -399,7 +408,7 @@ export async function resendInvitation(organization: OrganizationContext, actor:
         invitedById: actor.user.id,
       })
       .where(eq(invitations.id, invitation.id));
-    const org = await loadOrganization(tx, organization.id);
+    const org = await loadOrganization(organization.id, tx);
     await queueEmails(tx, afterCommit, [emails.invitation(invitation.email, org.name, org.id, actor.user.name, token)]);
     return { message: `Invitation sent again to ${invitation.email}` };
   });
@@ -419,10 +428,9 @@ async function invitationForToken(tx: Executor, organizationId: string, token: s
     )
     .limit(1)
     .for('update');
-  if (!invitation) throw new NotFoundError('Unknown invitation');
-  if (invitation.status !== 'pending')
-    throw new BadRequestError(`The invitation is no longer pending (${invitation.status})`, 'INVITATION_NOT_PENDING');
-  if (invitation.expiresAt <= now()) throw new BadRequestError('The invitation has expired', 'TOKEN_EXPIRED');
+  if (!invitation) throw new UnknownInvitationError();
+  if (invitation.status !== 'pending') throw new InvitationNoLongerPendingError(invitation.status);
+  if (invitation.expiresAt <= now()) throw new InvitationExpiredError();
   return invitation;
 }
 
@@ -434,17 +442,12 @@ async function organizationWithActivePlan(tx: Executor, organizationId: string):
     .where(idEquals(organizations.id, organizationId))
     .limit(1);
   // An id that is not a UUID names no organization: 404 like an unknown one.
-  if (!row) throw new NotFoundError('Unknown organization');
-  if (!row.planActive) throw new ForbiddenError('The organization has no active plan', 'NO_ACTIVE_PLAN');
+  if (!row) throw new UnknownOrganizationError();
+  if (!row.planActive) throw new NoActivePlanError();
   return row.organization;
 }
 
-interface AcceptInput {
-  token: string;
-  email: string;
-  name?: string;
-  password?: string;
-}
+type AcceptInput = z.output<typeof OrganizationIdPath> & z.output<typeof AcceptOrganizationInvitationRequestDto>;
 
 /**
  * Whether accepting as this account takes it over: an unverified account that may sign in. Its
@@ -464,7 +467,8 @@ const isTakeover = (user: typeof users.$inferSelect | undefined): boolean =>
  * - a verified account: joins, `login` is null.
  * One transaction for all of it.
  */
-export async function acceptInvitation(organizationId: string, input: AcceptInput, client: ClientInfo) {
+export async function acceptInvitation({ client }: { client: ClientInfo }, input: AcceptInput) {
+  const organizationId = input.orgId;
   const [existing] = await db().select().from(users).where(eq(users.email, input.email)).limit(1);
   const needsDetails = !existing || isTakeover(existing);
   if (needsDetails && (!input.name || !input.password)) {
@@ -473,12 +477,7 @@ export async function acceptInvitation(organizationId: string, input: AcceptInpu
       const organization = await organizationWithActivePlan(tx, organizationId);
       await invitationForToken(tx, organization.id, input.token, input.email);
     });
-    throw new BadRequestError(
-      existing
-        ? 'name and password are required to take over the unverified account of this address'
-        : 'name and password are required to create your account',
-      'INVITEE_DETAILS_REQUIRED',
-    );
+    throw new InviteeDetailsRequiredError(Boolean(existing));
   }
   const passwordHash = needsDetails ? await hashPassword(input.password!) : null;
   const result = await transaction(async (tx) => {
@@ -489,27 +488,18 @@ export async function acceptInvitation(organizationId: string, input: AcceptInpu
     // Read again under a lock: the account may have been created, verified or changed meanwhile.
     const [current] = await tx.select().from(users).where(eq(users.email, input.email)).limit(1).for('update');
     if (!current) {
-      if (!passwordHash)
-        throw new BadRequestError('The account of this address was just deleted; accept again', 'USER_NOT_CREATED');
+      if (!passwordHash) throw new AccountJustDeletedError();
       const [created] = await tx
         .insert(users)
         .values({ email: input.email, name: input.name!, passwordHash, isEmailVerified: true, emailVerifiedAt: now() })
         .onConflictDoNothing()
         .returning({ id: users.id });
-      if (!created)
-        throw new BadRequestError(
-          'An account with this email was just created; sign in and accept again',
-          'USER_NOT_CREATED',
-        );
+      if (!created) throw new AccountJustCreatedError();
       userId = created.id;
       signIn = true;
     } else if (isTakeover(current)) {
       // Registered meanwhile without proof of the mailbox: taken over like one found unverified above.
-      if (!passwordHash)
-        throw new BadRequestError(
-          'name and password are required to take over the unverified account of this address',
-          'INVITEE_DETAILS_REQUIRED',
-        );
+      if (!passwordHash) throw new InviteeDetailsRequiredError(true);
       await tx
         .update(users)
         .set({
@@ -536,7 +526,7 @@ export async function acceptInvitation(organizationId: string, input: AcceptInpu
       userId = current.id;
       signIn = false;
     }
-    const role = invitation.role as OrganizationRole;
+    const role = invitation.role;
     await tx
       .insert(organizationMembers)
       .values({ organizationId: organization.id, userId, role })
@@ -557,9 +547,9 @@ export async function acceptInvitation(organizationId: string, input: AcceptInpu
 
 /** POST .../invitation/reject (no auth): marks it rejected (freeing its seat) and tells the organization. */
 export async function rejectInvitation(
-  organizationId: string,
-  input: { token: string; email: string; reason?: string },
+  input: z.output<typeof OrganizationIdPath> & z.output<typeof RejectOrganizationInvitationRequestDto>,
 ): Promise<void> {
+  const organizationId = input.orgId;
   await transaction(async (tx, afterCommit) => {
     const [organization] = await tx
       .select()
@@ -567,7 +557,7 @@ export async function rejectInvitation(
       .where(idEquals(organizations.id, organizationId))
       .limit(1);
     // An id that is not a UUID names no organization: 404 like an unknown one.
-    if (!organization) throw new NotFoundError('Unknown organization');
+    if (!organization) throw new UnknownOrganizationError();
     const invitation = await invitationForToken(tx, organization.id, input.token, input.email);
     await tx
       .update(invitations)

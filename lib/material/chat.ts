@@ -1,10 +1,13 @@
 import { and, count, eq, type SQL, sql } from 'drizzle-orm';
+import type * as z from 'zod/mini';
+import type { ChatProfilePath, SupportTicketsQuery } from '../../schemas/material/material';
+import type { CaseContext } from '../cases/context';
 import { db } from '../db/client';
 import { materialProfiles, supportTickets } from '../db/schema';
-import { NotFoundError } from '../http/errors';
 import { idEquals } from '../ids';
-import { pageWindow, type PagingInput, sortDirection, toPage } from '../paging';
-import { materialAccess, prefixTsQuery } from './access';
+import { pageWindow, sortDirection, toPage } from '../paging';
+import { ChatProfileNotFoundError } from './errors';
+import { prefixTsQuery } from './text-search';
 
 /** A stored time text as ISO 8601 UTC, or null when it is no time. */
 function isoTime(text: string | undefined): string | null {
@@ -19,34 +22,33 @@ function isoTime(text: string | undefined): string | null {
  * newest first; tickets without a time last either way); searchText over subject and comment text.
  * For opposing counsel a profile they may not see answers an empty page.
  */
-export async function profileSupportTickets(
-  caseId: string,
-  profileId: string,
-  userId: string,
-  query: PagingInput & { searchText?: string },
+export async function listSupportTickets(
+  ctx: { caseContext: CaseContext },
+  input: Pick<z.output<typeof ChatProfilePath>, 'chatPlatformId'> & z.output<typeof SupportTicketsQuery>,
 ) {
-  const { opposing } = await materialAccess(caseId, userId);
-  const window = pageWindow(query);
+  const caseId = ctx.caseContext.case.id;
+  const opposing = ctx.caseContext.access === 'opposing_counsel';
+  const window = pageWindow(input);
   const [profile] = await db()
     .select()
     .from(materialProfiles)
     .where(
       and(
-        idEquals(materialProfiles.id, profileId),
-        idEquals(materialProfiles.caseId, caseId),
+        idEquals(materialProfiles.id, input.chatPlatformId),
+        eq(materialProfiles.caseId, caseId),
         eq(materialProfiles.platform, 'chat_platform'),
       ),
     );
-  if (!profile) throw new NotFoundError('Unknown chat-platform profile');
+  if (!profile) throw new ChatProfileNotFoundError();
   if (opposing && !profile.visibleToOpposingCounsel) return toPage(window, 0, []);
   const filters: SQL[] = [eq(supportTickets.profileId, profile.id)];
-  if (query.searchText) {
-    const tsQuery = prefixTsQuery(query.searchText);
+  if (input.searchText) {
+    const tsQuery = prefixTsQuery(input.searchText);
     if (!tsQuery) return toPage(window, 0, []);
     filters.push(sql`${supportTickets.search} @@ to_tsquery('simple', ${tsQuery})`);
   }
   const where = and(...filters);
-  const direction = sortDirection(query.sortOrder, 'asc');
+  const direction = sortDirection(input.sortOrder, 'asc');
   const [rows, [totals]] = await Promise.all([
     db()
       .select()

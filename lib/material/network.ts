@@ -1,18 +1,29 @@
 import { and, count, eq, inArray, type SQL, sql } from 'drizzle-orm';
+import type * as z from 'zod/mini';
+import type { MaterialPagingQuery, SearchMessagesQuery } from '../../schemas/material/material';
+import type { CaseContext } from '../cases/context';
 import { db } from '../db/client';
 import { materialProfiles, networkConversations, networkConversationTags, networkMessages } from '../db/schema';
 import { idIn } from '../ids';
-import { pageWindow, type PagingInput, sortDirection, toPage } from '../paging';
-import { materialAccess, prefixTsQuery } from './access';
+import { pageWindow, sortDirection, toPage } from '../paging';
+import { prefixTsQuery } from './text-search';
 
-/** GET /{platform}/{caseId}/profiles (extension): the case's profiles by name (sortOrder desc reverses); opposing counsel see only visible ones. */
-export async function listProfiles(
-  caseId: string,
-  userId: string,
+/** GET /professional-network/{caseId}/profiles (extension) */
+export const listNetworkProfiles = (ctx: { caseContext: CaseContext }, query: z.output<typeof MaterialPagingQuery>) =>
+  listProfiles(ctx.caseContext, 'professional_network', query);
+
+/** GET /chat-platform/{caseId}/profiles (extension) */
+export const listChatProfiles = (ctx: { caseContext: CaseContext }, query: z.output<typeof MaterialPagingQuery>) =>
+  listProfiles(ctx.caseContext, 'chat_platform', query);
+
+/** The case's profiles of one platform by name (sortOrder desc reverses); opposing counsel see only visible ones. */
+async function listProfiles(
+  caseContext: CaseContext,
   platform: 'professional_network' | 'chat_platform',
-  query: PagingInput,
+  query: z.output<typeof MaterialPagingQuery>,
 ) {
-  const { opposing } = await materialAccess(caseId, userId);
+  const caseId = caseContext.case.id;
+  const opposing = caseContext.access === 'opposing_counsel';
   const where = and(
     eq(materialProfiles.caseId, caseId),
     eq(materialProfiles.platform, platform),
@@ -49,12 +60,12 @@ export async function listProfiles(
  * newest first as the contract says (sortOrder asc for oldest first), optionally only conversations
  * carrying all given tags. Opposing counsel never see messages of profiles not visible to them.
  */
-export async function searchMessages(
-  caseId: string,
-  userId: string,
-  query: PagingInput & { searchText: string; tags?: string[] },
+export async function searchNetworkMessages(
+  ctx: { caseContext: CaseContext },
+  query: z.output<typeof SearchMessagesQuery>,
 ) {
-  const { opposing } = await materialAccess(caseId, userId);
+  const caseId = ctx.caseContext.case.id;
+  const opposing = ctx.caseContext.access === 'opposing_counsel';
   const window = pageWindow(query);
   const tsQuery = prefixTsQuery(query.searchText);
   if (!tsQuery) return toPage(window, 0, []);

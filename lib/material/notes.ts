@@ -1,13 +1,15 @@
 import { and, eq, inArray, notInArray, sql } from 'drizzle-orm';
-import { assertCaseRule, caseWithAccess } from '../cases/access';
-import { CASE_RULES } from '../cases/rules';
+import type * as z from 'zod/mini';
+import type { ImportCaseNotesDto } from '../../schemas/material/material';
+import type { Actor } from '../auth/actor';
+import type { CaseContext } from '../cases/context';
 import { now } from '../clock';
 import { db, type Tx } from '../db/client';
 import { cases, devices, deviceNotes, storageReservations } from '../db/schema';
 import { transaction } from '../db/transaction';
-import { ValidationFailedError } from '../http/errors';
-import type { Actor, OrganizationContext } from '../http/types';
+import { InvalidInputError } from '../errors';
 import type { PlanUsage } from '../organizations/active-plan';
+import type { OrganizationContext } from '../organizations/context';
 import {
   assertDeviceFits,
   assertStorageFits,
@@ -30,15 +32,15 @@ function isCaseObjectKey(key: string, prefix: string): boolean {
     .every((segment) => segment !== '' && segment !== '.' && segment !== '..');
 }
 
-/** 400 naming each attachment reference (`body.notes.N.attachments.M`) that `problem` finds fault with, at most MAX_DETAILS. */
+/** 400 naming each attachment reference (`notes.N.attachments.M`) that `problem` finds fault with, at most MAX_DETAILS. */
 function assertAttachments(notes: NoteInput[], problem: (key: string) => string | null): void {
-  const details = notes.flatMap((note, noteIndex) =>
+  const problems = notes.flatMap((note, noteIndex) =>
     (note.attachments ?? []).flatMap((key, index) => {
       const message = problem(key);
-      return message ? [{ path: `body.notes.${noteIndex}.attachments.${index}`, message }] : [];
+      return message ? [{ field: `notes.${noteIndex}.attachments.${index}`, message }] : [];
     }),
   );
-  if (details.length) throw new ValidationFailedError(details.slice(0, MAX_DETAILS));
+  if (problems.length) throw new InvalidInputError(problems.slice(0, MAX_DETAILS));
 }
 
 /** The size of each key in object storage (null: not there), looked up at most LOOKUP_CONCURRENCY at a time. */
@@ -56,26 +58,8 @@ async function objectSizes(keys: string[]): Promise<Map<string, number | null>> 
   return sizes;
 }
 
-export interface NoteInput {
-  id: number;
-  title: string;
-  summary?: string;
-  createdAt?: string;
-  modifiedAt?: string;
-  htmlContent?: string;
-  metadata?: Record<string, unknown>;
-  attachments?: string[];
-}
-
-export interface ImportNotesInput {
-  deviceId: string;
-  deviceType: (typeof devices.$inferInsert)['deviceType'];
-  deviceMetadata?: Record<string, unknown>;
-  systemId: string;
-  appVersion: string;
-  osDetails: Record<string, unknown>;
-  notes: NoteInput[];
-}
+type ImportCaseNotesInput = z.output<typeof ImportCaseNotesDto>;
+type NoteInput = ImportCaseNotesInput['notes'][number];
 
 /**
  * POST /extraction/case/import-notes?caseId=...: registers the device on the case's organization
@@ -83,28 +67,27 @@ export interface ImportNotesInput {
  * storage: if any reference is missing, nothing is imported (400 listing them). Notes already
  * imported for this device and case (same note id) are left as they are: evidence is append-only.
  */
-export async function importNotes(
-  organization: OrganizationContext,
-  actor: Actor,
-  caseIdSent: string,
-  input: ImportNotesInput,
+export async function importCaseNotes(
+  ctx: { actor: Actor; organization: OrganizationContext; caseContext: CaseContext },
+  input: ImportCaseNotesInput,
 ) {
-  const found = await caseWithAccess(caseIdSent, actor.user.id, organization.id);
-  assertCaseRule(found, CASE_RULES.import, 'Importing evidence needs owner or admin access to the case');
-  // The stored id from here on: object keys are built from it, and the id sent may differ in case.
-  const caseId = found.case.id;
+  const { actor, organization } = ctx;
+  // The stored id: object keys are built from it (the id sent may differ in letter case).
+  const caseId = ctx.caseContext.case.id;
 
   // Bad input is 400 VALIDATION_FAILED naming the fields (at most MAX_DETAILS of them).
   const seen = new Set<number>();
-  const repeated = input.notes.flatMap((note, index) => (seen.has(note.id) ? [index] : (seen.add(note.id), [])));
+  const repeated: number[] = [];
+  input.notes.forEach((note, index) => {
+    if (seen.has(note.id)) repeated.push(index);
+    seen.add(note.id);
+  });
   if (repeated.length) {
-    throw new ValidationFailedError(
-      repeated
-        .slice(0, MAX_DETAILS)
-        .map((index) => ({
-          path: `body.notes.${index}.id`,
-          message: `Note id ${input.notes[index]!.id} is repeated in the request`,
-        })),
+    throw new InvalidInputError(
+      repeated.slice(0, MAX_DETAILS).map((index) => ({
+        field: `notes.${index}.id`,
+        message: `Note id ${input.notes[index]!.id} is repeated in the request`,
+      })),
     );
   }
 
@@ -168,7 +151,7 @@ async function importInTransaction(
   organizationId: string,
   actor: Actor,
   caseId: string,
-  input: ImportNotesInput,
+  input: ImportCaseNotesInput,
   sizes: Map<string, number | null>,
   holdAllowances: boolean,
 ): Promise<{ imported: number; deviceRowId: string }> {
@@ -243,7 +226,7 @@ async function countAttachmentBytes(
   const { organizationId, caseId } = target;
   const keys = [...new Set(inserted.flatMap((note) => note.attachmentKeys))];
   if (keys.length === 0) return;
-  // Attachments always come with the allowance lock (importNotes takes it when there are any).
+  // Attachments always come with the allowance lock (importCaseNotes takes it when there are any).
   const usage = target.usage;
   if (!usage) throw new AllowanceLockNeeded();
   const keyArray = sql`array[${sql.join(

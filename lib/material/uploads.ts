@@ -1,11 +1,12 @@
 import { and, eq, lte } from 'drizzle-orm';
+import type * as z from 'zod/mini';
+import type { CreateAttachmentUploadsDto } from '../../schemas/material/material';
+import type { CaseContext } from '../cases/context';
 import { addSeconds, now } from '../clock';
-import { assertCaseRule, caseWithAccess } from '../cases/access';
-import { CASE_RULES } from '../cases/rules';
 import { storageReservations } from '../db/schema';
 import { transaction } from '../db/transaction';
-import type { Actor, OrganizationContext } from '../http/types';
 import { newId } from '../ids';
+import type { OrganizationContext } from '../organizations/context';
 import { assertStorageFits, lockAllowances } from '../organizations/allowances';
 import { casePrefix, objectStorage } from '../storage';
 
@@ -22,7 +23,7 @@ const keySafe = (name: string) =>
 /**
  * POST /extraction/case/attachment-uploads?caseId=...: one signed PUT link per file, under the
  * case's prefix (`cases/<caseId>/notes/<id>-<name>`), the only place device-note import accepts
- * attachments from. Needs the import case rule, like the import itself.
+ * attachments from. The route has the import case rule, like the import itself.
  *
  * The declared sizes must fit in the plan's storage, counting what the cases hold and what links
  * issued earlier and not yet used or expired promise (403 STORAGE_LIMIT_REACHED otherwise): each
@@ -30,15 +31,12 @@ const keySafe = (name: string) =>
  * reserved under the allowance lock, in one transaction, in a fixed number of statements.
  */
 export async function createAttachmentUploads(
-  organization: OrganizationContext,
-  actor: Actor,
-  caseIdSent: string,
-  input: { files: Array<{ name: string; contentType: string; size: number }> },
+  ctx: { organization: OrganizationContext; caseContext: CaseContext },
+  input: z.output<typeof CreateAttachmentUploadsDto>,
 ) {
-  const found = await caseWithAccess(caseIdSent, actor.user.id, organization.id);
-  assertCaseRule(found, CASE_RULES.import, 'Uploading evidence needs owner or admin access to the case');
-  // The stored id from here on: object keys are built from it, and the id sent may differ in case.
-  const caseId = found.case.id;
+  const { organization } = ctx;
+  // The stored id: object keys are built from it (the id sent may differ in letter case).
+  const caseId = ctx.caseContext.case.id;
   const at = now();
   const expiresAt = addSeconds(at, UPLOAD_LINK_SECONDS);
   const files = input.files.map((file) => ({
@@ -53,17 +51,15 @@ export async function createAttachmentUploads(
     await tx
       .delete(storageReservations)
       .where(and(eq(storageReservations.organizationId, organization.id), lte(storageReservations.expiresAt, at)));
-    await tx
-      .insert(storageReservations)
-      .values(
-        files.map((file) => ({
-          organizationId: organization.id,
-          caseId,
-          objectKey: file.key,
-          bytes: file.size,
-          expiresAt,
-        })),
-      );
+    await tx.insert(storageReservations).values(
+      files.map((file) => ({
+        organizationId: organization.id,
+        caseId,
+        objectKey: file.key,
+        bytes: file.size,
+        expiresAt,
+      })),
+    );
   });
   const storage = objectStorage();
   const uploads = await Promise.all(

@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm';
 import type { Executor } from '../db/client';
 import { organizationPlans } from '../db/schema';
-import { ForbiddenError } from '../http/errors';
 import { type PlanUsage, planUsageByOrganization } from './active-plan';
+import { DeviceLimitReachedError, NoPlanError, StorageLimitReachedError } from './errors';
 
 /**
  * The plan's allowances (seats, devices, storage) and what uses them, read under a lock on the
@@ -18,7 +18,7 @@ import { type PlanUsage, planUsageByOrganization } from './active-plan';
 export async function lockAllowances(tx: Executor, organizationId: string): Promise<PlanUsage> {
   await lockPlanRow(tx, organizationId);
   const usage = (await planUsageByOrganization(tx, [organizationId])).get(organizationId);
-  if (!usage) throw new ForbiddenError('The organization has no plan', 'NO_ACTIVE_PLAN');
+  if (!usage) throw new NoPlanError();
   return usage;
 }
 
@@ -41,20 +41,14 @@ export function assertStorageFits(usage: PlanUsage, bytes: number): void {
   if (bytes <= 0) return;
   const remaining = remainingStorageBytes(usage);
   if (bytes > remaining) {
-    throw new ForbiddenError(
-      `The plan's storage limit is reached (${usage.plan.storageBytes} bytes, ${usage.storageUsed} used, ${usage.storageReserved} promised to upload links, ${bytes} more asked)`,
-      'STORAGE_LIMIT_REACHED',
-    );
+    throw new StorageLimitReachedError(usage, bytes);
   }
 }
 
 /** 403 DEVICE_LIMIT_REACHED unless one more device fits under the plan's device cap. */
 export function assertDeviceFits(usage: PlanUsage): void {
   if (usage.devicesUsed >= usage.plan.devices) {
-    throw new ForbiddenError(
-      `The plan allows ${usage.plan.devices} devices and all are registered`,
-      'DEVICE_LIMIT_REACHED',
-    );
+    throw new DeviceLimitReachedError(usage.plan.devices);
   }
 }
 

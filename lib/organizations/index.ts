@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type * as z from 'zod/mini';
 import { and, asc, desc, eq, ilike, inArray, isNull, ne, or, type SQL, sql } from 'drizzle-orm';
 import { endSessionsOfUser } from '../auth/sessions';
 import { ensureProcessorCustomer } from '../billing/customers';
@@ -14,28 +15,57 @@ import {
   organizationMembers,
   organizationPlans,
   organizations,
-  type PostalAddress,
   users,
 } from '../db/schema';
 import { type AfterCommit, transaction } from '../db/transaction';
 import { isUniqueViolation } from '../db/errors';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../http/errors';
-import type { Actor, OrganizationContext } from '../http/types';
+import type { Actor } from '../auth/actor';
+import { containsPattern } from '../db/like';
 import { idEquals, idIn } from '../ids';
 import { inviteToOrganization } from '../invitations';
 import { queueEmails } from '../mail/outbox';
 import { emails } from '../mail/templates';
-import { pageWindow, type PagingInput, toPage } from '../paging';
+import { pageWindow, toPage } from '../paging';
+import type {
+  MembersQuery,
+  MemberPath,
+  UpdateOrganizationUserAccessDto,
+  UpdateOrganizationUsersDto,
+} from '../../schemas/organization/members';
+import type {
+  CreateOrganizationDto,
+  SlugPath,
+  StorageStatsQuery,
+  UpdateOrganizationDto,
+  UsagesStatQuery,
+  ValidateOrganizationNameDto,
+} from '../../schemas/organization/organization';
 import { forgetCachedProfile } from '../users/profile';
 import { planUsageByOrganization, toActivePlanEntity } from './active-plan';
+import type { OrganizationContext } from './context';
+import {
+  EmailChangeNeedsSignInError,
+  EmailTakenError,
+  LastOwnerError,
+  MemberNotFoundError,
+  MemberNotOutrankedError,
+  MemberOfOtherOrganizationsError,
+  NoActivePlanRecordError,
+  NotAMemberError,
+  NothingToChangeError,
+  OrganizationNameTakenError,
+  OwnerRoleChangeError,
+  SuperAdminAccountError,
+  UnknownOrganizationError,
+  UserNotMemberError,
+} from './errors';
+import { loadOrganization, type OrganizationRow } from './load';
 import { invitationCounts, toOrganizationDetails, toOrganizationEntity } from './entity';
 import { findMembership } from './membership';
 import { hasInvisibleCharacters, organizationNameKey } from './name-key';
 import { recomputePendingNameKeys } from './pending-name-keys';
 import { FREE_PLAN } from './plans';
 import { type OrganizationRole, roleRank } from './roles';
-
-type OrganizationRow = typeof organizations.$inferSelect;
 
 /** URL-safe slug of a name: lowercase ASCII words joined by dashes. */
 export function slugify(name: string): string {
@@ -102,14 +132,14 @@ export async function insertOrganization(
  * POST /organization: the caller becomes owner; free plan; processor customer; invitations. As at
  * register, invitations beyond the free plan's seats are not sent and are counted in the answer.
  */
-export async function createOrganization(actor: Actor, input: { name: string; inviteEmails?: string[] }) {
+export async function createOrganization({ actor }: { actor: Actor }, input: z.output<typeof CreateOrganizationDto>) {
   const { organization, invitations } = await transaction(async (tx, afterCommit) => {
     const created = await insertOrganization(tx, afterCommit, {
       name: input.name,
       ownerId: actor.user.id,
       email: actor.user.email,
     });
-    if (!created) throw new BadRequestError('An organization with this name already exists', 'ORGANIZATION_NAME_TAKEN');
+    if (!created) throw new OrganizationNameTakenError();
     const outcome = await inviteToOrganization(tx, afterCommit, {
       organization: created,
       inviter: { id: actor.user.id, name: actor.user.name },
@@ -123,19 +153,13 @@ export async function createOrganization(actor: Actor, input: { name: string; in
   return { ...toOrganizationDetails(organization, 'owner'), invitations: invitationCounts(invitations) };
 }
 
-async function loadOrganization(organizationId: string): Promise<OrganizationRow> {
-  const [organization] = await db().select().from(organizations).where(eq(organizations.id, organizationId)).limit(1);
-  if (!organization) throw new NotFoundError('Unknown organization');
-  return organization;
-}
-
 /** GET /organization/{orgId}: details without the active plan. */
-export async function getOrganizationDetails(organization: OrganizationContext) {
+export async function getOrganization({ organization }: { organization: OrganizationContext }) {
   return toOrganizationDetails(await loadOrganization(organization.id), organization.role);
 }
 
 /** GET /organization/slug/{slug}: 403 for an unknown slug as for an organization the caller is not in. */
-export async function getOrganizationBySlug(actor: Actor, slug: string) {
+export async function getOrganizationBySlug({ actor }: { actor: Actor }, { slug }: z.output<typeof SlugPath>) {
   const [row] = await db()
     .select({ organization: organizations, role: organizationMembers.role })
     .from(organizations)
@@ -145,25 +169,8 @@ export async function getOrganizationBySlug(actor: Actor, slug: string) {
     )
     .where(eq(organizations.slug, slug))
     .limit(1);
-  if (!row) throw new ForbiddenError('You are not a member of this organization', 'NOT_A_MEMBER');
+  if (!row) throw new NotAMemberError();
   return toOrganizationDetails(row.organization, row.role);
-}
-
-export interface UpdateOrganizationInput {
-  name?: string;
-  email?: string;
-  contact?: string;
-  city?: string;
-  state?: string;
-  country?: string;
-  description?: string;
-  phone?: string[];
-  logo?: string | null;
-  metadata?: Record<string, unknown>;
-  autoAcceptInvitations?: boolean;
-  address?: PostalAddress | null;
-  communicationPreferences?: Record<string, unknown>;
-  bankLinkingTermsAccepted?: boolean;
 }
 
 /** Columns to write, each a value or an SQL expression over the row being updated. */
@@ -187,9 +194,8 @@ function bankLinkingTermsChanges(accepted: boolean, userId: string): Organizatio
 
 /** PATCH /organization/{orgId}: renaming regenerates the slug; a taken name is 400. Only the fields of the input are written. */
 export async function updateOrganization(
-  actor: Actor,
-  organization: OrganizationContext,
-  input: UpdateOrganizationInput,
+  { actor, organization }: { actor: Actor; organization: OrganizationContext },
+  input: z.output<typeof UpdateOrganizationDto>,
 ) {
   const { bankLinkingTermsAccepted, ...fields } = input;
   const changes: OrganizationChanges = Object.fromEntries(
@@ -200,7 +206,7 @@ export async function updateOrganization(
   const current = await loadOrganization(organization.id);
   if (input.name !== undefined && input.name !== current.name) {
     if (await isOrganizationNameTaken(db(), input.name, current.id)) {
-      throw new BadRequestError('An organization with this name already exists', 'ORGANIZATION_NAME_TAKEN');
+      throw new OrganizationNameTakenError();
     }
     changes.slug = slugify(input.name);
     changes.nameKey = organizationNameKey(input.name);
@@ -216,7 +222,7 @@ export async function updateOrganization(
       return toOrganizationDetails(updated!, organization.role);
     } catch (error) {
       if (isUniqueViolation(error, 'organizations_name_key_key')) {
-        throw new BadRequestError('An organization with this name already exists', 'ORGANIZATION_NAME_TAKEN');
+        throw new OrganizationNameTakenError();
       }
       if (isUniqueViolation(error, 'organizations_slug_key') && changes.slug && attempt < 5) {
         changes.slug = `${slugify(input.name!)}-${randomBytes(3).toString('hex')}`;
@@ -232,13 +238,13 @@ export async function updateOrganization(
  * has the same key (case, invisible characters and look-alike letters folded), or it holds an
  * invisible character (create and rename refuse those).
  */
-export async function validateOrganizationName(input: { name: string }) {
+export async function validateOrganizationName(input: z.output<typeof ValidateOrganizationNameDto>) {
   if (hasInvisibleCharacters(input.name)) return { isValid: false };
   return { isValid: !(await isOrganizationNameTaken(db(), input.name)) };
 }
 
 /** GET /organization/user/organizations: every organization of the caller in one page, with its active plan. */
-export async function listMyOrganizations(actor: Actor) {
+export async function listMyOrganizations({ actor }: { actor: Actor }) {
   const rows = await db()
     .select({ organization: organizations, role: organizationMembers.role })
     .from(organizationMembers)
@@ -261,7 +267,10 @@ export async function listMyOrganizations(actor: Actor) {
 }
 
 /** GET /organization/{orgId}/usages-stat: plan allowances and use, and whether the device is new. */
-export async function usagesStat(organization: OrganizationContext, query: { deviceId?: string; deviceType?: string }) {
+export async function getOrganizationUsage(
+  { organization }: { organization: OrganizationContext },
+  query: z.output<typeof UsagesStatQuery>,
+) {
   const [current, usage, device] = await Promise.all([
     loadOrganization(organization.id),
     planUsageByOrganization(db(), [organization.id]),
@@ -274,7 +283,7 @@ export async function usagesStat(organization: OrganizationContext, query: { dev
       : Promise.resolve([]),
   ]);
   const plan = usage.get(organization.id);
-  if (!plan) throw new BadRequestError('The organization has no active plan record', 'NO_ACTIVE_PLAN_RECORD');
+  if (!plan) throw new NoActivePlanRecordError();
   const entity = toActivePlanEntity(plan);
   return {
     billingModel: current.billingMode,
@@ -305,7 +314,10 @@ export async function usagesStat(organization: OrganizationContext, query: { dev
 }
 
 /** GET /organization/{orgId}/storage-stats: live cases only (not archived, not deleted), largest first. */
-export async function storageStats(organization: OrganizationContext, query: { caseIds?: string[] }) {
+export async function getStorageStats(
+  { organization }: { organization: OrganizationContext },
+  query: z.output<typeof StorageStatsQuery>,
+) {
   const rows = await db()
     .select({ caseId: cases.id, caseName: cases.name, storage: cases.storageBytes })
     .from(cases)
@@ -322,16 +334,13 @@ export async function storageStats(organization: OrganizationContext, query: { c
   return { totalStorage: rows.reduce((sum, row) => sum + row.storage, 0), cases: rows };
 }
 
-interface MembersQuery extends PagingInput {
-  sortOrder?: 'asc' | 'desc';
-  searchText?: string;
-  role?: OrganizationRole;
-}
-
 /** GET /organization/{orgId}/members: one page and the total, in two queries; `data` null when none match. */
-export async function listMembers(organization: OrganizationContext, query: MembersQuery) {
+export async function listMembers(
+  { organization }: { organization: OrganizationContext },
+  query: z.output<typeof MembersQuery>,
+) {
   const window = pageWindow(query);
-  const pattern = query.searchText ? `%${query.searchText.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined;
+  const pattern = query.searchText ? containsPattern(query.searchText) : undefined;
   const where = and(
     eq(organizationMembers.organizationId, organization.id),
     query.role ? eq(organizationMembers.role, query.role) : undefined,
@@ -378,7 +387,7 @@ async function lockMemberships(tx: Executor, organizationId: string): Promise<{ 
     .from(organizations)
     .where(eq(organizations.id, organizationId))
     .for('no key update');
-  if (!row) throw new NotFoundError('Unknown organization');
+  if (!row) throw new UnknownOrganizationError();
   return row;
 }
 
@@ -390,22 +399,20 @@ async function assertOwnerChangesAllowed(
 ) {
   const touchesOwner = changes.some((c) => c.from !== c.to && (c.from === 'owner' || c.to === 'owner'));
   if (!touchesOwner) return;
-  if (organization.role !== 'owner')
-    throw new ForbiddenError('Only an owner may give or take the owner role', 'INSUFFICIENT_ROLE');
+  if (organization.role !== 'owner') throw new OwnerRoleChangeError();
   const [owners] = await tx
     .select({ n: sql<number>`count(*)::int` })
     .from(organizationMembers)
     .where(and(eq(organizationMembers.organizationId, organization.id), eq(organizationMembers.role, 'owner')));
   const demoted = changes.filter((c) => c.from === 'owner' && c.to !== 'owner').length;
   const promoted = changes.filter((c) => c.from !== 'owner' && c.to === 'owner').length;
-  if (owners!.n - demoted + promoted < 1)
-    throw new BadRequestError('The organization must keep at least one owner', 'LAST_OWNER');
+  if (owners!.n - demoted + promoted < 1) throw new LastOwnerError();
 }
 
 /** PATCH /organization/{orgId}/update-user-role: sets the role of the listed members; non-members are skipped. */
 export async function updateUserRoles(
-  organization: OrganizationContext,
-  input: { userIds: string[]; role: OrganizationRole },
+  { organization }: { organization: OrganizationContext },
+  input: z.output<typeof UpdateOrganizationUserAccessDto>,
 ) {
   const updated = await transaction(async (tx) => {
     await lockMemberships(tx, organization.id);
@@ -440,16 +447,27 @@ export async function updateUserRoles(
   return { message: `Role ${input.role} set for ${updated} member(s)` };
 }
 
-interface MemberUpdate {
-  userId: string;
-  role?: OrganizationRole;
-  name?: string;
-  email?: string;
-}
+type MemberUpdate = z.output<typeof UpdateOrganizationUsersDto>['users'][number];
 
 /** The fields of an update entry that were given (an absent field must not overwrite an earlier entry's). */
 const definedFields = (entry: MemberUpdate): MemberUpdate =>
   Object.fromEntries(Object.entries(entry).filter(([, value]) => value !== undefined)) as MemberUpdate;
+
+/** A member named by an update entry, as read under the lock. */
+interface LockedMember {
+  userId: string;
+  role: OrganizationRole;
+  email: string;
+  name: string;
+  isSuperAdmin: boolean;
+  otherOrganizations: number;
+}
+
+/** What `validateMemberUpdates` found allowed: the writes `applyMemberUpdates` makes. */
+interface MemberChanges {
+  roles: Array<{ userId: string; role: OrganizationRole }>;
+  accounts: Array<{ userId: string; name: string | null; email: string | null; before: LockedMember }>;
+}
 
 /**
  * PATCH /organization/{orgId}/user: all or nothing, in one transaction (any refusal applies none of
@@ -464,20 +482,18 @@ const definedFields = (entry: MemberUpdate): MemberUpdate =>
  * address (queued in the same transaction, sent after commit).
  */
 export async function updateOrganizationUsers(
-  actor: Actor,
-  organization: OrganizationContext,
-  request: { users: MemberUpdate[] },
+  ctx: { actor: Actor; organization: OrganizationContext },
+  input: z.output<typeof UpdateOrganizationUsersDto>,
 ) {
   // UUIDs compare case-insensitively; stored ids are lowercase, and the entries are matched to them below.
-  const input = { users: request.users.map((entry) => ({ ...entry, userId: entry.userId.toLowerCase() })) };
-  const empty = input.users.findIndex(
+  const entries = input.users.map((entry) => ({ ...entry, userId: entry.userId.toLowerCase() }));
+  const empty = entries.findIndex(
     (entry) => entry.role === undefined && entry.name === undefined && entry.email === undefined,
   );
-  if (empty >= 0)
-    throw new BadRequestError(`users[${empty}] changes nothing: give a role, a name or an email`, 'NOTHING_TO_CHANGE');
-  const userIds = [...new Set(input.users.map((entry) => entry.userId))];
+  if (empty >= 0) throw new NothingToChangeError(empty);
+  const userIds = [...new Set(entries.map((entry) => entry.userId))];
   await transaction(async (tx, afterCommit) => {
-    const { name: organizationName } = await lockMemberships(tx, organization.id);
+    const { name: organizationName } = await lockMemberships(tx, ctx.organization.id);
     const members = await tx
       .select({
         userId: organizationMembers.userId,
@@ -487,167 +503,172 @@ export async function updateOrganizationUsers(
         isSuperAdmin: users.isSuperAdmin,
         // Table-qualified on purpose: inside a select list drizzle renders a bare column name,
         // which the subquery would resolve to its own alias.
-        otherOrganizations: sql<number>`(select count(*)::int from organization_members other where other.user_id = organization_members.user_id and other.organization_id <> ${organization.id})`,
+        otherOrganizations: sql<number>`(select count(*)::int from organization_members other where other.user_id = organization_members.user_id and other.organization_id <> ${ctx.organization.id})`,
       })
       .from(organizationMembers)
       .innerJoin(users, eq(users.id, organizationMembers.userId))
-      .where(and(eq(organizationMembers.organizationId, organization.id), idIn(organizationMembers.userId, userIds)))
+      .where(
+        and(eq(organizationMembers.organizationId, ctx.organization.id), idIn(organizationMembers.userId, userIds)),
+      )
       .for('update', { of: organizationMembers });
-    const byId = new Map(members.map((m) => [m.userId, m]));
-    // From here on every entry names a member: its userId is a stored UUID (safe to cast below).
-    const missing = userIds.find((id) => !byId.has(id));
-    if (missing) throw new NotFoundError(`User ${missing} is not a member of this organization`);
-    // Only a real change counts: re-sending the name or email the account already has (a client
-    // re-sending the whole form) must not make a role change of a multi-organization member a 403.
-    const changesName = (entry: MemberUpdate) =>
-      entry.name !== undefined && entry.name !== byId.get(entry.userId)!.name;
-    const changesEmail = (entry: MemberUpdate) =>
-      entry.email !== undefined && entry.email !== byId.get(entry.userId)!.email;
-    const accountEntries = input.users.filter((entry) => changesName(entry) || changesEmail(entry));
-    const accountChange = accountEntries.find((entry) => byId.get(entry.userId)!.otherOrganizations > 0);
-    if (accountChange) {
-      throw new ForbiddenError(
-        `User ${accountChange.userId} belongs to other organizations: their name and email cannot be changed here`,
-        'MEMBER_OF_OTHER_ORGANIZATIONS',
-      );
-    }
-    if (actor.session.kind !== 'login' && input.users.some(changesEmail)) {
-      throw new ForbiddenError(
-        'A login email can be changed only from a signed-in session, not with an automation or legacy token',
-        'FORBIDDEN',
-      );
-    }
-    const superAdmin = accountEntries.find((entry) => byId.get(entry.userId)!.isSuperAdmin);
-    if (superAdmin)
-      throw new ForbiddenError(
-        `User ${superAdmin.userId} is a super admin: their name and email cannot be changed here`,
-        'INSUFFICIENT_ROLE',
-      );
-    // The rank that counts is the higher of the member's role now and any role this request gives them.
-    const outranked = accountEntries.find((entry) => {
-      const requested = input.users
-        .filter((other) => other.userId === entry.userId && other.role !== undefined)
-        .map((other) => roleRank(other.role!));
-      return Math.max(roleRank(byId.get(entry.userId)!.role), ...requested) >= roleRank(organization.role);
-    });
-    if (outranked) {
-      throw new ForbiddenError(
-        `User ${outranked.userId} is not ranked below you: their name and email cannot be changed by you`,
-        'INSUFFICIENT_ROLE',
-      );
-    }
-    const newEmails = input.users.filter((entry) => entry.email !== undefined);
-    if (newEmails.length > 0) {
-      const taken = await tx
-        .select({ id: users.id, email: users.email })
-        .from(users)
-        .where(
-          inArray(
-            users.email,
-            newEmails.map((entry) => entry.email!),
-          ),
-        );
-      const clash = taken.find((account) =>
-        newEmails.some((entry) => entry.email === account.email && entry.userId !== account.id),
-      );
-      if (clash || new Set(newEmails.map((e) => e.email)).size < newEmails.length) {
-        throw new BadRequestError(
-          `The email ${clash?.email ?? 'given twice'} belongs to another account`,
-          'EMAIL_TAKEN',
-        );
-      }
-    }
-    await assertOwnerChangesAllowed(
-      tx,
-      organization,
-      input.users
-        .filter((entry) => entry.role)
-        .map((entry) => ({ userId: entry.userId, from: byId.get(entry.userId)!.role, to: entry.role! })),
-    );
-    // A fixed number of statements whatever the number of entries (one for the roles, one for the
-    // accounts, one for the voided links, two for ending sessions, one for the notices). Entries for the same member merge, later fields winning.
-    const merged = [
-      ...input.users
-        .reduce(
-          (all, entry) => all.set(entry.userId, { ...all.get(entry.userId), ...definedFields(entry) }),
-          new Map<string, MemberUpdate>(),
-        )
-        .values(),
-    ];
-    const roleChanges = merged.filter(
-      (entry) => entry.role !== undefined && entry.role !== byId.get(entry.userId)!.role,
-    );
-    if (roleChanges.length > 0) {
-      const roleOf = sql.join(
-        roleChanges.map((entry) => sql`when ${entry.userId}::uuid then ${entry.role}`),
-        sql` `,
-      );
-      await tx
-        .update(organizationMembers)
-        .set({ role: sql`(case ${organizationMembers.userId} ${roleOf} end)` })
-        .where(
-          and(
-            eq(organizationMembers.organizationId, organization.id),
-            inArray(
-              organizationMembers.userId,
-              roleChanges.map((entry) => entry.userId),
-            ),
-          ),
-        );
-    }
-    // Sending the name or address the account already has (a client re-sending the whole form)
-    // is no change: the account stays verified and its emailed links stay valid.
-    const accountChanges = merged
-      .map((entry) => {
-        const current = byId.get(entry.userId)!;
-        return {
-          userId: entry.userId,
-          name: entry.name !== undefined && entry.name !== current.name ? entry.name : null,
-          email: entry.email !== undefined && entry.email !== current.email ? entry.email : null,
-        };
-      })
-      .filter((change) => change.name !== null || change.email !== null);
-    if (accountChanges.length > 0) {
-      const values = sql.join(
-        accountChanges.map((change) => sql`(${change.userId}::uuid, ${change.name}::text, ${change.email}::text)`),
-        sql`, `,
-      );
-      await tx.execute(sql`
-        update ${users} set
-          name = coalesce(changes.name, ${users.name}),
-          email = coalesce(changes.email, ${users.email}),
-          is_email_verified = case when changes.email is null then ${users.isEmailVerified} else false end,
-          email_verified_at = case when changes.email is null then ${users.emailVerifiedAt} else null end,
-          updated_at = ${sql.param(now(), users.updatedAt)}
-        from (values ${values}) as changes(user_id, name, email)
-        where ${users.id} = changes.user_id`);
-      const moved = accountChanges.filter((change) => change.email !== null);
-      if (moved.length > 0) {
-        // Links emailed to the old address must not act on the new one.
-        await tx.delete(emailTokens).where(
-          inArray(
-            emailTokens.userId,
-            moved.map((change) => change.userId),
-          ),
-        );
-        // Whoever held the account before keeps nothing: every session and token ends.
-        await endSessionsOfUser(
-          tx,
-          moved.map((change) => change.userId),
-        );
-        await queueEmails(
-          tx,
-          afterCommit,
-          moved.map((change) => {
-            const before = byId.get(change.userId)!;
-            return emails.loginEmailChanged(before.email, change.name ?? before.name, organizationName, change.email!);
-          }),
-        );
-      }
-    }
+    const changes = await validateMemberUpdates(tx, ctx, entries, members);
+    await applyMemberUpdates(tx, afterCommit, ctx.organization.id, organizationName, changes);
   });
   for (const userId of userIds) forgetCachedProfile(userId);
   return { message: `${userIds.length} member(s) updated` };
+}
+
+/**
+ * The rules of `updateOrganizationUsers`, checked against the locked members: throws the first
+ * refusal, else returns the role and account changes (entries for the same member merged, later
+ * fields winning; re-sent values that change nothing left out).
+ */
+async function validateMemberUpdates(
+  tx: Executor,
+  { actor, organization }: { actor: Actor; organization: OrganizationContext },
+  entries: MemberUpdate[],
+  members: LockedMember[],
+): Promise<MemberChanges> {
+  const byId = new Map(members.map((m) => [m.userId, m]));
+  // From here on every entry names a member: its userId is a stored UUID (safe to cast below).
+  const missing = entries.map((entry) => entry.userId).find((id) => !byId.has(id));
+  if (missing) throw new MemberNotFoundError(missing);
+  // Only a real change counts: re-sending the name or email the account already has (a client
+  // re-sending the whole form) must not make a role change of a multi-organization member a 403.
+  const changesName = (entry: MemberUpdate) => entry.name !== undefined && entry.name !== byId.get(entry.userId)!.name;
+  const changesEmail = (entry: MemberUpdate) =>
+    entry.email !== undefined && entry.email !== byId.get(entry.userId)!.email;
+  const accountEntries = entries.filter((entry) => changesName(entry) || changesEmail(entry));
+  const accountChange = accountEntries.find((entry) => byId.get(entry.userId)!.otherOrganizations > 0);
+  if (accountChange) throw new MemberOfOtherOrganizationsError(accountChange.userId);
+  if (actor.session.kind !== 'login' && entries.some(changesEmail)) throw new EmailChangeNeedsSignInError();
+  const superAdmin = accountEntries.find((entry) => byId.get(entry.userId)!.isSuperAdmin);
+  if (superAdmin) throw new SuperAdminAccountError(superAdmin.userId);
+  // The rank that counts is the higher of the member's role now and any role this request gives them.
+  const outranked = accountEntries.find((entry) => {
+    const requested = entries
+      .filter((other) => other.userId === entry.userId && other.role !== undefined)
+      .map((other) => roleRank(other.role!));
+    return Math.max(roleRank(byId.get(entry.userId)!.role), ...requested) >= roleRank(organization.role);
+  });
+  if (outranked) throw new MemberNotOutrankedError(outranked.userId);
+  const newEmails = entries.filter((entry) => entry.email !== undefined);
+  if (newEmails.length > 0) {
+    const taken = await tx
+      .select({ id: users.id, email: users.email })
+      .from(users)
+      .where(
+        inArray(
+          users.email,
+          newEmails.map((entry) => entry.email!),
+        ),
+      );
+    const clash = taken.find((account) =>
+      newEmails.some((entry) => entry.email === account.email && entry.userId !== account.id),
+    );
+    if (clash || new Set(newEmails.map((e) => e.email)).size < newEmails.length)
+      throw new EmailTakenError(clash?.email);
+  }
+  await assertOwnerChangesAllowed(
+    tx,
+    organization,
+    entries
+      .filter((entry) => entry.role)
+      .map((entry) => ({ userId: entry.userId, from: byId.get(entry.userId)!.role, to: entry.role! })),
+  );
+  const merged = [
+    ...entries
+      .reduce(
+        (all, entry) => all.set(entry.userId, { ...all.get(entry.userId), ...definedFields(entry) }),
+        new Map<string, MemberUpdate>(),
+      )
+      .values(),
+  ];
+  return {
+    roles: merged
+      .filter((entry) => entry.role !== undefined && entry.role !== byId.get(entry.userId)!.role)
+      .map((entry) => ({ userId: entry.userId, role: entry.role! })),
+    // Sending the name or address the account already has (a client re-sending the whole form)
+    // is no change: the account stays verified and its emailed links stay valid.
+    accounts: merged
+      .map((entry) => {
+        const before = byId.get(entry.userId)!;
+        return {
+          userId: entry.userId,
+          name: entry.name !== undefined && entry.name !== before.name ? entry.name : null,
+          email: entry.email !== undefined && entry.email !== before.email ? entry.email : null,
+          before,
+        };
+      })
+      .filter((change) => change.name !== null || change.email !== null),
+  };
+}
+
+/**
+ * Writes what `validateMemberUpdates` allowed, in a fixed number of statements whatever the number
+ * of entries: one for the roles, one for the accounts, one for the voided links, two for ending
+ * sessions, one for the notices.
+ */
+async function applyMemberUpdates(
+  tx: Executor,
+  afterCommit: AfterCommit,
+  organizationId: string,
+  organizationName: string,
+  changes: MemberChanges,
+): Promise<void> {
+  if (changes.roles.length > 0) {
+    const roleOf = sql.join(
+      changes.roles.map((entry) => sql`when ${entry.userId}::uuid then ${entry.role}`),
+      sql` `,
+    );
+    await tx
+      .update(organizationMembers)
+      .set({ role: sql`(case ${organizationMembers.userId} ${roleOf} end)` })
+      .where(
+        and(
+          eq(organizationMembers.organizationId, organizationId),
+          inArray(
+            organizationMembers.userId,
+            changes.roles.map((entry) => entry.userId),
+          ),
+        ),
+      );
+  }
+  if (changes.accounts.length === 0) return;
+  const values = sql.join(
+    changes.accounts.map((change) => sql`(${change.userId}::uuid, ${change.name}::text, ${change.email}::text)`),
+    sql`, `,
+  );
+  await tx.execute(sql`
+    update ${users} set
+      name = coalesce(changes.name, ${users.name}),
+      email = coalesce(changes.email, ${users.email}),
+      is_email_verified = case when changes.email is null then ${users.isEmailVerified} else false end,
+      email_verified_at = case when changes.email is null then ${users.emailVerifiedAt} else null end,
+      updated_at = ${sql.param(now(), users.updatedAt)}
+    from (values ${values}) as changes(user_id, name, email)
+    where ${users.id} = changes.user_id`);
+  const moved = changes.accounts.filter((change) => change.email !== null);
+  if (moved.length === 0) return;
+  // Links emailed to the old address must not act on the new one.
+  await tx.delete(emailTokens).where(
+    inArray(
+      emailTokens.userId,
+      moved.map((change) => change.userId),
+    ),
+  );
+  // Whoever held the account before keeps nothing: every session and token ends.
+  await endSessionsOfUser(
+    tx,
+    moved.map((change) => change.userId),
+  );
+  await queueEmails(
+    tx,
+    afterCommit,
+    moved.map(({ before, name, email }) =>
+      emails.loginEmailChanged(before.email, name ?? before.name, organizationName, email!),
+    ),
+  );
 }
 
 /**
@@ -686,7 +707,10 @@ async function handOverSoleOwnedCases(
  * owner, or (self-removal, or an admin removing) the organization's oldest remaining owner, in the
  * same transaction. A fixed number of statements.
  */
-export async function removeOrganizationUser(actor: Actor, organization: OrganizationContext, userIdSent: string) {
+export async function removeOrganizationUser(
+  { actor, organization }: { actor: Actor; organization: OrganizationContext },
+  { userId: userIdSent }: z.output<typeof MemberPath>,
+) {
   // UUIDs compare case-insensitively; stored ids are lowercase.
   const userId = userIdSent.toLowerCase();
   // Who may remove whom is the route's rule (admin or owner and an active plan, or `self`: lib/http/organization-context.ts).
@@ -700,7 +724,7 @@ export async function removeOrganizationUser(actor: Actor, organization: Organiz
       .where(and(eq(organizationMembers.organizationId, organization.id), idEquals(organizationMembers.userId, userId)))
       .for('update');
     // An id that is not a UUID names no member; past this point userId is a member's id.
-    if (!member) throw new NotFoundError('This user is not a member of the organization');
+    if (!member) throw new UserNotMemberError();
     await assertOwnerChangesAllowed(tx, organization, [{ userId, from: member.role, to: 'client' }]);
     await handOverSoleOwnedCases(
       tx,

@@ -2,10 +2,13 @@ import { and, count, countDistinct, ilike, inArray, isNull, or, sql } from 'driz
 import { billingSummary } from '../billing/summary';
 import { addDays, now } from '../clock';
 import { db } from '../db/client';
+import { containsPattern } from '../db/like';
 import { cases, devices, extractionAttempts, extractionCodes, organizations } from '../db/schema';
 import { planUsageByOrganization, toActivePlanEntity } from '../organizations/active-plan';
 import { toOrganizationEntity } from '../organizations/entity';
-import { pageWindow, type PagingInput, sortDirection, toPage } from '../paging';
+import type * as z from 'zod/mini';
+import type { OrgReportQuery } from '../../schemas/material/material';
+import { pageWindow, sortDirection, toPage } from '../paging';
 
 /** Cases created within this many days count as recent for the unused-codes figure. */
 export const RECENT_CASE_DAYS = 30;
@@ -16,9 +19,9 @@ export const RECENT_CASE_DAYS = 30;
  * one aggregate query over the page's organizations (GROUP BY organization): eight queries per
  * page whatever the organizations hold.
  */
-export async function organizationReport(query: PagingInput & { searchText?: string }) {
+export async function getOrganizationReport(query: z.output<typeof OrgReportQuery>) {
   const window = pageWindow(query);
-  const pattern = query.searchText ? `%${query.searchText.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined;
+  const pattern = query.searchText ? containsPattern(query.searchText) : undefined;
   const where = pattern ? or(ilike(organizations.name, pattern), ilike(organizations.email, pattern)) : undefined;
   const direction = sortDirection(query.sortOrder, 'desc');
   const [page, [totals]] = await Promise.all([

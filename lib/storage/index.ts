@@ -95,6 +95,7 @@ const MAX_KEY_LENGTH = 1024;
 export function isSafeObjectKey(key: string): boolean {
   if (typeof key !== 'string' || key.length === 0 || Buffer.byteLength(key) > MAX_KEY_LENGTH) return false;
   // Backslashes are separators on Windows; control characters (NUL included) have no business in a key.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
   if (key.includes('\\') || /[\u0000-\u001f\u007f]/.test(key) || key.startsWith('/') || isAbsolute(key)) return false;
   return key.split('/').every((segment) => segment !== '' && segment !== '.' && segment !== '..');
 }

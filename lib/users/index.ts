@@ -1,31 +1,35 @@
 import { and, eq, sql } from 'drizzle-orm';
+import type * as z from 'zod/mini';
+import type { CheckEmailAvailabilityDto } from '../../schemas/auth/check-email-availability';
+import type { ResetPasswordDto, SendForgotPasswordLinkDto } from '../../schemas/auth/password-reset';
+import type { RegisterEmailDto } from '../../schemas/auth/register';
+import type { ChangePasswordDto, UpdateUserDto, VerifyEmailDto } from '../../schemas/user/update-user';
 import { type ClientInfo, endSessionsOfUser, startLoginSession } from '../auth/sessions';
 import { now } from '../clock';
 import { db, type Executor } from '../db/client';
 import { emailTokens, extractionCodes, users } from '../db/schema';
 import { type AfterCommit, transaction } from '../db/transaction';
-import { BadRequestError, NotFoundError } from '../http/errors';
-import type { Actor } from '../http/types';
+import type { Actor } from '../auth/actor';
 import { inviteToOrganization } from '../invitations';
 import { queueEmail } from '../mail/outbox';
 import { consumeRateLimit } from '../rate-limit';
 import { emails } from '../mail/templates';
 import { invitationCounts, toOrganizationDetails } from '../organizations/entity';
 import { insertOrganization } from '../organizations';
+import { OrganizationNameTakenError } from '../organizations/errors';
 import { hashPassword, verifyPassword } from '../secrets';
 import { findEmailToken, issueEmailToken } from './email-tokens';
-import { buildUserProfile, forgetCachedProfile } from './profile';
+import {
+  EmailAlreadyVerifiedError,
+  EmailRegisteredError,
+  TermsNotAcceptedError,
+  UnknownVerificationTokenError,
+  VerificationLinkExpiredError,
+  WrongPasswordError,
+} from './errors';
+import { buildUserProfile, cachedUserProfile, forgetCachedProfile } from './profile';
 
 export const TERMS_VERSION = '2026-01';
-
-interface RegisterInput {
-  name: string;
-  email: string;
-  password: string;
-  acceptTerms: boolean;
-  organizationName?: string;
-  inviteEmails?: string[];
-}
 
 /**
  * Creates the user, their organization (owner, free plan), invitations for `inviteEmails`, the
@@ -33,8 +37,8 @@ interface RegisterInput {
  * Invitations beyond the free plan's seats are not sent (the first ones given are): the answer's
  * `organizationInfo.invitations` counts both, and sign-up never fails for them.
  */
-export async function register(input: RegisterInput, client: ClientInfo | null) {
-  if (!input.acceptTerms) throw new BadRequestError('The terms must be accepted', 'TERMS_NOT_ACCEPTED');
+export async function register({ client }: { client: ClientInfo | null }, input: z.output<typeof RegisterEmailDto>) {
+  if (!input.acceptTerms) throw new TermsNotAcceptedError();
   const invitees = (input.inviteEmails ?? []).filter((email) => email.toLowerCase() !== input.email.toLowerCase());
   const passwordHash = await hashPassword(input.password);
 
@@ -50,13 +54,12 @@ export async function register(input: RegisterInput, client: ClientInfo | null) 
       })
       .onConflictDoNothing()
       .returning();
-    if (!user) throw new BadRequestError('An account with this email already exists', 'USER_NOT_CREATED');
+    if (!user) throw new EmailRegisteredError();
 
     const organization = input.organizationName
       ? await insertOrganization(tx, afterCommit, { name: input.organizationName, ownerId: user.id, email: user.email })
       : await insertOrganizationWithFreeName(tx, afterCommit, `${user.name}'s Organization`, user);
-    if (!organization)
-      throw new BadRequestError('An organization with this name already exists', 'ORGANIZATION_NAME_TAKEN');
+    if (!organization) throw new OrganizationNameTakenError();
 
     const invitations = await inviteToOrganization(tx, afterCommit, {
       organization,
@@ -96,16 +99,13 @@ async function insertOrganizationWithFreeName(
   return null;
 }
 
-interface UpdateProfileInput {
-  name?: string;
-  phoneNumbers?: string[];
-  onboardingStatus?: string;
-  onboardingStep?: number;
-  userType?: string | null;
+/** GET /user/profile: the caller's profile (cached briefly: lib/users/profile.ts). */
+export async function getProfile({ actor }: { actor: Actor }) {
+  return cachedUserProfile(actor.user.id);
 }
 
 /** Updates the editable profile fields and returns the freshly built profile. */
-export async function updateProfile(actor: Actor, input: UpdateProfileInput) {
+export async function updateProfile({ actor }: { actor: Actor }, input: z.output<typeof UpdateUserDto>) {
   const changes = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
   if (Object.keys(changes).length > 0) {
     await db().update(users).set(changes).where(eq(users.id, actor.user.id));
@@ -120,10 +120,10 @@ export async function updateProfile(actor: Actor, input: UpdateProfileInput) {
  * email. Scoped automation tokens survive a change: they are listed and revocable at /auth/tokens.
  * Returns the freshly built profile.
  */
-export async function changePassword(actor: Actor, input: { oldPassword: string; newPassword: string }) {
+export async function changePassword({ actor }: { actor: Actor }, input: z.output<typeof ChangePasswordDto>) {
   const [user] = await db().select().from(users).where(eq(users.id, actor.user.id)).limit(1);
   if (!user || !(await verifyPassword(input.oldPassword, user.passwordHash))) {
-    throw new BadRequestError('The old password is wrong', 'WRONG_PASSWORD');
+    throw new WrongPasswordError();
   }
   const passwordHash = await hashPassword(input.newPassword);
   await transaction(async (tx, afterCommit) => {
@@ -136,12 +136,12 @@ export async function changePassword(actor: Actor, input: { oldPassword: string;
 }
 
 /** Marks the email verified. Unknown token (or one for another email): 404; expired: 400. */
-export async function verifyEmail(input: { token: string; email?: string }) {
+export async function verifyEmail(input: z.output<typeof VerifyEmailDto>) {
   const found = await findEmailToken(input.token, 'verify_email');
   if (!found || (input.email !== undefined && input.email !== found.user.email)) {
-    throw new NotFoundError('Unknown verification token');
+    throw new UnknownVerificationTokenError();
   }
-  if (found.expired) throw new BadRequestError('The verification link has expired', 'TOKEN_EXPIRED');
+  if (found.expired) throw new VerificationLinkExpiredError();
   await transaction(async (tx) => {
     await tx.update(users).set({ isEmailVerified: true, emailVerifiedAt: now() }).where(eq(users.id, found.user.id));
     await tx.delete(emailTokens).where(eq(emailTokens.id, found.tokenId));
@@ -151,8 +151,8 @@ export async function verifyEmail(input: { token: string; email?: string }) {
 }
 
 /** Sends a new verification link (the previous one stops working). 400 when already verified. */
-export async function resendVerificationEmail(actor: Actor) {
-  if (actor.user.isEmailVerified) throw new BadRequestError('The email is already verified', 'EMAIL_ALREADY_VERIFIED');
+export async function resendVerificationEmail({ actor }: { actor: Actor }) {
+  if (actor.user.isEmailVerified) throw new EmailAlreadyVerifiedError();
   await transaction(async (tx, afterCommit) => {
     const token = await issueEmailToken(tx, actor.user, 'verify_email');
     await queueEmail(tx, afterCommit, emails.verifyEmail(actor.user.email, actor.user.name, token));
@@ -169,7 +169,7 @@ export const RESET_EMAIL_WINDOW_SECONDS = 3600;
  * links per address per hour (a clock-aligned window): past that the answer is the same 200 with
  * `isSuccess` true, and nothing is sent (the earlier links still work until used or expired).
  */
-export async function sendForgotPasswordLink(input: { email: string }) {
+export async function sendForgotPasswordLink(input: z.output<typeof SendForgotPasswordLinkDto>) {
   const [user] = await db().select().from(users).where(eq(users.email, input.email)).limit(1);
   if (!user || user.deletedAt) return { isSuccess: false, message: 'No account is registered with this email' };
   if (!user.isActive || user.accountKind !== 'standard')
@@ -198,7 +198,7 @@ export async function sendForgotPasswordLink(input: { email: string }) {
  * sessions and legacy tokens deleted, automation tokens revoked) and sends a password-changed
  * email. Always 200; an unknown or expired token gives `isSuccess: false`.
  */
-export async function resetPassword(input: { token: string; email: string; password: string }) {
+export async function resetPassword(input: z.output<typeof ResetPasswordDto>) {
   const found = await findEmailToken(input.token, 'reset_password');
   if (!found || found.user.email !== input.email) return { isSuccess: false, message: 'The reset link is invalid' };
   if (found.expired) return { isSuccess: false, message: 'The reset link has expired' };
@@ -215,7 +215,7 @@ export async function resetPassword(input: { token: string; email: string; passw
 }
 
 /** Whether an email is free: taken by a user ('user') or a custodian of an extraction code ('custodian'). */
-export async function checkEmailAvailability(input: { email: string }) {
+export async function checkEmailAvailability(input: z.output<typeof CheckEmailAvailabilityDto>) {
   const [row] = await db()
     .select({
       isUser: sql<boolean>`exists (select 1 from ${users} where ${users.email} = ${input.email})`,

@@ -2,8 +2,8 @@ import { eq } from 'drizzle-orm';
 import { addSeconds, now } from '../clock';
 import { db, type Executor } from '../db/client';
 import { users } from '../db/schema';
-import { NotFoundError } from '../http/errors';
 import { toOrganizationDetails } from '../organizations/entity';
+import { UserNotFoundError } from './errors';
 
 /**
  * The contract's UserEntity: the profile and every organization of the user with the user's
@@ -14,7 +14,7 @@ export async function buildUserProfile(userId: string, executor: Executor = db()
     where: eq(users.id, userId),
     with: { memberships: { with: { organization: true }, orderBy: (m, { asc }) => [asc(m.createdAt)] } },
   });
-  if (!user) throw new NotFoundError('User not found');
+  if (!user) throw new UserNotFoundError();
   return {
     id: user.id,
     email: user.email,

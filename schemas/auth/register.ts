@@ -10,12 +10,10 @@ export const RegisterEmailDto = z
     email: Email,
     password: Password,
     // Must be true: described as `const: true`, while false stays the handler's 400 TERMS_NOT_ACCEPTED.
-    acceptTerms: z
-      .boolean()
-      .register(z.globalRegistry, {
-        const: true,
-        description: 'Must be true; false is answered 400 TERMS_NOT_ACCEPTED',
-      }),
+    acceptTerms: z.boolean().register(z.globalRegistry, {
+      const: true,
+      description: 'Must be true; false is answered 400 TERMS_NOT_ACCEPTED',
+    }),
     organizationName: z.optional(OrganizationName),
     inviteEmails: z.optional(z.array(Email).check(z.maxLength(50))),
   })

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { BILLING_HISTORY_CATEGORIES } from '../../lib/billing/history-categories';
 import { BASE_FEE_STATUSES } from '../../lib/billing/summary';
 import { CADENCES, TIER_KEYS } from '../../lib/billing/tiers';
 import { DateTime, Id, IdText } from '../common/fields';
@@ -6,8 +7,6 @@ import { QueryInt } from '../common/paging';
 
 /** limit (default 50, at most 200) and skip, for statements, reconciliation, history and credits. */
 export const LedgerPagingQuery = { limit: z.optional(QueryInt(1, 200)), skip: z.optional(QueryInt(0, 100_000_000)) };
-
-export const CaseIdPath = z.object({ caseId: IdText });
 
 /** Where the processor's checkout page sends the browser back: http(s) only (never javascript:, data:...). */
 const ReturnUrl = z.url({ protocol: /^https?$/ }).check(z.maxLength(2048));
@@ -100,13 +99,7 @@ export const ReconciliationResponseEntity = z
   })
   .register(z.globalRegistry, { id: 'ReconciliationResponseEntity' });
 
-export const BillingHistoryCategoryEnum = z.enum([
-  'subscription',
-  'invoicing',
-  'payment_method',
-  'case_billing',
-  'admin',
-]);
+export const BillingHistoryCategoryEnum = z.enum(BILLING_HISTORY_CATEGORIES);
 
 export const BillingHistoryQuery = z.object({
   ...LedgerPagingQuery,

@@ -1,8 +1,9 @@
 import * as z from 'zod/mini';
+import { CASE_ACCESS_LEVELS } from '../../lib/cases/rules';
 import { DateTime, DisplayName, Id, IdText, QueryBoolean } from '../common/fields';
 import { PageEntity, PagingQuery } from '../common/paging';
 
-export const CaseAccessEnum = z.enum(['owner', 'admin', 'viewer', 'opposing_counsel']);
+export const CaseAccessEnum = z.enum(CASE_ACCESS_LEVELS);
 
 export const CaseEntity = z
   .object({
@@ -28,6 +29,7 @@ export const UpdateCaseDto = z
 
 export const ListCasesQuery = z.object({ ...PagingQuery, includeArchived: z.optional(QueryBoolean) });
 
+/** The path of every route on one case (its case rule reads `caseId`). */
 export const CasePath = z.object({ caseId: IdText });
 export const CaseAccessPath = z.object({ caseId: IdText, userId: IdText });
 

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { CADENCES } from '../../lib/billing/tiers';
 import { ROLES_BY_RANK } from '../../lib/organizations/roles';
 import { DateTime, Id } from './fields';
 
@@ -52,7 +53,7 @@ export const BillingSummaryEntity = z
     billingMode: z.enum(['free', 'pay_as_you_go']),
     onCaseBilling: z.boolean(),
     tier: z.nullable(z.string()),
-    cadence: z.nullable(z.enum(['monthly', 'annual'])),
+    cadence: z.nullable(z.enum(CADENCES)),
     hasPaymentMethod: z.boolean(),
     delinquent: z.boolean(),
   })

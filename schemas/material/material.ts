@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { DEVICE_TYPES } from '../../lib/organizations/device-types';
 import { DateTime, Id, IdText, QueryBoolean } from '../common/fields';
 import { PageEntity, PagingQuery, QueryList } from '../common/paging';
 
@@ -84,19 +85,50 @@ export const EmailPageEntity = PageEntity(EmailRecordEntity).register(z.globalRe
 
 const Domain = z.string().check(z.trim(), z.minLength(1), z.maxLength(253));
 
-export const ThreadEmailsQuery = z.object({
-  ...PagingQuery,
-  folders: z.optional(QueryList(z.string().check(z.minLength(1), z.maxLength(200)))),
-  domains: z.optional(QueryList(Domain)),
-  excludeDomains: z.optional(QueryList(Domain)),
-  tags: z.optional(QueryList(IdText)),
-  excludeTags: z.optional(QueryList(IdText)),
-  excludeEmails: z.optional(QueryList(z.string().check(z.minLength(3), z.maxLength(254)))),
-  starred: z.optional(QueryBoolean),
-  unread: z.optional(QueryBoolean),
-  untagged: z.optional(QueryBoolean),
-  sortBy: z.optional(z.enum(['date'])),
-});
+/** Query list values as compared: domains and tag ids (UUIDs) match in any letter case. */
+export const lowercased = (values: string[] | undefined) =>
+  (values ?? []).map((v) => v.trim().toLowerCase()).filter(Boolean);
+
+/** The values of `list` that `excluded` also names, as compared. */
+const overlap = (list: string[] | undefined, excluded: string[] | undefined) => {
+  const exclude = lowercased(excluded);
+  return lowercased(list).filter((value) => exclude.includes(value));
+};
+
+export const ThreadEmailsQuery = z
+  .object({
+    ...PagingQuery,
+    folders: z.optional(QueryList(z.string().check(z.minLength(1), z.maxLength(200)))),
+    domains: z.optional(QueryList(Domain)),
+    excludeDomains: z.optional(QueryList(Domain)),
+    tags: z.optional(QueryList(IdText)),
+    excludeTags: z.optional(QueryList(IdText)),
+    excludeEmails: z.optional(QueryList(z.string().check(z.minLength(3), z.maxLength(254)))),
+    starred: z.optional(QueryBoolean),
+    unread: z.optional(QueryBoolean),
+    untagged: z.optional(QueryBoolean),
+    sortBy: z.optional(z.enum(['date'])),
+  })
+  .check(
+    // A value both asked for and excluded is a mistake in the request, refused before the case is looked at.
+    z.superRefine((query, ctx) => {
+      const domains = overlap(query.domains, query.excludeDomains);
+      const tags = overlap(query.tags, query.excludeTags);
+      // One problem at a time, domains first.
+      if (domains.length)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['excludeDomains'],
+          message: `domains and excludeDomains overlap: ${domains.join(', ')}`,
+        });
+      else if (tags.length)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['excludeTags'],
+          message: `tags and excludeTags overlap: ${tags.join(', ')}`,
+        });
+    }),
+  );
 
 export const ThreadPath = z.object({ caseId: IdText, threadId: IdText });
 
@@ -188,7 +220,7 @@ export const ImportNotesQuery = z.object({ caseId: IdText });
 export const ImportCaseNotesDto = z
   .object({
     deviceId: z.string().check(z.minLength(1), z.maxLength(200)),
-    deviceType: z.enum(['unknown', 'android', 'ios', 'facebook_dump', 'instagram_dump', 'threads_dump', 'email']),
+    deviceType: z.enum(DEVICE_TYPES),
     deviceMetadata: z.optional(JsonObject),
     systemId: z.string().check(z.minLength(1), z.maxLength(200)),
     appVersion: z.string().check(z.minLength(1), z.maxLength(50)),

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { INVITATION_STATUSES } from '../../lib/invitations/statuses';
 import { DateTime, DisplayName, Email, Id, IdText } from '../common/fields';
 import { BillingSummaryEntity, OrganizationEntity, OrganizationRoleEnum } from '../common/organization';
 import { PageEntity, PagingQuery } from '../common/paging';
@@ -49,7 +50,7 @@ export const InvitationEntity = z
     id: Id,
     email: z.string(),
     role: OrganizationRoleEnum,
-    status: z.enum(['pending', 'accepted', 'rejected']),
+    status: z.enum(INVITATION_STATUSES),
     expiresAt: DateTime,
     invitedBy: PersonEntity,
     invitedUser: PersonEntity,
@@ -74,7 +75,7 @@ export const InvitationsQuery = z.object({
   ...PagingQuery,
   ...InvitationSort,
   searchText: z.optional(z.string().check(z.trim(), z.minLength(3), z.maxLength(100))),
-  status: z.optional(z.enum(['pending', 'accepted', 'rejected'])),
+  status: z.optional(z.enum(INVITATION_STATUSES)),
 });
 
 export const PendingInvitationsQuery = z.object({ ...PagingQuery, ...InvitationSort });

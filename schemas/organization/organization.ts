@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { DEVICE_TYPES } from '../../lib/organizations/device-types';
 import { hasInvisibleCharacters } from '../../lib/organizations/name-key';
 import { DisplayName, Email, Id, IdText } from '../common/fields';
 import { OrganizationDetailsResponseEntity, OrganizationEntity, OrganizationRoleEnum } from '../common/organization';
@@ -81,15 +82,7 @@ export const UpdateOrganizationDto = z
 
 export const SlugPath = z.object({ slug: z.string().check(z.minLength(1), z.maxLength(80)) });
 
-export const DeviceTypeEnum = z.enum([
-  'unknown',
-  'android',
-  'ios',
-  'facebook_dump',
-  'instagram_dump',
-  'threads_dump',
-  'email',
-]);
+export const DeviceTypeEnum = z.enum(DEVICE_TYPES);
 
 export const UsagesStatQuery = z.object({
   deviceId: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),

@@ -6,6 +6,7 @@ import { extractionCodes } from '../../lib/db/schema';
 import { hashToken } from '../../lib/secrets';
 import { createUser, uniqueEmail } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
+import { describeSecurity } from '../harness/security';
 
 describe('POST /auth/check-email-availability', () => {
   it('tells a free address from one taken by a user or by a custodian', async () => {
@@ -71,3 +72,5 @@ describe('POST /auth/check-email-availability', () => {
     },
   );
 });
+
+describeSecurity(routes.checkEmailAvailability, { request: () => ({ body: { email: uniqueEmail('free') } }) });

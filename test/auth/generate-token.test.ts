@@ -9,6 +9,7 @@ import { db } from '../../lib/db/client';
 import { sessions } from '../../lib/db/schema';
 import { createUser, updateUserRow } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
+import { describeSecurity } from '../harness/security';
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 
@@ -447,3 +448,5 @@ describe('POST /auth/generate-token security', () => {
     );
   });
 });
+
+describeSecurity(routes.generateToken, { request: () => ({ body: { scopes: ['profile:read'] } }), everyToken: true });

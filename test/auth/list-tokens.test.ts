@@ -5,6 +5,7 @@ import { addDays, testClock } from '../../lib/clock';
 import { overrideConfig } from '../../lib/config';
 import { createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
+import { describeSecurity } from '../harness/security';
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 
@@ -212,33 +213,4 @@ describe('GET /auth/tokens', () => {
   });
 });
 
-describe('GET /auth/tokens security', () => {
-  it.each([
-    ['no bearer token', undefined],
-    ['a malformed token', 'not-a-token'],
-    ['an unknown automation token', 'cebs_at_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'],
-    ['a forged JWT', 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4Iiwic2lkIjoieSJ9.c2lnbmF0dXJl'],
-  ])('answers 401 UNAUTHENTICATED with %s', async (_label, token) => {
-    expectError(await invoke(routes.listTokens, { token }), 401, 'UNAUTHENTICATED');
-  });
-
-  it('answers 401 for a logged-out access token', async () => {
-    const user = await createUser();
-    await mint(user, { scopes: ['profile:read'] });
-    expectData(await invoke(routes.logout, { token: user.accessToken }));
-    expectError(await invoke(routes.listTokens, { token: user.accessToken }), 401, 'UNAUTHENTICATED');
-  });
-
-  it('answers 403 INSUFFICIENT_SCOPE to an automation token, whatever its scopes', async () => {
-    const user = await createUser();
-    const minted = await mint(user, { scopes: ['profile:read', 'profile:write', 'organization:read'] });
-    expectError(await invoke(routes.listTokens, { token: minted.token }), 403, 'INSUFFICIENT_SCOPE');
-  });
-
-  it('answers 401 to a revoked automation token', async () => {
-    const user = await createUser();
-    const minted = await mint(user, { scopes: ['profile:read'] });
-    expect((await invoke(routes.revokeToken, { token: user.accessToken, path: { id: minted.id } })).status).toBe(204);
-    expectError(await invoke(routes.listTokens, { token: minted.token }), 401, 'UNAUTHENTICATED');
-  });
-});
+describeSecurity(routes.listTokens, { request: () => ({}), everyToken: true });

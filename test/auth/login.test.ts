@@ -1,15 +1,17 @@
 import { describe, expect, it } from 'vitest';
+import { handler as login } from '../../functions/auth/login';
 import { routes } from '../../functions/routes';
 import { testClock } from '../../lib/clock';
 import { createUser, updateUserRow, uniqueEmail } from '../harness/actors';
-import { expectData, expectError, invoke } from '../harness/invoke';
+import { expectData, expectError, invoke, invokeHandler } from '../harness/invoke';
+import { describeSecurity } from '../harness/security';
 
 describe('POST /auth/login', () => {
   it('signs in and returns tokens with the profile and its organizations', async () => {
     // Prepare
     const user = await createUser({ organizationName: 'Login Happy LLP' });
     // Act
-    const result = await invoke(routes.login, { body: { email: user.email.toUpperCase(), password: user.password } });
+    const result = await invokeHandler(login, { body: { email: user.email.toUpperCase(), password: user.password } });
     // Assess
     const data = expectData(result);
     expect(data.accessToken).toMatch(/^ey/);
@@ -134,3 +136,5 @@ describe('POST /auth/login: failed sign-ins are throttled', () => {
     expectData(await attempt(user.email, user.password, ip));
   });
 });
+
+describeSecurity(routes.login, { request: ({ user }) => ({ body: { email: user.email, password: user.password } }) });

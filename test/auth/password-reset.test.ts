@@ -3,6 +3,7 @@ import { routes } from '../../functions/routes';
 import { testClock } from '../../lib/clock';
 import { createUser, emailsTo, tokenFromEmail, uniqueEmail, updateUserRow } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
+import { describeSecurity } from '../harness/security';
 
 describe('POST /auth/send-forgot-password-link', () => {
   it('emails a reset link with a token query parameter', async () => {
@@ -166,4 +167,13 @@ describe('POST /auth/reset-password', () => {
     const body = { token: 'cebs_pr_x', email: 'a@example.com', password: 'long-enough', ...change };
     expectError(await invoke(routes.resetPassword, { body }), 400, 'VALIDATION_FAILED', [field]);
   });
+});
+
+describeSecurity(routes.sendForgotPasswordLink, { request: ({ user }) => ({ body: { email: user.email } }) });
+
+describeSecurity(routes.resetPassword, {
+  request: async ({ user }) => {
+    expectData(await invoke(routes.sendForgotPasswordLink, { body: { email: user.email } }));
+    return { body: { token: tokenFromEmail(user.email, 'Reset'), email: user.email, password: 'brand-new-secret' } };
+  },
 });

@@ -12,7 +12,10 @@ import {
 
 const T0 = new Date('2026-11-22T10:05:00.000Z');
 let n = 0;
-const uniqueKey = (name: string) => `test:${name}:${(n += 1)}:${process.pid}`;
+const uniqueKey = (name: string) => {
+  n += 1;
+  return `test:${name}:${n}:${process.pid}`;
+};
 
 describe('lib/rate-limit', () => {
   it('allows `limit` events in a window, refuses the next with the seconds to the window end, and allows again in the next window', async () => {

@@ -3,6 +3,7 @@ import { routes } from '../../functions/routes';
 import { testClock } from '../../lib/clock';
 import { createUser, updateUserRow } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
+import { describeSecurity } from '../harness/security';
 
 describe('POST /auth/refresh', () => {
   it('returns a new working access token and the same refresh token, without the profile', async () => {
@@ -56,3 +57,5 @@ describe('POST /auth/refresh', () => {
     expectError(await invoke(routes.refreshToken, { body }), 400, 'VALIDATION_FAILED', [field]);
   });
 });
+
+describeSecurity(routes.refreshToken, { request: ({ user }) => ({ body: { refreshToken: user.refreshToken } }) });

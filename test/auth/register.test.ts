@@ -6,6 +6,7 @@ import { invitations, organizationPlans, users } from '../../lib/db/schema';
 import { hashToken } from '../../lib/secrets';
 import { createUser, emailsTo, tokenFromEmail, uniqueEmail } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
+import { describeSecurity } from '../harness/security';
 
 const registration = (overrides: Record<string, unknown> = {}) => ({
   name: 'Rita Register',
@@ -158,3 +159,5 @@ describe('POST /auth/register', () => {
     expectError(await invoke(routes.register, { body: registration(change) }), 400, 'VALIDATION_FAILED', [field]);
   });
 });
+
+describeSecurity(routes.register, { request: () => ({ body: registration() }) });

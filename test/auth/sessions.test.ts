@@ -7,9 +7,10 @@ import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import { sessions } from '../../lib/db/schema';
 import { hashToken } from '../../lib/secrets';
-import { createUser, type TestUser } from '../harness/actors';
+import { createUser, signIn } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { describeBearerSecurity, mintAutomationToken, mintLegacyToken } from '../user/bearer-security';
+import { mintAutomationToken, mintLegacyToken } from '../harness/tokens';
+import { describeSecurity } from '../harness/security';
 
 /** GET /auth/sessions and DELETE /auth/sessions/{id} (extension): the caller's sign-in sessions and legacy tokens. */
 
@@ -17,13 +18,6 @@ const T0 = new Date('2026-11-22T10:00:00.000Z');
 
 const listSessions = (token: string) => invoke(routes.listSessions, { token });
 const endSession = (token: string, id: string) => invoke(routes.endSession, { token, path: { id } });
-
-const signIn = (user: TestUser, options: { ip?: string; userAgent?: string } = {}) =>
-  invoke(routes.login, {
-    body: { email: user.email, password: user.password },
-    ip: options.ip,
-    headers: options.userAgent ? { 'user-agent': options.userAgent } : {},
-  }).then((r) => expectData<{ accessToken: string; refreshToken: string }>(r));
 
 describe('GET /auth/sessions', () => {
   it('lists sign-in sessions and legacy tokens newest first, with user agent and ip of creation, and the current flag', async () => {
@@ -160,17 +154,17 @@ describe('DELETE /auth/sessions/{id}', () => {
   });
 });
 
-describeBearerSecurity({ route: routes.listSessions, send: (_user, auth) => invoke(routes.listSessions, auth) });
+describeSecurity(routes.listSessions, { request: () => ({}), everyToken: true });
 
-describeBearerSecurity({
-  route: routes.endSession,
-  send: async (user, auth) => {
-    // Each request ends a second sign-in session of the user (made directly: the account may be inactive), so the let-through ones answer 204.
+describeSecurity(routes.endSession, {
+  // Each request ends a second sign-in session of the user (made directly: the account may be inactive), so the let-through ones answer 204.
+  request: async ({ user }) => {
     const second = await startLoginSession(db(), user.id, null);
     const [row] = await db()
       .select({ id: sessions.id })
       .from(sessions)
       .where(eq(sessions.tokenHash, hashToken(second.refreshToken)));
-    return invoke(routes.endSession, { ...auth, path: { id: row!.id } });
+    return { path: { id: row!.id } };
   },
+  everyToken: true,
 });

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { billingReport } from '../../lib/billing/report';
+import { createBillingReport } from '../../lib/billing/report';
 import { closeDb, openPostgres, useConnection } from '../../lib/db/client';
 
 /**
@@ -10,7 +10,10 @@ const [url, organizationId, userId, format] = process.argv.slice(2) as [string, 
 useConnection(await openPostgres(url, { max: 2 }));
 const baselineRss = process.memoryUsage().rss;
 const started = performance.now();
-const result = await billingReport(organizationId, userId, { format, startDate: '2000-01-01T00:00:00.000Z' });
+const result = await createBillingReport(
+  { organization: { id: organizationId }, actor: { user: { id: userId } } },
+  { format, startDate: '2000-01-01T00:00:00.000Z' },
+);
 const elapsedMs = performance.now() - started;
 const payloadBytes =
   format === 'json' ? Buffer.byteLength(JSON.stringify(result)) : (result as { sizeBytes: number }).sizeBytes;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import { routes } from '../../functions/routes';
 import { completeSandboxCheckout } from '../../lib/billing/payment-methods';
 import type { PaymentProcessor } from '../../lib/billing/processor';
@@ -8,15 +8,13 @@ import { SandboxProcessor } from '../../lib/billing/processor/sandbox';
 import type { Cadence, TierKey } from '../../lib/billing/tiers';
 import { db } from '../../lib/db/client';
 import { billingRows, caseAccess, cases, creditLedger, organizationMembers, organizations } from '../../lib/db/schema';
-import type { RouteDefinition } from '../../lib/http/route';
-import { ROLES_BY_RANK, type OrganizationRole, type RoleRule, roleSatisfies } from '../../lib/organizations/roles';
-import { addMember, createCaseRow, createUser, type TestUser } from '../harness/actors';
-import { expectData, expectError, invoke, type InvokeResult } from '../harness/invoke';
+import type { OrganizationRole } from '../../lib/organizations/roles';
+import { createCaseRow, type TestUser } from '../harness/actors';
+import { expectData, invoke } from '../harness/invoke';
 
 /**
  * Shared helpers of the billing route tests (kept beside them, not in test/harness): putting an
- * organization on a plan with or without a card, cases with access, billing rows written directly,
- * and the organization security suite every billing route runs.
+ * organization on a plan with or without a card, cases with access, billing rows written directly.
  */
 
 export const urls = {
@@ -33,11 +31,8 @@ export function as(user: TestUser, organizationId = user.organizationId): { toke
   return { token: user.accessToken, organization: organizationId };
 }
 
-/** A fresh access token for `user` (after the clock moved past the 15-minute token lifetime). */
-export async function signIn(user: TestUser): Promise<TestUser> {
-  const data = expectData(await invoke(routes.login, { body: { email: user.email, password: user.password } }));
-  return { ...user, accessToken: data.accessToken, refreshToken: data.refreshToken };
-}
+/** Billing tests sign in again after changes that end sessions; one helper for the whole suite. */
+export { signIn } from '../harness/actors';
 
 /** The sandbox checkout session id of a set-up link. */
 export function sessionIdOf(setupUrl: string): string {
@@ -176,96 +171,6 @@ export async function insertRows(organizationId: string, rows: SeedRow[]) {
 /** `count` instants one second apart ending `endingAt` (oldest first), for rows in a known order. */
 export function secondsApart(count: number, endingAt = new Date()): Date[] {
   return Array.from({ length: count }, (_, index) => new Date(endingAt.getTime() - (count - 1 - index) * 1000));
-}
-
-export interface SecurityContext {
-  /** The organization's owner (who registered it). */
-  owner: TestUser;
-}
-
-export interface OrganizationSecurityOptions<C extends SecurityContext> {
-  route: RouteDefinition;
-  /** An organization in which a valid call of its owner succeeds. */
-  setup: () => Promise<C>;
-  /**
-   * Sends one otherwise valid call as `user` with `auth` (token and organization header may be
-   * missing). Prepares what the call needs for that user (a fresh case with owner access, ...).
-   */
-  send: (context: C, user: TestUser, auth: { token?: string; organization?: string }) => Promise<InvokeResult>;
-}
-
-/**
- * The organization security suite of a billing route: no token 401, the organization header
- * missing or over 200 characters 400 naming headers.organization, one that is not a UUID 403
- * NOT_A_MEMBER (it names no organization), a user of another organization 403 NOT_A_MEMBER, and
- * every organization role let through or refused 403 by the route's rule.
- */
-export function describeOrganizationSecurity<C extends SecurityContext>({
-  route,
-  setup,
-  send,
-}: OrganizationSecurityOptions<C>): void {
-  const rule: RoleRule = route.organization!.role;
-  const allowed = ROLES_BY_RANK.filter((role) => roleSatisfies(role, rule));
-  const refused = ROLES_BY_RANK.filter((role) => !roleSatisfies(role, rule));
-
-  describe(`${route.method} ${route.path}: security (${rule})`, () => {
-    it('answers 401 UNAUTHENTICATED without a bearer token, and the owner passes with one', async () => {
-      const context = await setup();
-      expectError(
-        await send(context, context.owner, { organization: context.owner.organizationId }),
-        401,
-        'UNAUTHENTICATED',
-      );
-      const result = await send(context, context.owner, as(context.owner));
-      expect(result.status, JSON.stringify(result.body)).toBe(route.successStatus);
-    });
-
-    it('answers 400 VALIDATION_FAILED naming headers.organization when the header is missing or over 200 characters', async () => {
-      const context = await setup();
-      expectError(await send(context, context.owner, { token: context.owner.accessToken }), 400, 'VALIDATION_FAILED', [
-        'headers.organization',
-      ]);
-      expectError(
-        await send(context, context.owner, { token: context.owner.accessToken, organization: 'o'.repeat(201) }),
-        400,
-        'VALIDATION_FAILED',
-        ['headers.organization'],
-      );
-    });
-
-    it('answers 403 NOT_A_MEMBER when the header is not an id, as for an organization the caller is not in', async () => {
-      const context = await setup();
-      expectError(
-        await send(context, context.owner, { token: context.owner.accessToken, organization: 'acme' }),
-        403,
-        'NOT_A_MEMBER',
-      );
-    });
-
-    it('answers 403 NOT_A_MEMBER to the owner of another organization naming this one', async () => {
-      const context = await setup();
-      const outsider = await createUser();
-      const result = await send(context, outsider, as(outsider, context.owner.organizationId));
-      expectError(result, 403, 'NOT_A_MEMBER');
-      expect(result.body.data).toBeUndefined();
-    });
-
-    it.each(allowed.filter((role) => role !== 'owner'))('lets a member with the %s role through', async (role) => {
-      const context = await setup();
-      const member = await addMember(context.owner.organizationId, role);
-      const result = await send(context, member, as(member, context.owner.organizationId));
-      expect(result.status, JSON.stringify(result.body)).toBe(route.successStatus);
-    });
-
-    it.each(refused)('answers 403 INSUFFICIENT_ROLE to a member with the %s role', async (role: OrganizationRole) => {
-      const context = await setup();
-      const member = await addMember(context.owner.organizationId, role);
-      const result = await send(context, member, as(member, context.owner.organizationId));
-      expectError(result, 403, 'INSUFFICIENT_ROLE');
-      expect(result.body.data).toBeUndefined();
-    });
-  });
 }
 
 /** Makes a member row of `user` in `organizationId` (for users who belong to two organizations). */

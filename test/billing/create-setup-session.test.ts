@@ -8,15 +8,8 @@ import { db } from '../../lib/db/client';
 import { billingHistory, organizations, sandboxCheckoutSessions } from '../../lib/db/schema';
 import { createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import {
-  as,
-  describeOrganizationSecurity,
-  organizationRow,
-  putOnPlan,
-  rowsOfOrganization,
-  sessionIdOf,
-  urls,
-} from './billing-helpers';
+import { as, organizationRow, putOnPlan, rowsOfOrganization, sessionIdOf, urls } from './billing-helpers';
+import { describeSecurity } from '../harness/security';
 
 const setupSession = (user: TestUser, body: unknown = urls) =>
   invoke(routes.createBillingSetupSession, { ...as(user), body });
@@ -33,10 +26,12 @@ async function ownerOnPlan() {
 }
 
 describe('POST /billing/setup-session', () => {
-  describeOrganizationSecurity({
-    route: routes.createBillingSetupSession,
-    setup: ownerOnPlan,
-    send: (_context, _user, auth) => invoke(routes.createBillingSetupSession, { ...auth, body: urls }),
+  describeSecurity(routes.createBillingSetupSession, {
+    request: () => ({ body: urls }),
+    setup: async (owner) => {
+      await putOnPlan(owner, 'tier2');
+    },
+    succeeds: true,
   });
 
   it('answers a checkout link in setup mode for the organization customer; completing it saves the card and collects the open fee', async () => {

@@ -8,13 +8,13 @@ import { expectData, expectError, invoke } from '../harness/invoke';
 import {
   as,
   caseWithAccess,
-  describeOrganizationSecurity,
   grantCase,
   insertRows,
   joinOrganization,
   putOnPlan,
   secondsApart,
 } from './billing-helpers';
+import { describeSecurity } from '../harness/security';
 
 const statement = (
   user: TestUser,
@@ -24,15 +24,7 @@ const statement = (
 ) => invoke(routes.getCaseStatement, { ...as(user, organizationId), path: { caseId }, ...(query ? { query } : {}) });
 
 describe('GET /cases/{caseId}/billing/statement', () => {
-  describeOrganizationSecurity({
-    route: routes.getCaseStatement,
-    setup: async () => ({ owner: await createUser() }),
-    send: async ({ owner }, user, auth) => {
-      const target = await createCaseRow(owner.organizationId);
-      await grantCase(target.id, user.id, 'owner');
-      return invoke(routes.getCaseStatement, { ...auth, path: { caseId: target.id } });
-    },
-  });
+  describeSecurity(routes.getCaseStatement, { request: ({ caseId }) => ({ path: { caseId } }), succeeds: true });
 
   it('answers an empty statement for a case without charges', async () => {
     const owner = await createUser();

@@ -8,16 +8,8 @@ import { db } from '../../lib/db/client';
 import { billingHistory, organizations, sandboxInvoices } from '../../lib/db/schema';
 import { createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import {
-  as,
-  describeOrganizationSecurity,
-  ledgerOf,
-  organizationRow,
-  putOnPlan,
-  rowsOfOrganization,
-  signIn,
-  urls,
-} from './billing-helpers';
+import { as, ledgerOf, organizationRow, putOnPlan, rowsOfOrganization, signIn, urls } from './billing-helpers';
+import { describeSecurity } from '../harness/security';
 
 const selectPlan = (user: TestUser, body: unknown) => invoke(routes.selectPlan, { ...as(user), body });
 
@@ -41,11 +33,8 @@ async function billingColumns(organizationId: string) {
 }
 
 describe('POST /billing/plan', () => {
-  describeOrganizationSecurity({
-    route: routes.selectPlan,
-    setup: async () => ({ owner: await createUser() }),
-    send: (_context, _user, auth) => invoke(routes.selectPlan, { ...auth, body: { tier: 'tier1', ...urls } }),
-  });
+  // Team (tier3): ten seats hold the suite's member of each role.
+  describeSecurity(routes.selectPlan, { request: () => ({ body: { tier: 'tier3', ...urls } }), succeeds: true });
 
   it('first selection without a card: monthly by default, prorationCents 0, a card set-up link, the base fee invoiced for the period', async () => {
     const owner = await createUser();

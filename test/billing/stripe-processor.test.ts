@@ -1,22 +1,15 @@
 import { eq } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { grantCredits } from '../../lib/billing/admin';
 import { collectOpenInvoices, retryStuckCharges } from '../../lib/billing/charges';
-import { usePaymentProcessor } from '../../lib/billing/processor';
 import { testClock } from '../../lib/clock';
-import { overrideConfig } from '../../lib/config';
 import { db } from '../../lib/db/client';
 import { billingRows, caseAccess, cases, organizations } from '../../lib/db/schema';
 import { runMaintenance } from '../../lib/maintenance';
 import { createCaseRow, createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import {
-  DOUBLE_SECRET_KEY,
-  DOUBLE_WEBHOOK_SECRET,
-  startStripeDouble,
-  type StripeDouble,
-} from '../harness/stripe-double';
+import { DOUBLE_SECRET_KEY, useStripeDouble } from '../harness/stripe-double';
 
 const urls = {
   successUrl: 'https://app.example.test/billing/done',
@@ -25,33 +18,7 @@ const urls = {
 const PRO_CENTS = 14_900;
 const TIER2_MONTHLY_CENTS = 9_900;
 
-let double: StripeDouble;
-let restoreConfig: (() => void) | undefined;
-
-beforeAll(async () => {
-  double = await startStripeDouble();
-});
-
-afterAll(async () => {
-  await double.close();
-});
-
-beforeEach(() => {
-  restoreConfig = overrideConfig({
-    STRIPE_SECRET_KEY: DOUBLE_SECRET_KEY,
-    STRIPE_API_BASE: double.url,
-    STRIPE_WEBHOOK_SECRET: DOUBLE_WEBHOOK_SECRET,
-  });
-  // The next paymentProcessor() builds a fresh Stripe adapter from this config.
-  usePaymentProcessor(undefined);
-});
-
-afterEach(() => {
-  restoreConfig?.();
-  restoreConfig = undefined;
-  usePaymentProcessor(undefined);
-  double.clearFailures();
-});
+const double = useStripeDouble();
 
 async function organizationRow(organizationId: string) {
   const [row] = await db().select().from(organizations).where(eq(organizations.id, organizationId));

@@ -1,7 +1,6 @@
 import { and, eq } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
-import { usePaymentProcessor } from '../../lib/billing/processor';
 import { overrideConfig } from '../../lib/config';
 import { db } from '../../lib/db/client';
 import {
@@ -14,44 +13,15 @@ import {
 } from '../../lib/db/schema';
 import { createCaseRow, createUser } from '../harness/actors';
 import { expectData, expectError, invoke, type InvokeOptions } from '../harness/invoke';
-import {
-  DOUBLE_SECRET_KEY,
-  DOUBLE_WEBHOOK_SECRET,
-  startStripeDouble,
-  type StripeDouble,
-} from '../harness/stripe-double';
+import { useStripeDouble } from '../harness/stripe-double';
+import { describeSecurity } from '../harness/security';
 
 const urls = {
   successUrl: 'https://app.example.test/billing/done',
   cancelUrl: 'https://app.example.test/billing/cancel',
 };
 
-let double: StripeDouble;
-let restoreConfig: (() => void) | undefined;
-
-beforeAll(async () => {
-  double = await startStripeDouble();
-});
-
-afterAll(async () => {
-  await double.close();
-});
-
-beforeEach(() => {
-  restoreConfig = overrideConfig({
-    STRIPE_SECRET_KEY: DOUBLE_SECRET_KEY,
-    STRIPE_API_BASE: double.url,
-    STRIPE_WEBHOOK_SECRET: DOUBLE_WEBHOOK_SECRET,
-  });
-  usePaymentProcessor(undefined);
-});
-
-afterEach(() => {
-  restoreConfig?.();
-  restoreConfig = undefined;
-  usePaymentProcessor(undefined);
-  double.clearFailures();
-});
+const double = useStripeDouble();
 
 /** Delivers a signed event to POST /webhooks/stripe the way Stripe does. */
 async function deliver(type: string, object: Record<string, any>, options: { id?: string } = {}) {
@@ -291,4 +261,11 @@ describe('POST /webhooks/stripe', () => {
     expect((await rowsOf(owner.organizationId)).map((r) => r.status)).toEqual(['INVOICED']);
     expect((await organizationRow(owner.organizationId)).hasPaymentMethod).toBe(false);
   });
+});
+
+describeSecurity(routes.stripeWebhook, {
+  request: () => {
+    const { rawBody, signature } = double.signedEvent('customer.updated', { id: 'cus_security', object: 'customer' });
+    return { rawBody, headers: { 'stripe-signature': signature } };
+  },
 });

@@ -15,7 +15,6 @@ import {
   as,
   caseRow,
   caseWithAccess,
-  describeOrganizationSecurity,
   grantCase,
   joinOrganization,
   putOnPlan,
@@ -23,6 +22,7 @@ import {
   sandboxProcessorWith,
   sessionIdOf,
 } from './billing-helpers';
+import { describeSecurity } from '../harness/security';
 
 const upgrade = (user: TestUser, caseId: string, organizationId = user.organizationId) =>
   invoke(routes.upgradeCaseToPro, { ...as(user, organizationId), path: { caseId } });
@@ -46,14 +46,12 @@ afterEach(() => {
 });
 
 describe('POST /cases/{caseId}/pro-upgrade', () => {
-  describeOrganizationSecurity({
-    route: routes.upgradeCaseToPro,
-    setup: async () => ownerOnPlan(),
-    send: async ({ owner }, user, auth) => {
-      const target = await createCaseRow(owner.organizationId);
-      await grantCase(target.id, user.id, 'owner');
-      return invoke(routes.upgradeCaseToPro, { ...auth, path: { caseId: target.id } });
+  describeSecurity(routes.upgradeCaseToPro, {
+    request: ({ caseId }) => ({ path: { caseId } }),
+    setup: async (owner) => {
+      await putOnPlan(owner, 'tier2', { card: true });
     },
+    succeeds: true,
   });
 
   it('records one charge that is processing when invoiced, then paid with the card: the case turns Pro', async () => {

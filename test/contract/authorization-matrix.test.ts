@@ -205,7 +205,7 @@ describe('authorization matrix', () => {
     if (route.auth === 'none') {
       const answers = new Set(rows.map((r) => `${r.status} ${r.code}`));
       if (answers.size > 1)
-        rows.forEach((r) => (r.problem ||= `the answer depends on the token: ${[...answers].join(', ')}`));
+        for (const r of rows) r.problem ||= `the answer depends on the token: ${[...answers].join(', ')}`;
     }
     matrix.set(route.operationId, rows);
     const failures = rows.filter((r) => r.problem);

@@ -1,7 +1,7 @@
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import fc from 'fast-check';
-import * as z from 'zod/mini';
+import type * as z from 'zod/mini';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { routeList, routes } from '../../functions/routes';
 import { type Json, type RouteWithSchemas, TEXT_RULE, TRIM_NOTE } from '../../infra/openapi/document';

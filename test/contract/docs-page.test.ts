@@ -59,6 +59,7 @@ describe.skipIf(!available)('GET /docs, the API reference page', () => {
     await page.getByText(routeList.at(-1)!.path, { exact: true }).first().waitFor({ timeout: 30_000 });
     await page.screenshot({ path: join(ARTIFACTS, 'docs.png') });
     // Assess
+    // biome-ignore lint/performance/useDomNodeTextContent: a Playwright locator, not a DOM node; innerText is what a reader sees.
     const text = await page.locator('body').innerText();
     const missing = routeList
       .filter((route) => !text.includes(route.path) || !text.includes(route.summary))

@@ -15,14 +15,12 @@ import {
 import { readGeneratedFiles, renderGeneratedFiles } from '../../infra/openapi/generate';
 import { referencePageDocument } from '../../infra/openapi/reference-page';
 import {
-  CONTRACT_ERROR_STATUSES,
   derivedErrorStatuses,
-  ERROR_STATUSES,
   errorStatuses,
   pathParameterNames,
   takesOrganizationHeader,
 } from '../../infra/openapi/statuses';
-import type { RouteDefinition } from '../../lib/http/route';
+import { ERROR_STATUSES, type RouteDefinition } from '../../lib/http/route';
 import { MAX_ID_LENGTH } from '../../schemas/common/fields';
 import { ContractChecker } from './support/contract';
 import { operationsById } from './support/requests';
@@ -145,8 +143,7 @@ describe('the OpenAPI document', () => {
         .map(Number);
       expect(errors).toEqual(errorStatuses(route, schemas));
       for (const status of derivedErrorStatuses(route, schemas)) expect(errors).toContain(status);
-      for (const status of CONTRACT_ERROR_STATUSES[route.operationId] ?? [])
-        expect(errors, `the contract names ${status}`).toContain(status);
+      for (const status of route.errors ?? []) expect(errors, `the entry names ${status}`).toContain(status);
       for (const status of errors) {
         const response = document.components.responses[responses[status]!.$ref.split('/').at(-1)];
         const [envelope, narrowed] = response.content['application/json'].schema.allOf;
@@ -193,14 +190,15 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('names statuses only for operations of the route table', () => {
-    const known = new Set(routeList.map((r) => r.operationId));
-    expect(Object.keys(CONTRACT_ERROR_STATUSES).filter((id) => !known.has(id))).toEqual([]);
-    for (const statuses of Object.values(CONTRACT_ERROR_STATUSES))
-      for (const status of statuses) expect(ERROR_STATUSES).toContain(status);
+  it('names in each entry only error statuses the document can describe, each once', () => {
+    for (const route of routeList) {
+      const errors = route.errors ?? [];
+      for (const status of errors) expect(ERROR_STATUSES, route.operationId).toContain(status);
+      expect(new Set(errors).size, route.operationId).toBe(errors.length);
+    }
   });
 
-  it('guesses the statuses of an operation the contract map does not know yet from its route', () => {
+  it("derives the statuses an entry's rules imply and adds those its `errors` names", () => {
     const route: RouteDefinition = {
       operationId: 'someNewRoute',
       method: 'POST',
@@ -214,10 +212,12 @@ describe('the OpenAPI document', () => {
       successStatus: 201,
       rateLimit: { perMinute: 5 },
       throttle: { rate: 0.05, burst: 1 },
+      errors: [404],
     };
     expect(errorStatuses(route, { body: z.object({}) })).toEqual([400, 401, 403, 404, 429, 500]);
+    expect(errorStatuses({ ...route, errors: [] }, { body: z.object({}) })).toEqual([400, 401, 403, 429, 500]);
     expect(
-      errorStatuses({ ...route, auth: 'none', organization: undefined, rateLimit: undefined, path: '/widgets' }, {}),
+      errorStatuses({ ...route, auth: 'none', organization: undefined, rateLimit: undefined, errors: undefined }, {}),
     ).toEqual([500]);
   });
 

@@ -37,7 +37,9 @@ async function checkedFetch(request: Request): Promise<Response> {
     return response;
   }
   const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => (headers[name.toLowerCase()] = value));
+  response.headers.forEach((value, name) => {
+    headers[name.toLowerCase()] = value;
+  });
   const found = checker.check(match.route.operationId, {
     status: response.status,
     headers,

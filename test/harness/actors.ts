@@ -53,6 +53,21 @@ export async function createUser(
   };
 }
 
+/** Signs in again through the real login route: the user with the tokens of a new, independent session. */
+export async function signIn(
+  user: TestUser,
+  options: { password?: string; ip?: string; userAgent?: string } = {},
+): Promise<TestUser> {
+  const tokens = expectData<{ accessToken: string; refreshToken: string }>(
+    await invoke(routes.login, {
+      body: { email: user.email, password: options.password ?? user.password },
+      ip: options.ip,
+      headers: options.userAgent ? { 'user-agent': options.userAgent } : {},
+    }),
+  );
+  return { ...user, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken };
+}
+
 /** Changes a user row directly, for states no route reaches (inactive, extraction-only, super admin). */
 export async function updateUserRow(userId: string, changes: Partial<typeof users.$inferInsert>): Promise<void> {
   await db().update(users).set(changes).where(eq(users.id, userId));

@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import type * as z from 'zod/mini';
 import type { RouteDefinition } from '../../lib/http/route';
 import { buildApiGatewayEvent, buildLambdaContext } from '../../infra/local/apigw-event';
 import { type LambdaHandler, loadHandler } from '../../infra/local/router';
@@ -67,6 +68,43 @@ export async function invoke<T = any>(route: RouteDefinition, options: InvokeOpt
       );
   }
   return { status: result.statusCode ?? 200, headers: responseHeaders, body: parsed };
+}
+
+type Schema = z.ZodMiniType;
+type Input<S> = S extends Schema ? z.input<S> : never;
+/** The keys of a path or query schema, with values as they travel: text. */
+type WireParams<S, V> = S extends Schema ? { [K in keyof z.input<S>]: V } : never;
+
+/** The request options, typed from a handler's schemas: the body as `z.input`, path and query keys from theirs. */
+export type TypedInvokeOptions<S extends RequestSchemas> = Omit<InvokeOptions, 'body' | 'path' | 'query'> & {
+  body?: Input<S['body']>;
+  path?: WireParams<S['path'], string>;
+  query?: Partial<WireParams<S['query'], string | string[]>>;
+};
+
+/** The success envelope of a handler, `data` typed from its response schema. */
+export interface Envelope<S extends RequestSchemas> {
+  statusCode: number;
+  timestamp: string;
+  data: S['response'] extends Schema ? z.output<S['response']> : unknown;
+  [key: string]: any;
+}
+
+/** A handler module's `handler`: the route and schemas it was built with (lib/http/endpoint.ts). */
+export interface TypedHandler<S extends RequestSchemas> {
+  definition: { route: RouteDefinition; schemas: S };
+}
+
+/**
+ * `invoke` typed from the handler: `invokeHandler(handler, { body })` (import `handler` from the
+ * route's module under functions/) checks the request against its schemas' input types at compile
+ * time, and types the answer's `data` from its response schema.
+ */
+export function invokeHandler<S extends RequestSchemas>(
+  handler: TypedHandler<S>,
+  options: TypedInvokeOptions<S> = {},
+): Promise<InvokeResult<Envelope<S>>> {
+  return invoke(handler.definition.route, options as InvokeOptions);
 }
 
 /** Asserts the error envelope: status, code, and (optionally) the fields named in details. */

@@ -2,6 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { usePaymentProcessor } from '../../lib/billing/processor';
+import { overrideConfig } from '../../lib/config';
 
 /**
  * A local stand-in for the Stripe API, just the endpoints our adapter (lib/billing/processor/stripe.ts)
@@ -698,4 +701,43 @@ export async function startStripeDouble(options: { webhookSecret?: string } = {}
         server.close((error) => (error ? reject(error) : resolve()));
       }),
   };
+}
+
+/**
+ * The file's tests run against one double: started before them and closed after; before each test
+ * the service is configured to call it (key, API base, webhook secret) with a fresh Stripe adapter;
+ * after each, the configuration is restored and injected failures are cleared.
+ */
+export function useStripeDouble(): StripeDouble {
+  let double: StripeDouble | undefined;
+  let restoreConfig: (() => void) | undefined;
+  beforeAll(async () => {
+    double = await startStripeDouble();
+  });
+  afterAll(async () => {
+    await double?.close();
+  });
+  beforeEach(() => {
+    restoreConfig = overrideConfig({
+      STRIPE_SECRET_KEY: DOUBLE_SECRET_KEY,
+      STRIPE_API_BASE: double!.url,
+      STRIPE_WEBHOOK_SECRET: DOUBLE_WEBHOOK_SECRET,
+    });
+    // The next paymentProcessor() builds a fresh Stripe adapter from this config.
+    usePaymentProcessor(undefined);
+  });
+  afterEach(() => {
+    restoreConfig?.();
+    restoreConfig = undefined;
+    usePaymentProcessor(undefined);
+    double?.clearFailures();
+  });
+  // The double exists once beforeAll has run; until then the tests only hold this stand-in.
+  return new Proxy({} as StripeDouble, {
+    get(_target, key) {
+      if (!double) throw new Error('useStripeDouble: the double starts in beforeAll');
+      const value = Reflect.get(double, key);
+      return typeof value === 'function' ? value.bind(double) : value;
+    },
+  });
 }

@@ -292,19 +292,17 @@ describe('id filters in query and body', () => {
       .insert(networkConversations)
       .values({ caseId, profileId: profile.id, externalId: 'c1', title: 'Talk', participants: ['Ann Lee'] })
       .returning();
-    await db()
-      .insert(networkMessages)
-      .values({
-        caseId,
-        conversationId: conversation!.id,
-        profileId: profile.id,
-        externalId: 'm1',
-        from: 'Ann Lee',
-        to: 'Bob Roe',
-        date: new Date(),
-        subject: null,
-        content: 'contract',
-      });
+    await db().insert(networkMessages).values({
+      caseId,
+      conversationId: conversation!.id,
+      profileId: profile.id,
+      externalId: 'm1',
+      from: 'Ann Lee',
+      to: 'Bob Roe',
+      date: new Date(),
+      subject: null,
+      content: 'contract',
+    });
     const search = (query: Record<string, string>) =>
       invoke(routes.searchNetworkMessages, {
         token: owner.accessToken,

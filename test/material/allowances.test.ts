@@ -15,7 +15,7 @@ import {
   organizationPlans,
   storageReservations,
 } from '../../lib/db/schema';
-import { HttpError } from '../../lib/http/errors';
+import { DomainError } from '../../lib/errors';
 import { importEmailFile } from '../../lib/material/importers/email';
 import { UPLOAD_LINK_SECONDS } from '../../lib/material/uploads';
 import { objectStorage } from '../../lib/storage';
@@ -392,8 +392,8 @@ describe('storage allowance of the email importer', () => {
     const refused = await importEmailFile(s.caseId, emlFile('big.eml', 'big@lee-law.example', 901)).catch(
       (error: unknown) => error,
     );
-    expect(refused).toBeInstanceOf(HttpError);
-    expect(refused).toMatchObject({ statusCode: 403, code: 'STORAGE_LIMIT_REACHED' });
+    expect(refused).toBeInstanceOf(DomainError);
+    expect(refused).toMatchObject({ code: 'STORAGE_LIMIT_REACHED' });
     expect(await db().select().from(emails).where(eq(emails.caseId, s.caseId))).toHaveLength(0);
     expect(await storageOfCase(s.caseId)).toBe(0);
     // 900 do, and count toward the case; re-importing the same message adds nothing and is not refused

@@ -11,6 +11,7 @@ import { objectStorage } from '../../lib/storage';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { mailSink } from '../harness/setup';
 import { caseWithOwner, memberWithAccess } from './material-helpers';
+import { describeSecurity } from '../harness/security';
 
 /**
  * The desktop extractor's upload step: signed PUT links under the case's prefix, an upload through
@@ -141,4 +142,9 @@ describe('POST /extraction/case/attachment-uploads', () => {
     expectError(await ask(other.owner.accessToken, s.organizationId), 403, 'NOT_A_MEMBER');
     expect(expectData(await ask(admin.accessToken, s.organizationId)).uploads).toHaveLength(1);
   });
+});
+
+describeSecurity(routes.createAttachmentUploads, {
+  request: ({ caseId }) => ({ query: { caseId }, body: { files: [photo] } }),
+  succeeds: true,
 });

@@ -7,6 +7,7 @@ import { objectStorage } from '../../lib/storage';
 import { createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { caseWithOwner, memberWithAccess } from './material-helpers';
+import { describeSecurity } from '../harness/security';
 
 const body = (overrides: Record<string, unknown> = {}) => ({
   deviceId: 'device-1',
@@ -263,3 +264,5 @@ describe('POST /extraction/case/import-notes', () => {
     expect(await db().select().from(deviceNotes).where(eq(deviceNotes.caseId, s.caseId))).toHaveLength(0);
   });
 });
+
+describeSecurity(routes.importCaseNotes, { request: ({ caseId }) => ({ query: { caseId }, body: body() }) });

@@ -7,6 +7,7 @@ import { createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
 import { caseWithOwner, createTag, memberWithAccess, seedThread } from './material-helpers';
+import { describeSecurity } from '../harness/security';
 
 async function scenario() {
   const { owner, caseId, organizationId } = await caseWithOwner();
@@ -296,10 +297,13 @@ describe('GET /local-emails/{caseId}/threads/{threadId}/emails', () => {
     const former = await s.list({}, colleague.accessToken);
     expectError(former, 403, 'INSUFFICIENT_ROLE');
     expect(JSON.stringify(former.body)).not.toContain('Email 0');
-    expectError(
-      await invoke(routes.listThreadEmails, { path: { caseId: s.caseId, threadId: s.threadId } }),
-      401,
-      'UNAUTHENTICATED',
-    );
   });
 });
+
+describeSecurity(routes.listThreadEmails, {
+  request: async ({ caseId }) => ({ path: { caseId, threadId: (await seedThread(caseId, [{ minute: 0 }])).threadId } }),
+  succeeds: true,
+  everyToken: true,
+});
+
+describeSecurity(routes.listEmailThreads, { request: ({ caseId }) => ({ path: { caseId } }), succeeds: true });

@@ -5,6 +5,7 @@ import { networkConversations, networkConversationTags, networkMessages, support
 import { createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { caseWithOwner, createProfile, createTag, memberWithAccess } from './material-helpers';
+import { describeSecurity } from '../harness/security';
 
 async function networkScenario() {
   const s = await caseWithOwner();
@@ -225,4 +226,20 @@ describe('GET /chat-platform/{caseId}/profile/{chatPlatformId}/support-tickets',
     expectError(await s.tickets(foreign.id), 404, 'NOT_FOUND');
     expectError(await s.tickets(s.visible.id, {}, other.owner.accessToken), 403, 'INSUFFICIENT_ROLE');
   });
+});
+
+describeSecurity(routes.searchNetworkMessages, {
+  request: ({ caseId }) => ({ path: { caseId }, query: { searchText: 'contract' } }),
+  succeeds: true,
+});
+
+describeSecurity(routes.listNetworkProfiles, { request: ({ caseId }) => ({ path: { caseId } }), succeeds: true });
+
+describeSecurity(routes.listChatProfiles, { request: ({ caseId }) => ({ path: { caseId } }), succeeds: true });
+
+describeSecurity(routes.listSupportTickets, {
+  request: async ({ caseId }) => ({
+    path: { caseId, chatPlatformId: (await createProfile(caseId, 'chat_platform', 'Cid Chat', true)).id },
+  }),
+  succeeds: true,
 });

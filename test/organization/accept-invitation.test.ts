@@ -6,6 +6,7 @@ import { db } from '../../lib/db/client';
 import { invitations, organizationMembers, organizationPlans, users } from '../../lib/db/schema';
 import { createUser, type TestUser, tokenFromEmail, uniqueEmail } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
+import { describeSecurity } from '../harness/security';
 
 const INVITED = 'You are invited to join';
 const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
@@ -240,4 +241,11 @@ describe('POST /organization/{orgId}/invitation/accept', () => {
       'path.orgId',
     ]);
   });
+});
+
+describeSecurity(routes.acceptInvitation, {
+  request: async ({ owner, organizationId }) => {
+    const { email, token } = await invited(owner);
+    return { path: { orgId: organizationId }, body: newcomer(token, email) };
+  },
 });

@@ -6,6 +6,7 @@ import { db } from '../../lib/db/client';
 import { invitations, organizations } from '../../lib/db/schema';
 import { addMember, createUser, emailsTo, type TestUser, tokenFromEmail, uniqueEmail } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
+import { describeSecurity } from '../harness/security';
 
 const INVITED = 'You are invited to join';
 const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
@@ -151,4 +152,11 @@ describe('POST /organization/{orgId}/invitation/reject', () => {
   it('answers 404 NOT_FOUND for an orgId that is not a uuid, as for an unknown organization', async () => {
     expectError(await reject('1234', { token: 'x', email: 'a@example.com' }), 404, 'NOT_FOUND');
   });
+});
+
+describeSecurity(routes.rejectInvitation, {
+  request: async ({ owner, organizationId }) => {
+    const { email, token } = await invited(owner);
+    return { path: { orgId: organizationId }, body: { token, email } };
+  },
 });

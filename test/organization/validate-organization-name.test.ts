@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { createUser } from '../harness/actors';
 import { expectData, expectError, invoke, type InvokeOptions } from '../harness/invoke';
+import { describeSecurity } from '../harness/security';
 
 /** Any organization id: the contract declares the header required, the check does not depend on it. */
 const SELECTED = '0190a4e2-0000-7000-8000-000000000000';
@@ -91,4 +92,8 @@ describe('POST /organization/validate-name', () => {
       'MALFORMED_JSON',
     );
   });
+});
+
+describeSecurity(routes.validateOrganizationName, {
+  request: () => ({ organization: SELECTED, body: { name: uniqueName('Secured') } }),
 });

@@ -7,7 +7,9 @@ import { sessions, users } from '../../lib/db/schema';
 import { verifyPassword } from '../../lib/secrets';
 import { createUser, emailsTo, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { describeBearerSecurity, mintAutomationToken, mintLegacyToken, signInAgain } from './bearer-security';
+import { signIn } from '../harness/actors';
+import { mintAutomationToken, mintLegacyToken } from '../harness/tokens';
+import { describeSecurity } from '../harness/security';
 
 const T0 = new Date('2026-11-22T10:00:00.000Z');
 const NEW_PASSWORD = 'brand-new-password-2026';
@@ -71,7 +73,7 @@ describe('POST /user/change-password', () => {
   it('ends the other sign-in sessions but keeps the current one working', async () => {
     // Prepare: a second sign-in (another device) beside the current one
     const user = await createUser();
-    const other = await signInAgain(user);
+    const other = await signIn(user);
     expectData(await invoke(routes.getProfile, { token: other.accessToken }));
     expect(await loginSessionCount(user.id)).toBe(2);
     // Act
@@ -159,7 +161,7 @@ describe('POST /user/change-password', () => {
   ])('answers 400 WRONG_PASSWORD for %s and changes nothing', async (_label, oldPasswordOf) => {
     // Prepare
     const user = await createUser();
-    const other = await signInAgain(user);
+    const other = await signIn(user);
     const hashBefore = await passwordHashOf(user.id);
     // Act
     const result = await changePassword(user.accessToken, {
@@ -234,15 +236,10 @@ describe('POST /user/change-password', () => {
   });
 });
 
-describeBearerSecurity({
-  route: routes.changePassword,
-  send: async (user, auth) => {
-    const result = await invoke(routes.changePassword, {
-      ...auth,
-      body: { oldPassword: user.password, newPassword: NEW_PASSWORD },
-    });
-    // A refused request must leave the old password in place; a let-through one must replace it.
-    expect(await verifyPassword(user.password, await passwordHashOf(user.id))).toBe(result.status !== 200);
-    return result;
-  },
+describeSecurity(routes.changePassword, {
+  request: ({ user }) => ({ body: { oldPassword: user.password, newPassword: NEW_PASSWORD } }),
+  // A refused request must leave the old password in place; a let-through one must replace it.
+  after: async ({ user }, _request, result) =>
+    expect(await verifyPassword(user.password, await passwordHashOf(user.id))).toBe(result.status !== 200),
+  everyToken: true,
 });

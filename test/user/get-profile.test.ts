@@ -6,7 +6,8 @@ import { db } from '../../lib/db/client';
 import { organizationMembers, organizations, users } from '../../lib/db/schema';
 import { createUser, type TestUser, updateUserRow } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { type Auth, describeBearerSecurity, mintAutomationToken } from './bearer-security';
+import { type Auth, mintAutomationToken } from '../harness/tokens';
+import { describeSecurity } from '../harness/security';
 
 const T0 = new Date('2026-11-22T10:00:00.000Z');
 
@@ -271,12 +272,11 @@ describe('GET /user/profile', () => {
   });
 });
 
-describeBearerSecurity({
-  route: routes.getProfile,
-  send: async (user, auth) => {
-    const result = await getProfile(auth);
-    // A let-through request must still be the caller's own profile.
+describeSecurity(routes.getProfile, {
+  request: () => ({}),
+  // A let-through request must still be the caller's own profile.
+  after: ({ user }, _request, result) => {
     if (result.status === 200) expect(result.body.data.id).toBe(user.id);
-    return result;
   },
+  everyToken: true,
 });

@@ -6,7 +6,8 @@ import { db } from '../../lib/db/client';
 import { emailTokens, users } from '../../lib/db/schema';
 import { createUser, emailsTo, tokenFromEmail, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { type Auth, describeBearerSecurity, uniqueIp } from './bearer-security';
+import { type Auth, uniqueIp } from '../harness/tokens';
+import { describeSecurity } from '../harness/security';
 
 /** 15 seconds into a one-minute window, so a test never straddles a window boundary by accident. */
 const T0 = new Date('2026-11-22T10:00:15.000Z');
@@ -176,13 +177,14 @@ describe('POST /user/resend-verification-email', () => {
   });
 });
 
-describeBearerSecurity({
-  route: routes.resendVerificationEmail,
-  send: async (user, auth) => {
-    const before = verificationMails(user).length;
-    const result = await resend(auth);
-    // Only a let-through request sends a link.
-    expect(verificationMails(user).length).toBe(result.status === 200 ? before + 1 : before);
-    return result;
+const mailsBefore = new Map<string, number>();
+describeSecurity(routes.resendVerificationEmail, {
+  request: ({ user }) => {
+    mailsBefore.set(user.id, verificationMails(user).length);
+    return {};
   },
+  // Only a let-through request sends a link.
+  after: ({ user }, _request, result) =>
+    expect(verificationMails(user).length).toBe(mailsBefore.get(user.id)! + (result.status === 200 ? 1 : 0)),
+  everyToken: true,
 });

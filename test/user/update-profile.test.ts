@@ -6,7 +6,8 @@ import { db } from '../../lib/db/client';
 import { users } from '../../lib/db/schema';
 import { createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { describeBearerSecurity, mintAutomationToken } from './bearer-security';
+import { mintAutomationToken } from '../harness/tokens';
+import { describeSecurity } from '../harness/security';
 
 const T0 = new Date('2026-11-22T10:00:00.000Z');
 
@@ -222,12 +223,10 @@ describe('PATCH /user/profile', () => {
   });
 });
 
-describeBearerSecurity({
-  route: routes.updateProfile,
-  send: async (user, auth) => {
-    const result = await invoke(routes.updateProfile, { ...auth, body: { onboardingStep: 42 } });
-    // Refused requests must not have written; let-through ones must have.
-    expect((await userRow(user.id)).onboardingStep).toBe(result.status === 200 ? 42 : 0);
-    return result;
-  },
+describeSecurity(routes.updateProfile, {
+  request: () => ({ body: { onboardingStep: 42 } }),
+  // Refused requests must not have written; let-through ones must have.
+  after: async ({ user }, _request, result) =>
+    expect((await userRow(user.id)).onboardingStep).toBe(result.status === 200 ? 42 : 0),
+  everyToken: true,
 });

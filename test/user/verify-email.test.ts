@@ -6,6 +6,7 @@ import { db } from '../../lib/db/client';
 import { emailTokens, users } from '../../lib/db/schema';
 import { createUser, emailsTo, tokenFromEmail, type TestUser, uniqueEmail, updateUserRow } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
+import { describeSecurity } from '../harness/security';
 
 const T0 = new Date('2026-11-22T10:00:00.000Z');
 const TWO_DAYS = 2 * 86_400;
@@ -236,4 +237,8 @@ describe('POST /user/verify-email', () => {
     expectError(await verifyEmail(body), 404, 'NOT_FOUND');
     expect((await userRow(user.id)).isEmailVerified).toBe(false);
   });
+});
+
+describeSecurity(routes.verifyEmail, {
+  request: ({ user }) => ({ body: { token: verificationTokenOf(user), email: user.email } }),
 });

@@ -135,7 +135,7 @@ export class SandboxProcessor implements PaymentProcessor {
       .select()
       .from(sandboxCheckoutSessions)
       .where(eq(sandboxCheckoutSessions.id, sessionId));
-    if (!session || session.status !== 'open') return null;
+    if (session?.status !== 'open') return null;
     const last4 = cardNumber.replace(/\D/g, '').slice(-4);
     const paymentMethodId = sandboxId('pm');
     await db()

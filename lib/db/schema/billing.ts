@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, check, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { BILLING_HISTORY_CATEGORIES } from '../../billing/history-categories';
 import { id, timestamps, timestamptz } from '../columns';
 import { cases } from './cases';
 import { organizations } from './organizations';
@@ -88,9 +89,7 @@ export const billingHistory = pgTable(
     organizationId: uuid('organization_id')
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),
-    category: text('category', {
-      enum: ['subscription', 'invoicing', 'payment_method', 'case_billing', 'admin'],
-    }).notNull(),
+    category: text('category', { enum: BILLING_HISTORY_CATEGORIES }).notNull(),
     caseId: uuid('case_id').references(() => cases.id, { onDelete: 'set null' }),
     description: text('description').notNull(),
     reason: text('reason'),

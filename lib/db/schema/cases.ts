@@ -1,4 +1,6 @@
 import { bigint, index, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid, boolean } from 'drizzle-orm/pg-core';
+import { CASE_ACCESS_LEVELS } from '../../cases/rules';
+import { DEVICE_TYPES } from '../../organizations/device-types';
 import { id, timestamps, timestamptz } from '../columns';
 import { organizations } from './organizations';
 import { users } from './users';
@@ -31,7 +33,7 @@ export const caseAccess = pgTable(
     userId: uuid('user_id')
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
-    access: text('access', { enum: ['owner', 'admin', 'viewer', 'opposing_counsel'] }).notNull(),
+    access: text('access', { enum: CASE_ACCESS_LEVELS }).notNull(),
     ...timestamps,
   },
   (t) => [primaryKey({ columns: [t.caseId, t.userId] }), index('case_access_user_idx').on(t.userId)],
@@ -46,9 +48,7 @@ export const devices = pgTable(
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),
     deviceId: text('device_id').notNull(),
-    deviceType: text('device_type', {
-      enum: ['unknown', 'android', 'ios', 'facebook_dump', 'instagram_dump', 'threads_dump', 'email'],
-    }).notNull(),
+    deviceType: text('device_type', { enum: DEVICE_TYPES }).notNull(),
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
     ...timestamps,
   },

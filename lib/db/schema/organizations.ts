@@ -12,6 +12,9 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
+import { CADENCES } from '../../billing/tiers';
+import { INVITATION_STATUSES } from '../../invitations/statuses';
+import { ROLES_BY_RANK } from '../../organizations/roles';
 import { id, timestamps, timestamptz } from '../columns';
 import { users } from './users';
 
@@ -58,7 +61,7 @@ export const organizations = pgTable(
       .notNull()
       .default('free'),
     billingTier: text('billing_tier'),
-    billingCadence: text('billing_cadence', { enum: ['monthly', 'annual'] }),
+    billingCadence: text('billing_cadence', { enum: CADENCES }),
     hasPaymentMethod: boolean('has_payment_method').notNull().default(false),
     /** Since when the current base fee is unpaid with no way to collect it (declined, or no card); null while paid or collectable. */
     baseFeeFailedAt: timestamptz('base_fee_failed_at'),
@@ -104,9 +107,7 @@ export const organizationMembers = pgTable(
     userId: uuid('user_id')
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
-    role: text('role', {
-      enum: ['user', 'client', 'employee', 'billing', 'full_access', 'admin', 'owner', 'member'],
-    }).notNull(),
+    role: text('role', { enum: ROLES_BY_RANK }).notNull(),
     ...timestamps,
   },
   (t) => [primaryKey({ columns: [t.organizationId, t.userId] }), index('organization_members_user_idx').on(t.userId)],
@@ -139,10 +140,8 @@ export const invitations = pgTable(
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),
     email: text('email').notNull(),
-    role: text('role').notNull(),
-    status: text('status', { enum: ['pending', 'accepted', 'rejected'] })
-      .notNull()
-      .default('pending'),
+    role: text('role', { enum: ROLES_BY_RANK }).notNull(),
+    status: text('status', { enum: INVITATION_STATUSES }).notNull().default('pending'),
     tokenHash: text('token_hash').notNull(),
     expiresAt: timestamptz('expires_at').notNull(),
     invitedById: uuid('invited_by_id').references(() => users.id, { onDelete: 'set null' }),

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { boolean, index, integer, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { SESSION_KINDS } from '../../auth/actor';
 import { id, timestamps, timestamptz } from '../columns';
 
 export const users = pgTable(
@@ -41,7 +42,7 @@ export const sessions = pgTable(
     userId: uuid('user_id')
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
-    kind: text('kind', { enum: ['login', 'automation', 'legacy'] }).notNull(),
+    kind: text('kind', { enum: SESSION_KINDS }).notNull(),
     tokenHash: text('token_hash').notNull(),
     label: text('label'),
     scopes: text('scopes').array(),

@@ -8,7 +8,7 @@ import { mboxReader } from 'mbox-reader';
 import { db } from '../../db/client';
 import { attachments, cases, emails, emailThreads } from '../../db/schema';
 import { transaction } from '../../db/transaction';
-import { NotFoundError } from '../../http/errors';
+import { ImportCaseNotFoundError } from '../errors';
 import { newId } from '../../ids';
 import { planUsageByOrganization } from '../../organizations/active-plan';
 import { assertStorageFits, lockAllowances } from '../../organizations/allowances';
@@ -66,7 +66,7 @@ export async function importEmailFile(
 ): Promise<ImportSummary> {
   const summary: ImportSummary = { read: 0, imported: 0, skipped: 0 };
   const [target] = await db().select({ organizationId: cases.organizationId }).from(cases).where(eq(cases.id, caseId));
-  if (!target) throw new NotFoundError(`No case ${caseId}`);
+  if (!target) throw new ImportCaseNotFoundError(caseId);
   const { organizationId } = target;
   const grantId = options.grantId ?? `import:${basename(file)}`;
   for await (const raw of messagesOf(file)) {

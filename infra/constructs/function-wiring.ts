@@ -1,0 +1,123 @@
+import type { Stack } from 'aws-cdk-lib';
+import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { RouteDefinition } from '../../lib/http/route';
+import type { EnvironmentSettings } from '../environments';
+import { acknowledgePrefixWildcards } from '../nag';
+import { type FunctionPermissions, permissionsFor } from '../permissions';
+import type { Database } from './database';
+import type { Mail } from './mail';
+import type { Network } from './network';
+import type { ObjectStore } from './object-store';
+import type { ServiceSecrets } from './secrets';
+import type { ServiceFunction, ServiceFunctionProps } from './service-function';
+
+/** Connections per function instance: one request at a time, plus one for after-commit work. */
+const LAMBDA_POOL_MAX = 2;
+
+export interface DeployedFunction {
+  name: string;
+  construct: ServiceFunction;
+  permissions: FunctionPermissions;
+  route?: RouteDefinition;
+}
+
+/**
+ * What every function of the service shares (network, environment) and the grants each one gets
+ * from what its bundle uses. Built in the stack's scope (see Network).
+ */
+export class FunctionWiring {
+  readonly networkPolicy: ManagedPolicy;
+  /** The ServiceFunction props every function takes. */
+  readonly shared: Pick<ServiceFunctionProps, 'settings' | 'vpc' | 'securityGroup' | 'networkPolicy'>;
+  /** The environment of the route and maintenance functions. */
+  readonly environment: Record<string, string>;
+  readonly functions: DeployedFunction[] = [];
+
+  constructor(
+    stack: Stack,
+    private readonly parts: {
+      settings: EnvironmentSettings;
+      network: Network;
+      database: Database;
+      secrets: ServiceSecrets;
+      objectStore: ObjectStore;
+      mail: Mail;
+    },
+  ) {
+    const { settings, network, database, secrets } = parts;
+    this.networkPolicy = new ManagedPolicy(stack, 'FunctionNetworking', {
+      description: 'Network interfaces of VPC Lambda functions',
+      statements: [
+        new PolicyStatement({
+          actions: [
+            'ec2:CreateNetworkInterface',
+            'ec2:DescribeNetworkInterfaces',
+            'ec2:DescribeSubnets',
+            'ec2:DeleteNetworkInterface',
+            'ec2:AssignPrivateIpAddresses',
+            'ec2:UnassignPrivateIpAddresses',
+          ],
+          resources: ['*'],
+        }),
+      ],
+    });
+    this.environment = {
+      LOG_LEVEL: settings.logLevel,
+      APP_URL: settings.appUrl,
+      CORS_ORIGINS: settings.corsOrigins.join(','),
+      MAIL_TRANSPORT: 'ses',
+      MAIL_FROM: settings.mail.from,
+      DB_POOL_MAX: String(LAMBDA_POOL_MAX),
+      ...database.environment,
+      JWT_SECRET_ARN: secrets.jwt.secretArn,
+      FEATURE_AUTOMATION_TOKENS: String(settings.features.automationTokens),
+      FEATURE_SELF_SERVE_PLANS: String(settings.features.selfServePlans),
+      FEATURE_CREDITS: String(settings.features.credits),
+      FEATURE_BILLING_REPORTS: String(settings.features.billingReports),
+    };
+    this.shared = {
+      settings,
+      vpc: network.vpc,
+      securityGroup: network.functionsSecurityGroup,
+      networkPolicy: this.networkPolicy,
+    };
+  }
+
+  /** Grants a function what it needs: its secrets always, SES/Stripe/S3 as its bundle shows. */
+  wire(name: string, construct: ServiceFunction, route?: RouteDefinition): DeployedFunction {
+    const { database, secrets, objectStore, mail } = this.parts;
+    const permissions = permissionsFor(name, construct.bundleSources());
+    const readable: ISecret[] = [database.appSecret, secrets.jwt];
+    if (permissions.payments) {
+      readable.push(secrets.stripe);
+      construct.function.addEnvironment('STRIPE_SECRET_ARN', secrets.stripe.secretArn);
+    }
+    construct.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: readable.map((secret) => secret.secretArn),
+      }),
+    );
+    if (permissions.mail)
+      construct.addToRolePolicy(new PolicyStatement({ actions: ['ses:SendEmail'], resources: mail.identityArns }));
+    const { read, write } = permissions.storage;
+    if (read.length > 0 || write.length > 0) {
+      construct.function.addEnvironment('STORAGE_BUCKET', objectStore.bucketName);
+      if (read.length > 0)
+        construct.addToRolePolicy(
+          new PolicyStatement({ actions: ['s3:GetObject'], resources: objectStore.objectArns(read) }),
+        );
+      if (write.length > 0)
+        construct.addToRolePolicy(
+          new PolicyStatement({ actions: ['s3:PutObject'], resources: objectStore.objectArns(write) }),
+        );
+      acknowledgePrefixWildcards(construct.role, [
+        ...new Set([...objectStore.objectArns(read), ...objectStore.objectArns(write)]),
+      ]);
+    }
+    const deployed = { name, construct, permissions, ...(route ? { route } : {}) };
+    this.functions.push(deployed);
+    return deployed;
+  }
+}

@@ -1,0 +1,92 @@
+import { DomainError, type Finding } from '../errors';
+
+/** Errors of billing, plans, credits, reports and payment webhooks: each message written once. */
+
+export class CaseBillingOffError extends DomainError {
+  constructor() {
+    super('FEATURE_DISABLED', 'Case billing is not enabled for this organization: select a plan first');
+  }
+}
+
+export class CaseAlreadyProError extends DomainError {
+  constructor() {
+    super('CONFLICT', 'The case is already Pro');
+  }
+}
+
+export class DelinquentError extends DomainError {
+  constructor() {
+    super('DELINQUENT', 'A base fee is unpaid for more than 7 days: save a card to settle it before new charges');
+  }
+}
+
+export class DelinquentPlanChangeError extends DomainError {
+  constructor() {
+    super(
+      'DELINQUENT',
+      'A base fee is unpaid for more than 7 days: save a card to settle it; until then only a move to a cheaper plan is possible',
+    );
+  }
+}
+
+export class CreditsOffError extends DomainError {
+  constructor() {
+    super('FEATURE_DISABLED', 'Credits are turned off');
+  }
+}
+
+export class SelfServePlansOffError extends DomainError {
+  constructor() {
+    super('FEATURE_DISABLED', 'Self-serve plan selection is not available');
+  }
+}
+
+/** 409: the organization uses more than the tier allows; each finding names the allowance over its cap. */
+export class PlanBelowUsageError extends DomainError {
+  constructor(tier: { name: string; key: string }, over: Finding[]) {
+    super(
+      'PLAN_BELOW_USAGE',
+      `The organization uses more than ${tier.name} (${tier.key}) allows: ${over.map((o) => o.path).join(', ')}`,
+      { findings: over },
+    );
+  }
+}
+
+export class NoProcessorCustomerError extends DomainError {
+  constructor() {
+    super('CONFLICT', 'The billing profile has no payment-processor customer yet; try again shortly');
+  }
+}
+
+export class BillingReportsOffError extends DomainError {
+  constructor() {
+    super('NOT_FOUND', 'Billing reports are not available');
+  }
+}
+
+export class ReportTooLargeError extends DomainError {
+  constructor(rowCount: number, maxRows: number) {
+    super(
+      'REPORT_TOO_LARGE',
+      `The report would hold ${rowCount} rows; at most ${maxRows} are allowed: narrow the window or the cases`,
+    );
+  }
+}
+
+export class WebhooksNotConfiguredError extends DomainError {
+  constructor() {
+    super('NOT_FOUND', 'Stripe webhooks are not configured');
+  }
+}
+
+export class MissingSignatureError extends DomainError {
+  constructor() {
+    super('INVALID_SIGNATURE', 'Missing body or Stripe-Signature header');
+  }
+}
+
+export class InvalidSignatureError extends DomainError {
+  constructor() {
+    super('INVALID_SIGNATURE', 'The webhook signature does not verify');
+  }
+}

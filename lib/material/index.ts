@@ -1,0 +1,6 @@
+/** Case material: evidence imported into a case (emails, network messages, chat tickets, device notes) and read back. */
+export { listEmailThreads, listThreadEmails } from './emails';
+export { listSupportTickets } from './chat';
+export { listChatProfiles, listNetworkProfiles, searchNetworkMessages } from './network';
+export { importCaseNotes } from './notes';
+export { createAttachmentUploads, UPLOAD_LINK_SECONDS } from './uploads';

@@ -1,0 +1,1 @@
+export { getOrganizationReport, RECENT_CASE_DAYS } from './org-report';
