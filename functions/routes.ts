@@ -12,73 +12,99 @@ import { defineRoute, defineRoutes, type RouteDefinition } from '../lib/http/rou
  */
 export const routes = defineRoutes({
   // Authentication and tokens
-  login: defineRoute('auth', 'POST /auth/login', {
+  login: defineRoute('auth', {
+    method: 'POST',
+    path: '/auth/login',
     summary:
       'Sign in with email and password (failed sign-ins: at most 10 per account per client IP and 100 per client IP in 15 minutes, then 429)',
     auth: 'none',
     throttle: { rate: 20, burst: 40 },
     errors: [401, 429],
   }),
-  generateToken: defineRoute('auth', 'POST /auth/generate-token', {
+  generateToken: defineRoute('auth', {
+    method: 'POST',
+    path: '/auth/generate-token',
     summary: 'Mint a scoped automation token or a legacy full-access token',
     auth: 'bearer',
     throttle: { rate: 5, burst: 10 },
     errors: [400, 401, 403],
   }),
-  listTokens: defineRoute('auth', 'GET /auth/tokens', {
+  listTokens: defineRoute('auth', {
+    method: 'GET',
+    path: '/auth/tokens',
     summary: "List the caller's automation tokens",
     auth: 'bearer',
   }),
-  revokeToken: defineRoute('auth', 'DELETE /auth/tokens/{id}', {
+  revokeToken: defineRoute('auth', {
+    method: 'DELETE',
+    path: '/auth/tokens/{id}',
     summary: 'Revoke an automation token',
     auth: 'bearer',
     successStatus: 204,
     errors: [404],
   }),
-  updateTokenScopes: defineRoute('auth', 'PATCH /auth/tokens/{id}/scopes', {
+  updateTokenScopes: defineRoute('auth', {
+    method: 'PATCH',
+    path: '/auth/tokens/{id}/scopes',
     summary: "Replace an automation token's scopes",
     auth: 'bearer',
     errors: [400, 403, 404],
   }),
-  listSessions: defineRoute('auth', 'GET /auth/sessions', {
+  listSessions: defineRoute('auth', {
+    method: 'GET',
+    path: '/auth/sessions',
     summary: "List the caller's sign-in sessions and legacy tokens (never their values)",
     auth: 'bearer',
     extension: true,
   }),
-  endSession: defineRoute('auth', 'DELETE /auth/sessions/{id}', {
+  endSession: defineRoute('auth', {
+    method: 'DELETE',
+    path: '/auth/sessions/{id}',
     summary: "End one of the caller's sign-in sessions or legacy tokens",
     auth: 'bearer',
     extension: true,
     successStatus: 204,
     errors: [404],
   }),
-  refreshToken: defineRoute('auth', 'POST /auth/refresh', {
+  refreshToken: defineRoute('auth', {
+    method: 'POST',
+    path: '/auth/refresh',
     summary: 'Get a new access token for a refresh token',
     auth: 'none',
     errors: [400, 404],
   }),
-  logout: defineRoute('auth', 'POST /auth/logout', {
+  logout: defineRoute('auth', {
+    method: 'POST',
+    path: '/auth/logout',
     summary: 'End the session of the bearer token',
     auth: 'bearer',
   }),
-  register: defineRoute('auth', 'POST /auth/register', {
+  register: defineRoute('auth', {
+    method: 'POST',
+    path: '/auth/register',
     summary: 'Create an account (and its organization) and sign in',
     auth: 'none',
     throttle: { rate: 5, burst: 10 },
     errors: [400],
   }),
-  sendForgotPasswordLink: defineRoute('auth', 'POST /auth/send-forgot-password-link', {
+  sendForgotPasswordLink: defineRoute('auth', {
+    method: 'POST',
+    path: '/auth/send-forgot-password-link',
     summary: 'Email a password reset link (always 200; at most 3 links per address per hour)',
     auth: 'none',
     throttle: { rate: 5, burst: 10 },
   }),
-  resetPassword: defineRoute('auth', 'POST /auth/reset-password', {
+  resetPassword: defineRoute('auth', {
+    method: 'POST',
+    path: '/auth/reset-password',
     summary:
       'Set a new password with an emailed reset token; ends every sign-in session, legacy token and automation token of the account',
     auth: 'none',
     throttle: { rate: 5, burst: 10 },
   }),
-  checkEmailAvailability: defineRoute('auth', 'POST /auth/check-email-availability', {
+  checkEmailAvailability: defineRoute('auth', {
+    method: 'POST',
+    path: '/auth/check-email-availability',
     summary: 'Tell whether an email is free to register',
     auth: 'none',
     rateLimit: { perMinute: 10 },
@@ -86,29 +112,39 @@ export const routes = defineRoutes({
   }),
 
   // User
-  getProfile: defineRoute('user', 'GET /user/profile', {
+  getProfile: defineRoute('user', {
+    method: 'GET',
+    path: '/user/profile',
     summary: "The caller's profile with every organization",
     auth: 'bearer',
     scope: 'profile:read',
   }),
-  updateProfile: defineRoute('user', 'PATCH /user/profile', {
+  updateProfile: defineRoute('user', {
+    method: 'PATCH',
+    path: '/user/profile',
     summary: "Update the caller's profile",
     auth: 'bearer',
     scope: 'profile:write',
   }),
-  changePassword: defineRoute('user', 'POST /user/change-password', {
+  changePassword: defineRoute('user', {
+    method: 'POST',
+    path: '/user/change-password',
     summary:
       "Change the caller's password; ends every other sign-in session and every legacy token (scoped automation tokens survive: listed and revocable at /auth/tokens)",
     auth: 'bearer',
     throttle: { rate: 5, burst: 10 },
     errors: [400],
   }),
-  verifyEmail: defineRoute('user', 'POST /user/verify-email', {
+  verifyEmail: defineRoute('user', {
+    method: 'POST',
+    path: '/user/verify-email',
     summary: 'Verify an email address with the emailed token',
     auth: 'none',
     errors: [400, 404],
   }),
-  resendVerificationEmail: defineRoute('user', 'POST /user/resend-verification-email', {
+  resendVerificationEmail: defineRoute('user', {
+    method: 'POST',
+    path: '/user/resend-verification-email',
     summary: 'Send a new email verification link to the caller',
     auth: 'bearer',
     rateLimit: { perMinute: 3 },
@@ -118,7 +154,9 @@ export const routes = defineRoutes({
   }),
 
   // Organizations
-  createOrganization: defineRoute('organization', 'POST /organization', {
+  createOrganization: defineRoute('organization', {
+    method: 'POST',
+    path: '/organization',
     summary: 'Create an organization with the caller as owner',
     auth: 'bearer',
     scope: 'organization:write',
@@ -126,34 +164,44 @@ export const routes = defineRoutes({
     throttle: { rate: 5, burst: 10 },
     errors: [400],
   }),
-  listInvitations: defineRoute('organization', 'GET /organization/invitations', {
+  listInvitations: defineRoute('organization', {
+    method: 'GET',
+    path: '/organization/invitations',
     summary: "Invitations of the caller's organizations",
     auth: 'bearer',
     scope: 'organization:read',
     organizationHeader: 'required',
     errors: [403],
   }),
-  validateOrganizationName: defineRoute('organization', 'POST /organization/validate-name', {
+  validateOrganizationName: defineRoute('organization', {
+    method: 'POST',
+    path: '/organization/validate-name',
     summary: 'Tell whether an organization name is free',
     auth: 'none',
     organizationHeader: 'required',
     internal: true,
     throttle: { rate: 5, burst: 10 },
   }),
-  listPendingInvitations: defineRoute('organization', 'GET /organization/pending-invitations', {
+  listPendingInvitations: defineRoute('organization', {
+    method: 'GET',
+    path: '/organization/pending-invitations',
     summary: "The caller's own pending invitations (none until the caller's address is verified)",
     auth: 'bearer',
     scope: 'organization:read',
     internal: true,
   }),
-  getOrganization: defineRoute('organization', 'GET /organization/{orgId}', {
+  getOrganization: defineRoute('organization', {
+    method: 'GET',
+    path: '/organization/{orgId}',
     summary: 'Organization details',
     auth: 'bearer',
     scope: 'organization:read',
     organization: { from: 'path', role: 'any-role' },
     errors: [403],
   }),
-  updateOrganization: defineRoute('organization', 'PATCH /organization/{orgId}', {
+  updateOrganization: defineRoute('organization', {
+    method: 'PATCH',
+    path: '/organization/{orgId}',
     summary: 'Update the organization',
     auth: 'bearer',
     scope: 'organization:write',
@@ -161,14 +209,18 @@ export const routes = defineRoutes({
     successStatus: 201,
     errors: [400, 403],
   }),
-  getOrganizationBySlug: defineRoute('organization', 'GET /organization/slug/{slug}', {
+  getOrganizationBySlug: defineRoute('organization', {
+    method: 'GET',
+    path: '/organization/slug/{slug}',
     summary: 'Organization details by slug',
     auth: 'bearer',
     scope: 'organization:read',
     internal: true,
     errors: [403],
   }),
-  getOrganizationUsage: defineRoute('organization', 'GET /organization/{orgId}/usages-stat', {
+  getOrganizationUsage: defineRoute('organization', {
+    method: 'GET',
+    path: '/organization/{orgId}/usages-stat',
     summary: "The organization's plan usage",
     auth: 'bearer',
     scope: 'organization:read',
@@ -176,19 +228,25 @@ export const routes = defineRoutes({
     internal: true,
     errors: [400, 403],
   }),
-  getStorageStats: defineRoute('organization', 'GET /organization/{orgId}/storage-stats', {
+  getStorageStats: defineRoute('organization', {
+    method: 'GET',
+    path: '/organization/{orgId}/storage-stats',
     summary: 'Storage used by live cases, largest first',
     auth: 'bearer',
     scope: 'organization:read',
     organization: { from: 'path', role: 'any-role' },
     errors: [403],
   }),
-  listMyOrganizations: defineRoute('organization', 'GET /organization/user/organizations', {
+  listMyOrganizations: defineRoute('organization', {
+    method: 'GET',
+    path: '/organization/user/organizations',
     summary: 'Every organization of the caller',
     auth: 'bearer',
     scope: 'organization:read',
   }),
-  listMembers: defineRoute('organization', 'GET /organization/{orgId}/members', {
+  listMembers: defineRoute('organization', {
+    method: 'GET',
+    path: '/organization/{orgId}/members',
     summary: 'Members of the organization',
     auth: 'bearer',
     scope: 'organization:read',
@@ -196,7 +254,9 @@ export const routes = defineRoutes({
     organizationHeader: 'required',
     errors: [403],
   }),
-  inviteUsers: defineRoute('organization', 'POST /organization/{orgId}/invite', {
+  inviteUsers: defineRoute('organization', {
+    method: 'POST',
+    path: '/organization/{orgId}/invite',
     summary: 'Invite people to the organization',
     auth: 'bearer',
     scope: 'members:write',
@@ -205,14 +265,18 @@ export const routes = defineRoutes({
     throttle: { rate: 5, burst: 10 },
     errors: [401, 403, 404],
   }),
-  deleteInvitation: defineRoute('organization', 'DELETE /organization/{orgId}/invitation/{invitationId}', {
+  deleteInvitation: defineRoute('organization', {
+    method: 'DELETE',
+    path: '/organization/{orgId}/invitation/{invitationId}',
     summary: 'Delete a pending invitation',
     auth: 'bearer',
     scope: 'members:write',
     organization: { from: 'path', role: 'member-or-above', activePlan: true },
     errors: [400, 403, 404],
   }),
-  resendInvitation: defineRoute('organization', 'POST /organization/{orgId}/invitation/{invitationId}/resend', {
+  resendInvitation: defineRoute('organization', {
+    method: 'POST',
+    path: '/organization/{orgId}/invitation/{invitationId}/resend',
     summary: 'Send an invitation again with a new token',
     auth: 'bearer',
     scope: 'members:write',
@@ -221,7 +285,9 @@ export const routes = defineRoutes({
     throttle: { rate: 5, burst: 10 },
     errors: [400, 403, 404],
   }),
-  acceptInvitation: defineRoute('organization', 'POST /organization/{orgId}/invitation/accept', {
+  acceptInvitation: defineRoute('organization', {
+    method: 'POST',
+    path: '/organization/{orgId}/invitation/accept',
     summary:
       'Accept an invitation with the emailed token; an unverified account of the address is taken over (name and password required, signed in, its earlier sessions ended)',
     auth: 'none',
@@ -229,7 +295,9 @@ export const routes = defineRoutes({
     throttle: { rate: 5, burst: 10 },
     errors: [400, 403, 404],
   }),
-  rejectInvitation: defineRoute('organization', 'POST /organization/{orgId}/invitation/reject', {
+  rejectInvitation: defineRoute('organization', {
+    method: 'POST',
+    path: '/organization/{orgId}/invitation/reject',
     summary: 'Reject an invitation with the emailed token',
     auth: 'none',
     envelope: 'no-data',
@@ -237,7 +305,9 @@ export const routes = defineRoutes({
     throttle: { rate: 5, burst: 10 },
     errors: [400, 404],
   }),
-  updateUserRoles: defineRoute('organization', 'PATCH /organization/{orgId}/update-user-role', {
+  updateUserRoles: defineRoute('organization', {
+    method: 'PATCH',
+    path: '/organization/{orgId}/update-user-role',
     summary: 'Set the role of several members',
     auth: 'bearer',
     scope: 'members:write',
@@ -245,14 +315,18 @@ export const routes = defineRoutes({
     internal: true,
     errors: [400, 403],
   }),
-  updateOrganizationUsers: defineRoute('organization', 'PATCH /organization/{orgId}/user', {
+  updateOrganizationUsers: defineRoute('organization', {
+    method: 'PATCH',
+    path: '/organization/{orgId}/user',
     summary: "Change members' roles, names or emails, all or nothing",
     auth: 'bearer',
     scope: 'members:write',
     organization: { from: 'path', role: 'admin-or-owner', activePlan: true },
     errors: [400, 403, 404],
   }),
-  removeOrganizationUser: defineRoute('organization', 'DELETE /organization/{orgId}/user/{userId}', {
+  removeOrganizationUser: defineRoute('organization', {
+    method: 'DELETE',
+    path: '/organization/{orgId}/user/{userId}',
     summary:
       'Remove a member from the organization (any member may remove themselves, except the last owner); cases the member alone owned go to an owner',
     auth: 'bearer',
@@ -262,7 +336,9 @@ export const routes = defineRoutes({
   }),
 
   // Billing
-  upgradeCaseToPro: defineRoute('cases', 'POST /cases/{caseId}/pro-upgrade', {
+  upgradeCaseToPro: defineRoute('cases', {
+    method: 'POST',
+    path: '/cases/{caseId}/pro-upgrade',
     summary: 'Upgrade a case to Pro (one-time charge)',
     auth: 'bearer',
     scope: 'billing:write',
@@ -271,7 +347,9 @@ export const routes = defineRoutes({
     throttle: { rate: 5, burst: 50 },
     errors: [403, 404, 409],
   }),
-  createBillingSetupSession: defineRoute('billing', 'POST /billing/setup-session', {
+  createBillingSetupSession: defineRoute('billing', {
+    method: 'POST',
+    path: '/billing/setup-session',
     handler: 'functions/billing/create-setup-session.ts',
     summary: 'Start a card set-up (checkout in setup mode)',
     auth: 'bearer',
@@ -280,7 +358,9 @@ export const routes = defineRoutes({
     throttle: { rate: 5, burst: 10 },
     errors: [403, 409],
   }),
-  selectPlan: defineRoute('billing', 'POST /billing/plan', {
+  selectPlan: defineRoute('billing', {
+    method: 'POST',
+    path: '/billing/plan',
     summary: 'Select or change the self-serve tier',
     auth: 'bearer',
     scope: 'billing:write',
@@ -288,7 +368,9 @@ export const routes = defineRoutes({
     throttle: { rate: 5, burst: 10 },
     errors: [400, 403, 409],
   }),
-  getCaseStatement: defineRoute('cases', 'GET /cases/{caseId}/billing/statement', {
+  getCaseStatement: defineRoute('cases', {
+    method: 'GET',
+    path: '/cases/{caseId}/billing/statement',
     summary: "A case's billing rows and totals",
     auth: 'bearer',
     scope: 'billing:read',
@@ -296,14 +378,18 @@ export const routes = defineRoutes({
     case: CASE_RULES.billing,
     errors: [403, 404],
   }),
-  getReconciliation: defineRoute('billing', 'GET /billing/reconciliation', {
+  getReconciliation: defineRoute('billing', {
+    method: 'GET',
+    path: '/billing/reconciliation',
     summary: "The organization's billing rows grouped by case",
     auth: 'bearer',
     scope: 'billing:read',
     organization: { from: 'header', role: 'admin-owner-or-billing' },
     errors: [403],
   }),
-  listBillingHistory: defineRoute('billing', 'GET /billing/history', {
+  listBillingHistory: defineRoute('billing', {
+    method: 'GET',
+    path: '/billing/history',
     summary: 'Audit trail of billing changes',
     auth: 'bearer',
     scope: 'billing:read',
@@ -311,28 +397,36 @@ export const routes = defineRoutes({
     internal: true,
     errors: [403],
   }),
-  listPlans: defineRoute('billing', 'GET /billing/plans', {
+  listPlans: defineRoute('billing', {
+    method: 'GET',
+    path: '/billing/plans',
     summary: 'The self-serve tier catalog',
     auth: 'bearer',
     scope: 'billing:read',
     organization: { from: 'header', role: 'admin-owner-or-billing' },
     errors: [403],
   }),
-  getCurrentPlan: defineRoute('billing', 'GET /billing/plan/current', {
+  getCurrentPlan: defineRoute('billing', {
+    method: 'GET',
+    path: '/billing/plan/current',
     summary: "The organization's plan and usage",
     auth: 'bearer',
     scope: 'billing:read',
     organization: { from: 'header', role: 'admin-owner-or-billing' },
     errors: [403],
   }),
-  getCredits: defineRoute('billing', 'GET /billing/credits', {
+  getCredits: defineRoute('billing', {
+    method: 'GET',
+    path: '/billing/credits',
     summary: 'Credit balance and ledger',
     auth: 'bearer',
     scope: 'billing:read',
     organization: { from: 'header', role: 'admin-owner-or-billing' },
     errors: [403],
   }),
-  createBillingReport: defineRoute('billing', 'POST /billing/report', {
+  createBillingReport: defineRoute('billing', {
+    method: 'POST',
+    path: '/billing/report',
     summary: 'Billing report as JSON or PDF',
     auth: 'bearer',
     scope: 'billing:read',
@@ -343,7 +437,9 @@ export const routes = defineRoutes({
     throttle: { rate: 2, burst: 5 },
     errors: [400, 404],
   }),
-  stripeWebhook: defineRoute('webhooks', 'POST /webhooks/stripe', {
+  stripeWebhook: defineRoute('webhooks', {
+    method: 'POST',
+    path: '/webhooks/stripe',
     summary: 'Stripe events (signature verified)',
     auth: 'none',
     extension: true,
@@ -353,7 +449,9 @@ export const routes = defineRoutes({
   }),
 
   // Cases (extension) and case material
-  createCase: defineRoute('cases', 'POST /cases', {
+  createCase: defineRoute('cases', {
+    method: 'POST',
+    path: '/cases',
     summary: 'Open a case in the organization of the header',
     auth: 'bearer',
     scope: 'cases:write',
@@ -362,7 +460,9 @@ export const routes = defineRoutes({
     successStatus: 201,
     errors: [403],
   }),
-  listCases: defineRoute('cases', 'GET /cases', {
+  listCases: defineRoute('cases', {
+    method: 'GET',
+    path: '/cases',
     summary: 'Cases the caller has access to',
     auth: 'bearer',
     scope: 'cases:read',
@@ -370,7 +470,9 @@ export const routes = defineRoutes({
     extension: true,
     errors: [403],
   }),
-  getCase: defineRoute('cases', 'GET /cases/{caseId}', {
+  getCase: defineRoute('cases', {
+    method: 'GET',
+    path: '/cases/{caseId}',
     summary: 'One case',
     auth: 'bearer',
     scope: 'cases:read',
@@ -379,7 +481,9 @@ export const routes = defineRoutes({
     extension: true,
     errors: [403, 404],
   }),
-  updateCase: defineRoute('cases', 'PATCH /cases/{caseId}', {
+  updateCase: defineRoute('cases', {
+    method: 'PATCH',
+    path: '/cases/{caseId}',
     summary: 'Rename, archive or restore a case',
     auth: 'bearer',
     scope: 'cases:write',
@@ -388,7 +492,9 @@ export const routes = defineRoutes({
     extension: true,
     errors: [400, 403, 404],
   }),
-  deleteCase: defineRoute('cases', 'DELETE /cases/{caseId}', {
+  deleteCase: defineRoute('cases', {
+    method: 'DELETE',
+    path: '/cases/{caseId}',
     summary: 'Delete a case (soft)',
     auth: 'bearer',
     scope: 'cases:write',
@@ -397,7 +503,9 @@ export const routes = defineRoutes({
     extension: true,
     errors: [403, 404],
   }),
-  grantCaseAccess: defineRoute('cases', 'PUT /cases/{caseId}/access/{userId}', {
+  grantCaseAccess: defineRoute('cases', {
+    method: 'PUT',
+    path: '/cases/{caseId}/access/{userId}',
     summary: 'Grant or change case access of a member',
     auth: 'bearer',
     scope: 'cases:write',
@@ -406,7 +514,9 @@ export const routes = defineRoutes({
     extension: true,
     errors: [403, 404],
   }),
-  revokeCaseAccess: defineRoute('cases', 'DELETE /cases/{caseId}/access/{userId}', {
+  revokeCaseAccess: defineRoute('cases', {
+    method: 'DELETE',
+    path: '/cases/{caseId}/access/{userId}',
     summary: 'Revoke case access',
     auth: 'bearer',
     scope: 'cases:write',
@@ -415,7 +525,9 @@ export const routes = defineRoutes({
     extension: true,
     errors: [400, 403, 404],
   }),
-  listEmailThreads: defineRoute('material', 'GET /local-emails/{caseId}/threads', {
+  listEmailThreads: defineRoute('material', {
+    method: 'GET',
+    path: '/local-emails/{caseId}/threads',
     summary: "The case's email threads, latest activity first",
     auth: 'bearer',
     scope: 'material:read',
@@ -423,21 +535,27 @@ export const routes = defineRoutes({
     extension: true,
     errors: [403, 404],
   }),
-  listThreadEmails: defineRoute('material', 'GET /local-emails/{caseId}/threads/{threadId}/emails', {
+  listThreadEmails: defineRoute('material', {
+    method: 'GET',
+    path: '/local-emails/{caseId}/threads/{threadId}/emails',
     summary: 'Emails of one thread, filtered',
     auth: 'bearer',
     scope: 'material:read',
     case: CASE_RULES.read,
     errors: [400, 403, 404],
   }),
-  searchNetworkMessages: defineRoute('material', 'GET /professional-network/{caseId}/search-messages', {
+  searchNetworkMessages: defineRoute('material', {
+    method: 'GET',
+    path: '/professional-network/{caseId}/search-messages',
     summary: "Search the case's professional-network messages",
     auth: 'bearer',
     scope: 'material:read',
     case: CASE_RULES.read,
     errors: [403, 404],
   }),
-  listNetworkProfiles: defineRoute('material', 'GET /professional-network/{caseId}/profiles', {
+  listNetworkProfiles: defineRoute('material', {
+    method: 'GET',
+    path: '/professional-network/{caseId}/profiles',
     summary: "The case's professional-network profiles",
     auth: 'bearer',
     scope: 'material:read',
@@ -445,7 +563,9 @@ export const routes = defineRoutes({
     extension: true,
     errors: [403, 404],
   }),
-  listChatProfiles: defineRoute('material', 'GET /chat-platform/{caseId}/profiles', {
+  listChatProfiles: defineRoute('material', {
+    method: 'GET',
+    path: '/chat-platform/{caseId}/profiles',
     summary: "The case's chat-platform profiles",
     auth: 'bearer',
     scope: 'material:read',
@@ -453,14 +573,18 @@ export const routes = defineRoutes({
     extension: true,
     errors: [403, 404],
   }),
-  listSupportTickets: defineRoute('material', 'GET /chat-platform/{caseId}/profile/{chatPlatformId}/support-tickets', {
+  listSupportTickets: defineRoute('material', {
+    method: 'GET',
+    path: '/chat-platform/{caseId}/profile/{chatPlatformId}/support-tickets',
     summary: "A chat-platform profile's support tickets",
     auth: 'bearer',
     scope: 'material:read',
     case: CASE_RULES.read,
     errors: [403, 404],
   }),
-  createAttachmentUploads: defineRoute('material', 'POST /extraction/case/attachment-uploads', {
+  createAttachmentUploads: defineRoute('material', {
+    method: 'POST',
+    path: '/extraction/case/attachment-uploads',
     summary: 'Signed upload links for device-note attachments',
     auth: 'bearer',
     scope: 'notes:import',
@@ -469,7 +593,9 @@ export const routes = defineRoutes({
     extension: true,
     internal: true,
   }),
-  importCaseNotes: defineRoute('material', 'POST /extraction/case/import-notes', {
+  importCaseNotes: defineRoute('material', {
+    method: 'POST',
+    path: '/extraction/case/import-notes',
     summary: 'Register a device and import its notes into a case',
     auth: 'bearer',
     scope: 'notes:import',
@@ -481,7 +607,9 @@ export const routes = defineRoutes({
   }),
 
   // Administration
-  getOrganizationReport: defineRoute('admin', 'GET /admin/report/org-report', {
+  getOrganizationReport: defineRoute('admin', {
+    method: 'GET',
+    path: '/admin/report/org-report',
     summary: 'Organizations with activity figures (super admin)',
     auth: 'bearer',
     superAdmin: true,

@@ -79,17 +79,12 @@ const ROUTE_DEFAULTS = {
 type Defaulted = keyof typeof ROUTE_DEFAULTS;
 
 /** An entry as written in the route table: what differs from the defaults. */
-export type RouteSpec = Omit<RouteDefinition, 'operationId' | 'method' | 'path' | 'handler' | Defaulted> &
+export type RouteSpec = Omit<RouteDefinition, 'operationId' | 'handler' | Defaulted> &
   Partial<Pick<RouteDefinition, 'handler' | Defaulted>>;
-
-/** `METHOD /path`, as in `POST /auth/login`. */
-export type MethodAndPath = `${HttpMethod} /${string}`;
 
 /** An entry before the table names it: `defineRoutes` gives it its operation id and handler path. */
 export interface UnnamedRoute<S extends RouteSpec> {
   area: string;
-  method: HttpMethod;
-  path: string;
   spec: S;
 }
 
@@ -97,23 +92,16 @@ export interface UnnamedRoute<S extends RouteSpec> {
 export type NamedRoute<K extends string, S extends RouteSpec> = Omit<typeof ROUTE_DEFAULTS, keyof S> &
   S & {
     operationId: K;
-    method: HttpMethod;
-    path: string;
     handler: RouteDefinition['handler'];
   };
 
 /**
- * One route of functions/routes.ts: its area (the folder under functions/), `METHOD /path` and
- * what differs from the defaults. The operation id is the table key and the handler is
+ * One route of functions/routes.ts: its area (the folder under functions/), then its method, path
+ * and what differs from the defaults. The operation id is the table key and the handler is
  * `functions/<area>/<kebab-case key>.ts` unless `handler` says otherwise.
  */
-export function defineRoute<const S extends RouteSpec>(
-  area: string,
-  methodAndPath: MethodAndPath,
-  spec: S,
-): UnnamedRoute<S> {
-  const [method, path] = methodAndPath.split(' ') as [HttpMethod, string];
-  return { area, method, path, spec };
+export function defineRoute<const S extends RouteSpec>(area: string, spec: S): UnnamedRoute<S> {
+  return { area, spec };
 }
 
 const kebabCase = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
@@ -122,11 +110,9 @@ const kebabCase = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerC
 export function defineRoutes<T extends Record<string, UnnamedRoute<RouteSpec>>>(
   table: T,
 ): { [K in keyof T & string]: T[K] extends UnnamedRoute<infer S> ? NamedRoute<K, S> : never } {
-  const named = Object.entries(table).map(([name, { area, method, path, spec }]) => {
+  const named = Object.entries(table).map(([name, { area, spec }]) => {
     const route: RouteDefinition = {
       operationId: name,
-      method,
-      path,
       handler: `functions/${area}/${kebabCase(name)}.ts`,
       ...ROUTE_DEFAULTS,
       ...spec,
