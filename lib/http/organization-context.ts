@@ -31,8 +31,6 @@ function organizationHeader(route: RouteDefinition, request: ApiRequest): string
   return value;
 }
 
-const notAMember = () => new NotAMemberError();
-
 /**
  * Resolves the organization of the request (the `organization` header or the `orgId` path
  * parameter) and enforces the route's role rule and active-plan requirement: 403 when the caller
@@ -49,7 +47,8 @@ export function organizationContext(route: RouteDefinition): ApiMiddleware {
     const actor = context.api.actor;
     const rule = route.organization;
     if (!rule) {
-      if (headerValue !== undefined && actor && !(await findMembership(headerValue, actor.user.id))) throw notAMember();
+      if (headerValue !== undefined && actor && !(await findMembership(headerValue, actor.user.id)))
+        throw new NotAMemberError();
       return;
     }
     if (!actor) throw new Error(`Route ${route.operationId} checks organization roles but has no bearer auth`);
@@ -57,7 +56,7 @@ export function organizationContext(route: RouteDefinition): ApiMiddleware {
     // Ids compare as UUIDs do: case-insensitively; the lowercase form is the one stored.
     const organizationId = (rule.from === 'header' ? headerValue! : path!.orgId!).toLowerCase();
     const membership = await findMembership(organizationId, actor.user.id);
-    if (!membership) throw notAMember();
+    if (!membership) throw new NotAMemberError();
     if (rule.from === 'path' && headerValue !== undefined && headerValue.toLowerCase() !== organizationId) {
       throw new ForbiddenError('The organization header names another organization than the path');
     }

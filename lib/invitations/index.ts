@@ -30,6 +30,7 @@ import {
   UnknownOrganizationError,
 } from '../organizations/errors';
 import { loadOrganization, type OrganizationRow } from '../organizations/load';
+import { findMembership } from '../organizations/membership';
 import { ROLES_BY_RANK, type OrganizationRole, roleRank } from '../organizations/roles';
 import { type PageWindow, pageWindow, toPage } from '../paging';
 import { hashPassword, hashToken, newOpaqueToken } from '../secrets';
@@ -326,17 +327,8 @@ export async function listInvitations({ actor }: { actor: Actor }, query: Invita
     .where(eq(organizationMembers.userId, actor.user.id));
   const filters = commonFilters(query);
   if (query.organization) {
-    const [membership] = await db()
-      .select({ role: organizationMembers.role })
-      .from(organizationMembers)
-      .where(
-        and(
-          idEquals(organizationMembers.organizationId, query.organization),
-          eq(organizationMembers.userId, actor.user.id),
-        ),
-      );
     // An id that is not a UUID names no organization of the caller: 403 like any other.
-    if (!membership) throw new NotAMemberError();
+    if (!(await findMembership(query.organization, actor.user.id))) throw new NotAMemberError();
     filters.push(idEquals(invitations.organizationId, query.organization));
   } else {
     filters.push(inArray(invitations.organizationId, mine));
@@ -551,13 +543,7 @@ export async function rejectInvitation(
 ): Promise<void> {
   const organizationId = input.orgId;
   await transaction(async (tx, afterCommit) => {
-    const [organization] = await tx
-      .select()
-      .from(organizations)
-      .where(idEquals(organizations.id, organizationId))
-      .limit(1);
-    // An id that is not a UUID names no organization: 404 like an unknown one.
-    if (!organization) throw new UnknownOrganizationError();
+    const organization = await loadOrganization(organizationId, tx);
     const invitation = await invitationForToken(tx, organization.id, input.token, input.email);
     await tx
       .update(invitations)
