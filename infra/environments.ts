@@ -1,5 +1,5 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { DEFAULT_THROTTLE } from '../lib/http/route';
+import { DEFAULT_FUNCTION_TIMEOUT_SECONDS, DEFAULT_THROTTLE } from '../lib/http/route';
 
 export type EnvironmentName = 'dev' | 'staging' | 'prod';
 
@@ -71,7 +71,7 @@ export interface EnvironmentSettings {
 const shared = {
   region: 'us-east-1',
   defaultThrottle: { ...DEFAULT_THROTTLE },
-  lambda: { memoryMb: 1024, timeoutSeconds: 10 },
+  lambda: { memoryMb: 1024, timeoutSeconds: DEFAULT_FUNCTION_TIMEOUT_SECONDS },
   features: { automationTokens: true, selfServePlans: true, credits: true, billingReports: true },
 } as const;
 

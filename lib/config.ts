@@ -19,6 +19,13 @@ const ConfigSchema = z.object({
   DATA_DIR: z._default(z.string(), '.data'),
   /** Connections per process to a Postgres server (Lambda: 1 or 2 behind RDS Proxy). */
   DB_POOL_MAX: positiveInt(10),
+  /** How long to wait for a connection to a Postgres server before answering 503. */
+  DB_CONNECT_TIMEOUT_SECONDS: positiveInt(2),
+  /**
+   * Longest statement the service runs (0: no limit). Below the function's timeout: the stack sets
+   * it per function from the route's timeout; locally the default fits the default 10 s function.
+   */
+  DB_STATEMENT_TIMEOUT_MS: positiveInt(8000),
   PORT: positiveInt(3000),
   /** Interface the local server listens on. */
   HOST: z._default(z.string().check(z.minLength(1)), '127.0.0.1'),

@@ -44,6 +44,9 @@ export const DOMAIN_ERROR_CODES = [
   'CONFLICT',
   'PLAN_BELOW_USAGE',
   'RATE_LIMITED',
+  'IDEMPOTENCY_KEY_REUSED',
+  'IDEMPOTENCY_KEY_IN_USE',
+  'SERVICE_UNAVAILABLE',
 ] as const;
 
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];
@@ -85,5 +88,15 @@ export class InvalidInputError extends DomainError {
 export class RateLimitedError extends DomainError {
   constructor(retryAfterSeconds: number) {
     super('RATE_LIMITED', 'Too many requests; try again later', { retryAfterSeconds });
+  }
+}
+
+/**
+ * Something outside the request's control is down (the database, the payment processor): 503 with
+ * Retry-After. Nothing the request asked for was done, so the same request may simply be sent again.
+ */
+export class ServiceUnavailableError extends DomainError {
+  constructor(message = 'The service is briefly unavailable; try again shortly', retryAfterSeconds = 5) {
+    super('SERVICE_UNAVAILABLE', message, { retryAfterSeconds });
   }
 }

@@ -1,11 +1,13 @@
 import { retryStuckCharges, retryVoidedInvoices } from './billing/charges';
 import { createMissingProcessorCustomers } from './billing/customers';
+import { pruneIdempotencyKeys } from './idempotency';
 import { logger } from './log';
 import { deliverDueEmails } from './mail/outbox';
 import { pruneRateLimitCounters } from './rate-limit';
 
 /**
- * Periodic upkeep: retry due emails from the outbox, drop old rate-limit windows, and create the
+ * Periodic upkeep: retry due emails from the outbox, drop old rate-limit windows and idempotency
+ * answers past their 24 hours, and create the
  * payment-processor customers and invoices that could not be created (or voided) at the time. The local
  * server runs it on a timer; in the cloud a scheduled function runs the same call.
  */
@@ -17,6 +19,7 @@ export async function runMaintenance(): Promise<{
 }> {
   const emailsSent = await deliverDueEmails();
   await pruneRateLimitCounters();
+  await pruneIdempotencyKeys();
   const customersCreated = await createMissingProcessorCustomers();
   const chargesRetried = await retryStuckCharges();
   const invoicesVoided = await retryVoidedInvoices();

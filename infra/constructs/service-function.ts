@@ -40,6 +40,11 @@ export interface ServiceFunctionProps {
   bundling?: LambdaBundlingOptions;
 }
 
+/** The longest statement a function with this timeout may run: 2 s less, and at least 1 s. */
+export function statementTimeoutMs(timeoutSeconds: number): number {
+  return Math.max(1_000, (timeoutSeconds - 2) * 1_000);
+}
+
 /**
  * One Lambda function of the service: a NodejsFunction (esbuild, ESM, arm64) in the private
  * subnets, its own log group and its own role with nothing in it but its log group and the VPC
@@ -97,6 +102,9 @@ export class ServiceFunction extends Construct {
       securityGroups: [props.securityGroup],
       environment: {
         ...(settings.sourceMapsAtRuntime ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
+        // A statement is cut off 2 s before the function would be: the request answers 503 in our
+        // envelope rather than the gateway's timeout (lib/db/client.ts).
+        DB_STATEMENT_TIMEOUT_MS: String(statementTimeoutMs(props.timeoutSeconds ?? settings.lambda.timeoutSeconds)),
         ...props.environment,
       },
       bundling: lambdaBundling(props.bundling),

@@ -23,9 +23,15 @@ console.log(
 console.log(`  API reference ${url}/docs, description ${url}/openapi.json, mail sink ${url}/_dev/emails`);
 if (publicBaseUrl() !== url) console.log(`  links to this API name ${publicBaseUrl()} (PUBLIC_BASE_URL)`);
 
+/** Requests in flight get this long to finish before the database closes under them. */
+const DRAIN_MS = 10_000;
+
 const shutdown = async () => {
   stopMaintenance();
-  server.close();
+  // Stop taking requests and let those in flight answer; only then close the database, which they use.
+  const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, DRAIN_MS).unref())]);
   await closeDb();
   process.exit(0);
 };

@@ -9,7 +9,7 @@ import type { RequestSchemas } from '../../lib/http/validate';
 import { ROLES_BY_RANK, type RoleRule, roleSatisfies } from '../../lib/organizations/roles';
 import { IdText } from '../../schemas/common/fields';
 import { loadHandler } from '../local/router';
-import { errorStatuses, pathParameterNames, takesOrganizationHeader } from './statuses';
+import { errorStatuses, pathParameterNames, takesIdempotencyKey, takesOrganizationHeader } from './statuses';
 
 /** A JSON Schema / OpenAPI object as plain JSON. */
 // biome-ignore lint/suspicious/noExplicitAny: JSON Schema is walked generically; any keeps the walkers readable.
@@ -274,6 +274,24 @@ const RESPONSE_NAMES: Record<ErrorStatus, { name: string; summary: string }> = {
   409: { name: 'Conflict', summary: 'Conflicts with the current state' },
   429: { name: 'TooManyRequests', summary: 'Rate limited' },
   500: { name: 'InternalServerError', summary: 'Unexpected failure (no internals are shown)' },
+  503: {
+    name: 'ServiceUnavailable',
+    summary: 'The database or the payment processor is briefly down; nothing was done: retry after Retry-After seconds',
+  },
+};
+
+/** The optional header of every write (lib/http/idempotency.ts). */
+const IDEMPOTENCY_KEY_PARAMETER: Json = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; ' +
+    'the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; ' +
+    'with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. ' +
+    'Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) ' +
+    'and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' },
 };
 
 /** The error codes answered with a status, from the closed list in lib/http/errors.ts. */
@@ -322,8 +340,14 @@ function errorComponents(): { schemas: Json; responses: Json; headers: Json } {
       schema: { type: 'string' },
     },
     'Retry-After': {
-      description: 'Seconds until the rate-limit window ends.',
+      description:
+        'Seconds to wait before retrying: until the rate-limit window ends (429), or until the service is likely back (503).',
       schema: { type: 'integer', minimum: 0 },
+    },
+    'Idempotent-Replayed': {
+      description:
+        'On a write sent with an `Idempotency-Key`: `true` when this is the stored answer of an earlier request with the key.',
+      schema: { type: 'string', enum: ['true'] },
     },
   };
   const responses: Json = {};
@@ -333,7 +357,13 @@ function errorComponents(): { schemas: Json; responses: Json; headers: Json } {
       description: `${summary}. Codes: ${codes.map((c) => `\`${c}\``).join(', ')}.`,
       headers: {
         'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
-        ...(status === '429' ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
+        ...(status === '429' || status === '503'
+          ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } }
+          : {}),
+        // A refusal by the operation itself is kept for its Idempotency-Key and replayed.
+        ...(['400', '401', '403', '404', '409'].includes(status)
+          ? { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } }
+          : {}),
       },
       content: {
         'application/json': {
@@ -455,7 +485,12 @@ function successResponse(
   schemas: RequestSchemas,
   converter: SchemaConverter,
 ): { response: Json; root?: Json } {
-  const headers = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
+  const headers = {
+    'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
+    ...(takesIdempotencyKey(route)
+      ? { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } }
+      : {}),
+  };
   const description = route.summary;
   if (route.successStatus === 204) return { response: { description: `${description} (no content)`, headers } };
   const base = {
@@ -527,6 +562,7 @@ export function buildOpenApiDocument(definitions: readonly RouteWithSchemas[], o
       });
     }
     parameters.push(...(EXTRA_HEADERS[route.operationId] ?? []));
+    if (takesIdempotencyKey(route)) parameters.push(IDEMPOTENCY_KEY_PARAMETER);
     for (const parameter of parameters) roots.input.push(parameter.schema);
 
     let requestBody: Json | undefined;

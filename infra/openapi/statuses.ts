@@ -13,6 +13,11 @@ export function takesOrganizationHeader(route: RouteDefinition): boolean {
   return route.organizationHeader === 'required' || route.organization?.from === 'header';
 }
 
+/** Writes accept an `Idempotency-Key` header (lib/http/idempotency.ts). */
+export function takesIdempotencyKey(route: RouteDefinition): boolean {
+  return route.method === 'POST' || route.method === 'PATCH' || route.method === 'DELETE';
+}
+
 /**
  * What every route of its kind can answer, read from the route entry and its schemas (the
  * middleware order in lib/http/endpoint.ts decides these, not the handler):
@@ -20,10 +25,13 @@ export function takesOrganizationHeader(route: RouteDefinition): boolean {
  * 401 and 403 when it needs a bearer token (a scoped automation token without the route's scope is
  * 403, and so is every automation token on a route without a scope; role rules and super-admin
  * routes are 403 too); 403 and 404 when it acts on one case (its case rule, an unknown case); 429
- * when it has the service's own rate limit; 500 always.
+ * when it has the service's own rate limit; 409 on every write (POST, PATCH, DELETE: its
+ * `Idempotency-Key` reused or in use, lib/http/idempotency.ts); 500 and 503 (the database or the
+ * processor briefly down, with Retry-After) always.
  */
 export function derivedErrorStatuses(route: RouteDefinition, schemas: RequestSchemas): ErrorStatus[] {
-  const statuses = new Set<ErrorStatus>([500]);
+  const statuses = new Set<ErrorStatus>([500, 503]);
+  if (takesIdempotencyKey(route)) statuses.add(409);
   if (schemas.body || schemas.query || schemas.path || takesOrganizationHeader(route)) statuses.add(400);
   if (route.auth === 'bearer') {
     statuses.add(401);

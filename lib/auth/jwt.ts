@@ -11,24 +11,22 @@ const AUDIENCE = 'case-evidence-api';
 let key: KeyObject | undefined;
 
 /**
- * The access-token signing key: JWT_SECRET, or for local runs a key generated once and kept in
- * DATA_DIR so tokens survive a restart. A Lambda without JWT_SECRET refuses to start. Kept as a
- * KeyObject so jose does not import the raw bytes again on every sign and verify.
+ * The service's secret: JWT_SECRET, or for local runs a key generated once and kept in DATA_DIR so
+ * tokens survive a restart. A Lambda without JWT_SECRET refuses to start. Signs access tokens and
+ * seals stored idempotent answers (lib/idempotency).
  */
-async function signingKey(): Promise<KeyObject> {
-  if (key) return key;
-  // Cloud (infra/): the key is the secret named by JWT_SECRET_ARN, read once per cold start.
+export async function serviceSecretBytes(): Promise<Uint8Array> {
+  // Cloud (infra/): the secret named by JWT_SECRET_ARN, read once per cold start.
   if (!config().JWT_SECRET && config().JWT_SECRET_ARN) await (await import('../aws/secrets')).loadCloudSecrets();
   const { JWT_SECRET, DATA_DIR } = config();
-  let bytes: Uint8Array;
-  if (JWT_SECRET) {
-    bytes = new TextEncoder().encode(JWT_SECRET);
-  } else if (process.env.AWS_LAMBDA_FUNCTION_NAME) {
-    throw new Error('JWT_SECRET is required in the cloud');
-  } else {
-    bytes = new Uint8Array(localSecret(DATA_DIR, 'jwt-secret'));
-  }
-  key = createSecretKey(bytes);
+  if (JWT_SECRET) return new TextEncoder().encode(JWT_SECRET);
+  if (process.env.AWS_LAMBDA_FUNCTION_NAME) throw new Error('JWT_SECRET is required in the cloud');
+  return new Uint8Array(localSecret(DATA_DIR, 'jwt-secret'));
+}
+
+/** The access-token signing key, kept as a KeyObject so jose does not import the raw bytes again on every sign and verify. */
+async function signingKey(): Promise<KeyObject> {
+  key ??= createSecretKey(await serviceSecretBytes());
   return key;
 }
 

@@ -1,4 +1,4 @@
-import { DomainError, type Finding } from '../errors';
+import { DomainError, type Finding, ServiceUnavailableError } from '../errors';
 
 /** Errors of billing, plans, credits, reports and payment webhooks: each message written once. */
 
@@ -88,5 +88,13 @@ export class MissingSignatureError extends DomainError {
 export class InvalidSignatureError extends DomainError {
   constructor() {
     super('INVALID_SIGNATURE', 'The webhook signature does not verify');
+  }
+}
+
+/** The processor could not be reached or failed on its side: nothing was changed, try again shortly. */
+export class ProcessorUnavailableError extends ServiceUnavailableError {
+  constructor(cause: unknown) {
+    super('The payment processor is briefly unavailable; nothing was changed, try again shortly', 30);
+    this.cause = cause;
   }
 }

@@ -68,15 +68,18 @@ export async function selectPlan(
     await ensureProcessorCustomer(organizationId);
     before = await loadOrganization(organizationId);
   }
-  const answer = async (prorationCents: number, organization: OrganizationRow) => ({
+  // Every processor call the answer needs is made before anything is committed: with the processor
+  // down the request is 503 and the plan unchanged, never a changed plan behind a failed answer.
+  const setupLink = paymentRequired ? await setupSessionUrl(before, input as Required<SelectPlanInput>) : null;
+  const answer = (prorationCents: number) => ({
     tier: input.tier,
     cadence,
     billingMode: 'pay_as_you_go' as const,
     prorationCents,
     paymentRequired,
-    setupSessionUrl: paymentRequired ? await setupSessionUrl(organization, input as Required<SelectPlanInput>) : null,
+    setupSessionUrl: setupLink,
   });
-  if (isSameSelection(before, input.tier, cadence)) return answer(0, before);
+  if (isSameSelection(before, input.tier, cadence)) return answer(0);
 
   const prorationCents = await transaction(async (tx, afterCommit) => {
     // Lock order (lib/organizations/allowances.ts): the organization row, then the allowances.
@@ -166,7 +169,7 @@ export async function selectPlan(
     return from ? net : 0;
   });
 
-  return answer(prorationCents, await loadOrganization(organizationId));
+  return answer(prorationCents);
 }
 
 /** 409 PLAN_BELOW_USAGE when seats, devices or storage in use exceed the tier's caps; nothing changes. */

@@ -9,7 +9,7 @@ export type Tx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelati
 /** Anything that runs queries: the database or an open transaction. */
 export type Executor = Database | Tx;
 
-interface Connection {
+export interface Connection {
   db: Database;
   driver: 'postgres' | 'pglite';
   close(): Promise<void>;
@@ -23,10 +23,17 @@ let ready: Connection | undefined;
  * otherwise embedded PGlite in DATA_DIR. PGlite is imported lazily so it never loads in the cloud.
  */
 export function connectDb(): Promise<Connection> {
-  connection ??= open().then((opened) => {
-    ready = opened;
-    return opened;
-  });
+  connection ??= open().then(
+    (opened) => {
+      ready = opened;
+      return opened;
+    },
+    (error: unknown) => {
+      // Not cached: a cold start that could not read its credentials tries again on the next request.
+      connection = undefined;
+      throw error;
+    },
+  );
   return connection;
 }
 
@@ -39,6 +46,11 @@ export function db(): Database {
 export function dbDriver(): Connection['driver'] {
   if (!ready) throw new Error('Database not connected');
   return ready.driver;
+}
+
+/** The open connection, to put back after a test swapped in another (fault tests). */
+export function currentConnection(): Connection | undefined {
+  return ready;
 }
 
 /** Installs an already-open database (tests: one per test file). */
@@ -56,26 +68,41 @@ export async function closeDb(): Promise<void> {
 
 async function open(): Promise<Connection> {
   const { DATABASE_URL, DATA_DIR, DATABASE_SECRET_ARN } = config();
-  if (DATABASE_URL) return openPostgres(DATABASE_URL);
+  // The service's own queries are cut off below the function's timeout (set per function by the
+  // stack), so a stuck statement answers 503 in our envelope instead of a gateway timeout.
+  const statementTimeoutMs = config().DB_STATEMENT_TIMEOUT_MS;
+  if (DATABASE_URL) return openPostgres(DATABASE_URL, { statementTimeoutMs });
   // Cloud (infra/): credentials from Secrets Manager, read at cold start together with the other
   // secrets; verified TLS to the RDS Proxy; unnamed statements, because named prepared
   // statements pin proxy connections.
   if (DATABASE_SECRET_ARN) {
     const { cloudDatabaseUrl, loadCloudSecrets } = await import('../aws/secrets');
     const [url] = await Promise.all([cloudDatabaseUrl(), loadCloudSecrets()]);
-    return openPostgres(url, { ssl: 'verify-full', prepare: false });
+    return openPostgres(url, { ssl: 'verify-full', prepare: false, statementTimeoutMs });
   }
   return openPglite(`${DATA_DIR}/pglite`);
 }
 
+/**
+ * A postgres.js pool. A server that cannot be reached fails the query within the connect timeout
+ * (DB_CONNECT_TIMEOUT_SECONDS) rather than the driver's default 30 s; `statementTimeoutMs` (0 or
+ * unset: none) is sent as a startup parameter, so it needs no SET statement (which would pin RDS
+ * Proxy connections).
+ */
 export async function openPostgres(
   url: string,
-  options: { max?: number; ssl?: 'verify-full'; prepare?: boolean } = {},
+  options: { max?: number; ssl?: 'verify-full'; prepare?: boolean; statementTimeoutMs?: number } = {},
 ): Promise<Connection> {
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
   const client = postgres(url, {
     max: options.max ?? config().DB_POOL_MAX,
+    connect_timeout: config().DB_CONNECT_TIMEOUT_SECONDS,
+    // The driver waits before reconnecting, growing with every failure of the pool up to 20 s: during
+    // an outage every request then hung that long. Capped at 1 s, a request fails (503) or recovers
+    // within the connect timeout plus a second.
+    backoff: (retries: number) => (0.5 + Math.random() / 2) * Math.min(3 ** retries / 100, 1),
+    ...(options.statementTimeoutMs ? { connection: { statement_timeout: options.statementTimeoutMs } } : {}),
     onnotice: () => {},
     ...(options.ssl ? { ssl: options.ssl } : {}),
     ...(options.prepare === false ? { prepare: false } : {}),

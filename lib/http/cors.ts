@@ -5,7 +5,7 @@
  */
 export const CORS_HEADERS = {
   /** Request headers a browser may send. */
-  allow: ['Authorization', 'Content-Type', 'organization', 'X-Request-Id'],
+  allow: ['Authorization', 'Content-Type', 'organization', 'X-Request-Id', 'Idempotency-Key'],
   /** Response headers a browser may read. */
-  expose: ['X-Request-Id', 'Retry-After'],
+  expose: ['X-Request-Id', 'Retry-After', 'Idempotent-Replayed'],
 } as const;

@@ -10,9 +10,11 @@ import { connectDb } from '../db/client';
 import type { OrganizationContext } from '../organizations/context';
 import { authenticate } from './authenticate';
 import { caseContext } from './case-context';
+import { answerBeforeTimeout } from './deadline';
 import { CORS_HEADERS } from './cors';
 import { errorEnvelope } from './error-envelope';
 import { ValidationFailedError } from './errors';
+import { idempotencyClaim, idempotencyRecord } from './idempotency';
 import { organizationContext } from './organization-context';
 import { rateLimit } from './rate-limit';
 import { requestContext } from './request-context';
@@ -79,7 +81,8 @@ const connectDatabase = (): ApiMiddleware => ({
 /**
  * Builds a Lambda handler for one route. The only place the middleware order is set:
  * headers -> request id -> CORS -> error envelope -> database -> auth -> rate limit -> JSON body
- * -> validation -> organization/role/plan -> case rule -> handler -> response envelope.
+ * -> validation -> organization/role/plan -> case rule -> idempotency key -> handler -> response
+ * envelope -> idempotency record (after the error envelope too: it stores or replays the final answer).
  */
 export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
   route: R,
@@ -100,6 +103,8 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
         exposeHeaders: CORS_HEADERS.expose.join(','),
       }) as ApiMiddleware,
     )
+    // Before the error envelope in this list, so its after/onError run once the answer is final.
+    .use(idempotencyRecord())
     .use(errorEnvelope(schemas))
     .use(connectDatabase())
     .use(authenticate(route))
@@ -108,9 +113,12 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
     .use(validateRequest(schemas))
     .use(organizationContext(route))
     .use(caseContext(route))
+    .use(idempotencyClaim(route))
     .use(responseEnvelope(route))
     .handler(async (event, context) => {
       const { api } = context;
+      // A replayed key: the stored answer takes the place of this one (idempotencyRecord).
+      if (api.idempotency && 'replay' in api.idempotency) return undefined as unknown as ApiResult;
       const rawBody =
         route.rawBody && event.body !== undefined
           ? event.isBase64Encoded
@@ -132,5 +140,5 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
       } as HandlerInput<R, S>)) as ApiResult;
     });
   // The OpenAPI builder and the contract tests read the route and its schemas from the handler.
-  return Object.assign(handler, { definition: { route, schemas } });
+  return Object.assign(answerBeforeTimeout(handler), { definition: { route, schemas } });
 }

@@ -1,8 +1,9 @@
 import { now } from '../clock';
-import { DomainError, type InputProblem } from '../errors';
+import { isDatabaseUnavailable } from '../db/errors';
+import { DomainError, type InputProblem, ServiceUnavailableError } from '../errors';
 import { logger } from '../log';
 import { ERROR_STATUS, type ErrorCode, type ErrorDetail, HttpError } from './errors';
-import type { ApiMiddleware, ApiRequest, ApiState } from './types';
+import type { ApiMiddleware, ApiRequest, ApiResult, ApiState } from './types';
 
 const REQUEST_PARTS = ['body', 'query', 'path'] as const;
 
@@ -34,6 +35,9 @@ function locate(
   return { path: `${part}.${problem.field}`, message: problem.message };
 }
 
+/** Long enough for a restarted database or a failed-over proxy to take connections again. */
+const DATABASE_RETRY_AFTER_SECONDS = 5;
+
 /** Errors middy's own middlewares throw (createError), by status, mapped to our codes. */
 const MIDDY_ERROR_CODES: Record<number, { code: ErrorCode; status: number }> = {
   415: { code: 'UNSUPPORTED_MEDIA_TYPE', status: 415 },
@@ -47,7 +51,14 @@ const MIDDY_ERROR_CODES: Record<number, { code: ErrorCode; status: number }> = {
  */
 export function errorEnvelope(schemas: Partial<Record<(typeof REQUEST_PARTS)[number], unknown>> = {}): ApiMiddleware {
   const onError = (request: ApiRequest) => {
-    const { error } = request;
+    const thrown = request.error;
+    // A database that is down, unreachable or out of time is no defect of ours: 503, try again.
+    const error = isDatabaseUnavailable(thrown)
+      ? new ServiceUnavailableError(
+          'The database is briefly unavailable; try again shortly',
+          DATABASE_RETRY_AFTER_SECONDS,
+        )
+      : thrown;
     const requestId = request.context.api?.requestId ?? request.context.awsRequestId;
     let status = 500;
     let code: ErrorCode = 'INTERNAL';
@@ -75,19 +86,35 @@ export function errorEnvelope(schemas: Partial<Record<(typeof REQUEST_PARTS)[num
       }
     }
 
-    if (status >= 500) logger.error('request failed', { error });
-    else logger.info('request refused', { status, code });
+    // The route names which handler failed (the request id ties the line to the answer); the logger
+    // redacts what the error carries (lib/log.ts).
+    const route = request.event.routeKey;
+    if (status >= 500) logger.error('request failed', { status, code, route, error: thrown });
+    else logger.info('request refused', { status, code, route });
 
-    request.response = {
-      statusCode: status,
-      headers: { ...headers, 'Content-Type': 'application/json', 'Cache-Control': 'no-store' },
-      body: JSON.stringify({
-        statusCode: status,
-        timestamp: now().toISOString(),
-        error: details ? { code, message, details } : { code, message },
-        requestId,
-      }),
-    };
+    request.response = errorResponse({ status, code, message, details, requestId, headers });
   };
   return { name: 'errorEnvelope', onError };
+}
+
+/** The error envelope as a Lambda answer: `{ statusCode, timestamp, error: { code, message, details? }, requestId }`. */
+export function errorResponse(answer: {
+  status: number;
+  code: ErrorCode;
+  message: string;
+  details?: ErrorDetail[] | undefined;
+  requestId: string;
+  headers?: Record<string, string>;
+}): ApiResult {
+  const { status, code, message, details, requestId, headers = {} } = answer;
+  return {
+    statusCode: status,
+    headers: { ...headers, 'Content-Type': 'application/json', 'Cache-Control': 'no-store' },
+    body: JSON.stringify({
+      statusCode: status,
+      timestamp: now().toISOString(),
+      error: details ? { code, message, details } : { code, message },
+      requestId,
+    }),
+  };
 }

@@ -46,6 +46,8 @@ export const ERROR_STATUS = {
   METHOD_NOT_ALLOWED: 405,
   CONFLICT: 409,
   PLAN_BELOW_USAGE: 409,
+  IDEMPOTENCY_KEY_REUSED: 409,
+  IDEMPOTENCY_KEY_IN_USE: 409,
   // The local server's own limits (infra/local): in the cloud API Gateway refuses such requests.
   PAYLOAD_TOO_LARGE: 413,
   URI_TOO_LONG: 414,
@@ -53,6 +55,7 @@ export const ERROR_STATUS = {
   HEADERS_TOO_LARGE: 431,
   RATE_LIMITED: 429,
   INTERNAL: 500,
+  SERVICE_UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

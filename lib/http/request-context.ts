@@ -1,18 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { logger } from '../log';
-import type { ApiMiddleware, ApiRequest } from './types';
+import type { ApiContext, ApiEvent, ApiMiddleware, ApiRequest } from './types';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+
+/** The request's id: the client's x-request-id when sane, else the gateway's. Stable for one event. */
+export function requestIdOf(event: ApiEvent, context: ApiContext): string {
+  const offered = event.headers?.['x-request-id'];
+  if (offered && SAFE_REQUEST_ID.test(offered)) return offered;
+  event.requestContext ??= {} as ApiEvent['requestContext'];
+  event.requestContext.requestId ??= context.awsRequestId ?? randomUUID();
+  return event.requestContext.requestId;
+}
 
 /** Gives every request an id (the client's x-request-id when sane) and the caller's IP. */
 export function requestContext(): ApiMiddleware {
   const before = (request: ApiRequest) => {
     const { event, context } = request;
-    const offered = event.headers?.['x-request-id'];
-    const requestId =
-      offered && SAFE_REQUEST_ID.test(offered)
-        ? offered
-        : (event.requestContext?.requestId ?? context.awsRequestId ?? randomUUID());
+    const requestId = requestIdOf(event, context);
     context.api = {
       requestId,
       ip: event.requestContext?.http?.sourceIp ?? 'unknown',

@@ -61,10 +61,13 @@ export interface RouteDefinition {
 }
 
 /** The error statuses an operation can be described with (each has one response in the API description). */
-export const ERROR_STATUSES = [400, 401, 403, 404, 409, 429, 500] as const;
+export const ERROR_STATUSES = [400, 401, 403, 404, 409, 429, 500, 503] as const;
 export type ErrorStatus = (typeof ERROR_STATUSES)[number];
 
 export const DEFAULT_THROTTLE = { rate: 50, burst: 100 } as const;
+
+/** A route's function timeout when its entry does not set `lambda.timeoutSeconds`. */
+export const DEFAULT_FUNCTION_TIMEOUT_SECONDS = 10;
 
 /** What `defineRoute` fills in when an entry does not say. */
 const ROUTE_DEFAULTS = {

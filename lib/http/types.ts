@@ -3,6 +3,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import type { Actor } from '../auth/actor';
 import type { CaseContext } from '../cases/context';
 import type { OrganizationContext } from '../organizations/context';
+import type { IdempotencyState } from './idempotency';
 
 /** What the middleware learns about a request, handed to the handler. */
 export interface ApiState {
@@ -16,6 +17,8 @@ export interface ApiState {
   body?: unknown;
   query?: unknown;
   path?: unknown;
+  /** A write sent with an `Idempotency-Key`: the key it claimed, or the stored answer it replays. */
+  idempotency?: IdempotencyState;
 }
 
 export type ApiContext = Context & { api: ApiState };

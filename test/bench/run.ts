@@ -1,10 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { deepStrictEqual } from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
 import { openPostgres } from '../../lib/db/client';
@@ -12,29 +9,44 @@ import { migrateDatabase } from '../../lib/db/migrate';
 import { databaseUrl } from '../harness/databases';
 import { benchMaterial } from './material';
 import { benchBillingReport } from './report';
+import { freePort, ServerProcess } from './server-process';
+import { benchSoak, type SoakResult } from './soak';
 
 /**
  * `npm run bench`: POST /auth/login and GET /user/profile through the local server (middy + drizzle,
  * every middleware) against a bare node:http + postgres.js server running the same SQL
  * (baseline-server.ts), both on a fresh Postgres database. Prints service/baseline ratios and
  * writes test/bench/results/latest.json. Any non-2xx answer or socket error fails the run.
+ * BENCH_ONLY=soak runs the soak (soak.ts): the service alone under mixed reads and writes for
+ * minutes, exiting 1 when it sees an error or RSS growth of 10% or more.
  */
 
-const ROOT = resolve(import.meta.dirname, '../..');
 const RESULTS_FILE = join(import.meta.dirname, 'results', 'latest.json');
-/** Which parts to run: http (login/profile), report (50,000-row billing report), material (evidence). */
+/**
+ * Which parts to run: http (login/profile), report (50,000-row billing report), material (evidence),
+ * soak (minutes of mixed reads and writes). soak is not in the default set: it alone takes
+ * BENCH_SOAK_SECONDS (5 minutes) plus warm-up, so it runs when named (BENCH_ONLY=soak).
+ */
+const ALL_PARTS = ['http', 'report', 'material', 'soak'] as const;
 const PARTS = new Set((process.env.BENCH_ONLY ?? 'http,report,material').split(',').map((p) => p.trim()));
+for (const part of PARTS)
+  if (!(ALL_PARTS as readonly string[]).includes(part))
+    throw new Error(`BENCH_ONLY: unknown part "${part}" (parts: ${ALL_PARTS.join(', ')})`);
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
 const BENCH_DATABASE = 'cebs_bench';
 const BENCH_URL = databaseUrl(ADMIN_URL, BENCH_DATABASE);
 const SECONDS = positiveIntEnv('BENCH_SECONDS', 10);
 const CONNECTIONS = positiveIntEnv('BENCH_CONNECTIONS', 32);
 const WARMUP_SECONDS = 2;
+const SOAK_SECONDS = positiveIntEnv('BENCH_SOAK_SECONDS', 300);
+const SOAK_WARMUP_SECONDS = positiveIntEnv('BENCH_SOAK_WARMUP_SECONDS', 20);
+const SOAK_USERS = positiveIntEnv('BENCH_SOAK_USERS', 16);
 /** Fixed so both servers accept each other's tokens (48 characters). */
 const JWT_SECRET = 'cebs-bench-only-jwt-secret-0123456789abcdefghijk';
 const CREDENTIALS = { email: 'bench@example.com', password: 'bench-password-0123' };
 
 type Target = 'service' | 'baseline';
+type Part = (typeof ALL_PARTS)[number];
 const TARGETS: readonly Target[] = ['service', 'baseline'];
 
 interface Scenario {
@@ -80,18 +92,6 @@ function positiveIntEnv(name: string, fallback: number): number {
   return value;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolvePort(port));
-    });
-  });
-}
-
 async function recreateDatabase(): Promise<void> {
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   try {
@@ -105,53 +105,6 @@ async function recreateDatabase(): Promise<void> {
     await migrateDatabase(connection.db, connection.driver);
   } finally {
     await connection.close();
-  }
-}
-
-/** A server under test, as a child process so it never shares the load generator's event loop. */
-class ServerProcess {
-  private readonly child: ChildProcess;
-  private exited: Promise<void>;
-
-  constructor(
-    readonly name: Target,
-    entry: string,
-    readonly url: string,
-    env: NodeJS.ProcessEnv,
-  ) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', entry], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    for (const stream of [this.child.stdout, this.child.stderr]) {
-      if (stream) createInterface({ input: stream }).on('line', (line) => process.stderr.write(`[${name}] ${line}\n`));
-    }
-    this.exited = new Promise((resolveExit) => this.child.once('exit', () => resolveExit()));
-  }
-
-  async waitHealthy(timeoutMs = 60_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    let gone = false;
-    void this.exited.then(() => (gone = true));
-    while (Date.now() < deadline) {
-      if (gone) throw new Error(`${this.name} server exited before answering GET /health`);
-      try {
-        if ((await fetch(`${this.url}/health`)).ok) return;
-      } catch {
-        // not listening yet
-      }
-      await new Promise((wait) => setTimeout(wait, 100));
-    }
-    throw new Error(`${this.name} server did not answer GET /health within ${timeoutMs} ms`);
-  }
-
-  async stop(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    this.child.kill('SIGTERM');
-    const killer = setTimeout(() => this.child.kill('SIGKILL'), 5_000);
-    await this.exited;
-    clearTimeout(killer);
   }
 }
 
@@ -285,6 +238,46 @@ function report(results: ScenarioResult[], header: string[]): string {
   return lines.join('\n');
 }
 
+function soakReport(soak: SoakResult, machine: { node: string; postgres: string; cpu: string }): string {
+  const lines = [
+    `\nSoak: ${soak.seconds} s after ${soak.warmupSeconds} s warm-up, ${soak.connections} connections, ${soak.users} users, ${soak.readPercent}% reads`,
+    `  requests ${soak.requests}   errors ${soak.errors.total} (non-2xx ${soak.errors.non2xx}, socket ${soak.errors.socketErrors}, timeouts ${soak.errors.timeouts}; warm-up ${soak.errors.warmUp})`,
+    `  rps ${soak.rps}   p50 ${soak.p50Ms} ms   p99 ${soak.p99Ms} ms   max ${soak.maxMs} ms`,
+    `  server RSS ${soak.rss.startMb} MB after warm-up, ${soak.rss.endMb} MB at the end (max ${soak.rss.maxMb} MB): ${soak.rss.growthPercent >= 0 ? '+' : ''}${soak.rss.growthPercent}%`,
+    `  load average ${soak.loadAverage.before} before, ${soak.loadAverage.duringMean} mean / ${soak.loadAverage.duringMax} max during; Node ${machine.node}, PostgreSQL ${machine.postgres}, ${machine.cpu}`,
+  ];
+  for (const route of soak.routes)
+    lines.push(
+      `    ${route.route.padEnd(38)} ${String(route.requests).padStart(8)} req   p50 ${String(route.p50Ms).padStart(6)} ms   p99 ${String(route.p99Ms).padStart(6)} ms${route.non2xx ? `   non-2xx ${route.non2xx} ${JSON.stringify(route.statusCodes)}` : ''}`,
+    );
+  lines.push(
+    soak.passed ? '  goals met (0 errors, RSS growth under 10%)' : `  GOALS MISSED: ${soak.failures.join('; ')}`,
+  );
+  return lines.join('\n');
+}
+
+/**
+ * Writes the parts that ran into results/latest.json over the file's previous content, so a run of
+ * one part (BENCH_ONLY=soak) keeps the others' last figures; partsMeasuredAt says when each ran.
+ */
+function writeResults(parts: Record<string, unknown>): void {
+  let previous: Record<string, unknown> = {};
+  if (existsSync(RESULTS_FILE)) {
+    try {
+      previous = JSON.parse(readFileSync(RESULTS_FILE, 'utf8')) as Record<string, unknown>;
+    } catch {
+      console.error(`${RESULTS_FILE} is not JSON: replaced`);
+    }
+  }
+  const measuredAt = new Date().toISOString();
+  const partsMeasuredAt = {
+    ...(typeof previous.partsMeasuredAt === 'object' ? previous.partsMeasuredAt : {}),
+    ...Object.fromEntries([...PARTS].map((part): [Part, string] => [part as Part, measuredAt])),
+  };
+  mkdirSync(join(RESULTS_FILE, '..'), { recursive: true });
+  writeFileSync(RESULTS_FILE, `${JSON.stringify({ ...previous, measuredAt, partsMeasuredAt, ...parts }, null, 2)}\n`);
+}
+
 async function main(): Promise<void> {
   const servers: ServerProcess[] = [];
   const dataDir = mkdtempSync(join(tmpdir(), 'cebs-bench-'));
@@ -295,27 +288,26 @@ async function main(): Promise<void> {
   // Other work on the machine skews the numbers: recorded so a noisy run can be told apart.
   const loadBefore = round(loadavg()[0] ?? 0);
   try {
-    console.error(`bench database ${BENCH_URL} (dropped and recreated)`);
-    await recreateDatabase();
-
     // Children get the defaults the service runs with (scrypt cost, pool size), not this shell's.
     const { PASSWORD_HASH_LOG_N: _logN, DATABASE_URL: _url, ...inherited } = process.env;
     const env = { ...inherited, DATABASE_URL: BENCH_URL, JWT_SECRET, LOG_LEVEL: 'ERROR', DATA_DIR: dataDir };
-    const entries: Record<Target, string> = {
-      service: 'infra/local/server.ts',
-      baseline: 'test/bench/baseline-server.ts',
-    };
-    for (const name of TARGETS) {
-      const port = await freePort();
-      servers.push(new ServerProcess(name, entries[name], `http://127.0.0.1:${port}`, { ...env, PORT: String(port) }));
+    if (PARTS.has('http')) {
+      console.error(`bench database ${BENCH_URL} (dropped and recreated)`);
+      await recreateDatabase();
+      const entries: Record<Target, string> = {
+        service: 'infra/local/server.ts',
+        baseline: 'test/bench/baseline-server.ts',
+      };
+      for (const name of TARGETS) {
+        const port = await freePort();
+        servers.push(
+          new ServerProcess(name, entries[name], `http://127.0.0.1:${port}`, { ...env, PORT: String(port) }),
+        );
+      }
+      await Promise.all(servers.map((server) => server.waitHealthy()));
     }
-    await Promise.all(servers.map((server) => server.waitHealthy()));
     const url = (name: Target) => servers.find((server) => server.name === name)!.url;
 
-    if (!PARTS.has('http')) {
-      await stopAll();
-      servers.length = 0;
-    }
     const scrypt = PARTS.has('http') ? await seedUser(url('service')) : { logN: 0, r: 0, p: 0 };
     if (PARTS.has('http')) await checkSameAnswers(url('service'), url('baseline'));
 
@@ -380,6 +372,7 @@ async function main(): Promise<void> {
       ratio: { rps: round(result.ratio.rps), p50: round(result.ratio.p50), p99: round(result.ratio.p99) },
     }));
     await stopAll();
+    servers.length = 0;
     // The in-process parts sign tokens and log like the service does.
     process.env.JWT_SECRET ??= JWT_SECRET;
     process.env.LOG_LEVEL ??= 'ERROR';
@@ -401,11 +394,28 @@ async function main(): Promise<void> {
       for (const r of material.results)
         console.log(`  p50 ${String(r.p50Ms).padStart(7)} ms   p99 ${String(r.p99Ms).padStart(7)} ms   ${r.name}`);
     }
-    mkdirSync(join(RESULTS_FILE, '..'), { recursive: true });
-    writeFileSync(
-      RESULTS_FILE,
-      `${JSON.stringify({ measuredAt: new Date().toISOString(), settings, results: rounded, billingReport, material }, null, 2)}\n`,
-    );
+    const soak = PARTS.has('soak')
+      ? await benchSoak({
+          adminUrl: ADMIN_URL,
+          env,
+          seconds: SOAK_SECONDS,
+          warmupSeconds: SOAK_WARMUP_SECONDS,
+          connections: CONNECTIONS,
+          users: SOAK_USERS,
+          onServer: (server) => servers.push(server),
+        })
+      : undefined;
+    if (soak) {
+      console.log(soakReport(soak, settings));
+      // Like a non-2xx answer in the other parts, a missed goal fails the run, after the figures are kept.
+      if (!soak.passed) process.exitCode = 1;
+    }
+    writeResults({
+      ...(PARTS.has('http') ? { settings, results: rounded } : {}),
+      ...(billingReport ? { billingReport } : {}),
+      ...(material ? { material } : {}),
+      ...(soak ? { soak } : {}),
+    });
     console.error(`results written to ${RESULTS_FILE}`);
   } finally {
     await stopAll();

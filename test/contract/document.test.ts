@@ -214,11 +214,14 @@ describe('the OpenAPI document', () => {
       throttle: { rate: 0.05, burst: 1 },
       errors: [404],
     };
-    expect(errorStatuses(route, { body: z.object({}) })).toEqual([400, 401, 403, 404, 429, 500]);
-    expect(errorStatuses({ ...route, errors: [] }, { body: z.object({}) })).toEqual([400, 401, 403, 429, 500]);
-    expect(
-      errorStatuses({ ...route, auth: 'none', organization: undefined, rateLimit: undefined, errors: undefined }, {}),
-    ).toEqual([500]);
+    // 409 on a write: its Idempotency-Key reused or in use; 503 on every operation.
+    expect(errorStatuses(route, { body: z.object({}) })).toEqual([400, 401, 403, 404, 409, 429, 500, 503]);
+    expect(errorStatuses({ ...route, errors: [] }, { body: z.object({}) })).toEqual([
+      400, 401, 403, 409, 429, 500, 503,
+    ]);
+    const bare = { ...route, auth: 'none', organization: undefined, rateLimit: undefined, errors: undefined } as const;
+    expect(errorStatuses(bare, {})).toEqual([409, 500, 503]);
+    expect(errorStatuses({ ...bare, method: 'GET' }, {})).toEqual([500, 503]);
   });
 
   it('is committed as `npm run openapi` writes it, with the typed client types', async () => {
@@ -266,7 +269,7 @@ describe('the contract checker', () => {
   });
 
   it.each([
-    ['a status the document does not declare', 'login', 409, error(409, 'CONFLICT')],
+    ['a status the document does not declare', 'getProfile', 409, error(409, 'CONFLICT')],
     ['a code of another status', 'login', 401, error(401, 'NOT_FOUND')],
     [
       'a missing field of the entity',

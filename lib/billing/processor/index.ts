@@ -1,4 +1,5 @@
 import { config } from '../../config';
+import { ProcessorUnavailableError } from '../errors';
 
 export interface CustomerInput {
   organizationId: string;
@@ -54,9 +55,44 @@ let processor: Promise<PaymentProcessor> | undefined;
 
 export function paymentProcessor(): Promise<PaymentProcessor> {
   processor ??= config().STRIPE_SECRET_KEY
-    ? import('./stripe').then(({ StripeProcessor }) => new StripeProcessor(config().STRIPE_SECRET_KEY!))
+    ? import('./stripe').then(({ StripeProcessor }) =>
+        withOutagesNamed(new StripeProcessor(config().STRIPE_SECRET_KEY!)),
+      )
     : import('./sandbox').then(({ SandboxProcessor }) => new SandboxProcessor());
   return processor;
+}
+
+/**
+ * Stripe's SDK errors for "could not reach Stripe" (after its own retries), "Stripe failed" (5xx)
+ * and "too many requests". A card decline or a refused request is an answer, not an outage.
+ */
+const OUTAGE_ERROR_TYPES = new Set(['StripeConnectionError', 'StripeAPIError', 'StripeRateLimitError']);
+
+function isProcessorOutage(error: unknown): boolean {
+  const { type, statusCode } = (error ?? {}) as { type?: unknown; statusCode?: unknown };
+  return OUTAGE_ERROR_TYPES.has(type as string) || (typeof statusCode === 'number' && statusCode >= 500);
+}
+
+/**
+ * Every call of `processor` throws ProcessorUnavailableError (503) for an outage. A request that
+ * needs the processor before its commit then answers 503 with nothing changed; calls made after a
+ * commit are retried by maintenance whatever they throw.
+ */
+function withOutagesNamed<P extends PaymentProcessor>(processor: P): P {
+  // A proxy rather than a copy: the adapter's own methods (and `instanceof`) stay as they are.
+  return new Proxy(processor, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver);
+      if (typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        try {
+          return await value.apply(target, args);
+        } catch (error) {
+          throw isProcessorOutage(error) ? new ProcessorUnavailableError(error) : error;
+        }
+      };
+    },
+  });
 }
 
 /** Tests install a failing or recording processor; only the processor is ever replaced. */

@@ -4,4 +4,5 @@ export * from './platform';
 export * from './cases';
 export * from './billing';
 export * from './material';
+export * from './idempotency';
 export * from './relations';

@@ -1,0 +1,92 @@
+import {
+  canonicalHash,
+  claimIdempotencyKey,
+  type IdempotencyClaim,
+  recordIdempotentAnswer,
+  releaseIdempotencyKey,
+  type StoredAnswer,
+} from '../idempotency';
+import { logger } from '../log';
+import { ValidationFailedError } from './errors';
+import { DEFAULT_FUNCTION_TIMEOUT_SECONDS, type RouteDefinition } from './route';
+import type { ApiMiddleware, ApiRequest } from './types';
+
+const WRITE_METHODS = new Set(['POST', 'PATCH', 'DELETE']);
+/** 1 to 255 printable ASCII characters (Stripe allows 255). */
+const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
+/** Added to the function timeout before a running claim lapses: the answer is on its way by then. */
+const LOCK_MARGIN_SECONDS = 5;
+/** The answer headers worth replaying; X-Request-Id and CORS are the replaying request's own. */
+const STORED_HEADERS = ['content-type', 'location', 'cache-control', 'retry-after'];
+
+/**
+ * What a request sent with an `Idempotency-Key` holds: the claim it took (the handler runs and its
+ * answer is stored) or the answer it replays (the handler does not run).
+ */
+export type IdempotencyState = { claim: IdempotencyClaim } | { replay: StoredAnswer };
+
+/**
+ * Runs after every other check, just before the handler (Stripe's rule: a request refused by auth,
+ * rate limit, validation, organization or case rule stores nothing). Claims the key for the caller
+ * and route, or finds the answer to replay; another request under the key is 409.
+ */
+export function idempotencyClaim(route: RouteDefinition): ApiMiddleware {
+  const lockSeconds = (route.lambda?.timeoutSeconds ?? DEFAULT_FUNCTION_TIMEOUT_SECONDS) + LOCK_MARGIN_SECONDS;
+  const before = async (request: ApiRequest) => {
+    if (!WRITE_METHODS.has(route.method)) return;
+    const rawKey = request.event.headers?.['idempotency-key'];
+    if (rawKey === undefined) return;
+    if (!VALID_KEY.test(rawKey))
+      throw new ValidationFailedError([
+        { path: 'headers.idempotency-key', message: 'Must be 1 to 255 printable ASCII characters' },
+      ]);
+    const { api } = request.context;
+    const scope = api.actor ? `user:${api.actor.user.id}` : 'anonymous';
+    const fingerprint = canonicalHash({
+      method: route.method,
+      route: route.operationId,
+      path: api.path ?? null,
+      query: api.query ?? null,
+      body: route.rawBody ? (request.event.body ?? null) : (api.body ?? null),
+      organization: request.event.headers?.organization ?? null,
+    });
+    const outcome = await claimIdempotencyKey({ scope, route: route.operationId, rawKey, fingerprint, lockSeconds });
+    api.idempotency = outcome.kind === 'claimed' ? { claim: outcome.claim } : { replay: outcome.answer };
+  };
+  return { name: 'idempotencyClaim', before };
+}
+
+function storable(response: ApiRequest['response']): StoredAnswer {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(response?.headers ?? {}))
+    if (STORED_HEADERS.includes(name.toLowerCase())) headers[name] = String(value);
+  return { statusCode: response?.statusCode ?? 200, headers, body: response?.body ?? '' };
+}
+
+/**
+ * Used just before the error envelope, so it sees the final answer (success or error envelope):
+ * stores it for the claimed key (a 5xx or 429 gives the key back, so a retry runs again), or puts
+ * the stored answer in place of a replay with `Idempotent-Replayed: true`. A failure here is
+ * logged and never changes the answer.
+ */
+export function idempotencyRecord(): ApiMiddleware {
+  const settle = async (request: ApiRequest) => {
+    const state = request.context.api?.idempotency;
+    if (!state) return;
+    if ('replay' in state) {
+      const { statusCode, headers, body } = state.replay;
+      request.response = { statusCode, headers: { ...headers, 'Idempotent-Replayed': 'true' }, body };
+      return;
+    }
+    // Settled once: an after that fails would otherwise come back through onError.
+    request.context.api.idempotency = undefined;
+    const answer = storable(request.response);
+    try {
+      if (answer.statusCode >= 500 || answer.statusCode === 429) await releaseIdempotencyKey(state.claim);
+      else await recordIdempotentAnswer(state.claim, answer);
+    } catch (error) {
+      logger.error('idempotency answer not recorded', { error });
+    }
+  };
+  return { name: 'idempotencyRecord', after: settle, onError: settle };
+}
