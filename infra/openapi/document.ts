@@ -9,7 +9,8 @@ import type { RequestSchemas } from '../../lib/http/validate';
 import { ROLES_BY_RANK, type RoleRule, roleSatisfies } from '../../lib/organizations/roles';
 import { IdText } from '../../schemas/common/fields';
 import { loadHandler } from '../local/router';
-import { errorStatuses, pathParameterNames, takesIdempotencyKey, takesOrganizationHeader } from './statuses';
+import { takesIdempotencyKey } from '../../lib/http/idempotency';
+import { errorStatuses, pathParameterNames, takesOrganizationHeader } from './statuses';
 
 /** A JSON Schema / OpenAPI object as plain JSON. */
 // biome-ignore lint/suspicious/noExplicitAny: JSON Schema is walked generically; any keeps the walkers readable.

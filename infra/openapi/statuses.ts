@@ -1,3 +1,4 @@
+import { takesIdempotencyKey } from '../../lib/http/idempotency';
 import type { ErrorStatus, RouteDefinition } from '../../lib/http/route';
 import type { RequestSchemas } from '../../lib/http/validate';
 
@@ -11,11 +12,6 @@ export function pathParameterNames(path: string): string[] {
 /** True when the route reads an `organization` header (checked by the middleware: 400 when missing). */
 export function takesOrganizationHeader(route: RouteDefinition): boolean {
   return route.organizationHeader === 'required' || route.organization?.from === 'header';
-}
-
-/** Writes accept an `Idempotency-Key` header (lib/http/idempotency.ts). */
-export function takesIdempotencyKey(route: RouteDefinition): boolean {
-  return route.method === 'POST' || route.method === 'PATCH' || route.method === 'DELETE';
 }
 
 /**

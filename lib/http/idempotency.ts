@@ -12,6 +12,11 @@ import { DEFAULT_FUNCTION_TIMEOUT_SECONDS, type RouteDefinition } from './route'
 import type { ApiMiddleware, ApiRequest } from './types';
 
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'DELETE']);
+
+/** Writes accept an `Idempotency-Key` (the API description declares it from this too). */
+export function takesIdempotencyKey(route: RouteDefinition): boolean {
+  return WRITE_METHODS.has(route.method);
+}
 /** 1 to 255 printable ASCII characters (Stripe allows 255). */
 const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 /** Added to the function timeout before a running claim lapses: the answer is on its way by then. */
@@ -33,7 +38,7 @@ export type IdempotencyState = { claim: IdempotencyClaim } | { replay: StoredAns
 export function idempotencyClaim(route: RouteDefinition): ApiMiddleware {
   const lockSeconds = (route.lambda?.timeoutSeconds ?? DEFAULT_FUNCTION_TIMEOUT_SECONDS) + LOCK_MARGIN_SECONDS;
   const before = async (request: ApiRequest) => {
-    if (!WRITE_METHODS.has(route.method)) return;
+    if (!takesIdempotencyKey(route)) return;
     const rawKey = request.event.headers?.['idempotency-key'];
     if (rawKey === undefined) return;
     if (!VALID_KEY.test(rawKey))

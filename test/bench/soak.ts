@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import autocannon from 'autocannon';
 import { freshBenchDatabase } from './fresh-database';
@@ -165,6 +166,8 @@ function requests(users: SoakUser[], tallies: Map<string, RouteTally>) {
         organization: user.organizationId,
       };
       if (built.body !== undefined) headers['content-type'] = 'application/json';
+      // Writes carry a fresh Idempotency-Key, as the apps send them: each one claims and stores an answer.
+      if (step.method !== 'GET') headers['idempotency-key'] = randomUUID();
       return {
         ...request,
         method: step.method,
