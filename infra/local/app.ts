@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { now } from '../../lib/clock';
 import { config, serverUrl, useListeningUrl } from '../../lib/config';
 import { CORS_HEADERS } from '../../lib/http/cors';
-import { DEFAULT_FUNCTION_TIMEOUT_SECONDS } from '../../lib/http/route';
+import { functionTimeoutSeconds } from '../../lib/http/route';
 import { logger } from '../../lib/log';
 import type { LocalMailSink } from '../../lib/mail/transport';
 import { handleOpenApiRoute } from '../openapi/serve';
@@ -119,8 +119,7 @@ export function createLocalServer(options: { mailSink: LocalMailSink }): Server 
       const handler = await loadHandler(match.route);
       // The route's own function timeout, as in the cloud: a request still waiting a second before
       // it answers 503 (lib/http/deadline.ts).
-      const timeoutMs = (match.route.lambda?.timeoutSeconds ?? DEFAULT_FUNCTION_TIMEOUT_SECONDS) * 1000;
-      const result = await handler(event, buildLambdaContext(match.route, timeoutMs));
+      const result = await handler(event, buildLambdaContext(match.route, functionTimeoutSeconds(match.route) * 1000));
       const headers: Record<string, string> = {};
       for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
       res.writeHead(result.statusCode ?? 200, headers);

@@ -1,20 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { now } from '../../lib/clock';
+import { errorResponse } from '../../lib/http/error-envelope';
 import { ERROR_STATUS, type ErrorCode } from '../../lib/http/errors';
 
 /** The error envelope lib/http/error-envelope.ts answers, for requests the local server refuses itself. */
 function envelope(code: ErrorCode, message: string) {
-  const statusCode = ERROR_STATUS[code];
   const requestId = randomUUID();
-  const body = JSON.stringify({ statusCode, timestamp: now().toISOString(), error: { code, message }, requestId });
-  return {
-    statusCode,
+  const answer = errorResponse({
+    status: ERROR_STATUS[code],
+    code,
+    message,
     requestId,
-    body,
-    headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'X-Request-Id': requestId },
-  };
+    headers: { 'X-Request-Id': requestId },
+  });
+  return { statusCode: answer.statusCode!, body: answer.body!, headers: answer.headers as Record<string, string> };
 }
 
 /** Answers the error envelope on a response. */

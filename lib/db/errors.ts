@@ -1,11 +1,23 @@
+/**
+ * `error` and every error it wraps: drizzle's `cause` (the driver's error), and the members of
+ * Node's AggregateError (a refused connection to every address of a host).
+ */
+function* wrappedErrors(error: unknown): Generator<Record<string, unknown>> {
+  const seen = new Set<unknown>();
+  const pending: unknown[] = [error];
+  while (pending.length > 0) {
+    const current = pending.shift();
+    if (!current || typeof current !== 'object' || seen.has(current)) continue;
+    seen.add(current);
+    yield current as Record<string, unknown>;
+    const { cause, errors } = current as { cause?: unknown; errors?: unknown };
+    pending.push(cause, ...(Array.isArray(errors) ? errors : []));
+  }
+}
+
 /** True when `error` (or the driver error drizzle wrapped) is a unique violation, optionally of one constraint. */
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
-  for (
-    let current: unknown = error;
-    current && typeof current === 'object';
-    current = (current as { cause?: unknown }).cause
-  ) {
-    const candidate = current as { code?: unknown; constraint_name?: unknown; constraint?: unknown };
+  for (const candidate of wrappedErrors(error)) {
     if (candidate.code === '23505') {
       return !constraint || candidate.constraint_name === constraint || candidate.constraint === constraint;
     }
@@ -44,17 +56,8 @@ const UNAVAILABLE_SQLSTATES = /^(08...|57P0[123]|53300|57014)$/;
  * connection dropped mid-query, or a statement ran out of time: answered 503, never 500.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  const seen = new Set<unknown>();
-  const pending: unknown[] = [error];
-  while (pending.length > 0) {
-    const current = pending.pop();
-    if (!current || typeof current !== 'object' || seen.has(current)) continue;
-    seen.add(current);
-    const { code, cause, errors } = current as { code?: unknown; cause?: unknown; errors?: unknown };
+  for (const { code } of wrappedErrors(error)) {
     if (typeof code === 'string' && (CONNECTION_ERROR_CODES.has(code) || UNAVAILABLE_SQLSTATES.test(code))) return true;
-    pending.push(cause);
-    // Node reports a refused connection to every address of a host as one AggregateError.
-    if (Array.isArray(errors)) pending.push(...errors);
   }
   return false;
 }

@@ -1,13 +1,12 @@
-import { config } from '../config';
 import { logger } from '../log';
+import { corsOrigins } from './cors';
 import { errorResponse } from './error-envelope';
 import { requestIdOf } from './request-context';
+import { DEFAULT_FUNCTION_TIMEOUT_SECONDS } from './route';
 import type { ApiContext, ApiEvent, ApiResult } from './types';
 
 /** Left for the answer to reach the gateway before the function would be stopped. */
 const MARGIN_MS = 1_000;
-/** Without a Lambda context (tests calling a handler directly): the default function timeout. */
-const DEFAULT_BUDGET_MS = 10_000;
 
 /**
  * Answers 503 SERVICE_UNAVAILABLE in our envelope shortly before the function's timeout when the
@@ -20,7 +19,8 @@ export function answerBeforeTimeout(
   handler: (event: ApiEvent, context: ApiContext) => Promise<ApiResult>,
 ): (event: ApiEvent, context: ApiContext) => Promise<ApiResult> {
   const guarded = async (event: ApiEvent, context: ApiContext): Promise<ApiResult> => {
-    const remaining = context?.getRemainingTimeInMillis?.() ?? DEFAULT_BUDGET_MS;
+    // Without a Lambda context (a handler called directly): the default function timeout.
+    const remaining = context?.getRemainingTimeInMillis?.() ?? DEFAULT_FUNCTION_TIMEOUT_SECONDS * 1000;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<ApiResult>((resolve) => {
       timer = setTimeout(
@@ -54,9 +54,7 @@ function timedOut(event: ApiEvent, context: ApiContext): ApiResult {
 
 /** What the CORS middleware would have added, so a browser can read this answer too. */
 function corsHeaders(event: ApiEvent): Record<string, string> {
-  const origins = config()
-    .CORS_ORIGINS.split(',')
-    .map((origin) => origin.trim());
+  const origins = corsOrigins();
   if (origins.includes('*')) return { 'Access-Control-Allow-Origin': '*' };
   const origin = event.headers?.origin;
   return origin && origins.includes(origin) ? { 'Access-Control-Allow-Origin': origin, Vary: 'Origin' } : {};

@@ -4,14 +4,13 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type * as z from 'zod/mini';
 import type { CaseContext } from '../cases/context';
-import { config } from '../config';
 import type { Actor } from '../auth/actor';
 import { connectDb } from '../db/client';
 import type { OrganizationContext } from '../organizations/context';
 import { authenticate } from './authenticate';
 import { caseContext } from './case-context';
 import { answerBeforeTimeout } from './deadline';
-import { CORS_HEADERS } from './cors';
+import { CORS_HEADERS, corsOrigins } from './cors';
 import { errorEnvelope } from './error-envelope';
 import { ValidationFailedError } from './errors';
 import { idempotencyClaim, idempotencyRecord } from './idempotency';
@@ -89,10 +88,7 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
   schemas: S,
   run: (input: HandlerInput<R, S>) => Promise<Answer<S['response']>>,
 ) {
-  const origins = config()
-    .CORS_ORIGINS.split(',')
-    .map((o) => o.trim())
-    .filter(Boolean);
+  const origins = corsOrigins();
   const handler = middy<ApiEvent, ApiResult, Error, ApiContext>()
     .use(httpHeaderNormalizer())
     .use(requestContext())

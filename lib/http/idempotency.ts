@@ -8,7 +8,7 @@ import {
 } from '../idempotency';
 import { logger } from '../log';
 import { ValidationFailedError } from './errors';
-import { DEFAULT_FUNCTION_TIMEOUT_SECONDS, type RouteDefinition } from './route';
+import { functionTimeoutSeconds, type RouteDefinition } from './route';
 import type { ApiMiddleware, ApiRequest } from './types';
 
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'DELETE']);
@@ -36,7 +36,7 @@ export type IdempotencyState = { claim: IdempotencyClaim } | { replay: StoredAns
  * and route, or finds the answer to replay; another request under the key is 409.
  */
 export function idempotencyClaim(route: RouteDefinition): ApiMiddleware {
-  const lockSeconds = (route.lambda?.timeoutSeconds ?? DEFAULT_FUNCTION_TIMEOUT_SECONDS) + LOCK_MARGIN_SECONDS;
+  const lockSeconds = functionTimeoutSeconds(route) + LOCK_MARGIN_SECONDS;
   const before = async (request: ApiRequest) => {
     if (!takesIdempotencyKey(route)) return;
     const rawKey = request.event.headers?.['idempotency-key'];

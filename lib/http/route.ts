@@ -69,6 +69,11 @@ export const DEFAULT_THROTTLE = { rate: 50, burst: 100 } as const;
 /** A route's function timeout when its entry does not set `lambda.timeoutSeconds`. */
 export const DEFAULT_FUNCTION_TIMEOUT_SECONDS = 10;
 
+/** How long the route's function may run (the local server holds each request to it too). */
+export function functionTimeoutSeconds(route: RouteDefinition): number {
+  return route.lambda?.timeoutSeconds ?? DEFAULT_FUNCTION_TIMEOUT_SECONDS;
+}
+
 /** What `defineRoute` fills in when an entry does not say. */
 const ROUTE_DEFAULTS = {
   /** No scope: only full sessions may call the route, never an automation token. */

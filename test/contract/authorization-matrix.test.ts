@@ -20,7 +20,7 @@ import {
   expectedFor,
   meets,
   tokenScopes,
-} from './support/authorization';
+} from '../harness/authorization';
 import type { ContractChecker } from './support/contract';
 import { ipSequence, loadContract } from './support/setup';
 import { invalidParts, type RequestSubject, validRequest } from './support/requests';

@@ -1,4 +1,6 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import type { SQL } from 'drizzle-orm';
+import type { Database } from '../../lib/db/client';
 
 /** What the fault proxy does with connections: pass them on, reset them at once, or accept and never answer. */
 export type ProxyMode = 'forward' | 'drop' | 'hang';
@@ -62,6 +64,33 @@ export async function startFaultProxy(target: { host: string; port: number }): P
     close: async () => {
       for (const socket of open) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * Locks rows with `lock` (a `... for update`) in a transaction of `database` until `release`, so a
+ * request that needs them waits inside its statement: a request held mid-flight, on demand.
+ */
+export function holdRows(database: Database, lock: SQL) {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let taken!: () => void;
+  const lockTaken = new Promise<void>((resolve) => {
+    taken = resolve;
+  });
+  const holder = database.transaction(async (tx) => {
+    await tx.execute(lock);
+    taken();
+    await released;
+  });
+  return {
+    taken: lockTaken,
+    release: async () => {
+      release();
+      await holder;
     },
   };
 }

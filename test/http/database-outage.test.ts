@@ -1,4 +1,4 @@
-import { eq, type SQL, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { buildApiGatewayEvent, buildLambdaContext } from '../../infra/local/apigw-event';
@@ -8,7 +8,7 @@ import { type Connection, currentConnection, db, openPostgres, useConnection } f
 import { emailOutbox, invitations, users } from '../../lib/db/schema';
 import { createUser, type TestUser, uniqueEmail } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { type FaultProxy, startFaultProxy } from '../harness/faults';
+import { type FaultProxy, holdRows, startFaultProxy } from '../harness/faults';
 
 /**
  * The database going away (issue 15). The service's pool is put behind a TCP proxy the test
@@ -47,30 +47,6 @@ afterEach(async () => {
   await swapped?.close().catch(() => {});
   swapped = undefined;
 });
-
-/** Locks rows with `lock` in a transaction of the test's own connection until `release`. */
-function holdRow(lock: SQL) {
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let taken!: () => void;
-  const lockTaken = new Promise<void>((resolve) => {
-    taken = resolve;
-  });
-  const holder = own.db.transaction(async (tx) => {
-    await tx.execute(lock);
-    taken();
-    await released;
-  });
-  return {
-    taken: lockTaken,
-    release: async () => {
-      release();
-      await holder;
-    },
-  };
-}
 
 /** Serves the next requests through `url` (a pool of its own, as a Lambda instance has). */
 async function servePoolAt(url: string, options: { statementTimeoutMs?: number } = {}) {
@@ -195,7 +171,8 @@ describe.runIf(onServer)('the PostgreSQL server going away and coming back', () 
     const invitee = uniqueEmail('cut-invitee');
     // Hold the organization's plan row (the allowance lock an invitation takes first), so the
     // invitation's transaction waits inside it; then cut the connection under it.
-    const holding = holdRow(
+    const holding = holdRows(
+      own.db,
       sql`select 1 from organization_plans where organization_id = ${user.organizationId} for update`,
     );
     await holding.taken;
@@ -223,7 +200,7 @@ describe.runIf(onServer)('the PostgreSQL server going away and coming back', () 
     await servePoolAt(proxiedUrl, { statementTimeoutMs: 400 });
     const as = { token: user.accessToken };
     const nameBefore = await profileName();
-    const holding = holdRow(sql`select id from users where id = ${user.id} for update`);
+    const holding = holdRows(own.db, sql`select id from users where id = ${user.id} for update`);
     await holding.taken;
     const { result } = await timed(() => invoke(routes.updateProfile, { ...as, body: { name: 'Too Slow' } }));
     await holding.release();

@@ -8,6 +8,7 @@ import { idempotencyKeys, invitations, users } from '../../lib/db/schema';
 import { runMaintenance } from '../../lib/maintenance';
 import * as userDomain from '../../lib/users';
 import { createUser, type TestUser, uniqueEmail } from '../harness/actors';
+import { holdRows } from '../harness/faults';
 import { expectData, expectError, invoke } from '../harness/invoke';
 
 const onServer = inject('databaseTemplate').kind === 'postgres';
@@ -250,22 +251,21 @@ describe.runIf(onServer)('Idempotency-Key under concurrency (PostgreSQL server)'
   it('answers 409 IN_USE while the first request runs, then replays its answer', async () => {
     const user = await createUser();
     const key = newKey();
-    let first: Promise<Awaited<ReturnType<typeof patchProfile>>> | undefined;
-    await db().transaction(async (tx) => {
-      // Holds the user's row: the first request's update waits on it.
-      await tx.execute(sql`select 1 from users where id = ${user.id} for update`);
-      first = patchProfile(user, { onboardingStep: 8 }, key);
-      for (let i = 0; i < 100; i++) {
-        const rows = await tx
-          .select()
-          .from(idempotencyKeys)
-          .where(eq(idempotencyKeys.scope, `user:${user.id}`));
-        if (rows.length > 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      expectError(await patchProfile(user, { onboardingStep: 8 }, key), 409, 'IDEMPOTENCY_KEY_IN_USE');
-    });
-    const answered = await first!;
+    // Holds the user's row: the first request's update waits on it.
+    const holding = holdRows(db(), sql`select 1 from users where id = ${user.id} for update`);
+    await holding.taken;
+    const first = patchProfile(user, { onboardingStep: 8 }, key);
+    for (let i = 0; i < 100; i++) {
+      const rows = await db()
+        .select()
+        .from(idempotencyKeys)
+        .where(eq(idempotencyKeys.scope, `user:${user.id}`));
+      if (rows.length > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expectError(await patchProfile(user, { onboardingStep: 8 }, key), 409, 'IDEMPOTENCY_KEY_IN_USE');
+    await holding.release();
+    const answered = await first;
     expect(expectData(answered).onboardingStep).toBe(8);
     const third = await patchProfile(user, { onboardingStep: 8 }, key);
     expect(third.headers['idempotent-replayed']).toBe('true');
