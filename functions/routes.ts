@@ -20,6 +20,7 @@ export const routes = defineRoutes({
     auth: 'none',
     throttle: { rate: 20, burst: 40 },
     errors: [401, 429],
+    audit: { action: 'auth.signed_in' },
   }),
   generateToken: defineRoute('auth', {
     method: 'POST',
@@ -28,6 +29,7 @@ export const routes = defineRoutes({
     auth: 'bearer',
     throttle: { rate: 5, burst: 10 },
     errors: [400, 401, 403],
+    audit: { action: 'auth.token.created' },
   }),
   listTokens: defineRoute('auth', {
     method: 'GET',
@@ -42,6 +44,7 @@ export const routes = defineRoutes({
     auth: 'bearer',
     successStatus: 204,
     errors: [404],
+    audit: { action: 'auth.token.revoked' },
   }),
   updateTokenScopes: defineRoute('auth', {
     method: 'PATCH',
@@ -49,6 +52,7 @@ export const routes = defineRoutes({
     summary: "Replace an automation token's scopes",
     auth: 'bearer',
     errors: [400, 403, 404],
+    audit: { action: 'auth.token.scopes_changed' },
   }),
   listSessions: defineRoute('auth', {
     method: 'GET',
@@ -65,6 +69,7 @@ export const routes = defineRoutes({
     extension: true,
     successStatus: 204,
     errors: [404],
+    audit: { action: 'auth.session.ended' },
   }),
   refreshToken: defineRoute('auth', {
     method: 'POST',
@@ -72,12 +77,14 @@ export const routes = defineRoutes({
     summary: 'Get a new access token for a refresh token',
     auth: 'none',
     errors: [400, 404],
+    audit: { action: 'auth.session.refreshed' },
   }),
   logout: defineRoute('auth', {
     method: 'POST',
     path: '/auth/logout',
     summary: 'End the session of the bearer token',
     auth: 'bearer',
+    audit: { action: 'auth.signed_out' },
   }),
   register: defineRoute('auth', {
     method: 'POST',
@@ -86,6 +93,7 @@ export const routes = defineRoutes({
     auth: 'none',
     throttle: { rate: 5, burst: 10 },
     errors: [400],
+    audit: { action: 'user.registered' },
   }),
   sendForgotPasswordLink: defineRoute('auth', {
     method: 'POST',
@@ -93,6 +101,7 @@ export const routes = defineRoutes({
     summary: 'Email a password reset link (always 200; at most 3 links per address per hour)',
     auth: 'none',
     throttle: { rate: 5, burst: 10 },
+    audit: { action: 'user.password_reset.requested' },
   }),
   resetPassword: defineRoute('auth', {
     method: 'POST',
@@ -101,6 +110,7 @@ export const routes = defineRoutes({
       'Set a new password with an emailed reset token; ends every sign-in session, legacy token and automation token of the account',
     auth: 'none',
     throttle: { rate: 5, burst: 10 },
+    audit: { action: 'user.password.reset' },
   }),
   checkEmailAvailability: defineRoute('auth', {
     method: 'POST',
@@ -109,6 +119,7 @@ export const routes = defineRoutes({
     auth: 'none',
     rateLimit: { perMinute: 10 },
     throttle: { rate: 10 / 60, burst: 10 },
+    audit: { none: 'changes nothing: answers whether an address is free' },
   }),
 
   // User
@@ -125,6 +136,7 @@ export const routes = defineRoutes({
     summary: "Update the caller's profile",
     auth: 'bearer',
     scope: 'profile:write',
+    audit: { action: 'user.profile.updated' },
   }),
   changePassword: defineRoute('user', {
     method: 'POST',
@@ -134,6 +146,7 @@ export const routes = defineRoutes({
     auth: 'bearer',
     throttle: { rate: 5, burst: 10 },
     errors: [400],
+    audit: { action: 'user.password.changed' },
   }),
   verifyEmail: defineRoute('user', {
     method: 'POST',
@@ -141,6 +154,7 @@ export const routes = defineRoutes({
     summary: 'Verify an email address with the emailed token',
     auth: 'none',
     errors: [400, 404],
+    audit: { action: 'user.email.verified' },
   }),
   resendVerificationEmail: defineRoute('user', {
     method: 'POST',
@@ -151,6 +165,7 @@ export const routes = defineRoutes({
     internal: true,
     throttle: { rate: 3 / 60, burst: 3 },
     errors: [400],
+    audit: { action: 'user.verification_email.sent' },
   }),
 
   // Organizations
@@ -163,6 +178,7 @@ export const routes = defineRoutes({
     successStatus: 201,
     throttle: { rate: 5, burst: 10 },
     errors: [400],
+    audit: { action: 'organization.created' },
   }),
   listInvitations: defineRoute('organization', {
     method: 'GET',
@@ -181,6 +197,7 @@ export const routes = defineRoutes({
     organizationHeader: 'required',
     internal: true,
     throttle: { rate: 5, burst: 10 },
+    audit: { none: 'changes nothing: answers whether a name is free' },
   }),
   listPendingInvitations: defineRoute('organization', {
     method: 'GET',
@@ -208,6 +225,7 @@ export const routes = defineRoutes({
     organization: { from: 'path', role: 'admin-or-owner', activePlan: true },
     successStatus: 201,
     errors: [400, 403],
+    audit: { action: 'organization.updated' },
   }),
   getOrganizationBySlug: defineRoute('organization', {
     method: 'GET',
@@ -264,6 +282,7 @@ export const routes = defineRoutes({
     successStatus: 201,
     throttle: { rate: 5, burst: 10 },
     errors: [401, 403, 404],
+    audit: { action: 'organization.member.invited' },
   }),
   deleteInvitation: defineRoute('organization', {
     method: 'DELETE',
@@ -273,6 +292,7 @@ export const routes = defineRoutes({
     scope: 'members:write',
     organization: { from: 'path', role: 'member-or-above', activePlan: true },
     errors: [400, 403, 404],
+    audit: { action: 'organization.invitation.deleted' },
   }),
   resendInvitation: defineRoute('organization', {
     method: 'POST',
@@ -284,6 +304,7 @@ export const routes = defineRoutes({
     successStatus: 201,
     throttle: { rate: 5, burst: 10 },
     errors: [400, 403, 404],
+    audit: { action: 'organization.invitation.resent' },
   }),
   acceptInvitation: defineRoute('organization', {
     method: 'POST',
@@ -294,6 +315,7 @@ export const routes = defineRoutes({
     successStatus: 201,
     throttle: { rate: 5, burst: 10 },
     errors: [400, 403, 404],
+    audit: { action: 'organization.member.joined' },
   }),
   rejectInvitation: defineRoute('organization', {
     method: 'POST',
@@ -304,6 +326,27 @@ export const routes = defineRoutes({
     internal: true,
     throttle: { rate: 5, burst: 10 },
     errors: [400, 404],
+    audit: { action: 'organization.invitation.rejected' },
+  }),
+  listAuditEvents: defineRoute('organization', {
+    method: 'GET',
+    path: '/organization/{orgId}/audit-events',
+    summary: "The organization's audit trail, newest first (org admin or owner)",
+    auth: 'bearer',
+    scope: 'audit:read',
+    organization: { from: 'path', role: 'admin-or-owner' },
+    extension: true,
+    errors: [400, 403],
+  }),
+  verifyAuditChain: defineRoute('organization', {
+    method: 'GET',
+    path: '/organization/{orgId}/audit-events/verify',
+    summary: "Recompute the organization's audit hash chain and say whether it is intact (org admin or owner)",
+    auth: 'bearer',
+    scope: 'audit:read',
+    organization: { from: 'path', role: 'admin-or-owner' },
+    extension: true,
+    errors: [403],
   }),
   updateUserRoles: defineRoute('organization', {
     method: 'PATCH',
@@ -314,6 +357,7 @@ export const routes = defineRoutes({
     organization: { from: 'path', role: 'admin-or-owner', activePlan: true },
     internal: true,
     errors: [400, 403],
+    audit: { action: 'organization.member.role_changed' },
   }),
   updateOrganizationUsers: defineRoute('organization', {
     method: 'PATCH',
@@ -323,6 +367,7 @@ export const routes = defineRoutes({
     scope: 'members:write',
     organization: { from: 'path', role: 'admin-or-owner', activePlan: true },
     errors: [400, 403, 404],
+    audit: { action: 'organization.member.updated' },
   }),
   removeOrganizationUser: defineRoute('organization', {
     method: 'DELETE',
@@ -333,6 +378,7 @@ export const routes = defineRoutes({
     scope: 'members:write',
     organization: { from: 'path', role: 'admin-or-owner', activePlan: true, self: 'userId' },
     errors: [400, 403, 404],
+    audit: { action: 'organization.member.removed' },
   }),
 
   // Billing
@@ -346,6 +392,7 @@ export const routes = defineRoutes({
     case: CASE_RULES.billing,
     throttle: { rate: 5, burst: 50 },
     errors: [403, 404, 409],
+    audit: { action: 'case.pro_upgrade.requested' },
   }),
   createBillingSetupSession: defineRoute('billing', {
     method: 'POST',
@@ -357,6 +404,7 @@ export const routes = defineRoutes({
     organization: { from: 'header', role: 'admin-owner-or-billing' },
     throttle: { rate: 5, burst: 10 },
     errors: [403, 409],
+    audit: { action: 'billing.setup_session.created' },
   }),
   selectPlan: defineRoute('billing', {
     method: 'POST',
@@ -367,6 +415,7 @@ export const routes = defineRoutes({
     organization: { from: 'header', role: 'admin-owner-or-billing' },
     throttle: { rate: 5, burst: 10 },
     errors: [400, 403, 409],
+    audit: { action: 'billing.plan.selected' },
   }),
   getCaseStatement: defineRoute('cases', {
     method: 'GET',
@@ -436,6 +485,7 @@ export const routes = defineRoutes({
     internal: true,
     throttle: { rate: 2, burst: 5 },
     errors: [400, 404],
+    audit: { action: 'billing.report.created' },
   }),
   stripeWebhook: defineRoute('webhooks', {
     method: 'POST',
@@ -446,6 +496,7 @@ export const routes = defineRoutes({
     rawBody: true,
     throttle: { rate: 50, burst: 200 },
     errors: [400, 404],
+    audit: { action: 'billing.processor_event.received' },
   }),
 
   // Cases (extension) and case material
@@ -459,6 +510,7 @@ export const routes = defineRoutes({
     extension: true,
     successStatus: 201,
     errors: [403],
+    audit: { action: 'case.created' },
   }),
   listCases: defineRoute('cases', {
     method: 'GET',
@@ -491,6 +543,7 @@ export const routes = defineRoutes({
     case: CASE_RULES.manage,
     extension: true,
     errors: [400, 403, 404],
+    audit: { action: 'case.updated' },
   }),
   deleteCase: defineRoute('cases', {
     method: 'DELETE',
@@ -502,6 +555,7 @@ export const routes = defineRoutes({
     case: CASE_RULES.delete,
     extension: true,
     errors: [403, 404],
+    audit: { action: 'case.deleted' },
   }),
   grantCaseAccess: defineRoute('cases', {
     method: 'PUT',
@@ -513,6 +567,7 @@ export const routes = defineRoutes({
     case: CASE_RULES.manage,
     extension: true,
     errors: [403, 404],
+    audit: { action: 'case.access.granted' },
   }),
   revokeCaseAccess: defineRoute('cases', {
     method: 'DELETE',
@@ -524,6 +579,7 @@ export const routes = defineRoutes({
     case: { ...CASE_RULES.manage, self: 'userId' },
     extension: true,
     errors: [400, 403, 404],
+    audit: { action: 'case.access.revoked' },
   }),
   listEmailThreads: defineRoute('material', {
     method: 'GET',
@@ -534,6 +590,7 @@ export const routes = defineRoutes({
     case: CASE_RULES.read,
     extension: true,
     errors: [403, 404],
+    audit: { action: 'evidence.email_threads.read', read: true },
   }),
   listThreadEmails: defineRoute('material', {
     method: 'GET',
@@ -543,6 +600,7 @@ export const routes = defineRoutes({
     scope: 'material:read',
     case: CASE_RULES.read,
     errors: [400, 403, 404],
+    audit: { action: 'evidence.thread_emails.read', read: true },
   }),
   searchNetworkMessages: defineRoute('material', {
     method: 'GET',
@@ -552,6 +610,7 @@ export const routes = defineRoutes({
     scope: 'material:read',
     case: CASE_RULES.read,
     errors: [403, 404],
+    audit: { action: 'evidence.network_messages.searched', read: true },
   }),
   listNetworkProfiles: defineRoute('material', {
     method: 'GET',
@@ -581,6 +640,20 @@ export const routes = defineRoutes({
     scope: 'material:read',
     case: CASE_RULES.read,
     errors: [403, 404],
+    audit: { action: 'evidence.support_tickets.read', read: true },
+  }),
+  getCaseCustody: defineRoute('cases', {
+    method: 'GET',
+    path: '/cases/{caseId}/custody',
+    summary:
+      "The case's chain of custody: every evidence item's hash, its audit events, the chain head (JSON, or a stored PDF)",
+    auth: 'bearer',
+    scope: 'material:read',
+    case: CASE_RULES.custody,
+    extension: true,
+    lambda: { memoryMb: 1024, timeoutSeconds: 30 },
+    errors: [400, 403, 404],
+    audit: { action: 'evidence.custody.read', read: true },
   }),
   createAttachmentUploads: defineRoute('material', {
     method: 'POST',
@@ -592,6 +665,7 @@ export const routes = defineRoutes({
     case: CASE_RULES.upload,
     extension: true,
     internal: true,
+    audit: { action: 'evidence.attachment_uploads.created' },
   }),
   importCaseNotes: defineRoute('material', {
     method: 'POST',
@@ -604,6 +678,7 @@ export const routes = defineRoutes({
     lambda: { memoryMb: 1024, timeoutSeconds: 30 },
     internal: true,
     errors: [400, 403, 404],
+    audit: { action: 'evidence.notes.imported' },
   }),
 
   // Administration

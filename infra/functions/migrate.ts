@@ -81,7 +81,13 @@ async function connect(url: string) {
   }
 }
 
-/** Idempotent: creates or updates the login role and grants it DML on everything in public. */
+/** Tables the application role may only insert into and read. */
+export const APPEND_ONLY_TABLES = ['audit_events'] as const;
+
+/**
+ * Idempotent: creates or updates the login role and grants it DML on everything in public, except
+ * changing or removing rows of the append-only tables.
+ */
 export function applicationRoleStatements(app: Credentials, database: string): string[] {
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(app.username)) throw new Error('Unexpected application user name');
   const role = `"${app.username}"`;
@@ -95,6 +101,9 @@ export function applicationRoleStatements(app: Credentials, database: string): s
     `grant usage, select, update on all sequences in schema public to ${role}`,
     `alter default privileges in schema public grant select, insert, update, delete on tables to ${role}`,
     `alter default privileges in schema public grant usage, select, update on sequences to ${role}`,
+    // The audit trail is append-only for the service (its trigger refuses changes too): run after
+    // the grants above on every deployment, so no migration can hand the rights back.
+    ...APPEND_ONLY_TABLES.map((table) => `revoke update, delete, truncate on "${table}" from ${role}`),
   ];
 }
 

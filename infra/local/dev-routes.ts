@@ -1,6 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
 import { completeSandboxCheckout } from '../../lib/billing/payment-methods';
 import { sandboxInvoice } from '../../lib/billing/processor/sandbox';
+import { errorResponse } from '../../lib/http/error-envelope';
+import { ERROR_STATUS } from '../../lib/http/errors';
+import { checkEvidenceDownload } from '../../lib/material/evidence-hash';
 import { DirectoryStorage, objectStorage } from '../../lib/storage';
 import { sendError } from './error-answer';
 import { readAtMost } from './request-body';
@@ -107,26 +112,56 @@ export async function handleDevRoute(req: IncomingMessage, res: ServerResponse, 
   }
   const object = /^\/_local\/objects\/(.+)$/.exec(url.pathname);
   if (object && req.method === 'GET') {
-    const storage = objectStorage();
-    const key = objectKeyOf(object[1]!);
-    const bytes =
-      key !== null && storage instanceof DirectoryStorage
-        ? await storage.readSigned(
-            key,
-            Number(url.searchParams.get('expires')),
-            url.searchParams.get('signature') ?? '',
-          )
-        : null;
-    if (!bytes) {
-      sendError(res, 'FORBIDDEN', 'The link is invalid or has expired');
-      return true;
-    }
-    res.writeHead(200, {
-      'Content-Type': key?.endsWith('.pdf') ? 'application/pdf' : 'application/octet-stream',
-      'Content-Length': bytes.length,
-    });
-    res.end(bytes);
+    await serveSignedObject(req, res, url, objectKeyOf(object[1]!));
     return true;
   }
   return false;
+}
+
+/**
+ * GET /_local/objects/{key}: the stand-in for a presigned S3 GET, streamed from disk (never read
+ * whole). An evidence object (one with an evidence_objects row: email and note attachments) is
+ * hashed first and served only if it still matches the hash recorded at import; a mismatch answers
+ * 409 CONFLICT in the error envelope and records `evidence.object.integrity_failed`, a match records
+ * `evidence.object.downloaded` (lib/material/evidence-hash.ts). The link is the capability, so the
+ * events name an anonymous actor with the caller's address.
+ */
+async function serveSignedObject(req: IncomingMessage, res: ServerResponse, url: URL, key: string | null) {
+  const storage = objectStorage();
+  const opened =
+    key !== null && storage instanceof DirectoryStorage
+      ? await storage.openSigned(key, Number(url.searchParams.get('expires')), url.searchParams.get('signature') ?? '')
+      : null;
+  if (!key || !opened) return sendError(res, 'FORBIDDEN', 'The link is invalid or has expired');
+  const requestId = randomUUID();
+  try {
+    const userAgent = req.headers['user-agent'];
+    const verdict = await checkEvidenceDownload(key, () => opened.stream(), {
+      actor: { type: 'anonymous', userId: null, tokenId: null },
+      ip: req.socket.remoteAddress ?? null,
+      userAgent: typeof userAgent === 'string' ? userAgent : null,
+      requestId,
+    });
+    if (verdict === 'integrity-failed') {
+      const answer = errorResponse({
+        status: ERROR_STATUS.CONFLICT,
+        code: 'CONFLICT',
+        message: 'This evidence object no longer matches the hash recorded at import: it is not served',
+        requestId,
+        headers: { 'X-Request-Id': requestId },
+      });
+      res.writeHead(answer.statusCode!, answer.headers as Record<string, string>);
+      res.end(answer.body);
+      return;
+    }
+    res.writeHead(200, {
+      'Content-Type': key.endsWith('.pdf') ? 'application/pdf' : 'application/octet-stream',
+      'Content-Length': opened.size,
+      'X-Request-Id': requestId,
+    });
+    // A caller that goes away mid-download just ends it: nothing is left to answer.
+    await pipeline(opened.stream(), res).catch(() => res.destroy());
+  } finally {
+    await opened.close();
+  }
 }

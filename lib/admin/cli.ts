@@ -1,3 +1,11 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type ChainVerification,
+  organizationsWithAuditEvents,
+  STAFF_ACTOR,
+  verifyAuditChain,
+  withAuditScope,
+} from '../audit';
 import { grantCredits } from '../billing/admin';
 import { verifyBilling } from '../billing/verify';
 import { importSupportTicketsJson } from '../material/importers/chat-platform';
@@ -18,6 +26,9 @@ const USAGE = `Usage: npm run admin -- <command>
   billing verify [organizationId]
                                recompute balances, ledger chains, charges and sandbox invoices
                                from the rows; exit 1 listing each difference
+  audit verify [organizationId]
+                               recompute the audit hash chain of one organization (all with
+                               events when omitted), one line each; exit 1 when any is broken
   import email --case <caseId> [--grant <id>] [--source <address>] <file.mbox|file.eml>
   import professional-network --case <caseId> --profile <name> <messages.csv>
   import chat-platform --case <caseId> --profile <name> <tickets.json>
@@ -26,8 +37,17 @@ const USAGE = `Usage: npm run admin -- <command>
 
 Works on DATABASE_URL, or on the PGlite in DATA_DIR (stop \`npm start\` first: one process owns that directory).`;
 
-/** Runs one admin command; returns the process exit code. */
-export async function runAdminCommand(argv: string[], print: (line: string) => void = console.log): Promise<number> {
+/**
+ * Runs one admin command; returns the process exit code. What it changes is recorded in the audit
+ * trail as done by staff (never naming who), with a request id of its own per command.
+ */
+export function runAdminCommand(argv: string[], print: (line: string) => void = console.log): Promise<number> {
+  return withAuditScope({ actor: STAFF_ACTOR, ip: null, userAgent: null, requestId: randomUUID() }, () =>
+    dispatch(argv, print),
+  );
+}
+
+async function dispatch(argv: string[], print: (line: string) => void): Promise<number> {
   // Plain positionals: a negative amount of credits must not be read as an option.
   const positionals = argv;
   const [area, action, subject] = positionals;
@@ -67,6 +87,22 @@ export async function runAdminCommand(argv: string[], print: (line: string) => v
     );
     return 1;
   }
+  if (area === 'audit' && action === 'verify' && positionals.length <= 3) {
+    const organizationIds = subject === undefined ? await organizationsWithAuditEvents() : [subject];
+    if (organizationIds.length === 0) print('audit verify: no organization has audit events');
+    let broken = 0;
+    for (const organizationId of organizationIds) {
+      const result = await verifyAuditChain(organizationId);
+      // Every organization records events from its start: one with neither events nor a head is unknown.
+      if (result.checkedEvents === 0 && result.headSequence === 0) {
+        print(`No audit events for organization ${organizationId}`);
+        return 1;
+      }
+      if (!result.valid) broken += 1;
+      print(auditVerifyLine(organizationId, result));
+    }
+    return broken > 0 ? 1 : 0;
+  }
   if (area === 'import' && action) {
     const { flags, rest } = splitFlags(positionals.slice(2));
     const file = rest[0];
@@ -95,6 +131,13 @@ export async function runAdminCommand(argv: string[], print: (line: string) => v
   }
   print(USAGE);
   return 2;
+}
+
+function auditVerifyLine(organizationId: string, result: ChainVerification): string {
+  const head = `head ${result.headSequence} ${result.headHash}`;
+  return result.valid
+    ? `${organizationId} OK: ${result.checkedEvents} event(s), ${head}`
+    : `${organizationId} BROKEN at sequence ${result.firstInvalidSequence}: ${result.checkedEvents} event(s) checked, ${head}`;
 }
 
 /** `--name value` pairs and the remaining positionals. */

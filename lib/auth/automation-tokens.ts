@@ -1,10 +1,12 @@
-import { and, desc, eq, sql } from 'drizzle-orm';
+import { and, desc, eq, isNull } from 'drizzle-orm';
 import type * as z from 'zod/mini';
 import type { GenerateTokenBody, TokenIdPath, UpdateTokenScopesDto } from '../../schemas/auth/tokens';
+import { recordMemberAudit } from '../audit';
 import { addDays, addMonths, now } from '../clock';
 import { config } from '../config';
 import { db } from '../db/client';
 import { sessions } from '../db/schema';
+import { transaction } from '../db/transaction';
 import { idEquals } from '../ids';
 import { hashToken, newOpaqueToken } from '../secrets';
 import type { Actor } from './actor';
@@ -55,15 +57,23 @@ export async function generateToken(
     }
     const token = newOpaqueToken(LEGACY_TOKEN_PREFIX);
     const validTill = addMonths(now(), 12 * LEGACY_TOKEN_YEARS);
-    await db()
-      .insert(sessions)
-      .values({
-        userId: actor.user.id,
-        kind: 'legacy',
-        tokenHash: hashToken(token),
-        expiresAt: validTill,
-        ...creationColumns(client),
+    await transaction(async (tx) => {
+      const [row] = await tx
+        .insert(sessions)
+        .values({
+          userId: actor.user.id,
+          kind: 'legacy',
+          tokenHash: hashToken(token),
+          expiresAt: validTill,
+          ...creationColumns(client),
+        })
+        .returning({ id: sessions.id });
+      await recordMemberAudit(tx, actor.user.id, {
+        action: 'auth.token.created',
+        target: { type: 'token', id: row!.id },
+        metadata: { kind: 'legacy', expiresAt: validTill.toISOString() },
       });
+    });
     return { token, validTill: validTill.toISOString() };
   }
   assertAutomationTokensEnabled();
@@ -71,18 +81,26 @@ export async function generateToken(
   if (scopes.length === 0) throw new NoScopesError();
   const ttlDays = Math.min(input.ttlDays ?? config().AUTOMATION_TOKEN_DEFAULT_TTL_DAYS, MAX_TTL_DAYS);
   const token = newOpaqueToken(AUTOMATION_TOKEN_PREFIX);
-  const [row] = await db()
-    .insert(sessions)
-    .values({
-      userId: actor.user.id,
-      kind: 'automation',
-      tokenHash: hashToken(token),
-      label: input.label ?? null,
-      scopes,
-      expiresAt: addDays(now(), ttlDays),
-      ...creationColumns(client),
-    })
-    .returning();
+  const row = await transaction(async (tx) => {
+    const [row] = await tx
+      .insert(sessions)
+      .values({
+        userId: actor.user.id,
+        kind: 'automation',
+        tokenHash: hashToken(token),
+        label: input.label ?? null,
+        scopes,
+        expiresAt: addDays(now(), ttlDays),
+        ...creationColumns(client),
+      })
+      .returning();
+    await recordMemberAudit(tx, actor.user.id, {
+      action: 'auth.token.created',
+      target: { type: 'token', id: row!.id },
+      metadata: { kind: 'automation', label: row!.label, scopes, expiresAt: row!.expiresAt.toISOString() },
+    });
+    return row;
+  });
   return { token, id: row!.id, label: row!.label, scopes, expiresAt: row!.expiresAt.toISOString() };
 }
 
@@ -101,13 +119,29 @@ export async function revokeToken(
   { actor }: { actor: Actor },
   { id: tokenId }: z.output<typeof TokenIdPath>,
 ): Promise<void> {
-  const [row] = await db()
-    .update(sessions)
-    // The time goes through the column's encoder: postgres.js (under drizzle) cannot bind a bare Date.
-    .set({ revokedAt: sql`coalesce(${sessions.revokedAt}, ${sql.param(now(), sessions.revokedAt)})` })
-    .where(and(idEquals(sessions.id, tokenId), eq(sessions.userId, actor.user.id), eq(sessions.kind, 'automation')))
-    .returning({ id: sessions.id });
-  if (!row) throw new AutomationTokenNotFoundError();
+  const ofCaller = and(
+    idEquals(sessions.id, tokenId),
+    eq(sessions.userId, actor.user.id),
+    eq(sessions.kind, 'automation'),
+  );
+  await transaction(async (tx) => {
+    const [revoked] = await tx
+      .update(sessions)
+      .set({ revokedAt: now() })
+      .where(and(ofCaller, isNull(sessions.revokedAt)))
+      .returning({ id: sessions.id, label: sessions.label, scopes: sessions.scopes });
+    if (revoked) {
+      await recordMemberAudit(tx, actor.user.id, {
+        action: 'auth.token.revoked',
+        target: { type: 'token', id: revoked.id },
+        metadata: { kind: 'automation', label: revoked.label, scopes: revoked.scopes ?? [] },
+      });
+      return;
+    }
+    // Revoked before (the first time stays, nothing changed, nothing recorded), or not the caller's: 404.
+    const [existing] = await tx.select({ id: sessions.id }).from(sessions).where(ofCaller).limit(1);
+    if (!existing) throw new AutomationTokenNotFoundError();
+  });
 }
 
 /** Replaces the scopes (duplicates removed); an empty list disables the token without deleting it. */
@@ -116,17 +150,24 @@ export async function updateTokenScopes(
   { id: tokenId, scopes }: z.output<typeof TokenIdPath> & z.output<typeof UpdateTokenScopesDto>,
 ) {
   assertAutomationTokensEnabled();
-  const [row] = await db()
-    .select()
-    .from(sessions)
-    .where(and(idEquals(sessions.id, tokenId), eq(sessions.userId, actor.user.id), eq(sessions.kind, 'automation')))
-    .limit(1);
-  if (!row) throw new AutomationTokenNotFoundError();
-  if (row.revokedAt) throw new TokenRevokedError();
-  const [updated] = await db()
-    .update(sessions)
-    .set({ scopes: [...new Set(scopes)] })
-    .where(eq(sessions.id, row.id))
-    .returning();
-  return toTokenEntry(updated!);
+  const newScopes = [...new Set(scopes)];
+  const updated = await transaction(async (tx) => {
+    // Locked: a concurrent revocation or change waits, so the event's previous scopes are the replaced ones.
+    const [row] = await tx
+      .select()
+      .from(sessions)
+      .where(and(idEquals(sessions.id, tokenId), eq(sessions.userId, actor.user.id), eq(sessions.kind, 'automation')))
+      .limit(1)
+      .for('update');
+    if (!row) throw new AutomationTokenNotFoundError();
+    if (row.revokedAt) throw new TokenRevokedError();
+    const [updated] = await tx.update(sessions).set({ scopes: newScopes }).where(eq(sessions.id, row.id)).returning();
+    await recordMemberAudit(tx, actor.user.id, {
+      action: 'auth.token.scopes_changed',
+      target: { type: 'token', id: row.id },
+      metadata: { label: row.label, previousScopes: row.scopes ?? [], scopes: newScopes },
+    });
+    return updated!;
+  });
+  return toTokenEntry(updated);
 }

@@ -2,9 +2,11 @@ import { and, eq, sql } from 'drizzle-orm';
 import type * as z from 'zod/mini';
 import type { LoginEmailDto } from '../../schemas/auth/login';
 import type { RefreshTokenDto } from '../../schemas/auth/refresh-token';
+import { recordMemberAudit } from '../audit';
 import { now } from '../clock';
 import { db } from '../db/client';
 import { sessions, users } from '../db/schema';
+import { transaction } from '../db/transaction';
 import { RateLimitedError } from '../errors';
 import { consumeRateLimit, resetRateLimit, uncountRateLimit } from '../rate-limit';
 import { decoyPasswordHash, hashToken, verifyPassword } from '../secrets';
@@ -18,7 +20,7 @@ import {
   UnknownRefreshTokenError,
 } from './errors';
 import { signAccessToken } from './jwt';
-import { canSignIn, type ClientInfo, startLoginSession } from './sessions';
+import { canSignIn, type ClientInfo, openLoginSession } from './sessions';
 
 /** Failed sign-ins allowed per account (address) per client IP, and per client IP, in one window. */
 export const SIGN_IN_FAILURES_PER_ACCOUNT_AND_IP = 10;
@@ -66,7 +68,16 @@ export async function login({ client }: { client: ClientInfo | null }, credentia
     uncountRateLimit(attempt.counted.filter((c) => c.key === rules.ip.key)),
   ]);
   if (!canSignIn(user)) throw new AccountCannotSignInError();
-  const tokens = await startLoginSession(db(), user.id, client);
+  const tokens = await transaction(async (tx) => {
+    const { sessionId, tokens } = await openLoginSession(tx, user.id, client);
+    // The request has no caller yet: the password just proved who signs in.
+    await recordMemberAudit(tx, user.id, {
+      action: 'auth.signed_in',
+      target: { type: 'session', id: sessionId },
+      actor: { type: 'user', userId: user.id, tokenId: sessionId },
+    });
+    return tokens;
+  });
   return { ...tokens, userProfile: await buildUserProfile(user.id) };
 }
 
@@ -82,23 +93,44 @@ export async function refreshToken(input: z.output<typeof RefreshTokenDto>) {
   if (!row) throw new UnknownRefreshTokenError();
   if (row.expiresAt <= now()) throw new RefreshTokenExpiredError();
   if (!row.user || !canSignIn(row.user)) throw new RefreshTokenUserGoneError();
-  const [{ token: accessToken }] = await Promise.all([
-    signAccessToken({ userId: row.userId, sessionId: row.sessionId }),
-    db()
-      .update(users)
-      .set({ lastActiveAt: now(), updatedAt: sql`${users.updatedAt}` })
-      .where(eq(users.id, row.userId)),
-    // The session's last use (access tokens are not stamped per request: a refresh is every 15 minutes at most).
-    db().update(sessions).set({ lastUsedAt: now() }).where(eq(sessions.id, row.sessionId)),
-  ]);
+  const { sessionId, userId } = row;
+  await transaction(async (tx) => {
+    const [stillThere] = await Promise.all([
+      // The session's last use (access tokens are not stamped per request: a refresh is every 15 minutes at most).
+      tx.update(sessions).set({ lastUsedAt: now() }).where(eq(sessions.id, sessionId)).returning({ id: sessions.id }),
+      tx
+        .update(users)
+        .set({ lastActiveAt: now(), updatedAt: sql`${users.updatedAt}` })
+        .where(eq(users.id, userId)),
+    ]);
+    // Ended since it was read (logout, a password reset): nothing was refreshed, nothing is recorded.
+    if (stillThere.length === 0) throw new UnknownRefreshTokenError();
+    // The refresh token proves who asks (the route takes no bearer token).
+    await recordMemberAudit(tx, userId, {
+      action: 'auth.session.refreshed',
+      target: { type: 'session', id: sessionId },
+      actor: { type: 'user', userId, tokenId: sessionId },
+    });
+  });
+  const { token: accessToken } = await signAccessToken({ userId, sessionId });
   return { accessToken, refreshToken };
 }
 
 /** Ends the session of the bearer token (sign-in session or legacy token). */
 export async function logout({ actor }: { actor: Actor }): Promise<Record<string, never>> {
-  await db()
-    .delete(sessions)
-    .where(and(eq(sessions.id, actor.session.id), eq(sessions.userId, actor.user.id)));
+  await transaction(async (tx) => {
+    const [ended] = await tx
+      .delete(sessions)
+      .where(and(eq(sessions.id, actor.session.id), eq(sessions.userId, actor.user.id)))
+      .returning({ id: sessions.id, kind: sessions.kind });
+    // Already ended by a concurrent request, which recorded it.
+    if (!ended) return;
+    await recordMemberAudit(tx, actor.user.id, {
+      action: 'auth.signed_out',
+      target: { type: 'session', id: ended.id },
+      metadata: { kind: ended.kind },
+    });
+  });
   return {};
 }
 

@@ -11,6 +11,7 @@ export const SCOPES = [
   'cases:write',
   'material:read',
   'notes:import',
+  'audit:read',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

@@ -1,10 +1,12 @@
 import { and, desc, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm';
 import type * as z from 'zod/mini';
 import type { SessionIdPath } from '../../schemas/auth/sessions';
+import { recordMemberAudit } from '../audit';
 import { addDays, now } from '../clock';
 import { config } from '../config';
 import { db, type Executor } from '../db/client';
 import { sessions, users } from '../db/schema';
+import { transaction } from '../db/transaction';
 import type { Actor } from './actor';
 import {
   AccountInactiveError,
@@ -52,6 +54,11 @@ export function creationColumns(client: ClientInfo | null) {
  * Records the client IP and User-Agent of the request (shown by GET /auth/sessions).
  */
 export async function startLoginSession(executor: Executor, userId: string, client: ClientInfo | null) {
+  return (await openLoginSession(executor, userId, client)).tokens;
+}
+
+/** startLoginSession with the new session's id, which the audit event of a sign-in names. */
+export async function openLoginSession(executor: Executor, userId: string, client: ClientInfo | null) {
   const refreshToken = newOpaqueToken(REFRESH_TOKEN_PREFIX);
   const [session] = await executor
     .insert(sessions)
@@ -68,7 +75,7 @@ export async function startLoginSession(executor: Executor, userId: string, clie
     .set({ lastActiveAt: now(), updatedAt: sql`${users.updatedAt}` })
     .where(eq(users.id, userId));
   const { token: accessToken } = await signAccessToken({ userId, sessionId: session!.id });
-  return { accessToken, refreshToken };
+  return { sessionId: session!.id, tokens: { accessToken, refreshToken } };
 }
 
 type SessionKind = (typeof sessions.$inferSelect)['kind'];
@@ -237,15 +244,22 @@ export async function endSession(
   { actor }: { actor: Actor },
   { id: sessionId }: z.output<typeof SessionIdPath>,
 ): Promise<void> {
-  const [row] = await db()
-    .delete(sessions)
-    .where(
-      and(
-        idEquals(sessions.id, sessionId),
-        eq(sessions.userId, actor.user.id),
-        inArray(sessions.kind, ['login', 'legacy']),
-      ),
-    )
-    .returning({ id: sessions.id });
-  if (!row) throw new SessionNotFoundError();
+  await transaction(async (tx) => {
+    const [row] = await tx
+      .delete(sessions)
+      .where(
+        and(
+          idEquals(sessions.id, sessionId),
+          eq(sessions.userId, actor.user.id),
+          inArray(sessions.kind, ['login', 'legacy']),
+        ),
+      )
+      .returning({ id: sessions.id, kind: sessions.kind });
+    if (!row) throw new SessionNotFoundError();
+    await recordMemberAudit(tx, actor.user.id, {
+      action: 'auth.session.ended',
+      target: { type: 'session', id: row.id },
+      metadata: { kind: row.kind, current: row.id === actor.session.id },
+    });
+  });
 }

@@ -1,4 +1,5 @@
 import { eq } from 'drizzle-orm';
+import { recordAudit } from '../audit';
 import { db } from '../db/client';
 import { organizations } from '../db/schema';
 import { transaction } from '../db/transaction';
@@ -14,7 +15,8 @@ export const staffCreditDescription = (amountCents: number): string =>
  * Operator staff grant (or, with a negative amount, take back) prepaid credits. The ledger entry
  * and the balance change in one transaction; the history entry is marked as made by staff. The
  * customer reads the ledger, so its entry has a neutral description; the reason is kept only on
- * the history entry, whose staff entries customers see neutralized.
+ * the history entry, whose staff entries customers see neutralized. The audit event (its actor is
+ * the scope's: staff from the admin CLI) says how much, never why, for the same reason.
  */
 export async function grantCredits(
   organizationIdTyped: string,
@@ -51,6 +53,12 @@ export async function grantCredits(
       description: `Credits ${amountCents >= 0 ? 'granted' : 'removed'}: ${amountCents} cents`,
       reason,
       byStaff: true,
+    });
+    recordAudit(tx, {
+      action: 'billing.credits.granted',
+      organizationId,
+      target: { type: 'organization', id: organizationId },
+      metadata: { amountCents, balanceAfterCents: balance },
     });
     return balance;
   });

@@ -1,4 +1,5 @@
 import { and, asc, eq, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
+import { recordAudit, SYSTEM_ACTOR, withAuditScope } from '../audit';
 import { addSeconds, now } from '../clock';
 import { db, type Executor, type Tx } from '../db/client';
 import { billingHistory, billingRows, cases, creditLedger, organizations } from '../db/schema';
@@ -24,6 +25,44 @@ export interface ChargeLine {
 export const CHARGED_STATUSES = ['processing', 'INVOICED', 'paid'] as const;
 /** Statuses that never count toward charged totals. */
 export const NON_CHARGEABLE_STATUSES = ['waived', 'voided'] as const;
+
+/**
+ * What the payment processor told us: a webhook event (its type and id), or its answer to one of
+ * our calls (typed like the event it stands for, with no event id).
+ */
+export interface ProcessorReport {
+  type: string;
+  processorEventId: string | null;
+}
+
+const invoiceOutcomeReport = (outcome: 'paid' | 'failed'): ProcessorReport => ({
+  type: outcome === 'paid' ? 'invoice.paid' : 'invoice.payment_failed',
+  processorEventId: null,
+});
+
+/**
+ * The audit event of a change the processor reported, made by the system. A webhook event carries
+ * the request that delivered it; the processor's answer to a call made after a commit is not part
+ * of the request that happened to make it (that request records its own event), so it carries none.
+ */
+export function recordProcessorEvent(
+  tx: Tx,
+  organizationId: string,
+  report: ProcessorReport,
+  target: { type: string; id: string } | null,
+  metadata: Record<string, unknown> = {},
+): void {
+  const record = () =>
+    recordAudit(tx, {
+      action: 'billing.processor_event.received',
+      organizationId,
+      target,
+      metadata: { type: report.type, processorEventId: report.processorEventId, ...metadata },
+      actor: SYSTEM_ACTOR,
+    });
+  if (report.processorEventId) record();
+  else withAuditScope({ actor: SYSTEM_ACTOR, ip: null, userAgent: null, requestId: null }, record);
+}
 
 /**
  * Records a charge (one or more lines invoiced together) under `chargeKey`, idempotently: a
@@ -266,8 +305,18 @@ export async function closeVoidedInvoice(invoiceId: string): Promise<void> {
   const outcome = await processor.voidInvoice(invoiceId, `void:${invoiceId}`);
   await transaction(async (tx) => {
     if (outcome === 'paid') {
+      const organizationId = rows[0]!.organizationId;
       const paidCents = rows.reduce((sum, row) => sum + row.amountCents - row.creditsAppliedCents, 0);
-      await keepPaymentAsCredit(tx, rows[0]!.organizationId, invoiceId, paidCents);
+      const creditedCents = await keepPaymentAsCredit(tx, organizationId, invoiceId, paidCents);
+      // The processor answered that the invoice was paid before it could be voided: money in.
+      if (creditedCents > 0)
+        recordProcessorEvent(
+          tx,
+          organizationId,
+          invoiceOutcomeReport('paid'),
+          { type: 'invoice', id: invoiceId },
+          { invoiceId, keptAsCreditCents: creditedCents },
+        );
     }
     await tx
       .update(billingRows)
@@ -304,15 +353,16 @@ export async function retryVoidedInvoices(olderThanSeconds = 60, limit = 50): Pr
 
 /**
  * Money received on an invoice whose charge was voided is credited to the organization, once per
- * invoice (the ledger entry's idempotency key), so it is never lost nor credited twice.
+ * invoice (the ledger entry's idempotency key), so it is never lost nor credited twice. Returns
+ * what this call credited (0 when it was already).
  */
 export async function keepPaymentAsCredit(
   tx: Tx,
   organizationId: string,
   invoiceId: string,
   amountCents: number,
-): Promise<void> {
-  if (amountCents <= 0) return;
+): Promise<number> {
+  if (amountCents <= 0) return 0;
   const idempotencyKey = `voided-charge-payment:${invoiceId}`;
   const [account] = await tx
     .select({ balance: organizations.creditBalanceCents })
@@ -323,7 +373,7 @@ export async function keepPaymentAsCredit(
     .select({ id: creditLedger.id })
     .from(creditLedger)
     .where(eq(creditLedger.idempotencyKey, idempotencyKey));
-  if (!account || already) return;
+  if (!account || already) return 0;
   await adjustCredits(
     tx,
     organizationId,
@@ -334,12 +384,22 @@ export async function keepPaymentAsCredit(
     account.balance,
     idempotencyKey,
   );
+  return amountCents;
 }
 
-/** Marks every row of an invoice paid or failed (webhook or sandbox settlement); a repeat changes nothing. */
-export async function settleInvoice(tx: Tx, invoiceId: string, outcome: 'paid' | 'failed'): Promise<number> {
+/**
+ * Marks every row of an invoice paid or failed (webhook or sandbox settlement); a repeat changes
+ * nothing. A settlement records the processor's report (by default its answer to our call) as
+ * the audit event of the change. Returns the number of rows settled.
+ */
+export async function settleInvoice(
+  tx: Tx,
+  invoiceId: string,
+  outcome: 'paid' | 'failed',
+  report: ProcessorReport = invoiceOutcomeReport(outcome),
+): Promise<number> {
   const rows = await tx
-    .select({ id: billingRows.id })
+    .select({ id: billingRows.id, organizationId: billingRows.organizationId })
     .from(billingRows)
     .where(
       and(
@@ -355,6 +415,14 @@ export async function settleInvoice(tx: Tx, invoiceId: string, outcome: 'paid' |
     tx,
     rows.map((r) => r.id),
     outcome,
+  );
+  // An invoice belongs to one organization.
+  recordProcessorEvent(
+    tx,
+    rows[0]!.organizationId,
+    report,
+    { type: 'invoice', id: invoiceId },
+    { invoiceId, outcome, rowsSettled: rows.length },
   );
   return rows.length;
 }

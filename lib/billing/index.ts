@@ -1,11 +1,12 @@
 import { and, asc, count, desc, eq, gte, isNull, sql } from 'drizzle-orm';
 import { now } from '../clock';
 import { config } from '../config';
-import { db } from '../db/client';
+import { db, type Tx } from '../db/client';
 import { billingRows, cases, creditLedger, organizations, usageEvents } from '../db/schema';
 import { transaction } from '../db/transaction';
 import type * as z from 'zod/mini';
 import type { CreateBillingSetupSessionDto, CreditsQuery } from '../../schemas/billing/billing';
+import { recordAudit } from '../audit';
 import type { Actor } from '../auth/actor';
 import type { CaseContext } from '../cases/context';
 import { planUsageByOrganization } from '../organizations/active-plan';
@@ -15,7 +16,7 @@ import { staffCreditDescription } from './admin';
 import { CaseAlreadyProError, CaseBillingOffError, CreditsOffError, DelinquentError } from './errors';
 import { recordCharge } from './charges';
 import { recordBillingHistory } from './history';
-import { setupSessionUrl } from './setup-sessions';
+import { createSetupSession } from './setup-sessions';
 import { baseFeeStatusOf, isDelinquent } from './summary';
 import { basePriceCents, PRO_UPGRADE_SKU, TIER_KEYS, TIERS, type TierKey, isTierKey } from './tiers';
 
@@ -28,7 +29,8 @@ function assertCaseBilling(organization: OrganizationRow): void {
 /**
  * POST /cases/{caseId}/pro-upgrade: records the one-time charge (once per case, whatever the
  * number of concurrent requests: the charge key is unique) and answers `processing`; the case
- * turns Pro when the invoice is paid, or at once when the tier includes Pro.
+ * turns Pro when the invoice is paid, or at once when the tier includes Pro. The request that
+ * creates the charge records its audit event; a concurrent repeat that finds it records none.
  */
 export async function upgradeCaseToPro(ctx: {
   actor: Actor;
@@ -48,6 +50,16 @@ export async function upgradeCaseToPro(ctx: {
   }
   const includesPro = isTierKey(organization.billingTier) && TIERS[organization.billingTier].includesPro;
 
+  const chargeKey = `case-pro-upgrade:${caseId}`;
+  const audit = (tx: Tx, metadata: Record<string, unknown>) =>
+    recordAudit(tx, {
+      action: 'case.pro_upgrade.requested',
+      organizationId,
+      caseId,
+      target: { type: 'case', id: caseId },
+      metadata: { chargeKey, ...metadata },
+    });
+
   await transaction(async (tx, afterCommit) => {
     if (includesPro) {
       const [row] = await tx
@@ -62,14 +74,14 @@ export async function upgradeCaseToPro(ctx: {
           amountCents: PRO_UPGRADE_SKU.unitAmountCents,
           status: 'plan_included',
           informational: true,
-          idempotencyKey: `case-pro-upgrade:${caseId}:0`,
-          chargeKey: `case-pro-upgrade:${caseId}`,
+          idempotencyKey: `${chargeKey}:0`,
+          chargeKey,
           createdById: actor.user.id,
         })
         .onConflictDoNothing()
         .returning({ id: billingRows.id });
       await tx.update(cases).set({ isPro: true }).where(eq(cases.id, caseId));
-      if (row)
+      if (row) {
         await recordBillingHistory(tx, {
           organizationId,
           category: 'case_billing',
@@ -77,11 +89,20 @@ export async function upgradeCaseToPro(ctx: {
           description: `Case "${target.name}" upgraded to Pro (included in plan)`,
           createdById: actor.user.id,
         });
+        audit(tx, {
+          billingRowId: row.id,
+          amountCents: 0,
+          listAmountCents: PRO_UPGRADE_SKU.unitAmountCents,
+          creditsAppliedCents: 0,
+          invoicedCents: 0,
+          paidWith: 'plan',
+        });
+      }
       return;
     }
-    const { created } = await recordCharge(tx, afterCommit, {
+    const { created, rows } = await recordCharge(tx, afterCommit, {
       organizationId,
-      chargeKey: `case-pro-upgrade:${caseId}`,
+      chargeKey,
       createdById: actor.user.id,
       lines: [
         {
@@ -101,19 +122,44 @@ export async function upgradeCaseToPro(ctx: {
         description: `Pro upgrade of case "${target.name}" charged`,
         createdById: actor.user.id,
       });
+      const [charged] = rows;
+      const creditsAppliedCents = charged!.creditsAppliedCents;
+      const invoicedCents = charged!.amountCents - creditsAppliedCents;
+      audit(tx, {
+        billingRowId: charged!.id,
+        amountCents: charged!.amountCents,
+        listAmountCents: PRO_UPGRADE_SKU.unitAmountCents,
+        creditsAppliedCents,
+        invoicedCents,
+        // The invoiced part is collected with the card on file (or once one is saved).
+        paidWith: invoicedCents === 0 ? 'credits' : creditsAppliedCents === 0 ? 'card' : 'credits_and_card',
+      });
     }
   });
   return { caseId, status: 'processing' as const };
 }
 
-/** POST /billing/setup-session: a processor checkout in setup mode (card on file, no charge). */
+/**
+ * POST /billing/setup-session: a processor checkout in setup mode (card on file, no charge). The
+ * session lives at the processor, so its audit event commits in a transaction of its own once the
+ * link exists (a link the processor refused to make records nothing).
+ */
 export async function createBillingSetupSession(
   ctx: { organization: OrganizationContext },
   input: z.output<typeof CreateBillingSetupSessionDto>,
 ) {
   const organization = await loadOrganization(ctx.organization.id);
   assertCaseBilling(organization);
-  return { url: await setupSessionUrl(organization, input) };
+  const session = await createSetupSession(organization, input);
+  await transaction(async (tx) =>
+    recordAudit(tx, {
+      action: 'billing.setup_session.created',
+      organizationId: organization.id,
+      target: { type: 'setup_session', id: session.id },
+      metadata: { successUrl: input.successUrl, cancelUrl: input.cancelUrl },
+    }),
+  );
+  return { url: session.url };
 }
 
 export { createBillingReport } from './report';

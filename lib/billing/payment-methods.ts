@@ -2,19 +2,21 @@ import { eq } from 'drizzle-orm';
 import { db, type Tx } from '../db/client';
 import { organizations } from '../db/schema';
 import { type AfterCommit, transaction } from '../db/transaction';
-import { collectOpenInvoices } from './charges';
+import { collectOpenInvoices, type ProcessorReport, recordProcessorEvent } from './charges';
 import { recordBillingHistory } from './history';
 
 /**
  * A card was saved for a processor customer (checkout completed, payment method attached, or the
  * sandbox checkout page): the organization has a card on file, and its open invoices are
- * collected after commit. Repeating it changes nothing more.
+ * collected after commit. Repeating it changes nothing more. `report` (what the processor told
+ * us) is the audit event of the change. Returns whether anything changed.
  */
 export async function recordPaymentMethod(
   tx: Tx,
   afterCommit: AfterCommit,
   customerId: string,
   last4: string | null,
+  report: ProcessorReport,
 ): Promise<boolean> {
   const [organization] = await tx
     .select()
@@ -22,7 +24,7 @@ export async function recordPaymentMethod(
     .where(eq(organizations.processorCustomerId, customerId))
     .for('no key update');
   if (!organization) return false;
-  if (organization.hasPaymentMethod && (last4 === null || organization.paymentMethodLast4 === last4)) return true;
+  if (organization.hasPaymentMethod && (last4 === null || organization.paymentMethodLast4 === last4)) return false;
   await tx
     .update(organizations)
     .set({ hasPaymentMethod: true, paymentMethodLast4: last4 ?? organization.paymentMethodLast4 })
@@ -32,6 +34,13 @@ export async function recordPaymentMethod(
     category: 'payment_method',
     description: last4 ? `Card ending ${last4} saved for payments` : 'Card saved for payments',
   });
+  recordProcessorEvent(
+    tx,
+    organization.id,
+    report,
+    { type: 'processor_customer', id: customerId },
+    { cardLast4: last4 ?? organization.paymentMethodLast4 },
+  );
   afterCommit(() => collectOpenInvoices(organization.id));
   return true;
 }
@@ -45,7 +54,13 @@ export async function completeSandboxCheckout(
   const processor = new SandboxProcessor();
   const completed = await processor.completeSetupSession(sessionId, cardNumber);
   if (!completed) return null;
-  await transaction((tx, afterCommit) => recordPaymentMethod(tx, afterCommit, completed.customerId, completed.last4));
+  // The sandbox's stand-in for Stripe's checkout.session.completed event, which has an id there.
+  await transaction((tx, afterCommit) =>
+    recordPaymentMethod(tx, afterCommit, completed.customerId, completed.last4, {
+      type: 'checkout.session.completed',
+      processorEventId: null,
+    }),
+  );
   const { sandboxCheckoutSessions } = await import('../db/schema');
   const [session] = await db().select().from(sandboxCheckoutSessions).where(eq(sandboxCheckoutSessions.id, sessionId));
   return { successUrl: session!.successUrl };

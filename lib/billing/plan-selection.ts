@@ -6,6 +6,7 @@ import { billingRows, organizationPlans, organizations } from '../db/schema';
 import { type AfterCommit, transaction } from '../db/transaction';
 import type * as z from 'zod/mini';
 import type { SelectPlanDto } from '../../schemas/billing/billing';
+import { recordAudit } from '../audit';
 import type { Actor } from '../auth/actor';
 import type { OrganizationContext } from '../organizations/context';
 import { type Finding, InvalidInputError } from '../errors';
@@ -19,7 +20,7 @@ import { DelinquentPlanChangeError, PlanBelowUsageError, SelfServePlansOffError 
 import { recordBillingHistory } from './history';
 import { isDelinquent } from './summary';
 import { basePriceCents, type Cadence, isDowngrade, isTierKey, planAllowancesOf, TIERS, type TierKey } from './tiers';
-import { setupSessionUrl } from './setup-sessions';
+import { createSetupSession } from './setup-sessions';
 
 type BillingRow = typeof billingRows.$inferSelect;
 
@@ -40,6 +41,9 @@ const isSameSelection = (organization: OrganizationRow, tier: TierKey, cadence: 
  * PLAN_BELOW_USAGE). A change settles the current base fee at once (see `settleCurrentBaseFee`)
  * and the net is `prorationCents` (0 on a first selection). Without a card on file the answer
  * says `paymentRequired` with a card set-up link, and the unpaid fee starts the delinquency clock.
+ * Each selection answered records its audit event, in the transaction of the change (`changed:
+ * false` when the plan was already the one selected, a repeat or a double click); a refused one
+ * records none.
  */
 export async function selectPlan(
   { organization: { id: organizationId }, actor }: { organization: OrganizationContext; actor: Actor },
@@ -70,16 +74,38 @@ export async function selectPlan(
   }
   // Every processor call the answer needs is made before anything is committed: with the processor
   // down the request is 503 and the plan unchanged, never a changed plan behind a failed answer.
-  const setupLink = paymentRequired ? await setupSessionUrl(before, input as Required<SelectPlanInput>) : null;
+  const setupSession = paymentRequired ? await createSetupSession(before, input as Required<SelectPlanInput>) : null;
   const answer = (prorationCents: number) => ({
     tier: input.tier,
     cadence,
     billingMode: 'pay_as_you_go' as const,
     prorationCents,
     paymentRequired,
-    setupSessionUrl: setupLink,
+    setupSessionUrl: setupSession?.url ?? null,
   });
-  if (isSameSelection(before, input.tier, cadence)) return answer(0);
+  const audit = (tx: Tx, current: OrganizationRow, change: { chargeKey: string; prorationCents: number } | null) =>
+    recordAudit(tx, {
+      action: 'billing.plan.selected',
+      organizationId,
+      target: { type: 'organization', id: organizationId },
+      metadata: {
+        tier: input.tier,
+        cadence,
+        previousTier: current.billingTier,
+        previousCadence: current.billingCadence,
+        previousBillingMode: current.billingMode,
+        changed: change !== null,
+        baseFeeCents: change ? basePriceCents(input.tier, cadence) : 0,
+        prorationCents: change?.prorationCents ?? 0,
+        chargeKey: change?.chargeKey ?? null,
+        paymentRequired,
+        setupSessionId: setupSession?.id ?? null,
+      },
+    });
+  if (isSameSelection(before, input.tier, cadence)) {
+    await transaction(async (tx) => audit(tx, before, null));
+    return answer(0);
+  }
 
   const prorationCents = await transaction(async (tx, afterCommit) => {
     // Lock order (lib/organizations/allowances.ts): the organization row, then the allowances.
@@ -89,7 +115,10 @@ export async function selectPlan(
       .where(eq(organizations.id, organizationId))
       .for('no key update');
     // A concurrent identical request (a double click) committed first: nothing left to change or charge.
-    if (isSameSelection(current!, input.tier, cadence)) return 0;
+    if (isSameSelection(current!, input.tier, cadence)) {
+      audit(tx, current!, null);
+      return 0;
+    }
     const usage = await lockAllowances(tx, organizationId);
     assertTierFits(usage, input.tier);
     const onTier =
@@ -166,6 +195,7 @@ export async function selectPlan(
       createdById: actor.user.id,
       metadata: { tier: input.tier, cadence, prorationCents: from ? net : 0 },
     });
+    audit(tx, current!, { chargeKey, prorationCents: from ? net : 0 });
     return from ? net : 0;
   });
 

@@ -2,9 +2,11 @@ import { and, asc, count, eq, gte, lte, type SQL } from 'drizzle-orm';
 import { addSeconds, now } from '../clock';
 import { config } from '../config';
 import { db } from '../db/client';
+import { transaction } from '../db/transaction';
 import { billingRows, cases, organizations } from '../db/schema';
 import type * as z from 'zod/mini';
 import type { BillingReportQueryDto } from '../../schemas/billing/billing';
+import { recordAudit, recordAuditNow } from '../audit';
 import type { Actor } from '../auth/actor';
 import { InvalidInputError } from '../errors';
 import type { OrganizationContext } from '../organizations/context';
@@ -38,7 +40,9 @@ const isCharged = (row: BillingRow) =>
 /**
  * POST /billing/report: the organization's billing over a window (default: the current billing
  * period up to now), optionally some cases, as JSON or as a stored PDF with a time-limited link.
- * Over 50,000 rows is refused before any row is loaded.
+ * Over 50,000 rows is refused before any row is loaded. Each report answered records its audit
+ * event (the billing of the organization's cases was read); a stored PDF records it with its
+ * history entry, in one transaction.
  */
 export async function createBillingReport(
   ctx: { organization: Pick<OrganizationContext, 'id'>; actor: { user: Pick<Actor['user'], 'id'> } },
@@ -137,18 +141,43 @@ export async function createBillingReport(
     ],
     grandTotalChargedCents: totals.charged,
   };
-  if (query.format === 'json') return report;
+  const reported = {
+    format: query.format,
+    startDate: startDate.toISOString(),
+    endDate: endDate.toISOString(),
+    caseIds: query.caseIds ?? null,
+    rowCount,
+  };
+  if (query.format === 'json') {
+    await recordAuditNow({
+      action: 'billing.report.created',
+      organizationId,
+      metadata: { ...reported, storageKey: null },
+    });
+    return report;
+  }
 
   const { renderBillingReportPdf } = await import('./report-pdf');
   const bytes = await renderBillingReportPdf(report, at);
   const fileName = `billing-report-${organization!.slug}-${startDate.toISOString().slice(0, 10)}-${endDate.toISOString().slice(0, 10)}.pdf`;
-  const key = `reports/${organizationId}/${newId()}/${fileName}`;
+  const reportId = newId();
+  const key = `reports/${organizationId}/${reportId}/${fileName}`;
   await objectStorage().put(key, bytes, 'application/pdf');
-  await recordBillingHistory(db(), {
-    organizationId,
-    category: 'invoicing',
-    description: `Billing report (PDF, ${rowCount} rows) generated`,
-    createdById: actorId,
+  const downloadUrl = await objectStorage().downloadUrl(key, DOWNLOAD_LINK_SECONDS);
+  const expiresAt = addSeconds(at, DOWNLOAD_LINK_SECONDS).toISOString();
+  await transaction(async (tx) => {
+    await recordBillingHistory(tx, {
+      organizationId,
+      category: 'invoicing',
+      description: `Billing report (PDF, ${rowCount} rows) generated`,
+      createdById: actorId,
+    });
+    recordAudit(tx, {
+      action: 'billing.report.created',
+      organizationId,
+      target: { type: 'billing_report', id: reportId },
+      metadata: { ...reported, storageKey: key, sizeBytes: bytes.byteLength, linkExpiresAt: expiresAt },
+    });
   });
   return {
     fileName,
@@ -156,8 +185,8 @@ export async function createBillingReport(
     sizeBytes: bytes.byteLength,
     storageKey: key,
     rowCount,
-    downloadUrl: await objectStorage().downloadUrl(key, DOWNLOAD_LINK_SECONDS),
-    expiresAt: addSeconds(at, DOWNLOAD_LINK_SECONDS).toISOString(),
+    downloadUrl,
+    expiresAt,
   };
 }
 

@@ -3,19 +3,18 @@ import type { organizations } from '../db/schema';
 import { NoProcessorCustomerError } from './errors';
 import { paymentProcessor } from './processor';
 
-/** The processor's card set-up page for the organization (409 while it has no processor customer). */
-export async function setupSessionUrl(
+/** The processor's card set-up session for the organization (409 while it has no processor customer). */
+export async function createSetupSession(
   organization: typeof organizations.$inferSelect,
   input: { successUrl: string; cancelUrl: string },
-): Promise<string> {
+): Promise<{ id: string; url: string }> {
   if (!organization.processorCustomerId) throw new NoProcessorCustomerError();
   const processor = await paymentProcessor();
-  const session = await processor.createSetupSession({
+  return processor.createSetupSession({
     customerId: organization.processorCustomerId,
     successUrl: input.successUrl,
     cancelUrl: input.cancelUrl,
     // One session per organization and minute: a double click reuses it, a later visit gets a fresh one.
     idempotencyKey: `setup-session:${organization.id}:${Math.floor(now().getTime() / 60_000)}`,
   });
-  return session.url;
 }

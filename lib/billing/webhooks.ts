@@ -23,7 +23,9 @@ const customerIdOf = (value: string | { id: string } | null | undefined) =>
 
 /**
  * POST /webhooks/stripe: verifies the signature over the raw body, then applies the event once
- * (its id is recorded in the same transaction, so a replay has no second effect).
+ * (its id is recorded in the same transaction, so a replay has no second effect). An event that
+ * changes an organization's billing records one audit event there, by the system; a replay, or an
+ * event about nothing of ours, records none.
  */
 export async function stripeWebhook(input: {
   rawBody: string | undefined;
@@ -58,23 +60,25 @@ export async function stripeWebhook(input: {
       .onConflictDoNothing()
       .returning();
     if (!fresh) return true;
+    const report = { type: event.type, processorEventId: event.id };
     switch (event.type) {
       case 'invoice.paid':
-        await settleInvoice(tx, event.data.object.id!, 'paid');
+        await settleInvoice(tx, event.data.object.id!, 'paid', report);
         break;
       case 'invoice.payment_failed':
-        await settleInvoice(tx, event.data.object.id!, 'failed');
+        await settleInvoice(tx, event.data.object.id!, 'failed', report);
         break;
       case 'checkout.session.completed': {
         const session = event.data.object;
         const customerId = customerIdOf(session.customer);
-        if (session.mode === 'setup' && customerId) await recordPaymentMethod(tx, afterCommit, customerId, null);
+        if (session.mode === 'setup' && customerId)
+          await recordPaymentMethod(tx, afterCommit, customerId, null, report);
         break;
       }
       case 'payment_method.attached': {
         const method = event.data.object;
         const customerId = customerIdOf(method.customer);
-        if (customerId) await recordPaymentMethod(tx, afterCommit, customerId, method.card?.last4 ?? null);
+        if (customerId) await recordPaymentMethod(tx, afterCommit, customerId, method.card?.last4 ?? null, report);
         break;
       }
       default:

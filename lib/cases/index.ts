@@ -7,6 +7,7 @@ import type {
   ListCasesQuery,
   UpdateCaseDto,
 } from '../../schemas/cases/cases';
+import { recordAudit } from '../audit';
 import type { Actor } from '../auth/actor';
 import { now } from '../clock';
 import { db } from '../db/client';
@@ -52,6 +53,13 @@ export async function createCase(
   const created = await transaction(async (tx) => {
     const [row] = await tx.insert(cases).values({ organizationId: ctx.organization.id, name: input.name }).returning();
     await tx.insert(caseAccess).values({ caseId: row!.id, userId: ctx.actor.user.id, access: 'owner' });
+    recordAudit(tx, {
+      action: 'case.created',
+      organizationId: row!.organizationId,
+      caseId: row!.id,
+      target: { type: 'case', id: row!.id },
+      metadata: { name: row!.name },
+    });
     return row!;
   });
   return toCaseEntity(created, 'owner');
@@ -100,14 +108,33 @@ export async function updateCase(ctx: { caseContext: CaseContext }, input: z.out
   if (input.name !== undefined) changes.name = input.name;
   if (input.archived !== undefined) changes.archivedAt = input.archived ? (found.archivedAt ?? now()) : null;
   if (Object.keys(changes).length === 0) return toCaseEntity(found, access);
-  const [updated] = await db().update(cases).set(changes).where(eq(cases.id, found.id)).returning();
-  return toCaseEntity(updated!, access);
+  const updated = await transaction(async (tx) => {
+    const [row] = await tx.update(cases).set(changes).where(eq(cases.id, found.id)).returning();
+    recordAudit(tx, {
+      action: 'case.updated',
+      organizationId: found.organizationId,
+      caseId: found.id,
+      target: { type: 'case', id: found.id },
+      metadata: { changes: { name: input.name, archived: input.archived } },
+    });
+    return row!;
+  });
+  return toCaseEntity(updated, access);
 }
 
 /** DELETE /cases/{caseId}: soft delete (the evidence stays, the case disappears from every list). */
 export async function deleteCase(ctx: { caseContext: CaseContext }) {
   const found = ctx.caseContext.case;
-  await db().update(cases).set({ deletedAt: now() }).where(eq(cases.id, found.id));
+  await transaction(async (tx) => {
+    await tx.update(cases).set({ deletedAt: now() }).where(eq(cases.id, found.id));
+    recordAudit(tx, {
+      action: 'case.deleted',
+      organizationId: found.organizationId,
+      caseId: found.id,
+      target: { type: 'case', id: found.id },
+      metadata: { name: found.name },
+    });
+  });
   return { message: `Case "${found.name}" deleted` };
 }
 
@@ -137,6 +164,13 @@ export async function grantCaseAccess(
       .insert(caseAccess)
       .values(granted)
       .onConflictDoUpdate({ target: [caseAccess.caseId, caseAccess.userId], set: { access, updatedAt: now() } });
+    recordAudit(tx, {
+      action: 'case.access.granted',
+      organizationId: caseContext.case.organizationId,
+      caseId: granted.caseId,
+      target: { type: 'user', id: granted.userId },
+      metadata: { access },
+    });
   });
   return granted;
 }
@@ -152,10 +186,19 @@ export async function revokeCaseAccess(ctx: { caseContext: CaseContext }, input:
   const target = input.userId.toLowerCase();
   const removed = await transaction(async (tx) => {
     await assertKeepsOwner(tx, caseId, target, null, mayChangeOwners(caseContext));
-    return tx
+    const rows = await tx
       .delete(caseAccess)
       .where(and(eq(caseAccess.caseId, caseId), idEquals(caseAccess.userId, target)))
       .returning();
+    for (const row of rows)
+      recordAudit(tx, {
+        action: 'case.access.revoked',
+        organizationId: caseContext.case.organizationId,
+        caseId,
+        target: { type: 'user', id: row.userId },
+        metadata: { access: row.access },
+      });
+    return rows;
   });
   if (removed.length === 0) throw new NoAccessToRevokeError();
   return { message: 'Access revoked' };

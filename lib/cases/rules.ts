@@ -60,6 +60,12 @@ export const CASE_RULES = {
     access: ['owner', 'admin'],
     denied: 'Importing evidence needs owner or admin access to the case',
   },
+  /** The case's chain of custody (its evidence hashes and audit events). */
+  custody: {
+    name: 'custody',
+    access: ['owner', 'admin'],
+    denied: OWNER_OR_ADMIN_REQUIRED,
+  },
   /** Upload links for the import's attachments: the import rule, refused in its own words. */
   upload: {
     name: 'import',

@@ -3,6 +3,7 @@ import httpCors from '@middy/http-cors';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type * as z from 'zod/mini';
+import { type AuditAction, auditActorOf, recordAuditNow, withAuditScope } from '../audit';
 import type { CaseContext } from '../cases/context';
 import type { Actor } from '../auth/actor';
 import { connectDb } from '../db/client';
@@ -78,6 +79,22 @@ const connectDatabase = (): ApiMiddleware => ({
 });
 
 /**
+ * The audit event of a read of case evidence: the case, and what was asked for (the validated path
+ * and query: the thread, the search terms, the filters).
+ */
+function recordRead(action: AuditAction, api: ApiContext['api']): Promise<void> {
+  const caseRow = api.caseContext?.case;
+  const organizationId = caseRow?.organizationId ?? api.organization?.id;
+  if (!organizationId) throw new Error(`Route auditing ${action} has no organization`);
+  return recordAuditNow({
+    action,
+    organizationId,
+    caseId: caseRow?.id ?? null,
+    metadata: { path: api.path ?? {}, query: api.query ?? {} },
+  });
+}
+
+/**
  * Builds a Lambda handler for one route. The only place the middleware order is set:
  * headers -> request id -> CORS -> error envelope -> database -> auth -> rate limit -> JSON body
  * -> validation -> organization/role/plan -> case rule -> idempotency key -> handler -> response
@@ -121,7 +138,7 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
             ? Buffer.from(event.body, 'base64').toString('utf8')
             : event.body
           : undefined;
-      return (await run({
+      const input = {
         body: api.body,
         query: api.query,
         path: api.path,
@@ -133,7 +150,18 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
         userAgent: api.userAgent,
         headers: event.headers ?? {},
         rawBody,
-      } as HandlerInput<R, S>)) as ApiResult;
+      } as HandlerInput<R, S>;
+      const scope = {
+        actor: auditActorOf(api.actor),
+        ip: api.ip,
+        userAgent: api.userAgent ?? null,
+        requestId: api.requestId,
+      };
+      return withAuditScope(scope, async () => {
+        const answer = await run(input);
+        if (route.audit && 'read' in route.audit) await recordRead(route.audit.action, api);
+        return answer as ApiResult;
+      });
     });
   // The OpenAPI builder and the contract tests read the route and its schemas from the handler.
   return Object.assign(answerBeforeTimeout(handler), { definition: { route, schemas } });

@@ -1,3 +1,4 @@
+import type { AuditAction } from '../audit/actions';
 import type { Scope } from '../auth/scopes';
 import type { CaseRule } from '../cases/rules';
 import type { RoleRule } from '../organizations/roles';
@@ -52,6 +53,13 @@ export interface RouteDefinition {
   /** API Gateway throttle for the route: steady requests per second and burst. */
   throttle: { rate: number; burst: number };
   lambda?: { memoryMb?: number; timeoutSeconds?: number; reservedConcurrency?: number };
+  /**
+   * What the route writes to the organization's audit trail (lib/audit). `action`: the event its
+   * domain function records with each change, in the change's transaction; with `read: true` the
+   * endpoint records it after a successful read of case evidence. `none`: why the route records
+   * nothing (it changes nothing, or nothing of an organization). Every route but plain reads says.
+   */
+  audit?: { action: AuditAction; read?: true } | { none: string };
   /**
    * The error statuses the contract (or docs/decisions.md where it is silent) names for the route,
    * beyond those its rules already imply (auth, organization, case, rate limit, input: see

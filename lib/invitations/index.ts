@@ -1,8 +1,9 @@
 import { and, asc, desc, eq, gt, ilike, inArray, or, type SQL, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
-import { canSignIn, type ClientInfo, endSessionsOfUser, startLoginSession } from '../auth/sessions';
+import { type AuditActor, recordAudit } from '../audit';
+import { canSignIn, type ClientInfo, endSessionsOfUser, openLoginSession } from '../auth/sessions';
 import { addMonths, now } from '../clock';
-import { db, type Executor } from '../db/client';
+import { db, type Executor, type Tx } from '../db/client';
 import { emailTokens, invitations, organizationMembers, organizationPlans, organizations, users } from '../db/schema';
 import { type AfterCommit, transaction } from '../db/transaction';
 import type * as z from 'zod/mini';
@@ -80,12 +81,29 @@ interface InviteInput {
   beyondSeats?: BeyondSeats;
 }
 
-/** Addresses invited (emailed), added at once (auto-accept), and left out for lack of seats (`skip` only). */
+/** One invitation `inviteToOrganization` wrote: what its audit event says. */
+export interface WrittenInvitation {
+  id: string;
+  email: string;
+  role: OrganizationRole;
+  /** A live invitation re-invited: it keeps its emailed link (a reminder is sent), its role possibly raised from this. */
+  previousRole: OrganizationRole | null;
+  /** The existing, verified account added at once (auto-accept); null when only invited. */
+  addedUserId: string | null;
+}
+
+/**
+ * Addresses invited (emailed), added at once (auto-accept), and left out for lack of seats
+ * (`skip` only); the invitations written, for the caller's audit event.
+ */
 export interface InviteOutcome {
   invited: string[];
   added: string[];
   notSent: string[];
+  written: WrittenInvitation[];
 }
+
+const nothingInvited = (notSent: string[] = []): InviteOutcome => ({ invited: [], added: [], notSent, written: [] });
 
 /** The higher ranked of two roles. */
 const higherRole = (a: OrganizationRole, b: OrganizationRole): OrganizationRole => (roleRank(a) >= roleRank(b) ? a : b);
@@ -103,7 +121,8 @@ const higherRole = (a: OrganizationRole, b: OrganizationRole): OrganizationRole 
  *   higher role when a pending invitation exists). An unverified account is never attached: it
  *   gets the invitation email, and accepting it proves the mailbox (see acceptInvitation).
  *
- * Tokens are stored hashed; the emails leave through the outbox after commit.
+ * Tokens are stored hashed; the emails leave through the outbox after commit. The caller records
+ * the audit event (each route records its own action: `recordInvitations` for the invite route).
  */
 export async function inviteToOrganization(
   tx: Executor,
@@ -111,7 +130,7 @@ export async function inviteToOrganization(
   input: InviteInput,
 ): Promise<InviteOutcome> {
   const addresses = [...new Set(input.emails.map((e) => e.toLowerCase()))];
-  if (addresses.length === 0) return { invited: [], added: [], notSent: [] };
+  if (addresses.length === 0) return nothingInvited();
   const organizationId = input.organization.id;
   // Lock before reading what holds seats, so a concurrent delete, reject or resend cannot change it.
   await lockPlanRow(tx, organizationId);
@@ -142,7 +161,7 @@ export async function inviteToOrganization(
   ]);
   const memberEmails = new Set(members.map((m) => m.email));
   const nonMembers = addresses.filter((email) => !memberEmails.has(email));
-  if (nonMembers.length === 0) return { invited: [], added: [], notSent: [] };
+  if (nonMembers.length === 0) return nothingInvited();
 
   const at = now();
   // A pending, unexpired invitation already holds its seat (and its emailed link stays valid).
@@ -154,7 +173,7 @@ export async function inviteToOrganization(
     input.beyondSeats ?? 'refuse',
   );
   const candidates = nonMembers.filter((email) => !notSent.includes(email));
-  if (candidates.length === 0) return { invited: [], added: [], notSent };
+  if (candidates.length === 0) return nothingInvited(notSent);
 
   const userByEmail = new Map(existingUsers.map((u) => [u.email, u]));
   const autoAdded = input.organization.autoAcceptInvitations
@@ -171,7 +190,7 @@ export async function inviteToOrganization(
       .map((email) => [email, newOpaqueToken(INVITATION_TOKEN_PREFIX)]),
   );
 
-  await tx
+  const written = await tx
     .insert(invitations)
     .values(
       candidates.map((email) => {
@@ -203,7 +222,9 @@ export async function inviteToOrganization(
         rejectionReason: null,
         updatedAt: at,
       },
-    });
+    })
+    .returning({ id: invitations.id, email: invitations.email });
+  const invitationIdOf = new Map(written.map((row) => [row.email, row.id]));
   if (autoAdded.length > 0) {
     await tx
       .insert(organizationMembers)
@@ -222,7 +243,40 @@ export async function inviteToOrganization(
     }),
     ...autoAdded.map((email) => emails.addedToOrganization(email, input.organization.name, inviterName)),
   ]);
-  return { invited, added: autoAdded, notSent };
+  return {
+    invited,
+    added: autoAdded,
+    notSent,
+    written: candidates.map((email) => {
+      const added = autoAdded.includes(email);
+      return {
+        id: invitationIdOf.get(email)!,
+        email,
+        role: roleOf(email),
+        previousRole: added ? null : (live.get(email)?.role ?? null),
+        addedUserId: added ? userByEmail.get(email)!.id : null,
+      };
+    }),
+  };
+}
+
+/** The metadata an invitation's audit event carries: never its token. */
+export const invitationAuditFields = (invitation: WrittenInvitation) => ({
+  email: invitation.email,
+  role: invitation.role,
+  ...(invitation.previousRole ? { reminder: true, previousRole: invitation.previousRole } : {}),
+  ...(invitation.addedUserId ? { autoAccepted: true, userId: invitation.addedUserId } : {}),
+});
+
+/** One `organization.member.invited` per invitation written, its target the invitation. */
+export function recordInvitations(tx: Tx, organizationId: string, outcome: InviteOutcome): void {
+  for (const invitation of outcome.written)
+    recordAudit(tx, {
+      action: 'organization.member.invited',
+      organizationId,
+      target: { type: 'invitation', id: invitation.id },
+      metadata: invitationAuditFields(invitation),
+    });
 }
 
 /** Roles an inviter may hand out: a plain member only client or member; others up to their own rank. */
@@ -241,14 +295,16 @@ export async function inviteUsers(
 ) {
   const role = input.role ?? 'member';
   assertMayInvite(organization.role, role);
-  const result = await transaction(async (tx, afterCommit) =>
-    inviteToOrganization(tx, afterCommit, {
+  const result = await transaction(async (tx, afterCommit) => {
+    const outcome = await inviteToOrganization(tx, afterCommit, {
       organization: await loadOrganization(organization.id, tx),
       inviter: { id: actor.user.id, name: actor.user.name },
       emails: input.emails,
       role,
-    }),
-  );
+    });
+    recordInvitations(tx, organization.id, outcome);
+    return outcome;
+  });
   const parts = [`${result.invited.length} invitation(s) sent`];
   if (result.added.length > 0) parts.push(`${result.added.length} existing user(s) added`);
   const skipped = new Set(input.emails.map((e) => e.toLowerCase())).size - result.invited.length - result.added.length;
@@ -373,6 +429,12 @@ export async function deleteInvitation(
     const invitation = await findInvitation(tx, organization.id, invitationId);
     if (invitation.status !== 'pending') throw new InvitationNotPendingError(invitation.status);
     await tx.delete(invitations).where(eq(invitations.id, invitation.id));
+    recordAudit(tx, {
+      action: 'organization.invitation.deleted',
+      organizationId: organization.id,
+      target: { type: 'invitation', id: invitation.id },
+      metadata: { email: invitation.email, role: invitation.role },
+    });
     return { message: `Invitation to ${invitation.email} deleted` };
   });
 }
@@ -400,6 +462,16 @@ export async function resendInvitation(
         invitedById: actor.user.id,
       })
       .where(eq(invitations.id, invitation.id));
+    recordAudit(tx, {
+      action: 'organization.invitation.resent',
+      organizationId: organization.id,
+      target: { type: 'invitation', id: invitation.id },
+      metadata: {
+        email: invitation.email,
+        role: invitation.role,
+        previousStatus: holdsSeat ? 'pending' : invitation.status === 'pending' ? 'expired' : invitation.status,
+      },
+    });
     const org = await loadOrganization(organization.id, tx);
     await queueEmails(tx, afterCommit, [emails.invitation(invitation.email, org.name, org.id, actor.user.name, token)]);
     return { message: `Invitation sent again to ${invitation.email}` };
@@ -477,6 +549,7 @@ export async function acceptInvitation({ client }: { client: ClientInfo }, input
     const invitation = await invitationForToken(tx, organization.id, input.token, input.email);
     let userId: string;
     let signIn: boolean;
+    let account: 'created' | 'taken_over' | 'existing';
     // Read again under a lock: the account may have been created, verified or changed meanwhile.
     const [current] = await tx.select().from(users).where(eq(users.email, input.email)).limit(1).for('update');
     if (!current) {
@@ -489,6 +562,7 @@ export async function acceptInvitation({ client }: { client: ClientInfo }, input
       if (!created) throw new AccountJustCreatedError();
       userId = created.id;
       signIn = true;
+      account = 'created';
     } else if (isTakeover(current)) {
       // Registered meanwhile without proof of the mailbox: taken over like one found unverified above.
       if (!passwordHash) throw new InviteeDetailsRequiredError(true);
@@ -514,21 +588,38 @@ export async function acceptInvitation({ client }: { client: ClientInfo }, input
       await tx.delete(emailTokens).where(eq(emailTokens.userId, current.id));
       userId = current.id;
       signIn = true;
+      account = 'taken_over';
     } else {
       userId = current.id;
       signIn = false;
+      account = 'existing';
     }
     const role = invitation.role;
-    await tx
+    const joined = await tx
       .insert(organizationMembers)
       .values({ organizationId: organization.id, userId, role })
-      .onConflictDoNothing();
+      .onConflictDoNothing()
+      .returning({ userId: organizationMembers.userId });
     await tx
       .update(invitations)
       .set({ status: 'accepted', acceptedById: userId, invitedUserId: invitation.invitedUserId ?? userId })
       .where(eq(invitations.id, invitation.id));
-    const login = signIn ? await startLoginSession(tx, userId, client) : null;
-    return { organization, role, userId, login };
+    const session = signIn ? await openLoginSession(tx, userId, client) : null;
+    // The emailed token proves who acts: the invitee, through the session this signs them into if any.
+    recordAudit(tx, {
+      action: 'organization.member.joined',
+      organizationId: organization.id,
+      target: { type: 'user', id: userId },
+      metadata: {
+        invitationId: invitation.id,
+        email: invitation.email,
+        role,
+        account,
+        ...(joined.length === 0 ? { alreadyMember: true } : {}),
+      },
+      actor: { type: 'user', userId, tokenId: session?.sessionId ?? null },
+    });
+    return { organization, role, userId, login: session?.tokens ?? null };
   });
   forgetCachedProfile(result.userId);
   return {
@@ -549,6 +640,20 @@ export async function rejectInvitation(
       .update(invitations)
       .set({ status: 'rejected', rejectionReason: input.reason ?? null })
       .where(eq(invitations.id, invitation.id));
+    // The emailed token proves the mailbox; a verified account of that address is who acts.
+    const [addressee] = await tx
+      .select({ id: users.id })
+      .from(users)
+      .where(and(eq(users.email, invitation.email), eq(users.isEmailVerified, true)))
+      .limit(1);
+    const actor: AuditActor | undefined = addressee ? { type: 'user', userId: addressee.id, tokenId: null } : undefined;
+    recordAudit(tx, {
+      action: 'organization.invitation.rejected',
+      organizationId: organization.id,
+      target: { type: 'invitation', id: invitation.id },
+      metadata: { email: invitation.email, role: invitation.role, reason: input.reason ?? null },
+      actor,
+    });
     const recipients = await tx
       .select({ email: users.email })
       .from(organizationMembers)

@@ -155,6 +155,7 @@ function toEmailRecord(
       provider: f.provider,
       size: f.size,
       transferState: f.transferState,
+      sha256: f.sha256,
       createdAt: f.createdAt.toISOString(),
       updatedAt: f.updatedAt.toISOString(),
     })),

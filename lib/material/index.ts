@@ -4,3 +4,4 @@ export { listSupportTickets } from './chat';
 export { listChatProfiles, listNetworkProfiles, searchNetworkMessages } from './network';
 export { importCaseNotes } from './notes';
 export { createAttachmentUploads, UPLOAD_LINK_SECONDS } from './uploads';
+export { getCaseCustody } from './custody';

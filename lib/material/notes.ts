@@ -1,11 +1,12 @@
 import { and, eq, inArray, notInArray, sql } from 'drizzle-orm';
 import type * as z from 'zod/mini';
 import type { ImportCaseNotesDto } from '../../schemas/material/material';
+import { recordAudit } from '../audit';
 import type { Actor } from '../auth/actor';
 import type { CaseContext } from '../cases/context';
 import { now } from '../clock';
 import { db, type Tx } from '../db/client';
-import { cases, devices, deviceNotes, storageReservations } from '../db/schema';
+import { cases, devices, deviceNotes, evidenceObjects, storageReservations } from '../db/schema';
 import { transaction } from '../db/transaction';
 import { InvalidInputError } from '../errors';
 import type { PlanUsage } from '../organizations/active-plan';
@@ -17,6 +18,7 @@ import {
   releasingReservations,
 } from '../organizations/allowances';
 import { casePrefix, objectStorage } from '../storage';
+import { type EvidenceHash, hashCanonical, hashStream } from './evidence-hash';
 
 /** Most fields a 400 names at once (a request may carry thousands of notes). */
 const MAX_DETAILS = 50;
@@ -43,19 +45,49 @@ function assertAttachments(notes: NoteInput[], problem: (key: string) => string 
   if (problems.length) throw new InvalidInputError(problems.slice(0, MAX_DETAILS));
 }
 
-/** The size of each key in object storage (null: not there), looked up at most LOOKUP_CONCURRENCY at a time. */
-async function objectSizes(keys: string[]): Promise<Map<string, number | null>> {
+interface AttachmentLookup {
+  /** The size of each key in object storage (null: not there). */
+  sizes: Map<string, number | null>;
+  /** The hash of each object not yet in evidence_objects, taken now. */
+  hashed: Map<string, EvidenceHash>;
+}
+
+/**
+ * Looks up each attachment in object storage, at most LOOKUP_CONCURRENCY at a time: an object
+ * already recorded in evidence_objects (linked by an earlier import) only for its size; any other
+ * is hashed as it streams from storage (never held whole), which gives its size too.
+ */
+async function lookUpAttachments(caseId: string, keys: string[]): Promise<AttachmentLookup> {
+  const lookup: AttachmentLookup = { sizes: new Map(), hashed: new Map() };
+  if (keys.length === 0) return lookup;
+  const recordedRows = await db()
+    .select({ key: evidenceObjects.key })
+    .from(evidenceObjects)
+    .where(
+      and(
+        eq(evidenceObjects.caseId, caseId),
+        // One array parameter, however many keys (a request may reference 500,000).
+        sql`${evidenceObjects.key} = any(${sql.param(keys, deviceNotes.attachmentKeys)})`,
+      ),
+    );
+  const recorded = new Set(recordedRows.map((row) => row.key));
   const storage = objectStorage();
-  const sizes = new Map<string, number | null>();
   let next = 0;
   const worker = async () => {
     while (next < keys.length) {
       const key = keys[next++]!;
-      sizes.set(key, await storage.size(key));
+      if (recorded.has(key)) {
+        lookup.sizes.set(key, await storage.size(key));
+        continue;
+      }
+      const stream = await storage.read(key);
+      const hash = stream && (await hashStream(stream));
+      lookup.sizes.set(key, hash?.sizeBytes ?? null);
+      if (hash) lookup.hashed.set(key, hash);
     }
   };
   await Promise.all(Array.from({ length: Math.min(LOOKUP_CONCURRENCY, keys.length) }, worker));
-  return sizes;
+  return lookup;
 }
 
 type ImportCaseNotesInput = z.output<typeof ImportCaseNotesDto>;
@@ -66,6 +98,11 @@ type NoteInput = ImportCaseNotesInput['notes'][number];
  * (within the plan's device allowance) and adds the notes. Attachments must already be in object
  * storage: if any reference is missing, nothing is imported (400 listing them). Notes already
  * imported for this device and case (same note id) are left as they are: evidence is append-only.
+ *
+ * Each note records the SHA-256 and size of its RFC 8785 canonical JSON as the request sent it
+ * (after validation, which drops fields the DTO does not name); each attachment is hashed as it
+ * streams from storage and recorded in evidence_objects (once: one already recorded is not hashed
+ * again). A request that imports any note records one `evidence.notes.imported` event.
  */
 export async function importCaseNotes(
   ctx: { actor: Actor; organization: OrganizationContext; caseContext: CaseContext },
@@ -99,7 +136,8 @@ export async function importCaseNotes(
   );
 
   const references = [...new Set(input.notes.flatMap((note) => note.attachments ?? []))];
-  const sizes = await objectSizes(references);
+  const lookup = await lookUpAttachments(caseId, references);
+  const { sizes } = lookup;
   assertAttachments(input.notes, (key) =>
     sizes.get(key) === null ? `Attachment not found in storage (upload it first): ${key}` : null,
   );
@@ -110,7 +148,7 @@ export async function importCaseNotes(
   // were gone by the time it is locked, the import starts over with the allowance lock.
   const needsAllowances = references.length > 0 || !(await deviceRegistered(organization.id, input.deviceId));
   const run = (holdAllowances: boolean) =>
-    importInTransaction(organization.id, actor, caseId, input, sizes, holdAllowances);
+    importInTransaction(organization.id, actor, caseId, input, lookup, holdAllowances);
   const { imported, deviceRowId } = await run(needsAllowances).catch((error: unknown) => {
     if (error instanceof AllowanceLockNeeded) return run(true);
     throw error;
@@ -152,7 +190,7 @@ async function importInTransaction(
   actor: Actor,
   caseId: string,
   input: ImportCaseNotesInput,
-  sizes: Map<string, number | null>,
+  lookup: AttachmentLookup,
   holdAllowances: boolean,
 ): Promise<{ imported: number; deviceRowId: string }> {
   return transaction(async (tx) => {
@@ -189,6 +227,7 @@ async function importInTransaction(
       .insert(deviceNotes)
       .values(
         input.notes.map((note) => ({
+          ...hashCanonical(note),
           caseId,
           deviceId: deviceRowId!,
           noteId: note.id,
@@ -204,7 +243,29 @@ async function importInTransaction(
       )
       .onConflictDoNothing()
       .returning({ id: deviceNotes.id, attachmentKeys: deviceNotes.attachmentKeys });
-    await countAttachmentBytes(tx, { organizationId, caseId, usage }, inserted, sizes);
+    await countAttachmentBytes(tx, { organizationId, caseId, usage }, inserted, lookup.sizes);
+    const linked = [...new Set(inserted.flatMap((note) => note.attachmentKeys))];
+    await recordEvidenceObjects(
+      tx,
+      caseId,
+      linked.flatMap((key) => {
+        const hash = lookup.hashed.get(key);
+        return hash ? [{ key, ...hash }] : [];
+      }),
+    );
+    if (inserted.length)
+      recordAudit(tx, {
+        action: 'evidence.notes.imported',
+        organizationId,
+        caseId,
+        target: { type: 'device', id: deviceRowId },
+        metadata: {
+          deviceId: input.deviceId,
+          imported: inserted.length,
+          skipped: input.notes.length - inserted.length,
+          attachments: linked.length,
+        },
+      });
     return { imported: inserted.length, deviceRowId };
   });
 }
@@ -263,4 +324,23 @@ async function countAttachmentBytes(
       .update(cases)
       .set({ storageBytes: sql`${cases.storageBytes} + ${bytes}` })
       .where(eq(cases.id, caseId));
+}
+
+/**
+ * Records the hashes taken of attachments the import links (evidence_objects, which downloads
+ * check), in one statement of three array parameters however many there are. An object recorded
+ * meanwhile by a concurrent import of the same key keeps its row.
+ */
+async function recordEvidenceObjects(tx: Tx, caseId: string, objects: Array<{ key: string } & EvidenceHash>) {
+  if (objects.length === 0) return;
+  const textArray = (values: string[]) => sql.param(values, deviceNotes.attachmentKeys);
+  await tx.execute(sql`
+    insert into ${evidenceObjects} (key, case_id, sha256, size_bytes, recorded_at)
+    select object.key, ${caseId}::uuid, object.sha256, object.size_bytes::bigint, ${sql.param(now(), evidenceObjects.recordedAt)}
+    from unnest(
+      ${textArray(objects.map((o) => o.key))}::text[],
+      ${textArray(objects.map((o) => o.sha256))}::text[],
+      ${textArray(objects.map((o) => String(o.sizeBytes)))}::text[]
+    ) as object(key, sha256, size_bytes)
+    on conflict (key) do nothing`);
 }

@@ -1,6 +1,7 @@
 import { and, eq, lte } from 'drizzle-orm';
 import type * as z from 'zod/mini';
 import type { CreateAttachmentUploadsDto } from '../../schemas/material/material';
+import { recordAudit } from '../audit';
 import type { CaseContext } from '../cases/context';
 import { addSeconds, now } from '../clock';
 import { storageReservations } from '../db/schema';
@@ -28,7 +29,8 @@ const keySafe = (name: string) =>
  * The declared sizes must fit in the plan's storage, counting what the cases hold and what links
  * issued earlier and not yet used or expired promise (403 STORAGE_LIMIT_REACHED otherwise): each
  * link reserves its declared size until it expires or an import links its key. Checked and
- * reserved under the allowance lock, in one transaction, in a fixed number of statements.
+ * reserved under the allowance lock, in one transaction, in a fixed number of statements, which
+ * also records `evidence.attachment_uploads.created` naming the keys handed out.
  */
 export async function createAttachmentUploads(
   ctx: { organization: OrganizationContext; caseContext: CaseContext },
@@ -60,6 +62,12 @@ export async function createAttachmentUploads(
         expiresAt,
       })),
     );
+    recordAudit(tx, {
+      action: 'evidence.attachment_uploads.created',
+      organizationId: organization.id,
+      caseId,
+      metadata: { count: files.length, declaredBytes: declared, keys: files.map((file) => file.key) },
+    });
   });
   const storage = objectStorage();
   const uploads = await Promise.all(

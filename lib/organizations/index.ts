@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type * as z from 'zod/mini';
 import { and, asc, desc, eq, ilike, inArray, isNull, ne, or, type SQL, sql } from 'drizzle-orm';
+import canonicalize from 'canonicalize';
+import { recordAudit } from '../audit';
 import { endSessionsOfUser } from '../auth/sessions';
 import { ensureProcessorCustomer } from '../billing/customers';
 import { billingSummary } from '../billing/summary';
 import { now } from '../clock';
-import { db, type Executor } from '../db/client';
+import { db, type Executor, type Tx } from '../db/client';
 import {
   caseAccess,
   cases,
@@ -22,7 +24,7 @@ import { isUniqueViolation } from '../db/errors';
 import type { Actor } from '../auth/actor';
 import { containsPattern } from '../db/like';
 import { idEquals, idIn } from '../ids';
-import { inviteToOrganization } from '../invitations';
+import { invitationAuditFields, inviteToOrganization } from '../invitations';
 import { queueEmails } from '../mail/outbox';
 import { emails } from '../mail/templates';
 import { pageWindow, toPage } from '../paging';
@@ -147,6 +149,18 @@ export async function createOrganization({ actor }: { actor: Actor }, input: z.o
       role: 'member',
       beyondSeats: 'skip',
     });
+    // The invitations sent with the creation are part of it: one event, naming them.
+    recordAudit(tx, {
+      action: 'organization.created',
+      organizationId: created.id,
+      target: { type: 'organization', id: created.id },
+      metadata: {
+        name: created.name,
+        slug: created.slug,
+        invitations: outcome.written.map((invitation) => ({ id: invitation.id, ...invitationAuditFields(invitation) })),
+        invitationsNotSent: outcome.notSent,
+      },
+    });
     return { organization: created, invitations: outcome };
   });
   forgetCachedProfile(actor.user.id);
@@ -192,42 +206,68 @@ function bankLinkingTermsChanges(accepted: boolean, userId: string): Organizatio
   };
 }
 
-/** PATCH /organization/{orgId}: renaming regenerates the slug; a taken name is 400. Only the fields of the input are written. */
+/** Fields holding free-form JSON a client may fill with anything: their events name them, never their values. */
+const FREE_FORM_FIELDS: ReadonlySet<string> = new Set(['metadata', 'communicationPreferences']);
+
+/** Equal as JSON whatever the key order (a jsonb column answers its keys in its own order). */
+const sameValue = (a: unknown, b: unknown) => canonicalize(a ?? null) === canonicalize(b ?? null);
+
+/**
+ * PATCH /organization/{orgId}: renaming regenerates the slug; a taken name is 400. Only the fields
+ * whose value differs are written, with one `organization.updated` event naming them (none when
+ * nothing differs).
+ */
 export async function updateOrganization(
   { actor, organization }: { actor: Actor; organization: OrganizationContext },
   input: z.output<typeof UpdateOrganizationDto>,
 ) {
   const { bankLinkingTermsAccepted, ...fields } = input;
-  const changes: OrganizationChanges = Object.fromEntries(
-    Object.entries(fields).filter(([, value]) => value !== undefined),
-  );
-  if (bankLinkingTermsAccepted !== undefined)
-    Object.assign(changes, bankLinkingTermsChanges(bankLinkingTermsAccepted, actor.user.id));
-  const current = await loadOrganization(organization.id);
-  if (input.name !== undefined && input.name !== current.name) {
-    if (await isOrganizationNameTaken(db(), input.name, current.id)) {
-      throw new OrganizationNameTakenError();
-    }
-    changes.slug = slugify(input.name);
-    changes.nameKey = organizationNameKey(input.name);
-  }
-  if (Object.keys(changes).length === 0) return toOrganizationDetails(current, organization.role);
   for (let attempt = 0; ; attempt += 1) {
     try {
-      const [updated] = await db()
-        .update(organizations)
-        .set(changes)
-        .where(eq(organizations.id, organization.id))
-        .returning();
-      return toOrganizationDetails(updated!, organization.role);
+      return await transaction(async (tx) => {
+        // Locked, so the event names exactly what this request changed.
+        const current = await loadOrganization(organization.id, tx, { lock: true });
+        const changes: OrganizationChanges = Object.fromEntries(
+          Object.entries(fields).filter(
+            ([field, value]) => value !== undefined && !sameValue(value, current[field as keyof OrganizationRow]),
+          ),
+        );
+        const changed: Record<string, unknown> = { ...changes };
+        if (
+          bankLinkingTermsAccepted !== undefined &&
+          bankLinkingTermsAccepted !== (current.bankLinkingTermsAcceptedAt !== null)
+        ) {
+          Object.assign(changes, bankLinkingTermsChanges(bankLinkingTermsAccepted, actor.user.id));
+          changed.bankLinkingTermsAccepted = bankLinkingTermsAccepted;
+        }
+        if (input.name !== undefined && changes.name !== undefined) {
+          if (await isOrganizationNameTaken(tx, input.name, current.id)) throw new OrganizationNameTakenError();
+          // A slug taken by another organization's name gets a random suffix on the next attempt.
+          changes.slug =
+            attempt === 0 ? slugify(input.name) : `${slugify(input.name)}-${randomBytes(3).toString('hex')}`;
+          changes.nameKey = organizationNameKey(input.name);
+          if (changes.slug !== current.slug) changed.slug = changes.slug;
+        }
+        if (Object.keys(changes).length === 0) return toOrganizationDetails(current, organization.role);
+        const [updated] = await tx
+          .update(organizations)
+          .set(changes)
+          .where(eq(organizations.id, organization.id))
+          .returning();
+        recordAudit(tx, {
+          action: 'organization.updated',
+          organizationId: organization.id,
+          target: { type: 'organization', id: organization.id },
+          metadata: {
+            fields: Object.keys(changed),
+            changes: Object.fromEntries(Object.entries(changed).filter(([field]) => !FREE_FORM_FIELDS.has(field))),
+          },
+        });
+        return toOrganizationDetails(updated!, organization.role);
+      });
     } catch (error) {
-      if (isUniqueViolation(error, 'organizations_name_key_key')) {
-        throw new OrganizationNameTakenError();
-      }
-      if (isUniqueViolation(error, 'organizations_slug_key') && changes.slug && attempt < 5) {
-        changes.slug = `${slugify(input.name!)}-${randomBytes(3).toString('hex')}`;
-        continue;
-      }
+      if (isUniqueViolation(error, 'organizations_name_key_key')) throw new OrganizationNameTakenError();
+      if (isUniqueViolation(error, 'organizations_slug_key') && input.name !== undefined && attempt < 5) continue;
       throw error;
     }
   }
@@ -409,7 +449,10 @@ async function assertOwnerChangesAllowed(
   if (owners!.n - demoted + promoted < 1) throw new LastOwnerError();
 }
 
-/** PATCH /organization/{orgId}/update-user-role: sets the role of the listed members; non-members are skipped. */
+/**
+ * PATCH /organization/{orgId}/update-user-role: sets the role of the listed members; non-members are
+ * skipped. One `organization.member.role_changed` per member whose role differed.
+ */
 export async function updateUserRoles(
   { organization }: { organization: OrganizationContext },
   input: z.output<typeof UpdateOrganizationUserAccessDto>,
@@ -428,7 +471,8 @@ export async function updateUserRoles(
       organization,
       members.map((m) => ({ userId: m.userId, from: m.role, to: input.role })),
     );
-    if (members.length === 0) return 0;
+    const changed = members.filter((m) => m.role !== input.role);
+    if (changed.length === 0) return members.length;
     await tx
       .update(organizationMembers)
       .set({ role: input.role })
@@ -437,10 +481,17 @@ export async function updateUserRoles(
           eq(organizationMembers.organizationId, organization.id),
           inArray(
             organizationMembers.userId,
-            members.map((m) => m.userId),
+            changed.map((m) => m.userId),
           ),
         ),
       );
+    for (const member of changed)
+      recordAudit(tx, {
+        action: 'organization.member.role_changed',
+        organizationId: organization.id,
+        target: { type: 'user', id: member.userId },
+        metadata: { from: member.role, to: input.role },
+      });
     return members.length;
   });
   for (const userId of input.userIds) forgetCachedProfile(userId);
@@ -513,6 +564,7 @@ export async function updateOrganizationUsers(
       .for('update', { of: organizationMembers });
     const changes = await validateMemberUpdates(tx, ctx, entries, members);
     await applyMemberUpdates(tx, afterCommit, ctx.organization.id, organizationName, changes);
+    recordMemberUpdates(tx, ctx.organization.id, members, changes);
   });
   for (const userId of userIds) forgetCachedProfile(userId);
   return { message: `${userIds.length} member(s) updated` };
@@ -605,6 +657,29 @@ async function validateMemberUpdates(
 }
 
 /**
+ * One `organization.member.updated` per member whose role, name or email changed: which fields,
+ * each from and to (none of them secret).
+ */
+function recordMemberUpdates(tx: Tx, organizationId: string, members: LockedMember[], changes: MemberChanges): void {
+  const fieldsOf = new Map<string, Record<string, { from: string; to: string }>>();
+  const fieldsOfMember = (userId: string) => fieldsOf.get(userId) ?? fieldsOf.set(userId, {}).get(userId)!;
+  const byId = new Map(members.map((m) => [m.userId, m]));
+  for (const { userId, role } of changes.roles)
+    fieldsOfMember(userId).role = { from: byId.get(userId)!.role, to: role };
+  for (const { userId, name, email, before } of changes.accounts) {
+    if (name !== null) fieldsOfMember(userId).name = { from: before.name, to: name };
+    if (email !== null) fieldsOfMember(userId).email = { from: before.email, to: email };
+  }
+  for (const [userId, fields] of fieldsOf)
+    recordAudit(tx, {
+      action: 'organization.member.updated',
+      organizationId,
+      target: { type: 'user', id: userId },
+      metadata: { fields: Object.keys(fields), changes: fields },
+    });
+}
+
+/**
  * Writes what `validateMemberUpdates` allowed, in a fixed number of statements whatever the number
  * of entries: one for the roles, one for the accounts, one for the voided links, two for ending
  * sessions, one for the notices.
@@ -674,21 +749,22 @@ async function applyMemberUpdates(
 /**
  * Gives owner access of every case of the organization whose only owner is `leaverId` to `heirId`
  * (an owner of the organization), or when null to its oldest owner other than the leaver. One
- * statement, whatever the number of cases; an existing lower access of the heir is raised.
+ * statement, whatever the number of cases; an existing lower access of the heir is raised. Returns
+ * the grants made.
  */
 async function handOverSoleOwnedCases(
   tx: Executor,
   organizationId: string,
   leaverId: string,
   heirId: string | null,
-): Promise<void> {
+): Promise<Array<{ caseId: string; heirId: string }>> {
   const at = sql.param(now(), caseAccess.createdAt);
   const heir = heirId
     ? sql`${heirId}::uuid`
     : sql`(select heir.user_id from ${organizationMembers} heir
             where heir.organization_id = ${organizationId} and heir.role = 'owner' and heir.user_id <> ${leaverId}
             order by heir.created_at, heir.user_id limit 1)`;
-  await tx.execute(sql`
+  const result = (await tx.execute(sql`
     insert into ${caseAccess} (case_id, user_id, access, created_at, updated_at)
     select sole.case_id, handover.heir_id, 'owner', ${at}, ${at}
     from ${caseAccess} sole
@@ -696,7 +772,12 @@ async function handOverSoleOwnedCases(
     cross join (select ${heir} as heir_id) handover
     where sole.user_id = ${leaverId} and sole.access = 'owner' and handover.heir_id is not null
       and not exists (select 1 from ${caseAccess} other where other.case_id = sole.case_id and other.access = 'owner' and other.user_id <> ${leaverId})
-    on conflict (case_id, user_id) do update set access = 'owner', updated_at = excluded.updated_at`);
+    on conflict (case_id, user_id) do update set access = 'owner', updated_at = excluded.updated_at
+    returning case_id as "caseId", user_id as "heirId"`)) as unknown as
+    | Array<{ caseId: string; heirId: string }>
+    | { rows: Array<{ caseId: string; heirId: string }> };
+  // postgres.js answers an array, PGlite `{ rows }`.
+  return Array.isArray(result) ? result : result.rows;
 }
 
 /**
@@ -705,7 +786,8 @@ async function handOverSoleOwnedCases(
  * removing someone else needs org admin or owner and an active plan. The last owner can neither
  * leave nor be removed (400 LAST_OWNER). Cases the member was the only owner of go to the removing
  * owner, or (self-removal, or an admin removing) the organization's oldest remaining owner, in the
- * same transaction. A fixed number of statements.
+ * same transaction. A fixed number of statements. One `organization.member.removed` event, naming
+ * the cases the member lost access to and those handed over.
  */
 export async function removeOrganizationUser(
   { actor, organization }: { actor: Actor; organization: OrganizationContext },
@@ -726,7 +808,7 @@ export async function removeOrganizationUser(
     // An id that is not a UUID names no member; past this point userId is a member's id.
     if (!member) throw new UserNotMemberError();
     await assertOwnerChangesAllowed(tx, organization, [{ userId, from: member.role, to: 'client' }]);
-    await handOverSoleOwnedCases(
+    const handedOver = await handOverSoleOwnedCases(
       tx,
       organization.id,
       userId,
@@ -735,7 +817,7 @@ export async function removeOrganizationUser(
     await tx
       .delete(invitations)
       .where(and(eq(invitations.organizationId, organization.id), eq(invitations.email, member.email)));
-    await tx
+    const revoked = await tx
       .delete(caseAccess)
       .where(
         and(
@@ -745,10 +827,24 @@ export async function removeOrganizationUser(
             tx.select({ id: cases.id }).from(cases).where(eq(cases.organizationId, organization.id)),
           ),
         ),
-      );
+      )
+      .returning({ caseId: caseAccess.caseId, access: caseAccess.access });
     await tx
       .delete(organizationMembers)
       .where(and(eq(organizationMembers.organizationId, organization.id), eq(organizationMembers.userId, userId)));
+    recordAudit(tx, {
+      action: 'organization.member.removed',
+      organizationId: organization.id,
+      target: { type: 'user', id: userId },
+      metadata: {
+        email: member.email,
+        role: member.role,
+        left: leaving,
+        // Who may see a case's evidence is part of its custody.
+        caseAccessRemoved: revoked,
+        casesHandedOver: handedOver,
+      },
+    });
   });
   forgetCachedProfile(userId);
   return { message: 'The user was removed from the organization' };

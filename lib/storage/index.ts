@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import type { Readable } from 'node:stream';
 import { addSeconds, now } from '../clock';
 import { config, selfLink } from '../config';
 import { localSecret } from '../secrets';
@@ -23,6 +24,16 @@ export interface ObjectStorage {
   uploadUrl(key: string, file: { contentType: string; size: number }, expiresInSeconds: number): Promise<string>;
   /** The object's size in bytes; null when there is no such object. */
   size(key: string): Promise<number | null>;
+  /** The object's bytes as a stream, to hash or copy without holding it whole; null when there is no such object. */
+  read(key: string): Promise<Readable | null>;
+}
+
+/** An object opened for a signed download: read twice from one open file (hashed, then served). */
+export interface OpenedObject {
+  size: number;
+  /** A stream of the whole object; each call reads it again from the start. */
+  stream(): Readable;
+  close(): Promise<void>;
 }
 
 /** Amazon S3 with presigned GET URLs; the SDK is imported on first use. */
@@ -79,6 +90,18 @@ class S3Storage implements ObjectStorage {
       return head.ContentLength ?? 0;
     } catch {
       // Without s3:ListBucket a missing key answers 403, not 404: either way there is no object to link.
+      return null;
+    }
+  }
+
+  async read(key: string): Promise<Readable | null> {
+    const { GetObjectCommand } = await import('@aws-sdk/client-s3');
+    try {
+      const object = await (await this.s3()).send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      // In Node the SDK's Body is an http.IncomingMessage: a Readable that streams as it arrives.
+      return (object.Body as Readable | undefined) ?? null;
+    } catch {
+      // 404, or 403 without s3:ListBucket: no object either way (as size()).
       return null;
     }
   }
@@ -187,7 +210,12 @@ export class DirectoryStorage implements ObjectStorage {
     }
   }
 
-  /** The bytes of a signed, unexpired link; null otherwise. */
+  async read(key: string): Promise<Readable | null> {
+    const file = await this.openFile(key);
+    return file ? file.handle.createReadStream() : null;
+  }
+
+  /** The bytes of a signed, unexpired link; null otherwise. Whole in memory: tests only; downloads use openSigned. */
   async readSigned(key: string, expires: number, signature: string): Promise<Buffer | null> {
     if (!isSafeObjectKey(key) || !this.isValidLink(key, expires, signature)) return null;
     try {
@@ -195,6 +223,41 @@ export class DirectoryStorage implements ObjectStorage {
     } catch {
       return null;
     }
+  }
+
+  /**
+   * The object of a signed, unexpired link, opened once (null otherwise, or when there is none):
+   * the local server hashes it in a first pass and serves it in a second from the same open file,
+   * so an object replaced on disk in between is not what gets served. The caller closes it.
+   */
+  async openSigned(key: string, expires: number, signature: string): Promise<OpenedObject | null> {
+    if (!isSafeObjectKey(key) || !this.isValidLink(key, expires, signature)) return null;
+    const file = await this.openFile(key);
+    if (!file) return null;
+    const { handle, size } = file;
+    return {
+      size,
+      // Each pass reads from offset 0; the handle stays open until close().
+      stream: () => handle.createReadStream({ start: 0, autoClose: false }),
+      close: () => handle.close(),
+    };
+  }
+
+  /** The object's file opened for reading, with its size; null when there is no such file. */
+  private async openFile(key: string): Promise<{ handle: FileHandle; size: number } | null> {
+    if (!isSafeObjectKey(key)) return null;
+    let handle: FileHandle;
+    try {
+      handle = await open(this.pathOf(key), 'r');
+    } catch {
+      return null;
+    }
+    const found = await handle.stat().catch(() => null);
+    if (!found?.isFile()) {
+      await handle.close();
+      return null;
+    }
+    return { handle, size: found.size };
   }
 
   /** Whether `signature` signs `message` until `expires` (seconds), and that time has not passed; compared in constant time. */

@@ -4,13 +4,14 @@ import type { CheckEmailAvailabilityDto } from '../../schemas/auth/check-email-a
 import type { ResetPasswordDto, SendForgotPasswordLinkDto } from '../../schemas/auth/password-reset';
 import type { RegisterEmailDto } from '../../schemas/auth/register';
 import type { ChangePasswordDto, UpdateUserDto, VerifyEmailDto } from '../../schemas/user/update-user';
-import { type ClientInfo, endSessionsOfUser, startLoginSession } from '../auth/sessions';
+import { recordAudit, recordMemberAudit } from '../audit';
+import { type ClientInfo, endSessionsOfUser, openLoginSession } from '../auth/sessions';
 import { now } from '../clock';
 import { db, type Executor } from '../db/client';
 import { emailTokens, extractionCodes, users } from '../db/schema';
 import { type AfterCommit, transaction } from '../db/transaction';
 import type { Actor } from '../auth/actor';
-import { inviteToOrganization } from '../invitations';
+import { invitationAuditFields, inviteToOrganization } from '../invitations';
 import { queueEmail } from '../mail/outbox';
 import { consumeRateLimit } from '../rate-limit';
 import { emails } from '../mail/templates';
@@ -60,7 +61,7 @@ export async function register({ client }: { client: ClientInfo | null }, input:
       ? await insertOrganization(tx, afterCommit, { name: input.organizationName, ownerId: user.id, email: user.email })
       : await insertOrganizationWithFreeName(tx, afterCommit, `${user.name}'s Organization`, user);
     if (!organization) throw new OrganizationNameTakenError();
-
+    const { sessionId, tokens } = await openLoginSession(tx, user.id, client);
     const invitations = await inviteToOrganization(tx, afterCommit, {
       organization,
       inviter: { id: user.id, name: user.name },
@@ -68,9 +69,25 @@ export async function register({ client }: { client: ClientInfo | null }, input:
       role: 'member',
       beyondSeats: 'skip',
     });
+    // The organization's first event: its owner, named with the session this request opens, and the
+    // invitations sent with the sign-up (part of it, as for organization.created).
+    recordAudit(tx, {
+      action: 'user.registered',
+      organizationId: organization.id,
+      target: { type: 'user', id: user.id },
+      actor: { type: 'user', userId: user.id, tokenId: sessionId },
+      metadata: {
+        termsVersion: TERMS_VERSION,
+        organization: { name: organization.name, slug: organization.slug },
+        invitations: invitations.written.map((invitation) => ({
+          id: invitation.id,
+          ...invitationAuditFields(invitation),
+        })),
+        invitationsNotSent: invitations.notSent,
+      },
+    });
     const verificationToken = await issueEmailToken(tx, user, 'verify_email');
     await queueEmail(tx, afterCommit, emails.verifyEmail(user.email, user.name, verificationToken));
-    const tokens = await startLoginSession(tx, user.id, client);
     return { user, organization, tokens, invitations };
   });
 
@@ -108,7 +125,15 @@ export async function getProfile({ actor }: { actor: Actor }) {
 export async function updateProfile({ actor }: { actor: Actor }, input: z.output<typeof UpdateUserDto>) {
   const changes = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
   if (Object.keys(changes).length > 0) {
-    await db().update(users).set(changes).where(eq(users.id, actor.user.id));
+    await transaction(async (tx) => {
+      await tx.update(users).set(changes).where(eq(users.id, actor.user.id));
+      // Which fields, not their values: the trail cannot be erased, so it keeps no personal data.
+      await recordMemberAudit(tx, actor.user.id, {
+        action: 'user.profile.updated',
+        target: { type: 'user', id: actor.user.id },
+        metadata: { fields: Object.keys(changes).sort() },
+      });
+    });
   }
   forgetCachedProfile(actor.user.id);
   return buildUserProfile(actor.user.id);
@@ -128,8 +153,16 @@ export async function changePassword({ actor }: { actor: Actor }, input: z.outpu
   const passwordHash = await hashPassword(input.newPassword);
   await transaction(async (tx, afterCommit) => {
     await tx.update(users).set({ passwordHash }).where(eq(users.id, user.id));
-    await endSessionsOfUser(tx, user.id, { kinds: ['login', 'legacy'], exceptSessionId: actor.session.id });
+    const endedCredentials = await endSessionsOfUser(tx, user.id, {
+      kinds: ['login', 'legacy'],
+      exceptSessionId: actor.session.id,
+    });
     await queueEmail(tx, afterCommit, emails.passwordChanged(user.email, user.name));
+    await recordMemberAudit(tx, user.id, {
+      action: 'user.password.changed',
+      target: { type: 'user', id: user.id },
+      metadata: { endedCredentials },
+    });
   });
   forgetCachedProfile(user.id);
   return buildUserProfile(user.id);
@@ -142,9 +175,21 @@ export async function verifyEmail(input: z.output<typeof VerifyEmailDto>) {
     throw new UnknownVerificationTokenError();
   }
   if (found.expired) throw new VerificationLinkExpiredError();
+  const userId = found.user.id;
   await transaction(async (tx) => {
-    await tx.update(users).set({ isEmailVerified: true, emailVerifiedAt: now() }).where(eq(users.id, found.user.id));
-    await tx.delete(emailTokens).where(eq(emailTokens.id, found.tokenId));
+    // Used by a concurrent request since it was read: that one verified and recorded it.
+    const [used] = await tx
+      .delete(emailTokens)
+      .where(eq(emailTokens.id, found.tokenId))
+      .returning({ id: emailTokens.id });
+    if (!used) throw new UnknownVerificationTokenError();
+    await tx.update(users).set({ isEmailVerified: true, emailVerifiedAt: now() }).where(eq(users.id, userId));
+    // The emailed token proves who verifies (the route takes no bearer token).
+    await recordMemberAudit(tx, userId, {
+      action: 'user.email.verified',
+      target: { type: 'user', id: userId },
+      actor: { type: 'user', userId, tokenId: null },
+    });
   });
   forgetCachedProfile(found.user.id);
   return { message: 'Email verified' };
@@ -156,6 +201,10 @@ export async function resendVerificationEmail({ actor }: { actor: Actor }) {
   await transaction(async (tx, afterCommit) => {
     const token = await issueEmailToken(tx, actor.user, 'verify_email');
     await queueEmail(tx, afterCommit, emails.verifyEmail(actor.user.email, actor.user.name, token));
+    await recordMemberAudit(tx, actor.user.id, {
+      action: 'user.verification_email.sent',
+      target: { type: 'user', id: actor.user.id },
+    });
   });
   return { message: `A new verification link was sent to ${actor.user.email}` };
 }
@@ -189,6 +238,11 @@ export async function sendForgotPasswordLink(input: z.output<typeof SendForgotPa
   await transaction(async (tx, afterCommit) => {
     const token = await issueEmailToken(tx, user, 'reset_password');
     await queueEmail(tx, afterCommit, emails.resetPassword(user.email, user.name, token));
+    // Anyone may ask for any address: the caller stays anonymous, the target is the member.
+    await recordMemberAudit(tx, user.id, {
+      action: 'user.password_reset.requested',
+      target: { type: 'user', id: user.id },
+    });
   });
   return { isSuccess: true, message: 'A password reset link was sent' };
 }
@@ -207,8 +261,15 @@ export async function resetPassword(input: z.output<typeof ResetPasswordDto>) {
   await transaction(async (tx, afterCommit) => {
     await tx.update(users).set({ passwordHash }).where(eq(users.id, user.id));
     await tx.delete(emailTokens).where(and(eq(emailTokens.userId, user.id), eq(emailTokens.purpose, 'reset_password')));
-    await endSessionsOfUser(tx, user.id);
+    const endedCredentials = await endSessionsOfUser(tx, user.id);
     await queueEmail(tx, afterCommit, emails.passwordChanged(user.email, user.name));
+    // The emailed token proves who resets (the route takes no bearer token).
+    await recordMemberAudit(tx, user.id, {
+      action: 'user.password.reset',
+      target: { type: 'user', id: user.id },
+      actor: { type: 'user', userId: user.id, tokenId: null },
+      metadata: { endedCredentials },
+    });
   });
   forgetCachedProfile(user.id);
   return { isSuccess: true, message: 'Your password was changed' };

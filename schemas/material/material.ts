@@ -15,6 +15,8 @@ export const AttachmentEntity = z
     provider: z.string(),
     size: z.number(),
     transferState: z.nullable(z.number()),
+    /** SHA-256 (hex) of the attachment's bytes at import; null for attachments imported before hashes were kept. */
+    sha256: z.nullable(z.string()),
     createdAt: DateTime,
     updatedAt: DateTime,
   })

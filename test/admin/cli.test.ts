@@ -1,9 +1,9 @@
-import { eq } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { runAdminCommand } from '../../lib/admin/cli';
 import { db } from '../../lib/db/client';
-import { billingHistory, organizations, users } from '../../lib/db/schema';
+import { auditEvents, billingHistory, organizations, users } from '../../lib/db/schema';
 import { as, caseWithAccess, ledgerOf, putOnPlan } from '../billing/billing-helpers';
 import { createUser, uniqueEmail } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
@@ -141,5 +141,110 @@ describe('npm run admin -- billing verify', () => {
       'No organization not-an-id',
     ]);
     expect(lines[2]).toContain('Usage');
+  });
+});
+
+describe('npm run admin -- audit verify', () => {
+  /** An organization whose chain holds its registration and a case opened and renamed through the routes. */
+  async function organizationWithEvents() {
+    const owner = await createUser();
+    const as = { token: owner.accessToken, organization: owner.organizationId };
+    const created = expectData(await invoke(routes.createCase, { ...as, body: { name: 'Doe v. Roe' } }), 201);
+    expectData(await invoke(routes.updateCase, { ...as, path: { caseId: created.id }, body: { name: 'Roe v. Doe' } }));
+    const events = await db()
+      .select()
+      .from(auditEvents)
+      .where(eq(auditEvents.organizationId, owner.organizationId))
+      .orderBy(asc(auditEvents.sequence));
+    return { owner, events };
+  }
+
+  /** Runs `work` with one event's action rewritten behind the append-only trigger's back, then puts it back. */
+  async function withForgedAction(event: { id: string; action: string }, work: () => Promise<void>) {
+    const setAction = async (action: string) => {
+      await db().execute(sql`alter table audit_events disable trigger audit_events_no_change`);
+      await db().update(auditEvents).set({ action }).where(eq(auditEvents.id, event.id));
+      await db().execute(sql`alter table audit_events enable trigger audit_events_no_change`);
+    };
+    await setAction('case.deleted');
+    try {
+      await work();
+    } finally {
+      await setAction(event.action);
+    }
+  }
+
+  it('prints one OK line per organization and exits 0, for one organization or all with events', async () => {
+    const { owner, events } = await organizationWithEvents();
+    const { owner: second } = await organizationWithEvents();
+    const one: string[] = [];
+    const all: string[] = [];
+
+    expect(await runAdminCommand(['audit', 'verify', owner.organizationId], (l) => one.push(l))).toBe(0);
+    expect(await runAdminCommand(['audit', 'verify'], (l) => all.push(l))).toBe(0);
+
+    const head = events.at(-1)!;
+    expect(one).toEqual([`${owner.organizationId} OK: ${events.length} event(s), head ${head.sequence} ${head.hash}`]);
+    expect(all).toEqual(
+      expect.arrayContaining([one[0], expect.stringMatching(new RegExp(`^${second.organizationId} OK: `))]),
+    );
+    for (const line of all) expect(line).toMatch(/^[0-9a-f-]{36} OK: \d+ event\(s\), head \d+ [0-9a-f]{64}$/);
+  });
+
+  it('exits 1 naming the first invalid sequence of a forged row, also among all organizations', async () => {
+    const { owner, events } = await organizationWithEvents();
+    const forged = events.find((e) => e.action === 'case.updated')!;
+    const one: string[] = [];
+    const all: string[] = [];
+
+    await withForgedAction(forged, async () => {
+      expect(await runAdminCommand(['audit', 'verify', owner.organizationId], (l) => one.push(l))).toBe(1);
+      expect(await runAdminCommand(['audit', 'verify'], (l) => all.push(l))).toBe(1);
+    });
+
+    const broken = `${owner.organizationId} BROKEN at sequence ${forged.sequence}: ${forged.sequence} event(s) checked, head ${events.length} ${events.at(-1)!.hash}`;
+    expect(one).toEqual([broken]);
+    expect(all).toContain(broken);
+    expect(all.filter((line) => line.includes('BROKEN'))).toEqual([broken]);
+    // Put back, the chain verifies again.
+    expect(await runAdminCommand(['audit', 'verify', owner.organizationId], () => {})).toBe(0);
+  });
+
+  it('exits 1 naming an organization without events, and 2 with usage for extra arguments', async () => {
+    const lines: string[] = [];
+    expect(
+      await runAdminCommand(['audit', 'verify', '00000000-0000-7000-8000-000000000000'], (l) => lines.push(l)),
+    ).toBe(1);
+    expect(await runAdminCommand(['audit', 'verify', 'not-an-id'], (l) => lines.push(l))).toBe(1);
+    expect(await runAdminCommand(['audit', 'verify', 'a', 'b'], (l) => lines.push(l))).toBe(2);
+    expect(lines.slice(0, 2)).toEqual([
+      'No audit events for organization 00000000-0000-7000-8000-000000000000',
+      'No audit events for organization not-an-id',
+    ]);
+    expect(lines[2]).toContain('Usage');
+  });
+});
+
+describe('npm run admin: commands act as staff in the audit trail', () => {
+  it('records what a command changes as staff, naming no one, with a request id of its own per command', async () => {
+    const owner = await createUser();
+    expect(await runAdminCommand(['credits', 'grant', owner.organizationId, '700', 'goodwill'], () => {})).toBe(0);
+    expect(await runAdminCommand(['credits', 'grant', owner.organizationId, '-200', 'undo'], () => {})).toBe(0);
+
+    const granted = await db()
+      .select()
+      .from(auditEvents)
+      .where(
+        and(eq(auditEvents.organizationId, owner.organizationId), eq(auditEvents.action, 'billing.credits.granted')),
+      )
+      .orderBy(asc(auditEvents.sequence));
+    expect(granted).toHaveLength(2);
+    for (const event of granted) {
+      expect(event).toMatchObject({ actorType: 'staff', actorUserId: null, tokenId: null, ip: null, userAgent: null });
+      expect(event.requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    }
+    expect(granted[0]!.requestId).not.toBe(granted[1]!.requestId);
+    // The reason stays in the staff-only billing history, never in the trail customers read.
+    expect(JSON.stringify(granted)).not.toMatch(/goodwill|undo/);
   });
 });

@@ -7,6 +7,7 @@ import postgres from 'postgres';
 import { openPostgres } from '../../lib/db/client';
 import { migrateDatabase } from '../../lib/db/migrate';
 import { databaseUrl } from '../harness/databases';
+import { type AuditResult, benchAuditCost } from './audit';
 import { benchMaterial } from './material';
 import { benchBillingReport } from './report';
 import { freePort, ServerProcess } from './server-process';
@@ -18,17 +19,20 @@ import { benchSoak, type SoakResult } from './soak';
  * (baseline-server.ts), both on a fresh Postgres database. Prints service/baseline ratios and
  * writes test/bench/results/latest.json. Any non-2xx answer or socket error fails the run.
  * BENCH_ONLY=soak runs the soak (soak.ts): the service alone under mixed reads and writes for
- * minutes, exiting 1 when it sees an error or RSS growth of 10% or more.
+ * minutes, exiting 1 when it sees an error or RSS growth of 10% or more. The audit part (audit.ts)
+ * compares a mutating route with and without its audit write, exiting 1 when the p50 ratio misses
+ * its target.
  */
 
 const RESULTS_FILE = join(import.meta.dirname, 'results', 'latest.json');
 /**
- * Which parts to run: http (login/profile), report (50,000-row billing report), material (evidence),
- * soak (minutes of mixed reads and writes). soak is not in the default set: it alone takes
- * BENCH_SOAK_SECONDS (5 minutes) plus warm-up, so it runs when named (BENCH_ONLY=soak).
+ * Which parts to run: http (login/profile), audit (a mutating route with and without its audit
+ * write), report (50,000-row billing report), material (evidence), soak (minutes of mixed reads and
+ * writes). soak is not in the default set: it alone takes BENCH_SOAK_SECONDS (5 minutes) plus
+ * warm-up, so it runs when named (BENCH_ONLY=soak).
  */
-const ALL_PARTS = ['http', 'report', 'material', 'soak'] as const;
-const PARTS = new Set((process.env.BENCH_ONLY ?? 'http,report,material').split(',').map((p) => p.trim()));
+const ALL_PARTS = ['http', 'audit', 'report', 'material', 'soak'] as const;
+const PARTS = new Set((process.env.BENCH_ONLY ?? 'http,audit,report,material').split(',').map((p) => p.trim()));
 for (const part of PARTS)
   if (!(ALL_PARTS as readonly string[]).includes(part))
     throw new Error(`BENCH_ONLY: unknown part "${part}" (parts: ${ALL_PARTS.join(', ')})`);
@@ -41,6 +45,8 @@ const WARMUP_SECONDS = 2;
 const SOAK_SECONDS = positiveIntEnv('BENCH_SOAK_SECONDS', 300);
 const SOAK_WARMUP_SECONDS = positiveIntEnv('BENCH_SOAK_WARMUP_SECONDS', 20);
 const SOAK_USERS = positiveIntEnv('BENCH_SOAK_USERS', 16);
+/** Runs per server of the audit part, alternating with and without (median of each reported). */
+const AUDIT_ROUNDS = 2;
 /** Fixed so both servers accept each other's tokens (48 characters). */
 const JWT_SECRET = 'cebs-bench-only-jwt-secret-0123456789abcdefghijk';
 const CREDENTIALS = { email: 'bench@example.com', password: 'bench-password-0123' };
@@ -238,6 +244,39 @@ function report(results: ScenarioResult[], header: string[]): string {
   return lines.join('\n');
 }
 
+function auditReport(audit: AuditResult, machine: { node: string; postgres: string; cpu: string }): string {
+  const row = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(16) : cell.padStart(10))).join('');
+  const lines = [
+    `\nAudit trail cost: ${audit.route} (one ${audit.event} event per request)`,
+    `  ${audit.rounds} rounds per server, alternating, ${audit.seconds} s each after ${audit.warmupSeconds} s warm-up, ${audit.connections} connections; median of the rounds`,
+  ];
+  const scenarios = [
+    ['one organization per connection (target)', audit.organizations],
+    ['all in one organization (every write queues on its chain head; no target)', audit.oneOrganization],
+  ] as const;
+  for (const [title, scenario] of scenarios) {
+    lines.push(`  ${title}`, row(['', 'rps', 'p50 ms', 'p99 ms', 'requests']));
+    for (const [label, m] of [
+      ['  with audit', scenario.withAudit],
+      ['  without audit', scenario.withoutAudit],
+    ] as const)
+      lines.push(row([label, m.rps.toFixed(1), m.p50Ms.toFixed(2), m.p99Ms.toFixed(2), String(m.requests)]));
+    const { rps, p50, p99 } = scenario.ratio;
+    lines.push(row(['  ratio', `${rps.toFixed(2)}x`, `${p50.toFixed(2)}x`, `${p99.toFixed(2)}x`, '']));
+    for (const run of scenario.runs)
+      lines.push(
+        `    round ${run.round} ${run.variant === 'withAudit' ? 'with   ' : 'without'}  p50 ${run.p50Ms.toFixed(2).padStart(7)} ms   p99 ${run.p99Ms.toFixed(2).padStart(7)} ms   ${String(run.requests).padStart(7)} answers   audit events +${run.auditEventsAdded}`,
+      );
+  }
+  lines.push(
+    `  load average ${audit.loadAverage.before} before, ${audit.loadAverage.after} after; Node ${machine.node}, PostgreSQL ${machine.postgres}, ${machine.cpu}`,
+    audit.passed
+      ? `  p50 ratio ${audit.organizations.ratio.p50.toFixed(2)}x: under the ${audit.target.p50RatioBelow}x target`
+      : `  TARGET MISSED: p50 ratio ${audit.organizations.ratio.p50.toFixed(2)}x, target under ${audit.target.p50RatioBelow}x`,
+  );
+  return lines.join('\n');
+}
+
 function soakReport(soak: SoakResult, machine: { node: string; postgres: string; cpu: string }): string {
   const lines = [
     `\nSoak: ${soak.seconds} s after ${soak.warmupSeconds} s warm-up, ${soak.connections} connections, ${soak.users} users, ${soak.readPercent}% reads`,
@@ -373,6 +412,24 @@ async function main(): Promise<void> {
     }));
     await stopAll();
     servers.length = 0;
+    const audit = PARTS.has('audit')
+      ? await benchAuditCost({
+          adminUrl: ADMIN_URL,
+          env,
+          seconds: SECONDS,
+          warmupSeconds: WARMUP_SECONDS,
+          connections: CONNECTIONS,
+          rounds: AUDIT_ROUNDS,
+          onServer: (server) => servers.push(server),
+        })
+      : undefined;
+    if (audit) {
+      console.log(auditReport(audit, settings));
+      // As the soak's goals: a missed target fails the run, after the figures are kept.
+      if (!audit.passed) process.exitCode = 1;
+      await stopAll();
+      servers.length = 0;
+    }
     // The in-process parts sign tokens and log like the service does.
     process.env.JWT_SECRET ??= JWT_SECRET;
     process.env.LOG_LEVEL ??= 'ERROR';
@@ -412,6 +469,9 @@ async function main(): Promise<void> {
     }
     writeResults({
       ...(PARTS.has('http') ? { settings, results: rounded } : {}),
+      ...(audit
+        ? { audit: { ...audit, machine: { node: settings.node, postgres: settings.postgres, cpu: settings.cpu } } }
+        : {}),
       ...(billingReport ? { billingReport } : {}),
       ...(material ? { material } : {}),
       ...(soak ? { soak } : {}),

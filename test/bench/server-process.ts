@@ -28,9 +28,11 @@ export class ServerProcess {
     entry: string,
     readonly url: string,
     env: NodeJS.ProcessEnv,
+    /** Extra node flags after tsx, before the entry: `--import ./test/bench/without-audit.ts`. */
+    nodeArgs: readonly string[] = [],
   ) {
     // node itself is the child (no shell), so its pid is the server's for /proc readings.
-    this.child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    this.child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, entry], {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -264,8 +264,13 @@ describe('POST /webhooks/stripe', () => {
 });
 
 describeSecurity(routes.stripeWebhook, {
-  request: () => {
-    const { rawBody, signature } = double.signedEvent('customer.updated', { id: 'cus_security', object: 'customer' });
+  // An event that changes something (an organization's open invoice paid), so the suite also sees its audit event.
+  request: async () => {
+    const { fee } = await organizationWithOpenInvoices();
+    const { rawBody, signature } = double.signedEvent('invoice.paid', {
+      ...double.invoice(fee.invoiceId!)!,
+      status: 'paid',
+    });
     return { rawBody, headers: { 'stripe-signature': signature } };
   },
 });

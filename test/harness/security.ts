@@ -6,7 +6,7 @@ import { type Scope, SCOPES } from '../../lib/auth/scopes';
 import { startLoginSession } from '../../lib/auth/sessions';
 import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
-import { caseAccess, organizationPlans } from '../../lib/db/schema';
+import { auditEvents, caseAccess, organizationPlans } from '../../lib/db/schema';
 import type { RouteDefinition } from '../../lib/http/route';
 import type { RequestSchemas } from '../../lib/http/validate';
 import { type OrganizationRole, ROLES_BY_RANK } from '../../lib/organizations/roles';
@@ -146,11 +146,36 @@ export function describeSecurity(
           organizationId: owner.organizationId,
           caseId: '',
         });
+        const requestId = newRequestId();
+        const given = await creds();
         // Act
-        const result = await invoke(route, { ...request, ...(await creds()), ip: uniqueIp() });
+        const result = await invoke(route, {
+          ...request,
+          ...given,
+          headers: { ...request.headers, ...(given as InvokeOptions).headers, 'x-request-id': requestId },
+          ip: uniqueIp(),
+        });
         // Assess
         expect(meets(route, { outcome: 'token-ignored' }, observed(result)), describeResult(result)).toBeNull();
         expect(result.status, describeResult(result)).toBeLessThan(500);
+        await expectAuditTrail(route, result, requestId);
+      });
+      describeAuditEvent(route, async () => {
+        const owner = await createUser();
+        const request = await options.request({
+          user: owner,
+          owner,
+          role: 'owner',
+          organizationId: owner.organizationId,
+          caseId: '',
+        });
+        const requestId = newRequestId();
+        const result = await invoke(route, {
+          ...request,
+          headers: { ...request.headers, 'x-request-id': requestId },
+          ip: uniqueIp(),
+        });
+        return { result, requestId };
       });
       return;
     }
@@ -278,25 +303,27 @@ export function describeSecurity(
       const named = header === undefined ? organizationId : header;
       const sendsHeader = route.organization?.from === 'header' || route.organizationHeader === 'required';
       if (expired) testClock.advance(15 * 60 + 1);
+      const requestId = newRequestId();
       // Act
       const result = await invoke(route, {
         ...(sendsHeader && named !== null ? { organization: named } : {}),
         ...request,
         ...credentials,
-        headers: { ...request.headers, ...credentials.headers },
+        headers: { ...request.headers, ...credentials.headers, 'x-request-id': requestId },
         ip: uniqueIp(),
       });
       // Back to the time the request was built at, so the assertions after it can use the user's token.
       if (expired) testClock.advance(-(15 * 60 + 1));
       await options.after?.(actor, request, result);
-      return { result, actor, request };
+      return { result, actor, request, requestId };
     }
 
     it.each(callersOf(route).map((c) => [describeCheck(route, c.caller, c.label), c] as const))(
       '%s',
       async (_label, { caller, expired }) => {
-        const { result, actor, request } = await send(caller, { expired });
+        const { result, actor, request, requestId } = await send(caller, { expired });
         // Assess
+        await expectAuditTrail(route, result, requestId);
         const expected = expectedFor(route, caller);
         if (expected.outcome === 'refused') {
           expectError(result, expected.status, expected.code);
@@ -325,6 +352,11 @@ export function describeSecurity(
       });
     }
 
+    describeAuditEvent(route, async () => {
+      const { result, requestId } = await send({ kind: 'role', role: 'owner' });
+      return { result, requestId };
+    });
+
     if (options.everyToken) describeEveryToken(route, options);
 
     if (route.case) {
@@ -340,6 +372,54 @@ export function describeSecurity(
         await options.unchanged?.(actor, request);
       });
     }
+  });
+}
+
+const newRequestId = () => `audit-check-${randomBytes(8).toString('hex')}`;
+
+/** What one request wrote to the audit trail, found by its request id. */
+const auditEventsOf = (requestId: string) =>
+  db()
+    .select({ action: auditEvents.action, organizationId: auditEvents.organizationId })
+    .from(auditEvents)
+    .where(eq(auditEvents.requestId, requestId));
+
+/**
+ * The audit trail after any request, from the route's `audit` entry: a refused or failed request
+ * wrote nothing; a successful one wrote only its route's action (a read exactly one event), and a
+ * route that records nothing wrote nothing.
+ */
+async function expectAuditTrail(route: RouteDefinition, result: InvokeResult, requestId: string): Promise<void> {
+  const events = await auditEventsOf(requestId);
+  const succeeded = result.status >= 200 && result.status < 300;
+  if (!succeeded || !route.audit || !('action' in route.audit)) {
+    expect(events, `${route.operationId} ${describeResult(result)}`).toEqual([]);
+    return;
+  }
+  const { action } = route.audit;
+  expect(
+    events.every((event) => event.action === action),
+    `${route.operationId} wrote ${JSON.stringify(events)}`,
+  ).toBe(true);
+  if (route.audit.read) expect(events).toHaveLength(1);
+}
+
+/**
+ * For a route whose entry names an audit action: its successful request writes that event (at
+ * least one: one per change), committed with the change, and no other.
+ */
+function describeAuditEvent(
+  route: RouteDefinition,
+  sendAsOwner: () => Promise<{ result: InvokeResult; requestId: string }>,
+): void {
+  const audit = route.audit;
+  if (!audit || !('action' in audit)) return;
+  it(`records ${audit.action} in the audit trail when it succeeds, and nothing else`, async () => {
+    const { result, requestId } = await sendAsOwner();
+    expect(result.status, describeResult(result)).toBe(route.successStatus);
+    const events = await auditEventsOf(requestId);
+    expect(events.length, `${route.operationId} wrote no ${audit.action} event`).toBeGreaterThan(0);
+    expect(events.map((event) => event.action)).toEqual(events.map(() => audit.action));
   });
 }
 

@@ -118,6 +118,11 @@ describe('migration step: application role', () => {
         `select privilege_type from information_schema.role_table_grants where grantee = '${role}' and table_name = 'users' order by 1`,
       );
       expect(rows.map((row) => row.privilege_type)).toEqual(['DELETE', 'INSERT', 'SELECT', 'UPDATE']);
+      // The audit trail: read and append only, however often the statements run.
+      const audit = await rowsOf<{ privilege_type: string }>(
+        `select privilege_type from information_schema.role_table_grants where grantee = '${role}' and table_name = 'audit_events' order by 1`,
+      );
+      expect(audit.map((row) => row.privilege_type)).toEqual(['INSERT', 'SELECT']);
     } finally {
       await db().execute(`drop owned by "${role}"`);
       await db().execute(`drop role if exists "${role}"`);

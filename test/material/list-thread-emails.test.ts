@@ -126,6 +126,7 @@ describe('GET /local-emails/{caseId}/threads/{threadId}/emails', () => {
           provider: 'object-storage',
           size: 10,
           transferState: 2,
+          sha256: 'ab'.repeat(32),
         },
       ]);
     const page = expectData(await s.list({ starred: 'true' }));
@@ -140,6 +141,7 @@ describe('GET /local-emails/{caseId}/threads/{threadId}/emails', () => {
         provider: 'object-storage',
         size: 10,
         transferState: 2,
+        sha256: 'ab'.repeat(32),
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       },
@@ -152,6 +154,7 @@ describe('GET /local-emails/{caseId}/threads/{threadId}/emails', () => {
         provider: 'object-storage',
         size: 2048,
         transferState: null,
+        sha256: null,
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       },

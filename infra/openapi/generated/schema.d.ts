@@ -688,6 +688,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/organization/{orgId}/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's audit trail, newest first (org admin or owner)
+         * @description Bearer token. An automation token needs the `audit:read` scope.
+         *
+         *     Needs org admin or owner (owner, admin) in the organization `orgId`; 403 otherwise.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organization/{orgId}/audit-events/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Recompute the organization's audit hash chain and say whether it is intact (org admin or owner)
+         * @description Bearer token. An automation token needs the `audit:read` scope.
+         *
+         *     Needs org admin or owner (owner, admin) in the organization `orgId`; 403 otherwise.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        get: operations["verifyAuditChain"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/organization/{orgId}/update-user-role": {
         parameters: {
             query?: never;
@@ -1260,6 +1308,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/cases/{caseId}/custody": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The case's chain of custody: every evidence item's hash, its audit events, the chain head (JSON, or a stored PDF)
+         * @description Bearer token. An automation token needs the `material:read` scope.
+         *
+         *     Needs owner, admin access to the case; 403 otherwise.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        get: operations["getCaseCustody"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/extraction/case/attachment-uploads": {
         parameters: {
             query?: never;
@@ -1384,6 +1456,7 @@ export interface components {
             provider: string;
             size: number;
             transferState: number | null;
+            sha256: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1403,11 +1476,56 @@ export interface components {
                 expiresAt: string;
             }[];
         };
+        AuditChainVerificationEntity: {
+            valid: boolean;
+            checkedEvents: number;
+            headSequence: number;
+            headHash: string;
+            firstInvalidSequence: number | null;
+        };
+        AuditEventEntity: {
+            /** Format: uuid */
+            id: string;
+            sequence: number;
+            /** Format: date-time */
+            occurredAt: string;
+            action: string;
+            actor: {
+                /** @enum {string} */
+                type: "user" | "automation_token" | "legacy_token" | "staff" | "system" | "anonymous";
+                userId: string | null;
+                tokenId: string | null;
+            };
+            caseId: string | null;
+            target: {
+                type: string;
+                id: string;
+            } | null;
+            ip: string | null;
+            userAgent: string | null;
+            requestId: string | null;
+            metadata: {
+                [key: string]: unknown;
+            };
+            prevHash: string;
+            hash: string;
+        };
+        AuditEventPageEntity: {
+            total: number;
+            page?: number;
+            perPage?: number;
+            skip?: number;
+            limit?: number;
+            totalPages: number;
+            nextPage: number | null;
+            previousPage: number | null;
+            data: components["schemas"]["AuditEventEntity"][] | null;
+        };
         AutomationTokenListEntity: {
             /** Format: uuid */
             id: string;
             label: string | null;
-            scopes: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import")[];
+            scopes: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import" | "audit:read")[];
             lastUsedAt: string | null;
             /** Format: date-time */
             expiresAt: string;
@@ -1535,6 +1653,38 @@ export interface components {
             userId: string;
             /** @enum {string} */
             access: "owner" | "admin" | "viewer" | "opposing_counsel";
+        };
+        CaseCustodyEntity: {
+            /** Format: uuid */
+            caseId: string;
+            /** Format: date-time */
+            generatedAt: string;
+            items: components["schemas"]["CustodyItemEntity"][];
+            events: components["schemas"]["AuditEventEntity"][];
+            chainHead: {
+                sequence: number;
+                hash: string;
+            };
+        };
+        CaseCustodyFileEntity: {
+            /** Format: uuid */
+            caseId: string;
+            /** Format: date-time */
+            generatedAt: string;
+            fileName: string;
+            /** @constant */
+            contentType: "application/pdf";
+            sizeBytes: number;
+            storageKey: string;
+            itemCount: number;
+            eventCount: number;
+            chainHead: {
+                sequence: number;
+                hash: string;
+            };
+            downloadUrl: string;
+            /** Format: date-time */
+            expiresAt: string;
         };
         CaseEntity: {
             /** Format: uuid */
@@ -1673,6 +1823,17 @@ export interface components {
             };
             delinquent: boolean;
         };
+        CustodyItemEntity: {
+            /** @enum {string} */
+            kind: "email" | "attachment" | "network_message" | "support_ticket" | "device_note" | "note_attachment";
+            id: string;
+            sha256: string | null;
+            sizeBytes: number | null;
+            source: string | null;
+            /** Format: date-time */
+            importedAt: string;
+            importedBy: string | null;
+        };
         EmailAvailabilityEntity: {
             isAvailable: boolean;
             type: ("user" | "custodian") | null;
@@ -1759,7 +1920,7 @@ export interface components {
         EmptyEntity: Record<string, never>;
         GenerateTokenDto: {
             /** @description At least one scope; without scopes, a legacy token */
-            scopes?: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import")[];
+            scopes?: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import" | "audit:read")[];
             /** @description Trimmed: leading and trailing white space is removed. */
             label?: string;
             /** @description Lifetime in days; above 400 is capped at 400 */
@@ -1770,7 +1931,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             label: string | null;
-            scopes: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import")[];
+            scopes: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import" | "audit:read")[];
             /** Format: date-time */
             expiresAt: string;
         } | {
@@ -2323,7 +2484,7 @@ export interface components {
             }[];
         };
         UpdateTokenScopesDto: {
-            scopes: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import")[];
+            scopes: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import" | "audit:read")[];
         };
         UpdateUserDto: {
             /** @description Trimmed: leading and trailing white space is removed. */
@@ -3857,6 +4018,85 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                page?: number;
+                perPage?: number;
+                skip?: number;
+                limit?: number;
+                sortOrder?: "asc" | "desc";
+                action?: string;
+                actorId?: string;
+                caseId?: string;
+                from?: string;
+                to?: string;
+            };
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The organization's audit trail, newest first (org admin or owner) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AuditEventPageEntity"];
+                        /** @constant */
+                        statusCode: 200;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    verifyAuditChain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Recompute the organization's audit hash chain and say whether it is intact (org admin or owner) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AuditChainVerificationEntity"];
+                        /** @constant */
+                        statusCode: 200;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     updateUserRoles: {
         parameters: {
             query?: never;
@@ -4983,6 +5223,43 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["SupportTicketPageEntity"];
+                        /** @constant */
+                        statusCode: 200;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCaseCustody: {
+        parameters: {
+            query?: {
+                format?: "json" | "pdf";
+            };
+            header?: never;
+            path: {
+                caseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The case's chain of custody: every evidence item's hash, its audit events, the chain head (JSON, or a stored PDF) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CaseCustodyEntity"] | components["schemas"]["CaseCustodyFileEntity"];
                         /** @constant */
                         statusCode: 200;
                         /** Format: date-time */

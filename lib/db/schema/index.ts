@@ -5,4 +5,5 @@ export * from './cases';
 export * from './billing';
 export * from './material';
 export * from './idempotency';
+export * from './audit';
 export * from './relations';

@@ -108,6 +108,12 @@ export const emails = pgTable(
     participantEmails: text('participant_emails').array().notNull().default(sql`'{}'::text[]`),
     participantDomains: text('participant_domains').array().notNull().default(sql`'{}'::text[]`),
     inReplyTo: text('in_reply_to'),
+    /** SHA-256 (hex) and size of the item's source bytes at import (lib/material/evidence-hash.ts). */
+    sha256: text('sha256'),
+    sizeBytes: bigint('size_bytes', { mode: 'number' }),
+    /** Where it came from: the imported file's name. */
+    importSource: text('import_source'),
+    importedById: uuid('imported_by_id'),
     ...timestamps,
   },
   (t) => [
@@ -133,6 +139,8 @@ export const attachments = pgTable(
     provider: text('provider').notNull().default('s3'),
     size: bigint('size', { mode: 'number' }).notNull(),
     transferState: integer('transfer_state'),
+    /** SHA-256 (hex) of the attachment's bytes at import. */
+    sha256: text('sha256'),
     ...timestamps,
   },
   (t) => [index('attachments_email_idx').on(t.emailId)],
@@ -236,6 +244,12 @@ export const networkMessages = pgTable(
     search: tsvector('search')
       .notNull()
       .generatedAlwaysAs(sql`to_tsvector('simple', coalesce(subject, '') || ' ' || content)`),
+    /** SHA-256 (hex) and size of the item's source bytes at import (lib/material/evidence-hash.ts). */
+    sha256: text('sha256'),
+    sizeBytes: bigint('size_bytes', { mode: 'number' }),
+    /** Where it came from: the imported file's name. */
+    importSource: text('import_source'),
+    importedById: uuid('imported_by_id'),
     ...timestamps,
   },
   (t) => [
@@ -273,6 +287,12 @@ export const supportTickets = pgTable(
       .generatedAlwaysAs(
         sql`to_tsvector('simple', coalesce(subject, '')) || jsonb_to_tsvector('simple', jsonb_path_query_array(comments, '$[*].comment'), '["string"]')`,
       ),
+    /** SHA-256 (hex) and size of the item's source bytes at import (lib/material/evidence-hash.ts). */
+    sha256: text('sha256'),
+    sizeBytes: bigint('size_bytes', { mode: 'number' }),
+    /** Where it came from: the imported file's name. */
+    importSource: text('import_source'),
+    importedById: uuid('imported_by_id'),
     ...timestamps,
   },
   (t) => [
@@ -301,6 +321,9 @@ export const deviceNotes = pgTable(
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
     attachmentKeys: text('attachment_keys').array().notNull().default(sql`'{}'::text[]`),
     importedById: uuid('imported_by_id').references(() => users.id, { onDelete: 'set null' }),
+    /** SHA-256 (hex) and size of the note as sent (its canonical JSON, lib/material/evidence-hash.ts). */
+    sha256: text('sha256'),
+    sizeBytes: bigint('size_bytes', { mode: 'number' }),
     ...timestamps,
   },
   (t) => [uniqueIndex('device_notes_case_device_note_key').on(t.caseId, t.deviceId, t.noteId)],

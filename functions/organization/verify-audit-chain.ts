@@ -1,0 +1,12 @@
+import { verifyAuditChain } from '../../lib/audit';
+import { endpoint } from '../../lib/http/endpoint';
+import { AuditChainVerificationEntity } from '../../schemas/audit/audit-events';
+import { OrganizationIdPath } from '../../schemas/organization/organization';
+import { routes } from '../routes';
+
+/** GET /organization/{orgId}/audit-events/verify: recomputes the organization's hash chain. */
+export const handler = endpoint(
+  routes.verifyAuditChain,
+  { path: OrganizationIdPath, response: AuditChainVerificationEntity },
+  ({ organization }) => verifyAuditChain(organization.id),
+);

@@ -1,0 +1,22 @@
+import { transaction } from '../db/transaction';
+import { type AuditEventInput, recordAudit } from './record';
+
+export { AUDIT_ACTIONS, AUDIT_ACTOR_TYPES, type AuditAction, type AuditActorType } from './actions';
+export { canonicalEvent, eventHash, GENESIS_HASH } from './chain';
+export { auditEventEntity, listAuditEvents } from './list';
+export { type AuditEventInput, recordAudit, recordMemberAudit } from './record';
+export {
+  type AuditActor,
+  type AuditScope,
+  auditActorOf,
+  currentAuditScope,
+  STAFF_ACTOR,
+  SYSTEM_ACTOR,
+  withAuditScope,
+} from './scope';
+export { type ChainVerification, organizationsWithAuditEvents, verifyAuditChain } from './verify';
+
+/** Records one event in a transaction of its own: a read, where there is no change to commit it with. */
+export function recordAuditNow(event: AuditEventInput): Promise<void> {
+  return transaction(async (tx) => recordAudit(tx, event));
+}

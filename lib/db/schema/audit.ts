@@ -1,0 +1,73 @@
+import { sql } from 'drizzle-orm';
+import { bigint, index, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { AUDIT_ACTOR_TYPES } from '../../audit/actions';
+import { id, timestamptz } from '../columns';
+
+/**
+ * The organization's audit trail (lib/audit): append-only (a trigger refuses UPDATE, DELETE and
+ * TRUNCATE; in the cloud the application role has only INSERT and SELECT), one hash chain per
+ * organization. No foreign keys: the trail outlives the cases, users and sessions it names.
+ */
+export const auditEvents = pgTable(
+  'audit_events',
+  {
+    ...id,
+    organizationId: uuid('organization_id').notNull(),
+    /** 1, 2, 3… per organization with no gaps, assigned under the chain head's row lock. */
+    sequence: bigint('sequence', { mode: 'number' }).notNull(),
+    occurredAt: timestamptz('occurred_at').notNull(),
+    /** Dotted, stable name (lib/audit/actions.ts). */
+    action: text('action').notNull(),
+    actorType: text('actor_type', { enum: AUDIT_ACTOR_TYPES }).notNull(),
+    actorUserId: uuid('actor_user_id'),
+    /** The session (sign-in, automation or legacy token) the actor called with. */
+    tokenId: uuid('token_id'),
+    caseId: uuid('case_id'),
+    targetType: text('target_type'),
+    targetId: text('target_id'),
+    ip: text('ip'),
+    userAgent: text('user_agent'),
+    requestId: text('request_id'),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
+    prevHash: text('prev_hash').notNull(),
+    hash: text('hash').notNull(),
+  },
+  (t) => [
+    uniqueIndex('audit_events_organization_sequence_key').on(t.organizationId, t.sequence),
+    index('audit_events_case_idx').on(t.organizationId, t.caseId, t.sequence).where(sql`${t.caseId} is not null`),
+    index('audit_events_actor_idx')
+      .on(t.organizationId, t.actorUserId, t.sequence)
+      .where(sql`${t.actorUserId} is not null`),
+  ],
+);
+
+/**
+ * The head of each organization's chain: its row is the per-organization lock under which the
+ * next sequence and hash are assigned (INSERT … ON CONFLICT DO UPDATE locks it), so concurrent
+ * requests never fork the chain. Verification also compares it with the last event, so a
+ * removed tail shows.
+ */
+export const auditChainHeads = pgTable('audit_chain_heads', {
+  organizationId: uuid('organization_id').primaryKey(),
+  sequence: bigint('sequence', { mode: 'number' }).notNull(),
+  hash: text('hash').notNull(),
+  /** The hash before the last event: the append sets it from the old `hash`, so one UPDATE … RETURNING gives both. */
+  prevHash: text('prev_hash'),
+});
+
+/**
+ * Evidence objects in storage (email and device-note attachments): the SHA-256 and size of their
+ * bytes at import, which downloads check again before serving them.
+ */
+export const evidenceObjects = pgTable(
+  'evidence_objects',
+  {
+    /** The object key in storage (cases/{caseId}/...). */
+    key: text('key').primaryKey(),
+    caseId: uuid('case_id').notNull(),
+    sha256: text('sha256').notNull(),
+    sizeBytes: bigint('size_bytes', { mode: 'number' }).notNull(),
+    recordedAt: timestamptz('recorded_at').notNull(),
+  },
+  (t) => [index('evidence_objects_case_idx').on(t.caseId)],
+);

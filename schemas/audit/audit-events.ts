@@ -1,0 +1,52 @@
+import * as z from 'zod/mini';
+import { AUDIT_ACTOR_TYPES } from '../../lib/audit/actions';
+import { DateTime, Id, IdText } from '../common/fields';
+import { PageEntity, PagingQuery } from '../common/paging';
+
+/** An action name or the start of one (`organization.member`): dotted lowercase words, as in lib/audit/actions.ts. */
+const ActionPrefix = z
+  .string()
+  .check(z.maxLength(100), z.regex(/^[a-z0-9_.]+$/, 'Expected an action name or its start (a-z, 0-9, _ and .)'));
+
+export const AuditEventsQuery = z.object({
+  ...PagingQuery,
+  action: z.optional(ActionPrefix),
+  /** A user id; one that is not a UUID matches nothing, like every id a client sends. */
+  actorId: z.optional(IdText),
+  caseId: z.optional(IdText),
+  from: z.optional(DateTime),
+  to: z.optional(DateTime),
+});
+
+export const AuditEventEntity = z
+  .object({
+    id: Id,
+    sequence: z.int().check(z.minimum(1)),
+    occurredAt: DateTime,
+    action: z.string(),
+    /** `userId` is null for staff, the system and anonymous callers; `tokenId` names the session or token used. */
+    actor: z.object({ type: z.enum(AUDIT_ACTOR_TYPES), userId: z.nullable(Id), tokenId: z.nullable(Id) }),
+    caseId: z.nullable(Id),
+    target: z.nullable(z.object({ type: z.string(), id: z.string() })),
+    ip: z.nullable(z.string()),
+    userAgent: z.nullable(z.string()),
+    requestId: z.nullable(z.string()),
+    metadata: z.record(z.string(), z.unknown()),
+    prevHash: z.string(),
+    hash: z.string(),
+  })
+  .register(z.globalRegistry, { id: 'AuditEventEntity' });
+
+export const AuditEventPageEntity = PageEntity(AuditEventEntity).register(z.globalRegistry, {
+  id: 'AuditEventPageEntity',
+});
+
+export const AuditChainVerificationEntity = z
+  .object({
+    valid: z.boolean(),
+    checkedEvents: z.int().check(z.minimum(0)),
+    headSequence: z.int().check(z.minimum(0)),
+    headHash: z.string(),
+    firstInvalidSequence: z.nullable(z.int().check(z.minimum(1))),
+  })
+  .register(z.globalRegistry, { id: 'AuditChainVerificationEntity' });

@@ -1,0 +1,517 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { and, asc, eq, inArray } from 'drizzle-orm';
+import { decodePDFRawStream, PDFArray, PDFDocument, PDFRawStream, type PDFRef } from 'pdf-lib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { routes } from '../../functions/routes';
+import { runAdminCommand } from '../../lib/admin/cli';
+import { eventHash } from '../../lib/audit';
+import { addSeconds, now, testClock } from '../../lib/clock';
+import { publicBaseUrl } from '../../lib/config';
+import { db } from '../../lib/db/client';
+import {
+  attachments,
+  auditChainHeads,
+  auditEvents,
+  deviceNotes,
+  devices,
+  emails,
+  evidenceObjects,
+  networkMessages,
+  supportTickets,
+} from '../../lib/db/schema';
+import { DirectoryStorage, useObjectStorage } from '../../lib/storage';
+import { createUser, type TestUser } from '../harness/actors';
+import { expectData, expectError, invoke } from '../harness/invoke';
+import { describeSecurity } from '../harness/security';
+import { memberWithAccess, seedThread } from './material-helpers';
+
+// Evidence and PDFs go to a directory of this file, never to the repository's .data.
+const storageRoot = mkdtempSync(join(tmpdir(), 'cebs-custody-test-'));
+const storage = new DirectoryStorage(storageRoot, 'custody-test-secret');
+beforeAll(() => useObjectStorage(storage));
+afterAll(() => {
+  useObjectStorage(undefined);
+  rmSync(storageRoot, { recursive: true, force: true });
+});
+
+const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
+const HEX64 = /^[0-9a-f]{64}$/;
+
+const write = (name: string, content: Buffer | string) => {
+  const path = join(storageRoot, `fixture-${randomBytes(4).toString('hex')}-${name}`);
+  writeFileSync(path, content);
+  return path;
+};
+
+const custody = (user: TestUser, caseId: string, query: Record<string, string> = {}) =>
+  invoke(routes.getCaseCustody, { token: user.accessToken, path: { caseId }, query });
+
+async function openCase(owner: TestUser, name = 'Lee v. Roe') {
+  const created = expectData(
+    await invoke(routes.createCase, { token: owner.accessToken, organization: owner.organizationId, body: { name } }),
+    201,
+  );
+  return created.id as string;
+}
+
+const CONTRACT = Buffer.from('Contract between Lee and Roe, signed 2026-10-01.\n');
+const EML = [
+  'Message-ID: <custody-1@lee-law.example>',
+  'Date: Mon, 02 Nov 2026 10:00:00 +0000',
+  'From: Ann Lee <ann@lee-law.example>',
+  'To: Bob Roe <bob@roe.example>',
+  'Subject: The contract',
+  'MIME-Version: 1.0',
+  'Content-Type: multipart/mixed; boundary="b1"',
+  '',
+  '--b1',
+  'Content-Type: text/plain',
+  '',
+  'Attached.',
+  '--b1',
+  'Content-Type: text/plain; name="contract.txt"',
+  'Content-Disposition: attachment; filename="contract.txt"',
+  'Content-Transfer-Encoding: base64',
+  '',
+  CONTRACT.toString('base64'),
+  '--b1--',
+  '',
+].join('\r\n');
+const MESSAGES_CSV =
+  'CONVERSATION ID,CONVERSATION TITLE,FROM,SENDER PROFILE URL,TO,RECIPIENT PROFILE URLS,DATE,SUBJECT,CONTENT,FOLDER\n' +
+  'c1,Hiring,Ann Lee,https://x/ann,Bob Roe,https://x/bob,2026-10-01 09:00:00 UTC,Offer,"We can offer a contract",INBOX\n' +
+  'c1,Hiring,Bob Roe,https://x/bob,Ann Lee,https://x/ann,2026-10-02 09:00:00 UTC,,"Contracts look fine",INBOX\n';
+const TICKETS = JSON.stringify({
+  '17': {
+    id: 17,
+    subject: 'Account locked',
+    status: 'closed',
+    created_at: '2026-09-01T00:00:00Z',
+    comments: [{ author: 'agent', comment: 'Password reset sent', created_at: '2026-09-01T01:00:00Z' }],
+  },
+});
+const PHOTO = randomBytes(2048);
+
+/** A case with one of every kind of evidence, imported the ways the product imports it. */
+async function importedCase(name = 'Lee v. Roe') {
+  const owner = await createUser();
+  const caseId = await openCase(owner, name);
+  const cli = (args: string[]) => runAdminCommand(args, () => {});
+  expect(await cli(['import', 'email', '--case', caseId, write('contract.eml', EML)])).toBe(0);
+  expect(
+    await cli([
+      'import',
+      'professional-network',
+      '--case',
+      caseId,
+      '--profile',
+      'Ann Lee',
+      write('messages.csv', MESSAGES_CSV),
+    ]),
+  ).toBe(0);
+  expect(
+    await cli(['import', 'chat-platform', '--case', caseId, '--profile', 'ann#0001', write('tickets.json', TICKETS)]),
+  ).toBe(0);
+  const photoKey = `cases/${caseId}/notes/${randomBytes(4).toString('hex')}-photo.jpg`;
+  await storage.put(photoKey, PHOTO);
+  expectData(
+    await invoke(routes.importCaseNotes, {
+      token: owner.accessToken,
+      organization: owner.organizationId,
+      query: { caseId },
+      body: {
+        deviceId: 'ann-iphone',
+        deviceType: 'ios',
+        deviceMetadata: {},
+        systemId: 'sys-1',
+        appVersion: '3.2.0',
+        osDetails: { cpus: {}, extraInformation: {} },
+        notes: [
+          { id: 1, title: 'Meeting', htmlContent: '<p>Met Bob</p>', attachments: [photoKey] },
+          { id: 2, title: 'Call', attachments: [photoKey] },
+        ],
+      },
+    }),
+  );
+  return { owner, caseId, photoKey };
+}
+
+/** The text every page shows: the strings of its Tj operators (literal strings, with `\\`, `(` and `)` escaped). */
+async function pdfText(bytes: Uint8Array): Promise<{ pages: number; text: string }> {
+  const pdf = await PDFDocument.load(bytes);
+  const lines: string[] = [];
+  for (const page of pdf.getPages()) {
+    const contents = page.node.Contents();
+    const streams =
+      contents instanceof PDFArray ? contents.asArray().map((ref) => pdf.context.lookup(ref as PDFRef)) : [contents];
+    for (const stream of streams) {
+      if (!(stream instanceof PDFRawStream)) throw new Error('Unexpected content stream');
+      const operators = Buffer.from(decodePDFRawStream(stream).decode()).toString('latin1');
+      for (const match of operators.matchAll(/\(((?:[^\\()]|\\.)*)\)\s*Tj/g))
+        lines.push(match[1]!.replace(/\\(.)/g, '$1'));
+    }
+  }
+  return { pages: pdf.getPageCount(), text: lines.join('\n') };
+}
+
+describe('GET /cases/{caseId}/custody', () => {
+  it('lists every imported item with its kind, source and importer, and the rows as stored', async () => {
+    // Prepare
+    const { owner, caseId, photoKey } = await importedCase();
+
+    // Act
+    const data = expectData(await custody(owner, caseId));
+
+    // Assess
+    expect(Object.keys(data)).toEqual(['caseId', 'generatedAt', 'items', 'events', 'chainHead']);
+    expect(data.caseId).toBe(caseId);
+    expect(data.items.map((item: any) => item.kind)).toEqual([
+      'email',
+      'attachment',
+      'network_message',
+      'network_message',
+      'support_ticket',
+      'device_note',
+      'device_note',
+      'note_attachment',
+    ]);
+    const byKind = (kind: string) => data.items.filter((item: any) => item.kind === kind);
+
+    const [email] = await db().select().from(emails).where(eq(emails.caseId, caseId));
+    const [file] = await db().select().from(attachments).where(eq(attachments.emailId, email!.id));
+    expect(byKind('email')).toEqual([
+      {
+        kind: 'email',
+        id: email!.id,
+        sha256: email!.sha256,
+        sizeBytes: email!.sizeBytes,
+        source: email!.importSource,
+        importedAt: email!.createdAt.toISOString(),
+        importedBy: email!.importedById,
+      },
+    ]);
+    expect(byKind('attachment')).toEqual([
+      {
+        kind: 'attachment',
+        id: file!.id,
+        sha256: expect.toSatisfy((hash) => hash === null || hash === sha256(CONTRACT)),
+        sizeBytes: CONTRACT.length,
+        source: email!.importSource,
+        importedAt: file!.createdAt.toISOString(),
+        importedBy: email!.importedById,
+      },
+    ]);
+    // Hashes the importers record are those of the source bytes (sha256sum of the fixture).
+    expect([null, sha256(EML)]).toContain(email!.sha256);
+
+    const messages = await db()
+      .select()
+      .from(networkMessages)
+      .where(eq(networkMessages.caseId, caseId))
+      .orderBy(asc(networkMessages.createdAt), asc(networkMessages.id));
+    expect(byKind('network_message')).toEqual(
+      messages.map((row) => ({
+        kind: 'network_message',
+        id: row.id,
+        sha256: row.sha256,
+        sizeBytes: row.sizeBytes,
+        source: row.importSource,
+        importedAt: row.createdAt.toISOString(),
+        importedBy: row.importedById,
+      })),
+    );
+    const [ticket] = await db().select().from(supportTickets).where(eq(supportTickets.caseId, caseId));
+    expect(byKind('support_ticket')).toEqual([
+      {
+        kind: 'support_ticket',
+        id: ticket!.id,
+        sha256: ticket!.sha256,
+        sizeBytes: ticket!.sizeBytes,
+        source: ticket!.importSource,
+        importedAt: ticket!.createdAt.toISOString(),
+        importedBy: ticket!.importedById,
+      },
+    ]);
+
+    const notes = await db()
+      .select()
+      .from(deviceNotes)
+      .where(eq(deviceNotes.caseId, caseId))
+      .orderBy(asc(deviceNotes.createdAt), asc(deviceNotes.id));
+    expect(byKind('device_note')).toEqual(
+      notes.map((note) => ({
+        kind: 'device_note',
+        id: note.id,
+        sha256: note.sha256,
+        sizeBytes: note.sizeBytes,
+        source: 'ann-iphone (ios)',
+        importedAt: note.createdAt.toISOString(),
+        importedBy: owner.id,
+      })),
+    );
+    // Linked by both notes, listed once.
+    expect(byKind('note_attachment')).toEqual([
+      {
+        kind: 'note_attachment',
+        id: photoKey,
+        sha256: expect.toSatisfy((hash) => hash === null || hash === sha256(PHOTO)),
+        sizeBytes: expect.toSatisfy((size) => size === null || size === PHOTO.length),
+        source: 'ann-iphone (ios)',
+        importedAt: notes[0]!.createdAt.toISOString(),
+        importedBy: owner.id,
+      },
+    ]);
+    for (const item of data.items) if (item.sha256 !== null) expect(item.sha256).toMatch(HEX64);
+  });
+
+  it('reports the hash and size recorded for each item, an attachment falling back to its object', async () => {
+    // Prepare: rows written directly, with known hashes.
+    const owner = await createUser();
+    const caseId = await openCase(owner);
+    const { emailIds } = await seedThread(caseId, [{ minute: 1 }, { minute: 2 }]);
+    const hashOf = (label: string) => sha256(`${caseId} ${label}`);
+    for (const [index, id] of emailIds.entries())
+      await db()
+        .update(emails)
+        .set({
+          sha256: hashOf(`email ${index}`),
+          sizeBytes: 100 + index,
+          importSource: 'box.mbox',
+          importedById: owner.id,
+        })
+        .where(eq(emails.id, id));
+    const withHash = `cases/${caseId}/emails/${emailIds[0]}/0-a.pdf`;
+    const objectOnly = `cases/${caseId}/emails/${emailIds[0]}/1-b.pdf`;
+    await db()
+      .insert(attachments)
+      .values([
+        { emailId: emailIds[0]!, name: 'a.pdf', providerId: withHash, size: 10, sha256: hashOf('a.pdf') },
+        { emailId: emailIds[0]!, name: 'b.pdf', providerId: objectOnly, size: 20 },
+      ]);
+    const [device] = await db()
+      .insert(devices)
+      .values({ organizationId: owner.organizationId, deviceId: 'pixel-7', deviceType: 'android' })
+      .returning();
+    const noteKey = `cases/${caseId}/notes/n-scan.png`;
+    const unhashedKey = `cases/${caseId}/notes/n-old.png`;
+    await db()
+      .insert(deviceNotes)
+      .values({
+        caseId,
+        deviceId: device!.id,
+        noteId: 1,
+        title: 'Scan',
+        attachmentKeys: [noteKey, unhashedKey],
+        importedById: owner.id,
+        sha256: hashOf('note'),
+        sizeBytes: 77,
+      });
+    await db()
+      .insert(evidenceObjects)
+      .values([
+        { key: objectOnly, caseId, sha256: hashOf('b.pdf'), sizeBytes: 20, recordedAt: now() },
+        { key: noteKey, caseId, sha256: hashOf('scan'), sizeBytes: 4096, recordedAt: now() },
+      ]);
+
+    // Act
+    const data = expectData(await custody(owner, caseId));
+
+    // Assess
+    const summary = data.items.map((item: any) => [item.kind, item.id, item.sha256, item.sizeBytes, item.source]);
+    const files = await db()
+      .select()
+      .from(attachments)
+      .where(inArray(attachments.emailId, emailIds))
+      .orderBy(asc(attachments.createdAt), asc(attachments.id));
+    expect(summary).toEqual([
+      ['email', emailIds[0], hashOf('email 0'), 100, 'box.mbox'],
+      ['email', emailIds[1], hashOf('email 1'), 101, 'box.mbox'],
+      ...files.map((file) => ['attachment', file.id, hashOf(file.name), file.size, 'box.mbox']),
+      ['device_note', expect.any(String), hashOf('note'), 77, 'pixel-7 (android)'],
+      ['note_attachment', unhashedKey, null, null, 'pixel-7 (android)'],
+      ['note_attachment', noteKey, hashOf('scan'), 4096, 'pixel-7 (android)'],
+    ]);
+    expect(data.items.filter((item: any) => item.importedBy !== owner.id)).toEqual([]);
+  });
+
+  it("lists the case's audit events oldest first with the organization's chain head, and records the read", async () => {
+    // Prepare
+    const owner = await createUser();
+    const caseId = await openCase(owner, 'Audited v. Case');
+    const otherCase = await openCase(owner, 'Other');
+    expectData(
+      await invoke(routes.updateCase, {
+        token: owner.accessToken,
+        organization: owner.organizationId,
+        path: { caseId },
+        body: { name: 'Audited v. Case (renamed)' },
+      }),
+    );
+
+    // Act
+    const first = expectData(await custody(owner, caseId));
+
+    // Assess
+    expect(first.events.map((event: any) => event.action)).toEqual(['case.created', 'case.updated']);
+    const rows = await db()
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.organizationId, owner.organizationId), eq(auditEvents.caseId, caseId)))
+      .orderBy(asc(auditEvents.sequence));
+    expect(first.events[0]).toEqual({
+      id: rows[0]!.id,
+      sequence: rows[0]!.sequence,
+      occurredAt: rows[0]!.occurredAt.toISOString(),
+      action: 'case.created',
+      actor: { type: 'user', userId: owner.id, tokenId: expect.any(String) },
+      caseId,
+      target: { type: 'case', id: caseId },
+      ip: rows[0]!.ip,
+      userAgent: 'vitest',
+      requestId: rows[0]!.requestId,
+      metadata: { name: 'Audited v. Case' },
+      prevHash: rows[0]!.prevHash,
+      hash: rows[0]!.hash,
+    });
+    // Every field an event's hash covers is there: anyone can recompute it from the answer.
+    for (const event of first.events)
+      expect(
+        eventHash({
+          ...event,
+          organizationId: owner.organizationId,
+          occurredAt: new Date(event.occurredAt),
+          actorType: event.actor.type,
+          actorUserId: event.actor.userId,
+          tokenId: event.actor.tokenId,
+          targetType: event.target?.type ?? null,
+          targetId: event.target?.id ?? null,
+        }),
+      ).toBe(event.hash);
+    expect(first.events.some((event: any) => event.caseId === otherCase)).toBe(false);
+
+    // The read is recorded after the answer is built: the head it answered is the one the read chained from.
+    const reads = await db()
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.caseId, caseId), eq(auditEvents.action, 'evidence.custody.read')));
+    expect(reads).toHaveLength(1);
+    expect(reads[0]).toMatchObject({
+      actorUserId: owner.id,
+      prevHash: first.chainHead.hash,
+      sequence: first.chainHead.sequence + 1,
+      metadata: { path: { caseId }, query: {} },
+    });
+    const [head] = await db()
+      .select()
+      .from(auditChainHeads)
+      .where(eq(auditChainHeads.organizationId, owner.organizationId));
+    expect(head).toMatchObject({ sequence: first.chainHead.sequence + 1, hash: reads[0]!.hash });
+
+    const second = expectData(await custody(owner, caseId));
+    expect(second.events.map((event: any) => event.action)).toEqual([
+      'case.created',
+      'case.updated',
+      'evidence.custody.read',
+    ]);
+    expect(second.chainHead).toEqual({ sequence: head!.sequence, hash: head!.hash });
+  });
+
+  it('stores a PDF that prints the case, the chain head and every hash whole, behind a time-limited link', async () => {
+    // Prepare: imported evidence, and enough items with hashes to fill several pages.
+    const { owner, caseId } = await importedCase('Lee (Ann) v. Roe \\ Co');
+    const { emailIds } = await seedThread(
+      caseId,
+      Array.from({ length: 150 }, (_, minute) => ({ minute })),
+    );
+    for (const id of emailIds)
+      await db()
+        .update(emails)
+        .set({ sha256: sha256(id), sizeBytes: 1000, importSource: 'seeded.mbox' })
+        .where(eq(emails.id, id));
+    const json = expectData(await custody(owner, caseId));
+    testClock.freeze();
+    const at = now();
+
+    // Act
+    const data = expectData(await custody(owner, caseId, { format: 'pdf' }));
+
+    // Assess
+    expect(data).toEqual({
+      caseId,
+      generatedAt: at.toISOString(),
+      fileName: `custody-${caseId}-${at.toISOString().slice(0, 10)}.pdf`,
+      contentType: 'application/pdf',
+      sizeBytes: expect.any(Number),
+      storageKey: expect.stringMatching(
+        new RegExp(`^reports/${owner.organizationId}/custody/[0-9a-f-]+/custody-${caseId}-.+\\.pdf$`),
+      ),
+      itemCount: json.items.length,
+      eventCount: json.events.length + 1,
+      chainHead: { sequence: json.chainHead.sequence + 1, hash: expect.stringMatching(HEX64) },
+      downloadUrl: expect.stringMatching(new RegExp(`^${publicBaseUrl()}/_local/objects/reports/`)),
+      expiresAt: addSeconds(at, 15 * 60).toISOString(),
+    });
+    const link = new URL(data.downloadUrl);
+    const key = decodeURIComponent(link.pathname.replace('/_local/objects/', ''));
+    expect(key).toBe(data.storageKey);
+    const expires = Number(link.searchParams.get('expires'));
+    const downloaded = await storage.readSigned(key, expires, link.searchParams.get('signature')!);
+    expect(downloaded?.byteLength).toBe(data.sizeBytes);
+
+    const { pages, text } = await pdfText(downloaded!);
+    expect(pages).toBeGreaterThan(3);
+    expect(text.startsWith('Chain of custody\n')).toBe(true);
+    expect(text).toContain('Case Lee (Ann) v. Roe \\ Co\n');
+    expect(text).toContain(caseId);
+    expect(text).toContain(`Generated ${at.toISOString()}`);
+    expect(text).toContain(data.chainHead.hash);
+    const hashes = [
+      ...json.items.flatMap((item: any) => (item.sha256 ? [item.sha256] : [])),
+      ...json.events.flatMap((event: any) => [event.hash, event.prevHash]),
+    ];
+    expect(hashes.length).toBeGreaterThan(150 + 2 * json.events.length - 1);
+    const missing = hashes.filter((hash: string) => !text.includes(hash));
+    expect(missing).toEqual([]);
+    // Every item and event, in the answer's order.
+    const positions = [
+      ...json.items.map((item: any) => text.indexOf(`id ${item.id} `)),
+      ...json.events.map((event: any) => text.indexOf(`#${event.sequence} `)),
+    ];
+    expect(positions.every((position, index) => position > (positions[index - 1] ?? 0))).toBe(true);
+
+    // The link stops working once it expires; the PDF read was recorded like the JSON one.
+    testClock.advance(15 * 60 + 1);
+    expect(await storage.readSigned(key, expires, link.searchParams.get('signature')!)).toBeNull();
+    const reads = await db()
+      .select({ metadata: auditEvents.metadata })
+      .from(auditEvents)
+      .where(and(eq(auditEvents.caseId, caseId), eq(auditEvents.action, 'evidence.custody.read')))
+      .orderBy(asc(auditEvents.sequence));
+    expect(reads.map((read) => read.metadata.query)).toEqual([{}, { format: 'pdf' }]);
+  });
+
+  it('needs owner or admin access to the case; a bad format is 400 and an unknown case 404', async () => {
+    const owner = await createUser();
+    const caseId = await openCase(owner);
+    const admin = await memberWithAccess(owner.organizationId, caseId, 'admin');
+    expectData(await custody(admin, caseId));
+    const viewer = await memberWithAccess(owner.organizationId, caseId, 'viewer');
+    expectError(await custody(viewer, caseId), 403, 'INSUFFICIENT_ROLE');
+    const outsider = await createUser();
+    const refused = await custody(outsider, caseId);
+    expect([403, 404]).toContain(refused.status);
+    expectError(await custody(owner, caseId, { format: 'csv' }), 400, 'VALIDATION_FAILED', ['query.format']);
+    expectError(await custody(owner, '00000000-0000-4000-8000-000000000000'), 404, 'NOT_FOUND');
+    // Only the read let through was recorded.
+    const reads = await db()
+      .select({ actor: auditEvents.actorUserId })
+      .from(auditEvents)
+      .where(and(eq(auditEvents.caseId, caseId), eq(auditEvents.action, 'evidence.custody.read')));
+    expect(reads.map((read) => read.actor)).toEqual([admin.id]);
+  });
+});
+
+describeSecurity(routes.getCaseCustody, { request: ({ caseId }) => ({ path: { caseId } }), succeeds: true });
