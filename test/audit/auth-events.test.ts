@@ -5,12 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import type { AuditAction, AuditActorType } from '../../lib/audit';
 import { db } from '../../lib/db/client';
-import { auditEvents, sessions, users } from '../../lib/db/schema';
-import type { RouteDefinition } from '../../lib/http/route';
+import { sessions, users } from '../../lib/db/schema';
 import { hashToken } from '../../lib/secrets';
 import { createUser, type TestUser, tokenFromEmail, uniqueEmail } from '../harness/actors';
-import { expectData, expectError, type InvokeOptions, type InvokeResult, invoke } from '../harness/invoke';
+import { expectData, expectError, invoke } from '../harness/invoke';
 import { mintAutomationToken, mintLegacyToken } from '../harness/tokens';
+import { type AuditRow, invokeAudited } from '../harness/audit';
 
 /**
  * The audit events of members' sign-in, sessions, tokens and account: each successful request
@@ -19,18 +19,8 @@ import { mintAutomationToken, mintLegacyToken } from '../harness/tokens';
  * never a secret; a failed one writes none.
  */
 
-type AuditRow = typeof auditEvents.$inferSelect;
-
 /** Invokes `route` with a request id of its own and answers what that request wrote to the audit trail. */
-async function send(
-  route: RouteDefinition,
-  options: InvokeOptions = {},
-): Promise<{ result: InvokeResult; events: AuditRow[] }> {
-  const requestId = `auth-events-${randomBytes(8).toString('hex')}`;
-  const result = await invoke(route, { ...options, headers: { ...options.headers, 'x-request-id': requestId } });
-  const events = await db().select().from(auditEvents).where(eq(auditEvents.requestId, requestId));
-  return { result, events };
-}
+const send = invokeAudited;
 
 /** A user who owns two organizations: the one of sign-up and one created afterwards. */
 async function memberOfTwo(): Promise<{ user: TestUser; organizationIds: string[] }> {

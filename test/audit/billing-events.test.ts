@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { and, asc, eq, gt } from 'drizzle-orm';
@@ -12,10 +11,9 @@ import { usePaymentProcessor } from '../../lib/billing/processor';
 import { PRO_UPGRADE_SKU } from '../../lib/billing/tiers';
 import { db } from '../../lib/db/client';
 import { auditEvents, cases, organizations } from '../../lib/db/schema';
-import type { RouteDefinition } from '../../lib/http/route';
 import { DirectoryStorage, useObjectStorage } from '../../lib/storage';
 import { addMember, createUser, type TestUser } from '../harness/actors';
-import { expectData, expectError, type InvokeOptions, invoke } from '../harness/invoke';
+import { expectData, expectError } from '../harness/invoke';
 import { useStripeDouble } from '../harness/stripe-double';
 import {
   as,
@@ -28,6 +26,7 @@ import {
   sessionIdOf,
   urls,
 } from '../billing/billing-helpers';
+import { type AuditRow, auditEventsOfRequest, invokeAudited } from '../harness/audit';
 
 /**
  * The billing domain's audit events, through the real handlers: each route writes its event in
@@ -35,17 +34,10 @@ import {
  * none, and what the processor reports is recorded by the system.
  */
 
-type AuditRow = typeof auditEvents.$inferSelect;
-
 /** Invokes `route` with a request id of its own, to find what this request wrote. */
-async function send(route: RouteDefinition, options: InvokeOptions) {
-  const requestId = `billing-audit-${randomBytes(8).toString('hex')}`;
-  const result = await invoke(route, { ...options, headers: { ...options.headers, 'x-request-id': requestId } });
-  return { result, requestId };
-}
+const send = invokeAudited;
 
-const eventsOfRequest = (requestId: string) =>
-  db().select().from(auditEvents).where(eq(auditEvents.requestId, requestId)).orderBy(asc(auditEvents.sequence));
+const eventsOfRequest = auditEventsOfRequest;
 
 const eventsOf = (organizationId: string, afterSequence = 0) =>
   db()

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { and, asc, eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { eventHash, GENESIS_HASH } from '../../lib/audit';
 import { db } from '../../lib/db/client';
-import { auditEvents, caseAccess, invitations, organizationMembers, organizations } from '../../lib/db/schema';
+import { caseAccess, invitations, organizationMembers, organizations } from '../../lib/db/schema';
 import type { RouteDefinition } from '../../lib/http/route';
 import {
   addMember,
@@ -17,6 +17,7 @@ import {
   updateUserRow,
 } from '../harness/actors';
 import { expectData, expectError, type InvokeOptions, type InvokeResult, invoke } from '../harness/invoke';
+import { type AuditRow, invokeAudited } from '../harness/audit';
 
 /**
  * The audit events of the organization, member and invitation routes: each successful request
@@ -24,28 +25,16 @@ import { expectData, expectError, type InvokeOptions, type InvokeResult, invoke 
  * action, target, actor and organization, committed with the change; a refused one writes none.
  */
 
-type AuditRow = typeof auditEvents.$inferSelect;
-
 const INVITED = 'You are invited to join';
 const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
 const IP = '198.51.100.77';
 
-/** Invokes `route` with a request id of its own and answers what that request wrote to the audit trail. */
+/** Invokes `route` (from a fixed client IP) and answers what that request wrote to the audit trail, each hash checked. */
 async function send(
   route: RouteDefinition,
   options: InvokeOptions = {},
 ): Promise<{ result: InvokeResult; events: AuditRow[] }> {
-  const requestId = `org-events-${randomBytes(8).toString('hex')}`;
-  const result = await invoke(route, {
-    ip: IP,
-    ...options,
-    headers: { ...options.headers, 'x-request-id': requestId },
-  });
-  const events = await db()
-    .select()
-    .from(auditEvents)
-    .where(eq(auditEvents.requestId, requestId))
-    .orderBy(asc(auditEvents.organizationId), asc(auditEvents.sequence));
+  const { result, events } = await invokeAudited(route, { ip: IP, ...options });
   for (const event of events) expect(eventHash(event)).toBe(event.hash);
   return { result, events };
 }

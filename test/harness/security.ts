@@ -6,7 +6,7 @@ import { type Scope, SCOPES } from '../../lib/auth/scopes';
 import { startLoginSession } from '../../lib/auth/sessions';
 import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
-import { auditEvents, caseAccess, organizationPlans } from '../../lib/db/schema';
+import { caseAccess, organizationPlans } from '../../lib/db/schema';
 import type { RouteDefinition } from '../../lib/http/route';
 import type { RequestSchemas } from '../../lib/http/validate';
 import { type OrganizationRole, ROLES_BY_RANK } from '../../lib/organizations/roles';
@@ -31,6 +31,7 @@ import {
   SERVICE_KEY,
   unsigned,
 } from './tokens';
+import { auditEventsOfRequest, newRequestId } from './audit';
 
 /** Who a security check sends the request as, and what it acts on. */
 export interface SecurityActor {
@@ -146,7 +147,7 @@ export function describeSecurity(
           organizationId: owner.organizationId,
           caseId: '',
         });
-        const requestId = newRequestId();
+        const requestId = newRequestId(route.operationId);
         const given = await creds();
         // Act
         const result = await invoke(route, {
@@ -169,7 +170,7 @@ export function describeSecurity(
           organizationId: owner.organizationId,
           caseId: '',
         });
-        const requestId = newRequestId();
+        const requestId = newRequestId(route.operationId);
         const result = await invoke(route, {
           ...request,
           headers: { ...request.headers, 'x-request-id': requestId },
@@ -303,7 +304,7 @@ export function describeSecurity(
       const named = header === undefined ? organizationId : header;
       const sendsHeader = route.organization?.from === 'header' || route.organizationHeader === 'required';
       if (expired) testClock.advance(15 * 60 + 1);
-      const requestId = newRequestId();
+      const requestId = newRequestId(route.operationId);
       // Act
       const result = await invoke(route, {
         ...(sendsHeader && named !== null ? { organization: named } : {}),
@@ -375,22 +376,13 @@ export function describeSecurity(
   });
 }
 
-const newRequestId = () => `audit-check-${randomBytes(8).toString('hex')}`;
-
-/** What one request wrote to the audit trail, found by its request id. */
-const auditEventsOf = (requestId: string) =>
-  db()
-    .select({ action: auditEvents.action, organizationId: auditEvents.organizationId })
-    .from(auditEvents)
-    .where(eq(auditEvents.requestId, requestId));
-
 /**
  * The audit trail after any request, from the route's `audit` entry: a refused or failed request
  * wrote nothing; a successful one wrote only its route's action (a read exactly one event), and a
  * route that records nothing wrote nothing.
  */
 async function expectAuditTrail(route: RouteDefinition, result: InvokeResult, requestId: string): Promise<void> {
-  const events = await auditEventsOf(requestId);
+  const events = await auditEventsOfRequest(requestId);
   const succeeded = result.status >= 200 && result.status < 300;
   if (!succeeded || !route.audit || !('action' in route.audit)) {
     expect(events, `${route.operationId} ${describeResult(result)}`).toEqual([]);
@@ -417,7 +409,7 @@ function describeAuditEvent(
   it(`records ${audit.action} in the audit trail when it succeeds, and nothing else`, async () => {
     const { result, requestId } = await sendAsOwner();
     expect(result.status, describeResult(result)).toBe(route.successStatus);
-    const events = await auditEventsOf(requestId);
+    const events = await auditEventsOfRequest(requestId);
     expect(events.length, `${route.operationId} wrote no ${audit.action} event`).toBeGreaterThan(0);
     expect(events.map((event) => event.action)).toEqual(events.map(() => audit.action));
   });

@@ -1,0 +1,29 @@
+import { randomBytes } from 'node:crypto';
+import { asc, eq } from 'drizzle-orm';
+import { db } from '../../lib/db/client';
+import { auditEvents } from '../../lib/db/schema';
+import type { RouteDefinition } from '../../lib/http/route';
+import { invoke, type InvokeOptions, type InvokeResult } from './invoke';
+
+export type AuditRow = typeof auditEvents.$inferSelect;
+
+/** A request id of its own (sent as `x-request-id`), to find what one request wrote to the audit trail. */
+export const newRequestId = (prefix = 'audit') => `${prefix}-${randomBytes(8).toString('hex')}`;
+
+/** What one request wrote to the audit trail, found by its request id, in chain order per organization. */
+export const auditEventsOfRequest = (requestId: string): Promise<AuditRow[]> =>
+  db()
+    .select()
+    .from(auditEvents)
+    .where(eq(auditEvents.requestId, requestId))
+    .orderBy(asc(auditEvents.organizationId), asc(auditEvents.sequence));
+
+/** Invokes `route` with a request id of its own; answers the result and what the request wrote to the audit trail. */
+export async function invokeAudited(
+  route: RouteDefinition,
+  options: InvokeOptions = {},
+): Promise<{ result: InvokeResult; requestId: string; events: AuditRow[] }> {
+  const requestId = newRequestId(route.operationId);
+  const result = await invoke(route, { ...options, headers: { ...options.headers, 'x-request-id': requestId } });
+  return { result, requestId, events: await auditEventsOfRequest(requestId) };
+}
