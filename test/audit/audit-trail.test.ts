@@ -95,6 +95,35 @@ describe('audit trail: append-only, chained, written with the change', () => {
     expect(await expectIntactChain(owner.organizationId)).toBe(5);
   });
 
+  it('records a write once, however often it is replayed with its Idempotency-Key', async () => {
+    const owner = await createUser();
+    const send = () =>
+      invoke(routes.createCase, {
+        token: owner.accessToken,
+        organization: owner.organizationId,
+        body: { name: 'Retried' },
+        headers: { 'idempotency-key': `audit-${randomBytes(6).toString('hex')}-fixed` },
+      });
+    const key = `audit-replay-${randomBytes(6).toString('hex')}`;
+    const sendWithKey = () =>
+      invoke(routes.createCase, {
+        token: owner.accessToken,
+        organization: owner.organizationId,
+        body: { name: 'Retried' },
+        headers: { 'idempotency-key': key },
+      });
+    const first = expectData(await sendWithKey(), 201);
+    const replay = await sendWithKey();
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(expectData(replay, 201).id).toBe(first.id);
+    const created = (await eventsOf(owner.organizationId)).filter((event) => event.action === 'case.created');
+    expect(created.map((event) => event.caseId)).toEqual([first.id]);
+    // A new key is a new request: its own case, its own event.
+    expectData(await send(), 201);
+    expect((await eventsOf(owner.organizationId)).filter((event) => event.action === 'case.created')).toHaveLength(2);
+    await expectIntactChain(owner.organizationId);
+  });
+
   it('refuses UPDATE, DELETE and TRUNCATE of audit events, whoever asks', async () => {
     const owner = await createUser();
     expectData(await caseAs(owner, 'Kept'), 201);
