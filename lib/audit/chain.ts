@@ -65,11 +65,12 @@ export function canonicalEvent(event: ChainedEvent): string {
 
 /**
  * Where the database puts the event's sequence and previous hash into its canonical text, once it
- * holds the chain head (lib/audit/record.ts): U+0001 never appears raw in RFC 8785 output (control
- * characters are escaped), so these markers cannot collide with an event's content.
+ * holds the chain head (`audit_append` in drizzle/0012_audit_trail.sql spells the same markers as
+ * chr(1) || 'S' || chr(1) and chr(1) || 'P' || chr(1)): U+0001 never appears raw in RFC 8785 output
+ * (control characters are escaped), so these markers cannot collide with an event's content.
  */
-export const SEQUENCE_MARK = '\u0001S\u0001';
-export const PREV_HASH_MARK = '\u0001P\u0001';
+const SEQUENCE_MARK = '\u0001S\u0001';
+const PREV_HASH_MARK = '\u0001P\u0001';
 
 /**
  * The canonical text of an event before it is chained, with SEQUENCE_MARK where its sequence

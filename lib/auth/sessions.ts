@@ -51,13 +51,9 @@ export function creationColumns(client: ClientInfo | null) {
 
 /**
  * Starts a sign-in session: a refresh token (stored hashed, 30 days) and a short access token.
- * Records the client IP and User-Agent of the request (shown by GET /auth/sessions).
+ * Records the client IP and User-Agent of the request (shown by GET /auth/sessions). Answers the
+ * tokens and the new session's id, which the audit event of a sign-in names.
  */
-export async function startLoginSession(executor: Executor, userId: string, client: ClientInfo | null) {
-  return (await openLoginSession(executor, userId, client)).tokens;
-}
-
-/** startLoginSession with the new session's id, which the audit event of a sign-in names. */
 export async function openLoginSession(executor: Executor, userId: string, client: ClientInfo | null) {
   const refreshToken = newOpaqueToken(REFRESH_TOKEN_PREFIX);
   const [session] = await executor

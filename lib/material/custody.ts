@@ -1,10 +1,10 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type * as z from 'zod/mini';
-import type { CaseCustodyQuery, CUSTODY_ITEM_KINDS } from '../../schemas/material/custody';
+import type { CaseCustodyEntity, CaseCustodyQuery, CustodyItemEntity } from '../../schemas/material/custody';
 import { auditEventEntity, GENESIS_HASH } from '../audit';
 import type { CaseContext } from '../cases/context';
 import { addSeconds, now } from '../clock';
-import { db } from '../db/client';
+import { db, type Tx } from '../db/client';
 import {
   attachments,
   auditChainHeads,
@@ -22,26 +22,28 @@ import { objectStorage } from '../storage';
 /** How long the PDF's download link works, as for the billing report. */
 export const CUSTODY_LINK_SECONDS = 15 * 60;
 
-export type CustodyItemKind = (typeof CUSTODY_ITEM_KINDS)[number];
-
-export interface CustodyItem {
-  kind: CustodyItemKind;
-  id: string;
-  sha256: string | null;
-  sizeBytes: number | null;
-  source: string | null;
-  importedAt: string;
-  importedBy: string | null;
-}
-
+export type CustodyItemKind = z.output<typeof CustodyItemEntity>['kind'];
+export type CustodyItem = z.output<typeof CustodyItemEntity>;
 export type CustodyEvent = ReturnType<typeof auditEventEntity>;
+export type CaseCustody = Omit<z.output<typeof CaseCustodyEntity>, 'events'> & { events: CustodyEvent[] };
 
-export interface CaseCustody {
-  caseId: string;
-  generatedAt: string;
-  items: CustodyItem[];
-  events: CustodyEvent[];
-  chainHead: { sequence: number; hash: string };
+/**
+ * The items of a table filled by the file importers (emails, network messages, support tickets):
+ * the hash, size, file and importer each row recorded at import, oldest first.
+ */
+function importedRows(tx: Tx, table: typeof emails | typeof networkMessages | typeof supportTickets, caseId: string) {
+  return tx
+    .select({
+      id: table.id,
+      sha256: table.sha256,
+      sizeBytes: table.sizeBytes,
+      source: table.importSource,
+      importedAt: table.createdAt,
+      importedBy: table.importedById,
+    })
+    .from(table)
+    .where(eq(table.caseId, caseId))
+    .orderBy(asc(table.createdAt), asc(table.id));
 }
 
 /** How a device is named as a note's source: the identifier the extractor sent, and its type. */
@@ -64,18 +66,7 @@ async function readCustody(
         .where(eq(deviceNotes.caseId, caseId));
       const [emailRows, attachmentRows, networkRows, ticketRows, noteRows, noteObjects, eventRows, heads] =
         await Promise.all([
-          tx
-            .select({
-              id: emails.id,
-              sha256: emails.sha256,
-              sizeBytes: emails.sizeBytes,
-              source: emails.importSource,
-              importedAt: emails.createdAt,
-              importedBy: emails.importedById,
-            })
-            .from(emails)
-            .where(eq(emails.caseId, caseId))
-            .orderBy(asc(emails.createdAt), asc(emails.id)),
+          importedRows(tx, emails, caseId),
           // An attachment's hash is on its row; attachments stored before that have it on their object only.
           tx
             .select({
@@ -91,30 +82,8 @@ async function readCustody(
             .leftJoin(evidenceObjects, eq(evidenceObjects.key, attachments.providerId))
             .where(eq(emails.caseId, caseId))
             .orderBy(asc(attachments.createdAt), asc(attachments.id)),
-          tx
-            .select({
-              id: networkMessages.id,
-              sha256: networkMessages.sha256,
-              sizeBytes: networkMessages.sizeBytes,
-              source: networkMessages.importSource,
-              importedAt: networkMessages.createdAt,
-              importedBy: networkMessages.importedById,
-            })
-            .from(networkMessages)
-            .where(eq(networkMessages.caseId, caseId))
-            .orderBy(asc(networkMessages.createdAt), asc(networkMessages.id)),
-          tx
-            .select({
-              id: supportTickets.id,
-              sha256: supportTickets.sha256,
-              sizeBytes: supportTickets.sizeBytes,
-              source: supportTickets.importSource,
-              importedAt: supportTickets.createdAt,
-              importedBy: supportTickets.importedById,
-            })
-            .from(supportTickets)
-            .where(eq(supportTickets.caseId, caseId))
-            .orderBy(asc(supportTickets.createdAt), asc(supportTickets.id)),
+          importedRows(tx, networkMessages, caseId),
+          importedRows(tx, supportTickets, caseId),
           tx
             .select({
               id: deviceNotes.id,

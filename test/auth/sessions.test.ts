@@ -1,12 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
-import { startLoginSession } from '../../lib/auth/sessions';
+import { openLoginSession } from '../../lib/auth/sessions';
 import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
-import { sessions } from '../../lib/db/schema';
-import { hashToken } from '../../lib/secrets';
 import { createUser, signIn } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { mintAutomationToken, mintLegacyToken } from '../harness/tokens';
@@ -159,12 +156,8 @@ describeSecurity(routes.listSessions, { request: () => ({}), everyToken: true })
 describeSecurity(routes.endSession, {
   // Each request ends a second sign-in session of the user (made directly: the account may be inactive), so the let-through ones answer 204.
   request: async ({ user }) => {
-    const second = await startLoginSession(db(), user.id, null);
-    const [row] = await db()
-      .select({ id: sessions.id })
-      .from(sessions)
-      .where(eq(sessions.tokenHash, hashToken(second.refreshToken)));
-    return { path: { id: row!.id } };
+    const second = await openLoginSession(db(), user.id, null);
+    return { path: { id: second.sessionId } };
   },
   everyToken: true,
 });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeList, routes } from '../../functions/routes';
 import type { Json, RouteWithSchemas } from '../../infra/openapi/document';
 import { type Scope, SCOPES } from '../../lib/auth/scopes';
-import { startLoginSession } from '../../lib/auth/sessions';
+import { openLoginSession } from '../../lib/auth/sessions';
 import { db } from '../../lib/db/client';
 import { organizationPlans, organizations } from '../../lib/db/schema';
 import type { RouteDefinition } from '../../lib/http/route';
@@ -79,7 +79,7 @@ async function automationToken(scopes: Scope[]): Promise<string> {
 }
 
 /** A fresh sign-in session per route, so a route that ends sessions (logout) cannot spoil the next. */
-const freshSession = async (user: TestUser) => (await startLoginSession(db(), user.id, null)).accessToken;
+const freshSession = async (user: TestUser) => (await openLoginSession(db(), user.id, null)).tokens.accessToken;
 
 async function credentialsFor(
   caller: Caller,

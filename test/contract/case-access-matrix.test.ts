@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeList } from '../../functions/routes';
 import type { Json, RouteWithSchemas } from '../../infra/openapi/document';
-import { startLoginSession } from '../../lib/auth/sessions';
+import { openLoginSession } from '../../lib/auth/sessions';
 import { db } from '../../lib/db/client';
 import type { CaseAccess } from '../../lib/cases/rules';
 import type { RouteDefinition } from '../../lib/http/route';
@@ -115,7 +115,7 @@ async function send(route: RouteDefinition, caller: CaseCaller): Promise<InvokeR
   ).toEqual([]);
   if (request.path && 'caseId' in request.path) request.path.caseId = row.id;
   if (request.query && 'caseId' in request.query) request.query.caseId = row.id;
-  const token = (await startLoginSession(db(), user.id, null)).accessToken;
+  const token = (await openLoginSession(db(), user.id, null)).tokens.accessToken;
   return invoke(route, { ...request, token, ip: uniqueIp() });
 }
 

@@ -4,7 +4,7 @@ import { routeList, routes } from '../../functions/routes';
 import { buildApiGatewayEvent, buildLambdaContext } from '../../infra/local/apigw-event';
 import { type LambdaHandler, loadHandler } from '../../infra/local/router';
 import type { Json, RouteWithSchemas } from '../../infra/openapi/document';
-import { startLoginSession } from '../../lib/auth/sessions';
+import { openLoginSession } from '../../lib/auth/sessions';
 import { db } from '../../lib/db/client';
 import { organizationPlans, organizations, users } from '../../lib/db/schema';
 import { endpoint } from '../../lib/http/endpoint';
@@ -68,7 +68,8 @@ describe('a JSON body with a field the contract does not show', () => {
       // Prepare: the smallest valid request, plus a field no schema knows.
       const request = validRequest(document, definitions.get(route.operationId)!, subject);
       const body = { ...(isPlainObject(request.body) ? request.body : {}), someFutureField: 1 };
-      const token = route.auth === 'none' ? undefined : (await startLoginSession(db(), owner.id, null)).accessToken;
+      const token =
+        route.auth === 'none' ? undefined : (await openLoginSession(db(), owner.id, null)).tokens.accessToken;
       // Act
       const result = await invoke(route, { ...request, body, token, ip: uniqueIp() });
       // Assess: whatever the route answers (a rule of its own may still refuse the sample), the

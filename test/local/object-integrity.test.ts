@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import type { Server } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +13,12 @@ import { LocalMailSink } from '../../lib/mail/transport';
 import { importEmailFile } from '../../lib/material/importers/email';
 import { objectStorage, useObjectStorage } from '../../lib/storage';
 import { expectData, invoke } from '../harness/invoke';
-import { caseWithOwner } from '../material/material-helpers';
+import {
+  caseWithOwner,
+  extractorDevice,
+  sha256sum,
+  sha256sumOf as sha256sumInDirectory,
+} from '../material/material-helpers';
 
 /**
  * Issue 16: a download through the local server's signed link (the stand-in for a presigned S3
@@ -48,12 +52,7 @@ const onServer = (url: string) => {
   return `${base}${link.pathname}${link.search}`;
 };
 
-const sha256sum = (file: string) => execFileSync('sha256sum', [file], { encoding: 'utf8' }).split(' ')[0]!;
-const sha256sumOf = (name: string, bytes: Uint8Array) => {
-  const path = join(dataDir, name);
-  writeFileSync(path, bytes);
-  return sha256sum(path);
-};
+const sha256sumOf = (name: string, bytes: Uint8Array) => sha256sumInDirectory(dataDir, name, bytes);
 const pathOf = (key: string) => join(dataDir, 'objects', ...key.split('/'));
 const download = async (key: string) => fetch(onServer(await objectStorage().downloadUrl(key, 600)));
 
@@ -63,17 +62,6 @@ const eventsOf = (organizationId: string, action: string) =>
     .from(auditEvents)
     .where(and(eq(auditEvents.organizationId, organizationId), eq(auditEvents.action, action)))
     .orderBy(auditEvents.sequence);
-
-const osDetails = {
-  arch: 'arm64',
-  platform: 'darwin',
-  version: '14',
-  osType: 'Darwin',
-  machine: 'mac',
-  totalMemory: 8,
-  cpus: {},
-  extraInformation: {},
-};
 
 /** A note attachment as the desktop extractor sends it: an upload link, a PUT, and the import that links it. */
 async function uploadNoteAttachment(s: Awaited<ReturnType<typeof caseWithOwner>>, bytes: Uint8Array) {
@@ -93,15 +81,7 @@ async function uploadNoteAttachment(s: Awaited<ReturnType<typeof caseWithOwner>>
       token: s.owner.accessToken,
       organization: s.organizationId,
       query: { caseId: s.caseId },
-      body: {
-        deviceId: 'phone-1',
-        deviceType: 'ios',
-        deviceMetadata: {},
-        systemId: 'sys',
-        appVersion: '1.0.0',
-        osDetails,
-        notes: [{ id: 1, title: 'Scan', attachments: [upload.key] }],
-      },
+      body: { ...extractorDevice('phone-1'), notes: [{ id: 1, title: 'Scan', attachments: [upload.key] }] },
     }),
   );
   return upload.key as string;

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,7 +23,7 @@ import { importNetworkMessagesCsv } from '../../lib/material/importers/professio
 import { useObjectStorage } from '../../lib/storage';
 import type { TestUser } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
-import { caseWithOwner } from './material-helpers';
+import { caseWithOwner, extractorDevice, sha256sum, sha256sumOf as sha256sumInDirectory } from './material-helpers';
 
 /**
  * Issue 16: every evidence item records at import the SHA-256 of its source bytes, and the test
@@ -50,15 +49,8 @@ afterAll(() => {
   rmSync(directory, { recursive: true, force: true });
 });
 
-/** `sha256sum <file>`: the hash a court expert would compute. */
-const sha256sum = (file: string) => execFileSync('sha256sum', [file], { encoding: 'utf8' }).split(' ')[0]!;
-
 /** Writes `bytes` to a temporary file and hashes it with sha256sum. */
-function sha256sumOf(name: string, bytes: Uint8Array | string): string {
-  const path = join(directory, name);
-  writeFileSync(path, bytes);
-  return sha256sum(path);
-}
+const sha256sumOf = (name: string, bytes: Uint8Array | string) => sha256sumInDirectory(directory, name, bytes);
 
 const asUser = <T>(user: TestUser, work: () => Promise<T>) =>
   withAuditScope(
@@ -279,24 +271,7 @@ describe('device note hashes', () => {
         token: s.owner.accessToken,
         organization: s.organizationId,
         query: { caseId: s.caseId },
-        body: {
-          deviceId: 'laptop-1',
-          deviceType: 'ios',
-          deviceMetadata: {},
-          systemId: 'sys',
-          appVersion: '1.0.0',
-          osDetails: {
-            arch: 'arm64',
-            platform: 'darwin',
-            version: '14',
-            osType: 'Darwin',
-            machine: 'mac',
-            totalMemory: 8,
-            cpus: {},
-            extraInformation: {},
-          },
-          notes: [note],
-        },
+        body: { ...extractorDevice('laptop-1'), notes: [note] },
       }),
     );
     // Assess

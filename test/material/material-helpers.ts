@@ -1,4 +1,7 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { db } from '../../lib/db/client';
 import {
   caseAccess,
@@ -118,3 +121,32 @@ export async function createProfile(
     .returning();
   return profile!;
 }
+
+/** `sha256sum <file>`: the hash a court expert would compute. */
+export const sha256sum = (file: string) => execFileSync('sha256sum', [file], { encoding: 'utf8' }).split(' ')[0]!;
+
+/** Writes `bytes` as `name` in `directory` and hashes the file with sha256sum. */
+export function sha256sumOf(directory: string, name: string, bytes: Uint8Array | string): string {
+  const path = join(directory, name);
+  writeFileSync(path, bytes);
+  return sha256sum(path);
+}
+
+/** The device part of a device-note import as the desktop extractor sends it (everything but `notes`). */
+export const extractorDevice = (deviceId: string) => ({
+  deviceId,
+  deviceType: 'ios',
+  deviceMetadata: {},
+  systemId: 'sys',
+  appVersion: '1.0.0',
+  osDetails: {
+    arch: 'arm64',
+    platform: 'darwin',
+    version: '14',
+    osType: 'Darwin',
+    machine: 'mac',
+    totalMemory: 8,
+    cpus: {},
+    extraInformation: {},
+  },
+});
