@@ -10,8 +10,10 @@ export {
   type AuditScope,
   auditActorOf,
   currentAuditScope,
+  provenUser,
   STAFF_ACTOR,
   SYSTEM_ACTOR,
+  SYSTEM_SCOPE,
   withAuditScope,
 } from './scope';
 export { type ChainVerification, organizationsWithAuditEvents, verifyAuditChain } from './verify';

@@ -20,7 +20,8 @@ export interface AuditScope {
 /** The service itself: maintenance, the payment processor's webhooks. */
 export const SYSTEM_ACTOR: AuditActor = { type: 'system', userId: null, tokenId: null };
 
-const SYSTEM_SCOPE: AuditScope = {
+/** The system outside any request: what events recorded by maintenance (or with no scope) carry. */
+export const SYSTEM_SCOPE: AuditScope = {
   actor: SYSTEM_ACTOR,
   ip: null,
   userAgent: null,
@@ -46,6 +47,16 @@ export function auditActorOf(actor: Actor | undefined): AuditActor {
   if (!actor) return { type: 'anonymous', userId: null, tokenId: null };
   return { type: ACTOR_TYPE_OF_SESSION[actor.session.kind], userId: actor.user.id, tokenId: actor.session.id };
 }
+
+/**
+ * A user who proved who they are without a bearer token (password, refresh token, emailed link):
+ * the actor of an event on a route that has no caller yet; `tokenId` the session it opens or uses.
+ */
+export const provenUser = (userId: string, tokenId: string | null = null): AuditActor => ({
+  type: 'user',
+  userId,
+  tokenId,
+});
 
 /** Staff (the admin CLI, super-admin routes): shown as `staff`, never naming who. */
 export const STAFF_ACTOR: AuditActor = { type: 'staff', userId: null, tokenId: null };

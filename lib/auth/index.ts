@@ -2,7 +2,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type * as z from 'zod/mini';
 import type { LoginEmailDto } from '../../schemas/auth/login';
 import type { RefreshTokenDto } from '../../schemas/auth/refresh-token';
-import { recordMemberAudit } from '../audit';
+import { recordMemberAudit, provenUser } from '../audit';
 import { now } from '../clock';
 import { db } from '../db/client';
 import { sessions, users } from '../db/schema';
@@ -74,7 +74,7 @@ export async function login({ client }: { client: ClientInfo | null }, credentia
     await recordMemberAudit(tx, user.id, {
       action: 'auth.signed_in',
       target: { type: 'session', id: sessionId },
-      actor: { type: 'user', userId: user.id, tokenId: sessionId },
+      actor: provenUser(user.id, sessionId),
     });
     return tokens;
   });
@@ -109,7 +109,7 @@ export async function refreshToken(input: z.output<typeof RefreshTokenDto>) {
     await recordMemberAudit(tx, userId, {
       action: 'auth.session.refreshed',
       target: { type: 'session', id: sessionId },
-      actor: { type: 'user', userId, tokenId: sessionId },
+      actor: provenUser(userId, sessionId),
     });
   });
   const { token: accessToken } = await signAccessToken({ userId, sessionId });

@@ -1,5 +1,5 @@
 import { and, asc, eq, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
-import { recordAudit, SYSTEM_ACTOR, withAuditScope } from '../audit';
+import { recordAudit, SYSTEM_ACTOR, SYSTEM_SCOPE, withAuditScope } from '../audit';
 import { addSeconds, now } from '../clock';
 import { db, type Executor, type Tx } from '../db/client';
 import { billingHistory, billingRows, cases, creditLedger, organizations } from '../db/schema';
@@ -61,7 +61,7 @@ export function recordProcessorEvent(
       actor: SYSTEM_ACTOR,
     });
   if (report.processorEventId) record();
-  else withAuditScope({ actor: SYSTEM_ACTOR, ip: null, userAgent: null, requestId: null }, record);
+  else withAuditScope(SYSTEM_SCOPE, record);
 }
 
 /**

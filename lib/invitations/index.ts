@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, gt, ilike, inArray, or, type SQL, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
-import { type AuditActor, recordAudit } from '../audit';
+import { type AuditActor, recordAudit, provenUser } from '../audit';
 import { canSignIn, type ClientInfo, endSessionsOfUser, openLoginSession } from '../auth/sessions';
 import { addMonths, now } from '../clock';
 import { db, type Executor, type Tx } from '../db/client';
@@ -617,7 +617,7 @@ export async function acceptInvitation({ client }: { client: ClientInfo }, input
         account,
         ...(joined.length === 0 ? { alreadyMember: true } : {}),
       },
-      actor: { type: 'user', userId, tokenId: session?.sessionId ?? null },
+      actor: provenUser(userId, session?.sessionId ?? null),
     });
     return { organization, role, userId, login: session?.tokens ?? null };
   });
@@ -646,7 +646,7 @@ export async function rejectInvitation(
       .from(users)
       .where(and(eq(users.email, invitation.email), eq(users.isEmailVerified, true)))
       .limit(1);
-    const actor: AuditActor | undefined = addressee ? { type: 'user', userId: addressee.id, tokenId: null } : undefined;
+    const actor: AuditActor | undefined = addressee ? provenUser(addressee.id) : undefined;
     recordAudit(tx, {
       action: 'organization.invitation.rejected',
       organizationId: organization.id,

@@ -4,7 +4,7 @@ import type { CheckEmailAvailabilityDto } from '../../schemas/auth/check-email-a
 import type { ResetPasswordDto, SendForgotPasswordLinkDto } from '../../schemas/auth/password-reset';
 import type { RegisterEmailDto } from '../../schemas/auth/register';
 import type { ChangePasswordDto, UpdateUserDto, VerifyEmailDto } from '../../schemas/user/update-user';
-import { recordAudit, recordMemberAudit } from '../audit';
+import { recordAudit, recordMemberAudit, provenUser } from '../audit';
 import { type ClientInfo, endSessionsOfUser, openLoginSession } from '../auth/sessions';
 import { now } from '../clock';
 import { db, type Executor } from '../db/client';
@@ -75,7 +75,7 @@ export async function register({ client }: { client: ClientInfo | null }, input:
       action: 'user.registered',
       organizationId: organization.id,
       target: { type: 'user', id: user.id },
-      actor: { type: 'user', userId: user.id, tokenId: sessionId },
+      actor: provenUser(user.id, sessionId),
       metadata: {
         termsVersion: TERMS_VERSION,
         organization: { name: organization.name, slug: organization.slug },
@@ -188,7 +188,7 @@ export async function verifyEmail(input: z.output<typeof VerifyEmailDto>) {
     await recordMemberAudit(tx, userId, {
       action: 'user.email.verified',
       target: { type: 'user', id: userId },
-      actor: { type: 'user', userId, tokenId: null },
+      actor: provenUser(userId),
     });
   });
   forgetCachedProfile(found.user.id);
@@ -267,7 +267,7 @@ export async function resetPassword(input: z.output<typeof ResetPasswordDto>) {
     await recordMemberAudit(tx, user.id, {
       action: 'user.password.reset',
       target: { type: 'user', id: user.id },
-      actor: { type: 'user', userId: user.id, tokenId: null },
+      actor: provenUser(user.id),
       metadata: { endedCredentials },
     });
   });
