@@ -261,11 +261,20 @@ export async function inviteToOrganization(
 }
 
 /** The metadata an invitation's audit event carries: never its token. */
-export const invitationAuditFields = (invitation: WrittenInvitation) => ({
+const invitationAuditFields = (invitation: WrittenInvitation) => ({
   email: invitation.email,
   role: invitation.role,
   ...(invitation.previousRole ? { reminder: true, previousRole: invitation.previousRole } : {}),
   ...(invitation.addedUserId ? { autoAccepted: true, userId: invitation.addedUserId } : {}),
+});
+
+/**
+ * The invitations sent with an organization's creation (or a registration), named in that one
+ * event's metadata: they are part of it, not `organization.member.invited` events of their own.
+ */
+export const invitationsSentWith = (outcome: InviteOutcome) => ({
+  invitations: outcome.written.map((invitation) => ({ id: invitation.id, ...invitationAuditFields(invitation) })),
+  invitationsNotSent: outcome.notSent,
 });
 
 /** One `organization.member.invited` per invitation written, its target the invitation. */

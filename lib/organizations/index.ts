@@ -24,7 +24,7 @@ import { isUniqueViolation } from '../db/errors';
 import type { Actor } from '../auth/actor';
 import { containsPattern } from '../db/like';
 import { idEquals, idIn } from '../ids';
-import { invitationAuditFields, inviteToOrganization } from '../invitations';
+import { invitationsSentWith, inviteToOrganization } from '../invitations';
 import { queueEmails } from '../mail/outbox';
 import { emails } from '../mail/templates';
 import { pageWindow, toPage } from '../paging';
@@ -157,8 +157,7 @@ export async function createOrganization({ actor }: { actor: Actor }, input: z.o
       metadata: {
         name: created.name,
         slug: created.slug,
-        invitations: outcome.written.map((invitation) => ({ id: invitation.id, ...invitationAuditFields(invitation) })),
-        invitationsNotSent: outcome.notSent,
+        ...invitationsSentWith(outcome),
       },
     });
     return { organization: created, invitations: outcome };

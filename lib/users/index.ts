@@ -11,7 +11,7 @@ import { db, type Executor } from '../db/client';
 import { emailTokens, extractionCodes, users } from '../db/schema';
 import { type AfterCommit, transaction } from '../db/transaction';
 import type { Actor } from '../auth/actor';
-import { invitationAuditFields, inviteToOrganization } from '../invitations';
+import { invitationsSentWith, inviteToOrganization } from '../invitations';
 import { queueEmail } from '../mail/outbox';
 import { consumeRateLimit } from '../rate-limit';
 import { emails } from '../mail/templates';
@@ -79,11 +79,7 @@ export async function register({ client }: { client: ClientInfo | null }, input:
       metadata: {
         termsVersion: TERMS_VERSION,
         organization: { name: organization.name, slug: organization.slug },
-        invitations: invitations.written.map((invitation) => ({
-          id: invitation.id,
-          ...invitationAuditFields(invitation),
-        })),
-        invitationsNotSent: invitations.notSent,
+        ...invitationsSentWith(invitations),
       },
     });
     const verificationToken = await issueEmailToken(tx, user, 'verify_email');
