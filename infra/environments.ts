@@ -58,6 +58,13 @@ export interface EnvironmentSettings {
   defaultThrottle: { rate: number; burst: number };
   /** Outbox retries, rate-limit pruning, processor customers (lib/maintenance.ts). */
   maintenanceEveryMinutes: number;
+  /** The evidence import worker (infra/functions/import-worker.ts). */
+  imports: {
+    /** Its memory, which also sets its CPU: 1769 MB is one whole vCPU, what a single-threaded import can use. */
+    workerMemoryMb: number;
+    /** Imports running at once (reserved concurrency); each holds two database connections. */
+    workerConcurrency: number;
+  };
   alarms: {
     /** Subscribed to the alarm topic; unset: subscribe yourself. */
     email?: string;
@@ -73,6 +80,7 @@ const shared = {
   defaultThrottle: { ...DEFAULT_THROTTLE },
   lambda: { memoryMb: 1024, timeoutSeconds: DEFAULT_FUNCTION_TIMEOUT_SECONDS },
   features: { automationTokens: true, selfServePlans: true, credits: true, billingReports: true },
+  imports: { workerMemoryMb: 1769, workerConcurrency: 2 },
 } as const;
 
 export const environments: Record<EnvironmentName, EnvironmentSettings> = {
@@ -144,6 +152,7 @@ export const environments: Record<EnvironmentName, EnvironmentSettings> = {
     },
     sourceMapsAtRuntime: false,
     maintenanceEveryMinutes: 1,
+    imports: { workerMemoryMb: 1769, workerConcurrency: 5 },
     alarms: { errorRatePercent: 1, p99LatencyMs: 2000 },
   },
 };

@@ -9,6 +9,11 @@
  *   - payments: the bundle contains the Stripe SDK (only the processor loads it) -> read the Stripe secret
  *   - storage:  the bundle contains lib/storage                 -> s3:GetObject/PutObject on
  *               the object bucket, under the prefixes below
+ * and one grant that is named, not derived:
+ *   - importQueue: sends `{ importId }` to the import queue      -> sqs:SendMessage on it, and
+ *               IMPORT_QUEUE_URL (without it lib/material/imports/queue.ts runs imports in-process)
+ *               Every bundle that reaches the material module holds the queue's code, but only the
+ *               functions below send; IMPORT_QUEUE_SENDERS names them.
  * A route that cannot reach the code gets nothing, so adding a route never needs an edit here;
  * PERMISSION_OVERRIDES narrows (or widens) the derived set per operationId.
  */
@@ -21,6 +26,8 @@ export interface FunctionPermissions {
   payments: boolean;
   /** Object key prefixes (e.g. `reports/`) the function may read (GetObject, HEAD, presigned GET) and write (PutObject). */
   storage: { read: string[]; write: string[] };
+  /** May send to the import queue (sqs:SendMessage) and is told its URL (IMPORT_QUEUE_URL). */
+  importQueue: boolean;
 }
 
 /**
@@ -38,7 +45,31 @@ export const PERMISSION_OVERRIDES: Readonly<Record<string, Partial<FunctionPermi
   importCaseNotes: { storage: { read: ['cases/'], write: [] } },
   // lib/material/uploads.ts presigns PUTs under cases/<caseId>/notes/ for the desktop extractor.
   createAttachmentUploads: { storage: { read: [], write: ['cases/'] } },
+  // lib/material/imports/jobs.ts: createImport presigns the upload's PUT under cases/<caseId>/imports/,
+  // startImport checks the uploaded size (HeadObject); retry, list and get touch no object.
+  createImport: { storage: { read: [], write: ['cases/'] } },
+  startImport: { storage: { read: ['cases/'], write: [] } },
+  retryImport: { storage: { read: [], write: [] } },
+  listImports: { storage: { read: [], write: [] } },
+  getImport: { storage: { read: [], write: [] } },
+  // The import worker (infra/functions/import-worker.ts) reads uploads and stores extracted attachments.
+  importWorker: { storage: { read: ['cases/'], write: ['cases/'] } },
+  // Maintenance only sends stalled imports to the queue; the worker code its bundle holds for the
+  // local in-process queue never runs where IMPORT_QUEUE_URL is set.
+  maintenance: { storage: { read: [], write: [] } },
 };
+
+/**
+ * Functions that send imports to the worker's queue (lib/material/imports/queue.ts enqueueImport):
+ * the routes that start and retry an import, maintenance (requeueStalledImports) and the worker
+ * itself (a paused import goes back to the queue).
+ */
+export const IMPORT_QUEUE_SENDERS: ReadonlySet<string> = new Set([
+  'startImport',
+  'retryImport',
+  'maintenance',
+  'importWorker',
+]);
 
 const MAIL_SOURCES = ['lib/mail/transport.ts'];
 // The SDK, not lib/billing/processor/stripe.ts: a bundle that reaches the billing index keeps a few
@@ -75,6 +106,7 @@ export function permissionsFor(name: string, sources: readonly string[]): Functi
     storage: usesStorage
       ? { read: DEFAULT_STORAGE_PREFIXES, write: DEFAULT_STORAGE_PREFIXES }
       : { read: [], write: [] },
+    importQueue: IMPORT_QUEUE_SENDERS.has(name),
   };
   return { ...derived, ...PERMISSION_OVERRIDES[name] };
 }

@@ -6,6 +6,7 @@ import { Stack } from 'aws-cdk-lib';
 import { SecurityGroup, Vpc } from 'aws-cdk-lib/aws-ec2';
 import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { buildApp, cdkJsonContext } from './build-app';
+import { bundleBudgetBytes } from './bundling';
 import { type Bundle, bundleOf, forbiddenSources, measureInit, median } from './bundle-report';
 import { ServiceFunction } from './constructs/service-function';
 import { environments, isEnvironmentName } from './environments';
@@ -18,7 +19,7 @@ import { environments, isEnvironmentName } from './environments';
  * loads the bundle from a directory outside the repository, with the function's environment
  * (NODE_OPTIONS included), and reports the time from process start until the handler module is
  * loaded; median of --runs processes. The same is measured for an empty handler bundled the same
- * way. Targets: median bundle < 300 KB, none > 1.5 MB, median init < 1.5 x the empty handler's.
+ * way. Targets: median bundle < 300 KB, none > 1.5 MB (the import worker: 4 MB), median init < 1.5 x the empty handler's.
  */
 
 const { values: args } = parseArgs({
@@ -89,8 +90,8 @@ try {
   const checks = [
     { target: 'median bundle < 300 KB', ok: medianBytes < 300 * 1024, value: kb(medianBytes) },
     {
-      target: 'no bundle > 1.5 MB',
-      ok: largest.bytes <= 1.5 * 1024 * 1024,
+      target: 'no bundle > 1.5 MB (worker 4 MB)',
+      ok: functionRows.every((row) => row.bytes <= bundleBudgetBytes(row.name)),
       value: `${kb(largest.bytes)} (${largest.name})`,
     },
     {

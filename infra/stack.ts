@@ -9,6 +9,7 @@ import { AlarmTopic } from './constructs/alarms';
 import { Api } from './constructs/api';
 import { Database } from './constructs/database';
 import { type DeployedFunction, FunctionWiring } from './constructs/function-wiring';
+import { ImportQueue, ImportWorker } from './constructs/imports';
 import { Mail } from './constructs/mail';
 import { Maintenance } from './constructs/maintenance';
 import { Migration } from './constructs/migration';
@@ -29,7 +30,8 @@ export interface CaseEvidenceStackProps extends StackProps {
 /**
  * The service in one environment: every route of the route table as its own Lambda function
  * behind one HTTP API, over RDS PostgreSQL behind RDS Proxy, with the object bucket, the SES
- * identity, secrets, a scheduled maintenance function, a migration step and per-route alarms.
+ * identity, secrets, a scheduled maintenance function, the evidence import queue and its worker,
+ * a migration step and per-route alarms.
  */
 export class CaseEvidenceStack extends Stack {
   readonly settings: EnvironmentSettings;
@@ -39,6 +41,8 @@ export class CaseEvidenceStack extends Stack {
   readonly routeStacks: RouteStack[];
   readonly proxy: DatabaseProxy;
   readonly bucket: Bucket;
+  readonly importQueue: ImportQueue;
+  readonly importWorker: ImportWorker;
 
   constructor(scope: Construct, id: string, props: CaseEvidenceStackProps) {
     super(scope, id, { terminationProtection: props.settings.retainData, ...props });
@@ -55,7 +59,9 @@ export class CaseEvidenceStack extends Stack {
     const objectStore = new ObjectStore(this, settings);
     this.bucket = objectStore.bucket;
     const mail = new Mail(this, settings);
-    const wiring = new FunctionWiring(this, { settings, network, database, secrets, objectStore, mail });
+    const importQueue = new ImportQueue(this, settings);
+    this.importQueue = importQueue;
+    const wiring = new FunctionWiring(this, { settings, network, database, secrets, objectStore, mail, importQueue });
     this.functions = wiring.functions;
     const migration = new Migration(this, { settings, database, wiring });
 
@@ -99,6 +105,14 @@ export class CaseEvidenceStack extends Stack {
     this.api.setRouteThrottles(routes, this.routeStacks);
 
     new Maintenance(this, { settings, wiring, migration });
+    this.importWorker = new ImportWorker(this, {
+      settings,
+      wiring,
+      migration,
+      objectStore,
+      importQueue,
+      alarmTopic: this.alarmTopic,
+    });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the API' });
     new CfnOutput(this, 'ObjectBucketName', { value: this.bucket.bucketName });
@@ -111,6 +125,10 @@ export class CaseEvidenceStack extends Stack {
       description: 'Invoke to re-run migrations by hand',
     });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topicArn });
+    new CfnOutput(this, 'ImportDeadLetterQueueUrl', {
+      value: importQueue.deadLetterQueue.queueUrl,
+      description: 'Import messages that failed three times (infra/README.md: redrive after fixing the cause)',
+    });
     mail.identity.dkimRecords.forEach((record, index) => {
       new CfnOutput(this, `DkimRecord${index + 1}`, {
         value: `${record.name} CNAME ${record.value}`,

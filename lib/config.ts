@@ -53,6 +53,8 @@ const ConfigSchema = z.object({
   FEATURE_BILLING_REPORTS: flag(true),
   /** S3 bucket for attachments and reports; unset means DATA_DIR/objects with signed local links. */
   STORAGE_BUCKET: z.optional(z.string().check(z.minLength(3))),
+  /** SQS queue of evidence imports (the import worker's); unset means the local in-process worker. */
+  IMPORT_QUEUE_URL: z.optional(z.string().check(z.url())),
   /** Public base URL of this API, for links it makes to itself; unset: where the local server listens (see publicBaseUrl). */
   PUBLIC_BASE_URL: z.optional(z.string().check(z.url())),
   LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),

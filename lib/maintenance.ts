@@ -3,12 +3,14 @@ import { createMissingProcessorCustomers } from './billing/customers';
 import { pruneIdempotencyKeys } from './idempotency';
 import { logger } from './log';
 import { deliverDueEmails } from './mail/outbox';
+import { requeueStalledImports } from './material/imports/queue';
 import { pruneRateLimitCounters } from './rate-limit';
 
 /**
  * Periodic upkeep: retry due emails from the outbox, drop old rate-limit windows and idempotency
  * answers past their 24 hours, and create the
- * payment-processor customers and invoices that could not be created (or voided) at the time. The local
+ * payment-processor customers and invoices that could not be created (or voided) at the time, and
+ * send stalled evidence imports to the worker again. The local
  * server runs it on a timer; in the cloud a scheduled function runs the same call.
  */
 export async function runMaintenance(): Promise<{
@@ -16,6 +18,7 @@ export async function runMaintenance(): Promise<{
   customersCreated: number;
   chargesRetried: number;
   invoicesVoided: number;
+  importsRequeued: number;
 }> {
   const emailsSent = await deliverDueEmails();
   await pruneRateLimitCounters();
@@ -23,7 +26,8 @@ export async function runMaintenance(): Promise<{
   const customersCreated = await createMissingProcessorCustomers();
   const chargesRetried = await retryStuckCharges();
   const invoicesVoided = await retryVoidedInvoices();
-  return { emailsSent, customersCreated, chargesRetried, invoicesVoided };
+  const importsRequeued = await requeueStalledImports();
+  return { emailsSent, customersCreated, chargesRetried, invoicesVoided, importsRequeued };
 }
 
 export function startMaintenanceLoop(intervalMs: number): () => void {

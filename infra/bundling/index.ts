@@ -39,6 +39,16 @@ export const FORBIDDEN_BUNDLE_SOURCES: readonly RegExp[] = [
 ];
 
 /**
+ * The largest bundle a function may ship (checked by test/infra and `npm run size -- --check`):
+ * 1.5 MB for every function on a request's path, where the bundle's load is the cold start; 4 MB
+ * for the import worker, which carries the mail parser (about 2 MB) and starts once per run of up
+ * to 15 minutes, off any request's path.
+ */
+export function bundleBudgetBytes(functionName: string): number {
+  return (functionName === 'importWorker' ? 4 : 1.5) * 1024 * 1024;
+}
+
+/**
  * CommonJS code in the bundle (stripe, pdf-lib, postgres internals) calls `require` for Node
  * built-ins; an ESM bundle has none unless we create one.
  */

@@ -6,6 +6,7 @@ import type { EnvironmentSettings } from '../environments';
 import { acknowledgePrefixWildcards } from '../nag';
 import { type FunctionPermissions, permissionsFor } from '../permissions';
 import type { Database } from './database';
+import type { ImportQueue } from './imports';
 import type { Mail } from './mail';
 import type { Network } from './network';
 import type { ObjectStore } from './object-store';
@@ -43,6 +44,7 @@ export class FunctionWiring {
       secrets: ServiceSecrets;
       objectStore: ObjectStore;
       mail: Mail;
+      importQueue: ImportQueue;
     },
   ) {
     const { settings, network, database, secrets } = parts;
@@ -84,9 +86,9 @@ export class FunctionWiring {
     };
   }
 
-  /** Grants a function what it needs: its secrets always, SES/Stripe/S3 as its bundle shows. */
+  /** Grants a function what it needs: its secrets always, SES/Stripe/S3 as its bundle shows, the import queue by name. */
   wire(name: string, construct: ServiceFunction, route?: RouteDefinition): DeployedFunction {
-    const { database, secrets, objectStore, mail } = this.parts;
+    const { database, secrets, objectStore, mail, importQueue } = this.parts;
     const permissions = permissionsFor(name, construct.bundleSources());
     const readable: ISecret[] = [database.appSecret, secrets.jwt];
     if (permissions.payments) {
@@ -115,6 +117,12 @@ export class FunctionWiring {
       acknowledgePrefixWildcards(construct.role, [
         ...new Set([...objectStore.objectArns(read), ...objectStore.objectArns(write)]),
       ]);
+    }
+    if (permissions.importQueue) {
+      construct.function.addEnvironment('IMPORT_QUEUE_URL', importQueue.queue.queueUrl);
+      construct.addToRolePolicy(
+        new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [importQueue.queue.queueArn] }),
+      );
     }
     const deployed = { name, construct, permissions, ...(route ? { route } : {}) };
     this.functions.push(deployed);

@@ -8,6 +8,7 @@ import { ERROR_STATUS } from '../../lib/http/errors';
 import { checkEvidenceDownload } from '../../lib/material/evidence-hash';
 import { DirectoryStorage, objectStorage } from '../../lib/storage';
 import { sendError } from './error-answer';
+import { PassThrough } from 'node:stream';
 import { readAtMost } from './request-body';
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -98,10 +99,18 @@ export async function handleDevRoute(req: IncomingMessage, res: ServerResponse, 
       signature: url.searchParams.get('signature') ?? '',
       contentType: String(req.headers['content-type'] ?? ''),
     };
+    // Streamed to disk through a pass-through, so a refused body can end without destroying the
+    // request's socket under the answer: the rest is read and dropped, then the answer is sent.
+    const body = new PassThrough();
+    req.pipe(body);
     const outcome =
       key !== null && storage instanceof DirectoryStorage
-        ? await storage.writeSigned(key, link, (limit) => readAtMost(req, limit))
+        ? await storage.writeSignedStream(key, link, body)
         : 'forbidden';
+    if (outcome !== 'stored') {
+      req.unpipe(body);
+      req.resume();
+    }
     if (outcome === 'stored') {
       res.writeHead(200, { 'Content-Type': 'text/plain' });
       res.end('Stored');

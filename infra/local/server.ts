@@ -3,6 +3,8 @@ import { closeDb, connectDb } from '../../lib/db/client';
 import { migrateDatabase } from '../../lib/db/migrate';
 import { LocalMailSink, useMailTransport } from '../../lib/mail/transport';
 import { startMaintenanceLoop } from '../../lib/maintenance';
+import { useLocalImportRunner } from '../../lib/material/imports/queue';
+import { runImport } from '../../lib/material/imports/run';
 import { createLocalServer, listen } from './app';
 
 /**
@@ -14,6 +16,8 @@ const { db, driver } = await connectDb();
 await migrateDatabase(db, driver);
 const mailSink = new LocalMailSink(DATA_DIR);
 useMailTransport(mailSink);
+// The server is its own import worker, one import at a time (the cloud's is an SQS-driven function).
+useLocalImportRunner(runImport);
 const stopMaintenance = startMaintenanceLoop(10_000);
 const server = createLocalServer({ mailSink });
 const url = await listen(server, PORT, HOST);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Presets, SingleBar } from 'cli-progress';
 import {
   type ChainVerification,
   organizationsWithAuditEvents,
@@ -8,9 +9,11 @@ import {
 } from '../audit';
 import { grantCredits } from '../billing/admin';
 import { verifyBilling } from '../billing/verify';
-import { importSupportTicketsJson } from '../material/importers/chat-platform';
-import { importEmailFile } from '../material/importers/email';
-import { importNetworkMessagesCsv } from '../material/importers/professional-network';
+import { IMPORT_KINDS, type ImportKind } from '../material/importers/batch';
+import type { ImportRow } from '../material/imports/jobs';
+import { importLocalFile } from '../material/imports/local-file';
+import { drainLocalImports, useLocalImportRunner } from '../material/imports/queue';
+import { runImport } from '../material/imports/run';
 import { closeDb, connectDb } from '../db/client';
 import { DomainError } from '../errors';
 import { migrateDatabase } from '../db/migrate';
@@ -29,10 +32,12 @@ const USAGE = `Usage: npm run admin -- <command>
   audit verify [organizationId]
                                recompute the audit hash chain of one organization (all with
                                events when omitted), one line each; exit 1 when any is broken
-  import email --case <caseId> [--grant <id>] [--source <address>] <file.mbox|file.eml>
+  import email --case <caseId> <file.mbox|file.eml>
   import professional-network --case <caseId> --profile <name> <messages.csv>
   import chat-platform --case <caseId> --profile <name> <tickets.json>
-                               add evidence to a case (re-importing adds nothing twice)
+                               add evidence to a case as an import job run here, with a progress
+                               bar on a terminal (re-importing adds nothing twice); the file is
+                               kept as the case's source evidence
   maintenance run              deliver due emails, prune rate-limit windows
 
 Works on DATABASE_URL, or on the PGlite in DATA_DIR (stop \`npm start\` first: one process owns that directory).`;
@@ -103,25 +108,23 @@ async function dispatch(argv: string[], print: (line: string) => void): Promise<
     }
     return broken > 0 ? 1 : 0;
   }
-  if (area === 'import' && action) {
+  if (area === 'import' && isImportKind(action)) {
     const { flags, rest } = splitFlags(positionals.slice(2));
     const file = rest[0];
-    if (!flags.case || !file) {
+    if (!flags.case || !file || (action !== 'email' && !flags.profile)) {
       print(USAGE);
       return 2;
     }
-    let summary: { read: number; imported: number; skipped: number } | undefined;
-    if (action === 'email')
-      summary = await importEmailFile(flags.case, file, { grantId: flags.grant, sourceEmail: flags.source });
-    if (action === 'professional-network' && flags.profile)
-      summary = await importNetworkMessagesCsv(flags.case, file, flags.profile);
-    if (action === 'chat-platform' && flags.profile)
-      summary = await importSupportTicketsJson(flags.case, file, flags.profile);
-    if (!summary) {
-      print(USAGE);
-      return 2;
+    const progress = importProgress(action, print);
+    const done = await importLocalFile(
+      { kind: action, caseId: flags.case, file, ...(flags.profile ? { profileName: flags.profile } : {}) },
+      { onProgress: progress.update },
+    ).finally(progress.stop);
+    if (done.status === 'failed') {
+      print(`import ${action} failed: ${done.errorCode}: ${done.errorMessage} (${importCounts(done)})`);
+      return 1;
     }
-    print(`import ${action}: ${summary.read} read, ${summary.imported} imported, ${summary.skipped} already there`);
+    print(`import ${action}: ${importCounts(done)}`);
     return 0;
   }
   if (area === 'maintenance' && action === 'run') {
@@ -131,6 +134,38 @@ async function dispatch(argv: string[], print: (line: string) => void): Promise<
   }
   print(USAGE);
   return 2;
+}
+
+const isImportKind = (value: string | undefined): value is ImportKind =>
+  (IMPORT_KINDS as readonly (string | undefined)[]).includes(value);
+
+const importCounts = (row: ImportRow) =>
+  `${row.itemsRead} read, ${row.itemsImported} imported, ${row.itemsSkipped} already there`;
+
+/**
+ * The progress of a foreground import: a bar on a terminal (bytes of the file, items so far),
+ * nothing on a pipe or in a log, where only the summary line is printed.
+ */
+function importProgress(kind: ImportKind, print: (line: string) => void) {
+  if (!process.stderr.isTTY || print !== console.log) return { update: (_row: ImportRow) => {}, stop: () => {} };
+  const bar = new SingleBar(
+    {
+      format: `import ${kind} [{bar}] {percentage}% | {itemsRead} read, {itemsImported} imported | {eta_formatted} left`,
+      stream: process.stderr,
+      hideCursor: true,
+    },
+    Presets.shades_classic,
+  );
+  let started = false;
+  return {
+    update: (row: ImportRow) => {
+      const counts = { itemsRead: row.itemsRead, itemsImported: row.itemsImported };
+      if (!started) bar.start(row.sizeBytes, 0, counts);
+      started = true;
+      bar.update(row.status === 'succeeded' ? row.sizeBytes : row.bytesRead, counts);
+    },
+    stop: () => bar.stop(),
+  };
 }
 
 function auditVerifyLine(organizationId: string, result: ChainVerification): string {
@@ -155,6 +190,8 @@ function splitFlags(args: string[]): { flags: Record<string, string | undefined>
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { db, driver } = await connectDb();
   await migrateDatabase(db, driver);
+  // Imports maintenance sends again run here, in the foreground.
+  useLocalImportRunner(runImport);
   let code = 2;
   try {
     code = await runAdminCommand(process.argv.slice(2));
@@ -164,6 +201,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.error(`${error.code}: ${error.message}`);
     code = 1;
   } finally {
+    await drainLocalImports();
     await closeDb();
   }
   process.exit(code);

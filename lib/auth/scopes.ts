@@ -11,6 +11,7 @@ export const SCOPES = [
   'cases:write',
   'material:read',
   'notes:import',
+  'material:import',
   'audit:read',
 ] as const;
 

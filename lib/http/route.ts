@@ -43,7 +43,7 @@ export interface RouteDefinition {
   internal: boolean;
   /** Ours, not the contract's (x-extension in the API description). */
   extension?: boolean;
-  successStatus: 200 | 201 | 204;
+  successStatus: 200 | 201 | 202 | 204;
   /** The reject-invitation answer has no `data`; 204 answers have no body at all. */
   envelope?: 'no-data';
   /** The handler gets the body unparsed (`rawBody`), e.g. to verify a webhook signature over it. */

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNotNull, sql } from 'drizzle-orm';
 import type * as z from 'zod/mini';
 import type { CaseCustodyEntity, CaseCustodyQuery, CustodyItemEntity } from '../../schemas/material/custody';
 import { auditEventEntity, GENESIS_HASH } from '../audit';
@@ -12,6 +12,7 @@ import {
   deviceNotes,
   devices,
   emails,
+  evidenceImports,
   evidenceObjects,
   networkMessages,
   supportTickets,
@@ -52,7 +53,7 @@ const deviceSource = (device: { deviceId: string; deviceType: string }) => `${de
 /**
  * Every evidence item of the case, its audit events and the organization's chain head, read in one
  * read-only repeatable-read snapshot (so the head is at or after every event listed, and no import
- * committing meanwhile is half seen), in eight queries whatever the number of items.
+ * committing meanwhile is half seen), in nine queries whatever the number of items.
  */
 async function readCustody(
   caseId: string,
@@ -64,7 +65,7 @@ async function readCustody(
         .select({ key: sql<string>`unnest(${deviceNotes.attachmentKeys})` })
         .from(deviceNotes)
         .where(eq(deviceNotes.caseId, caseId));
-      const [emailRows, attachmentRows, networkRows, ticketRows, noteRows, noteObjects, eventRows, heads] =
+      const [emailRows, attachmentRows, networkRows, ticketRows, noteRows, noteObjects, fileRows, eventRows, heads] =
         await Promise.all([
           importedRows(tx, emails, caseId),
           // An attachment's hash is on its row; attachments stored before that have it on their object only.
@@ -103,6 +104,19 @@ async function readCustody(
             .select({ key: evidenceObjects.key, sha256: evidenceObjects.sha256, sizeBytes: evidenceObjects.sizeBytes })
             .from(evidenceObjects)
             .where(and(eq(evidenceObjects.caseId, caseId), inArray(evidenceObjects.key, importedNoteKeys))),
+          // The uploaded exports themselves, once the import worker has hashed them.
+          tx
+            .select({
+              id: evidenceImports.id,
+              sha256: evidenceImports.sha256,
+              sizeBytes: evidenceImports.sizeBytes,
+              source: evidenceImports.fileName,
+              importedAt: evidenceImports.createdAt,
+              importedBy: evidenceImports.createdById,
+            })
+            .from(evidenceImports)
+            .where(and(eq(evidenceImports.caseId, caseId), isNotNull(evidenceImports.sha256)))
+            .orderBy(asc(evidenceImports.createdAt), asc(evidenceImports.id)),
           tx
             .select()
             .from(auditEvents)
@@ -127,6 +141,7 @@ async function readCustody(
         ...ticketRows.map((row) => item('support_ticket', row)),
         ...noteRows.map((row) => item('device_note', { ...row, source: deviceSource(row) })),
         ...noteAttachments(noteRows, noteObjects),
+        ...fileRows.map((row) => item('import_file', row)),
       ];
       const [head] = heads;
       return {

@@ -18,3 +18,33 @@ export class ImportCaseNotFoundError extends DomainError {
     super('NOT_FOUND', `No case ${caseId}`);
   }
 }
+
+export class ImportNotFoundError extends DomainError {
+  constructor() {
+    super('NOT_FOUND', 'Unknown import');
+  }
+}
+
+/** Start before the file is uploaded whole: nothing stored yet, or not the size declared. */
+export class UploadIncompleteError extends DomainError {
+  constructor(declared: number, stored: number | null) {
+    super(
+      'UPLOAD_INCOMPLETE',
+      stored === null
+        ? 'The file has not been uploaded yet: PUT it to the upload link first'
+        : `The uploaded file is ${stored} bytes, not the ${declared} declared`,
+    );
+  }
+}
+
+export class ImportAlreadyStartedError extends DomainError {
+  constructor(status: string) {
+    super('IMPORT_ALREADY_STARTED', `The import has already started (it is ${status})`);
+  }
+}
+
+export class ImportNotFailedError extends DomainError {
+  constructor(status: string) {
+    super('IMPORT_NOT_FAILED', `Only a failed import can be retried (this one is ${status})`);
+  }
+}

@@ -9,7 +9,7 @@ import { cases, evidenceObjects } from '../db/schema';
  * What every evidence item records at import (issue 16): the SHA-256 (hex) of its source bytes and
  * their size, so anyone holding the source can recompute it (`sha256sum`) and show it unaltered.
  *
- * - an email: the raw RFC 822 message as it appears in the file (lib/material/importers/email.ts
+ * - an email: the raw RFC 822 message as it appears in the file (lib/material/importers/mbox.ts
  *   says what that is inside an mbox);
  * - an email attachment: its decoded bytes, which is also the stored object;
  * - a network message (CSV row), a support ticket (JSON) and a device note: the RFC 8785 canonical

@@ -4,6 +4,7 @@ import type { CreateAttachmentUploadsDto } from '../../schemas/material/material
 import { recordAudit } from '../audit';
 import type { CaseContext } from '../cases/context';
 import { addSeconds, now } from '../clock';
+import type { Tx } from '../db/client';
 import { storageReservations } from '../db/schema';
 import { transaction } from '../db/transaction';
 import { newId } from '../ids';
@@ -15,7 +16,7 @@ import { casePrefix, objectStorage } from '../storage';
 export const UPLOAD_LINK_SECONDS = 60 * 60;
 
 /** A file name as the last part of an object key: letters, digits, dot, dash and underscore. */
-const keySafe = (name: string) =>
+export const keySafe = (name: string) =>
   name
     .replace(/[^\w.-]+/g, '_')
     .replace(/^\.+/, '_')
@@ -47,21 +48,7 @@ export async function createAttachmentUploads(
   }));
   const declared = files.reduce((sum, file) => sum + file.size, 0);
   await transaction(async (tx) => {
-    const usage = await lockAllowances(tx, organization.id);
-    assertStorageFits(usage, declared);
-    // Expired reservations no longer count; clear the organization's while its lock is held.
-    await tx
-      .delete(storageReservations)
-      .where(and(eq(storageReservations.organizationId, organization.id), lte(storageReservations.expiresAt, at)));
-    await tx.insert(storageReservations).values(
-      files.map((file) => ({
-        organizationId: organization.id,
-        caseId,
-        objectKey: file.key,
-        bytes: file.size,
-        expiresAt,
-      })),
-    );
+    await reserveUploadStorage(tx, organization.id, caseId, files, expiresAt);
     recordAudit(tx, {
       action: 'evidence.attachment_uploads.created',
       organizationId: organization.id,
@@ -82,10 +69,38 @@ export async function createAttachmentUploads(
         key: file.key,
         method: 'PUT' as const,
         url,
-        headers: { 'content-type': file.contentType },
+        // Both are signed into an S3 link: the extractor sends exactly the size it declared.
+        headers: { 'content-type': file.contentType, 'content-length': String(file.size) },
         expiresAt: expiresAt.toISOString(),
       };
     }),
   );
   return { uploads };
+}
+
+/**
+ * Reserves the declared sizes of upload links until they expire (403 STORAGE_LIMIT_REACHED when
+ * they do not fit in the plan's storage, counting what the cases hold and what other unexpired
+ * links promise): under the allowance lock, in the caller's transaction, in a fixed number of
+ * statements. What an import later stores replaces its key's reservation.
+ */
+export async function reserveUploadStorage(
+  tx: Tx,
+  organizationId: string,
+  caseId: string,
+  files: ReadonlyArray<{ key: string; size: number }>,
+  expiresAt: Date,
+): Promise<void> {
+  const usage = await lockAllowances(tx, organizationId);
+  assertStorageFits(
+    usage,
+    files.reduce((sum, file) => sum + file.size, 0),
+  );
+  // Expired reservations no longer count; clear the organization's while its lock is held.
+  await tx
+    .delete(storageReservations)
+    .where(and(eq(storageReservations.organizationId, organizationId), lte(storageReservations.expiresAt, now())));
+  await tx
+    .insert(storageReservations)
+    .values(files.map((file) => ({ organizationId, caseId, objectKey: file.key, bytes: file.size, expiresAt })));
 }

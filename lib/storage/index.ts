@@ -1,7 +1,10 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { type FileHandle, mkdir, open, readFile, stat, writeFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import type { Readable } from 'node:stream';
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { type FileHandle, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { addSeconds, now } from '../clock';
 import { config, selfLink } from '../config';
 import { localSecret } from '../secrets';
@@ -15,17 +18,27 @@ export const casePrefix = (caseId: string) => `cases/${caseId}/`;
 /** Where evidence attachments and reports are kept: S3 in the cloud, a directory locally. */
 export interface ObjectStorage {
   put(key: string, body: Uint8Array, contentType: string): Promise<void>;
+  /**
+   * Stores a stream of unknown length without holding it whole (S3: a multipart upload; a
+   * directory: a temporary file renamed into place), so a reader never sees half an object.
+   */
+  putStream(key: string, body: Readable, contentType: string): Promise<void>;
   /** A time-limited URL that downloads the object without credentials. */
   downloadUrl(key: string, expiresInSeconds: number): Promise<string>;
   /**
-   * A time-limited URL that uploads the object with one PUT, without credentials. The upload must
-   * send `content-type: <contentType>`; the local store also holds it to at most `size` bytes.
+   * A time-limited URL that uploads the object with one PUT of exactly `size` bytes, without
+   * credentials. The upload must send `content-type: <contentType>` and `content-length: <size>`
+   * (S3 signs both into the URL; the local store holds it to the type and to at most `size` bytes).
    */
   uploadUrl(key: string, file: { contentType: string; size: number }, expiresInSeconds: number): Promise<string>;
   /** The object's size in bytes; null when there is no such object. */
   size(key: string): Promise<number | null>;
-  /** The object's bytes as a stream, to hash or copy without holding it whole; null when there is no such object. */
-  read(key: string): Promise<Readable | null>;
+  /**
+   * The object's bytes as a stream, to hash, copy or import without holding it whole, from byte
+   * `start` (default 0: a resumed import continues at its checkpoint); null when there is no such
+   * object. A start at or past the end gives an empty stream.
+   */
+  read(key: string, options?: { start?: number }): Promise<Readable | null>;
 }
 
 /** An object opened for a signed download: read twice from one open file (hashed, then served). */
@@ -36,15 +49,55 @@ export interface OpenedObject {
   close(): Promise<void>;
 }
 
-/** Amazon S3 with presigned GET URLs; the SDK is imported on first use. */
-class S3Storage implements ObjectStorage {
-  private client: Promise<import('@aws-sdk/client-s3').S3Client> | undefined;
+/**
+ * The largest object one upload link can store: S3 takes at most 5 GiB in a single PUT (larger
+ * objects need a multipart upload, which one link cannot express). Callers validate sizes against it.
+ */
+export const MAX_UPLOAD_LINK_BYTES = 5 * 1024 ** 3;
 
-  constructor(private readonly bucket: string) {}
+/** Parts of a multipart upload: 8 MiB, four in flight, so a streamed object costs about 32 MiB of memory. */
+const PART_SIZE = 8 * 1024 * 1024;
+const PARTS_IN_FLIGHT = 4;
+
+function assertByteOffset(start: number): void {
+  if (!Number.isSafeInteger(start) || start < 0) throw new Error(`Invalid read offset ${start}`);
+}
+
+/** What S3 answers for a key that is not there: 404, or 403 without s3:ListBucket on the bucket. */
+function isMissingObject(error: unknown): boolean {
+  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  return status === 404 || status === 403;
+}
+
+/**
+ * Amazon S3 with presigned GET and PUT URLs; the SDK is imported on first use. `clientConfig`
+ * is for S3-compatible endpoints (the emulator in tests: endpoint, path-style addressing,
+ * credentials, checksum settings); the cloud passes none and the SDK reads the Lambda role.
+ */
+export class S3Storage implements ObjectStorage {
+  private client: Promise<S3Client> | undefined;
+  private presigningClient: Promise<S3Client> | undefined;
+
+  constructor(
+    private readonly bucket: string,
+    private readonly clientConfig: S3ClientConfig = {},
+  ) {}
 
   private s3() {
-    this.client ??= import('@aws-sdk/client-s3').then(({ S3Client }) => new S3Client({}));
+    this.client ??= import('@aws-sdk/client-s3').then(({ S3Client }) => new S3Client(this.clientConfig));
     return this.client;
+  }
+
+  /**
+   * The client that signs links. With the SDK's default (checksums whenever supported) a presigned
+   * PUT carries the CRC32 of the empty body it was signed without (`x-amz-checksum-crc32=AAAAAA==`),
+   * and S3 refuses every real upload to it; checksums only where an operation requires them.
+   */
+  private presigner() {
+    this.presigningClient ??= import('@aws-sdk/client-s3').then(
+      ({ S3Client }) => new S3Client({ ...this.clientConfig, requestChecksumCalculation: 'WHEN_REQUIRED' }),
+    );
+    return this.presigningClient;
   }
 
   async put(key: string, body: Uint8Array, contentType: string): Promise<void> {
@@ -60,27 +113,49 @@ class S3Storage implements ObjectStorage {
     );
   }
 
+  async putStream(key: string, body: Readable, contentType: string): Promise<void> {
+    const { Upload } = await import('@aws-sdk/lib-storage');
+    // One PutObject below a part's size, a multipart upload above it; a failed multipart upload
+    // is aborted (and the bucket's lifecycle rule removes any parts an abort leaves behind).
+    await new Upload({
+      client: await this.s3(),
+      params: { Bucket: this.bucket, Key: key, Body: body, ContentType: contentType, ServerSideEncryption: 'aws:kms' },
+      partSize: PART_SIZE,
+      queueSize: PARTS_IN_FLIGHT,
+    }).done();
+  }
+
   async downloadUrl(key: string, expiresInSeconds: number): Promise<string> {
     const [{ GetObjectCommand }, { getSignedUrl }] = await Promise.all([
       import('@aws-sdk/client-s3'),
       import('@aws-sdk/s3-request-presigner'),
     ]);
-    return getSignedUrl(await this.s3(), new GetObjectCommand({ Bucket: this.bucket, Key: key }), {
+    return getSignedUrl(await this.presigner(), new GetObjectCommand({ Bucket: this.bucket, Key: key }), {
       expiresIn: expiresInSeconds,
     });
   }
 
-  async uploadUrl(key: string, file: { contentType: string }, expiresInSeconds: number): Promise<string> {
+  async uploadUrl(key: string, file: { contentType: string; size: number }, expiresInSeconds: number): Promise<string> {
+    if (!Number.isSafeInteger(file.size) || file.size < 0 || file.size > MAX_UPLOAD_LINK_BYTES)
+      throw new Error(`An upload link takes 0 to ${MAX_UPLOAD_LINK_BYTES} bytes, not ${file.size}`);
     const [{ PutObjectCommand }, { getSignedUrl }] = await Promise.all([
       import('@aws-sdk/client-s3'),
       import('@aws-sdk/s3-request-presigner'),
     ]);
-    // The bucket encrypts by default (SSE-KMS), so the uploader needs no encryption header.
-    return getSignedUrl(
-      await this.s3(),
-      new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: file.contentType }),
-      { expiresIn: expiresInSeconds },
+    // The bucket encrypts by default (SSE-KMS), so the uploader needs no encryption header. The
+    // length is signed, so a link made for `size` bytes stores exactly that many (S3 refuses any
+    // other content-length with SignatureDoesNotMatch); the presigner leaves content-type
+    // unsigned unless asked, and the local store holds uploads to it, so it is signed too.
+    const url = await getSignedUrl(
+      await this.presigner(),
+      new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: file.contentType, ContentLength: file.size }),
+      { expiresIn: expiresInSeconds, signableHeaders: new Set(['content-type', 'content-length']) },
     );
+    const signed = new URL(url).searchParams.get('X-Amz-SignedHeaders')?.split(';') ?? [];
+    // A link that does not bind the length would let a client store more than it reserved.
+    if (!signed.includes('content-length') || !signed.includes('content-type'))
+      throw new Error(`Presigned upload does not sign its length and type (signed: ${signed.join(';')})`);
+    return url;
   }
 
   async size(key: string): Promise<number | null> {
@@ -88,21 +163,31 @@ class S3Storage implements ObjectStorage {
     try {
       const head = await (await this.s3()).send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
       return head.ContentLength ?? 0;
-    } catch {
-      // Without s3:ListBucket a missing key answers 403, not 404: either way there is no object to link.
-      return null;
+    } catch (error) {
+      // Without s3:ListBucket a missing key answers 403, not 404: either way there is no object.
+      // Anything else (throttling, network) is not an answer about the object, and is thrown.
+      if (isMissingObject(error)) return null;
+      throw error;
     }
   }
 
-  async read(key: string): Promise<Readable | null> {
+  async read(key: string, options: { start?: number } = {}): Promise<Readable | null> {
+    const start = options.start ?? 0;
+    assertByteOffset(start);
     const { GetObjectCommand } = await import('@aws-sdk/client-s3');
     try {
-      const object = await (await this.s3()).send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      const object = await (await this.s3()).send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: key, ...(start > 0 ? { Range: `bytes=${start}-` } : {}) }),
+      );
       // In Node the SDK's Body is an http.IncomingMessage: a Readable that streams as it arrives.
       return (object.Body as Readable | undefined) ?? null;
-    } catch {
+    } catch (error) {
+      // A range that starts at or past the end (416) of an object that is there: nothing left to read.
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status === 416) return Readable.from([]);
       // 404, or 403 without s3:ListBucket: no object either way (as size()).
-      return null;
+      if (isMissingObject(error)) return null;
+      throw error;
     }
   }
 }
@@ -159,6 +244,25 @@ export class DirectoryStorage implements ObjectStorage {
     await writeFile(path, body);
   }
 
+  async putStream(key: string, body: Readable): Promise<void> {
+    await this.streamInto(key, [body]);
+  }
+
+  /** Streams `stages` (a source, then transforms) into the key's file through a temporary file. */
+  private async streamInto(key: string, stages: [Readable, ...Transform[]]): Promise<void> {
+    const path = this.pathOf(key);
+    await mkdir(dirname(path), { recursive: true });
+    // Beside the object (same file system, so the rename is atomic), under a name no reader asks for.
+    const partial = join(dirname(path), `.${basename(path)}.${randomUUID()}.partial`);
+    try {
+      await pipeline([...stages, createWriteStream(partial, { flags: 'wx' })]);
+      await rename(partial, path);
+    } catch (error) {
+      await rm(partial, { force: true });
+      throw error;
+    }
+  }
+
   async downloadUrl(key: string, expiresInSeconds: number): Promise<string> {
     assertSafeObjectKey(key);
     const expires = Math.floor(addSeconds(now(), expiresInSeconds).getTime() / 1000);
@@ -199,6 +303,38 @@ export class DirectoryStorage implements ObjectStorage {
     return 'stored';
   }
 
+  /**
+   * writeSigned for bodies too large to hold in memory (an uploaded export of several GB): streams
+   * `body` into place and refuses it ('too-large', nothing stored) once it passes the link's size.
+   */
+  async writeSignedStream(
+    key: string,
+    link: { expires: number; size: number; signature: string; contentType: string },
+    body: Readable,
+  ): Promise<'stored' | 'forbidden' | 'too-large'> {
+    if (
+      !isSafeObjectKey(key) ||
+      !Number.isSafeInteger(link.size) ||
+      !this.isValidLink(`PUT\n${key}\n${link.contentType}\n${link.size}`, link.expires, link.signature)
+    )
+      return 'forbidden';
+    let received = 0;
+    const tooLarge = new Error('The body is larger than the link allows');
+    const counted = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        received += chunk.length;
+        done(received > link.size ? tooLarge : null, chunk);
+      },
+    });
+    try {
+      await this.streamInto(key, [body, counted]);
+      return 'stored';
+    } catch (error) {
+      if (error === tooLarge) return 'too-large';
+      throw error;
+    }
+  }
+
   async size(key: string): Promise<number | null> {
     if (!isSafeObjectKey(key)) return null;
     try {
@@ -210,9 +346,11 @@ export class DirectoryStorage implements ObjectStorage {
     }
   }
 
-  async read(key: string): Promise<Readable | null> {
+  async read(key: string, options: { start?: number } = {}): Promise<Readable | null> {
+    const start = options.start ?? 0;
+    assertByteOffset(start);
     const file = await this.openFile(key);
-    return file ? file.handle.createReadStream() : null;
+    return file ? file.handle.createReadStream({ start }) : null;
   }
 
   /** The bytes of a signed, unexpired link; null otherwise. Whole in memory: tests only; downloads use openSigned. */

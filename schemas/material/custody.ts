@@ -9,6 +9,7 @@ export const CUSTODY_ITEM_KINDS = [
   'support_ticket',
   'device_note',
   'note_attachment',
+  'import_file',
 ] as const;
 
 export const CaseCustodyQuery = z.object({ format: z.optional(z.enum(['json', 'pdf'])) });
@@ -19,7 +20,7 @@ const Sha256 = z.nullable(z.string().check(z.regex(/^[0-9a-f]{64}$/)));
 export const CustodyItemEntity = z
   .object({
     kind: z.enum(CUSTODY_ITEM_KINDS),
-    /** The row id; a note attachment's is its object key. */
+    /** The row id; a note attachment's is its object key; an import file's is the import's id. */
     id: z.string(),
     sha256: Sha256,
     sizeBytes: z.nullable(z.number()),

@@ -8,6 +8,7 @@ import { openPostgres } from '../../lib/db/client';
 import { migrateDatabase } from '../../lib/db/migrate';
 import { databaseUrl } from '../harness/databases';
 import { type AuditResult, benchAuditCost } from './audit';
+import { benchImports, importNodeFlags, importScale, importsReport } from './imports';
 import { benchMaterial } from './material';
 import { benchBillingReport } from './report';
 import { freePort, ServerProcess } from './server-process';
@@ -21,18 +22,20 @@ import { benchSoak, type SoakResult } from './soak';
  * BENCH_ONLY=soak runs the soak (soak.ts): the service alone under mixed reads and writes for
  * minutes, exiting 1 when it sees an error or RSS growth of 10% or more. The audit part (audit.ts)
  * compares a mutating route with and without its audit write, exiting 1 when the p50 ratio misses
- * its target.
+ * its target. The imports part (imports.ts) imports a generated mbox and messages.csv, exiting 1
+ * when a rate or peak RSS misses issue 17's targets.
  */
 
 const RESULTS_FILE = join(import.meta.dirname, 'results', 'latest.json');
 /**
  * Which parts to run: http (login/profile), audit (a mutating route with and without its audit
- * write), report (50,000-row billing report), material (evidence), soak (minutes of mixed reads and
+ * write), report (50,000-row billing report), material (evidence), imports (a 1 GiB mbox and a
+ * 1,000,000-row messages.csv; BENCH_IMPORT_SCALE shrinks them), soak (minutes of mixed reads and
  * writes). soak is not in the default set: it alone takes BENCH_SOAK_SECONDS (5 minutes) plus
  * warm-up, so it runs when named (BENCH_ONLY=soak).
  */
-const ALL_PARTS = ['http', 'audit', 'report', 'material', 'soak'] as const;
-const PARTS = new Set((process.env.BENCH_ONLY ?? 'http,audit,report,material').split(',').map((p) => p.trim()));
+const ALL_PARTS = ['http', 'audit', 'report', 'material', 'imports', 'soak'] as const;
+const PARTS = new Set((process.env.BENCH_ONLY ?? 'http,audit,report,material,imports').split(',').map((p) => p.trim()));
 for (const part of PARTS)
   if (!(ALL_PARTS as readonly string[]).includes(part))
     throw new Error(`BENCH_ONLY: unknown part "${part}" (parts: ${ALL_PARTS.join(', ')})`);
@@ -451,6 +454,14 @@ async function main(): Promise<void> {
       for (const r of material.results)
         console.log(`  p50 ${String(r.p50Ms).padStart(7)} ms   p99 ${String(r.p99Ms).padStart(7)} ms   ${r.name}`);
     }
+    const imports = PARTS.has('imports')
+      ? await benchImports(ADMIN_URL, { scale: importScale(), nodeFlags: importNodeFlags(), env })
+      : undefined;
+    if (imports) {
+      console.log(importsReport(imports));
+      // As the audit target: a missed rate or memory target fails the run, after the figures are kept.
+      if (!imports.passed) process.exitCode = 1;
+    }
     const soak = PARTS.has('soak')
       ? await benchSoak({
           adminUrl: ADMIN_URL,
@@ -474,6 +485,7 @@ async function main(): Promise<void> {
         : {}),
       ...(billingReport ? { billingReport } : {}),
       ...(material ? { material } : {}),
+      ...(imports ? { imports } : {}),
       ...(soak ? { soak } : {}),
     });
     console.error(`results written to ${RESULTS_FILE}`);

@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { testClock } from '../../lib/clock';
 import { closeDb, openPglite, openPostgres, useConnection } from '../../lib/db/client';
 import { LocalMailSink, useMailTransport } from '../../lib/mail/transport';
+import { drainLocalImports, useLocalImportRunner } from '../../lib/material/imports/queue';
 import { databaseUrl } from './databases';
 
 /** Every test file gets its own database, cloned from the migrated template, and its own mail sink. */
@@ -13,6 +14,8 @@ let dropDatabase: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   useMailTransport(mailSink);
+  // Imports started through the handlers run in this process, as on the local server.
+  useLocalImportRunner(async (importId) => (await import('../../lib/material/imports/run')).runImport(importId));
   const template = inject('databaseTemplate');
   if (template.kind === 'postgres') {
     const name = `${template.prefix}${randomBytes(6).toString('hex')}`;
@@ -35,6 +38,8 @@ afterEach(() => {
 });
 
 afterAll(async () => {
+  // An import still running in the background would otherwise find its database gone.
+  await drainLocalImports();
   await closeDb();
   await dropDatabase?.();
 });

@@ -32,7 +32,7 @@ describe('the route table', () => {
       expect(route.path, route.operationId).toMatch(/^(\/[a-z0-9-]+|\/\{[A-Za-z]+\})+$/);
       expect(route.throttle.rate, route.operationId).toBeGreaterThan(0);
       expect(route.throttle.burst, route.operationId).toBeGreaterThanOrEqual(1);
-      expect([200, 201, 204]).toContain(route.successStatus);
+      expect([200, 201, 202, 204]).toContain(route.successStatus);
       if (route.organization) expect(route.auth, route.operationId).toBe('bearer');
       if (route.rateLimit)
         expect(route.throttle.rate * 60, route.operationId).toBeLessThanOrEqual(route.rateLimit.perMinute);

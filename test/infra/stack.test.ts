@@ -9,7 +9,7 @@ import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeList } from '../../functions/routes';
 import { buildApp, cdkJsonContext } from '../../infra/build-app';
-import { REPOSITORY_ROOT } from '../../infra/bundling';
+import { bundleBudgetBytes, REPOSITORY_ROOT } from '../../infra/bundling';
 import {
   type Bundle,
   bundleOf,
@@ -98,7 +98,7 @@ describe('the synthesized stack', () => {
         routeList.some((route) => fn.Properties.Description?.startsWith(`${route.method} ${route.path}:`)),
       );
       expect(routeFunctions).toHaveLength(routeList.length);
-      expect(functions).toHaveLength(routeList.length + 2); // + maintenance, migrations
+      expect(functions).toHaveLength(routeList.length + 3); // + maintenance, migrations, import worker
       for (const route of routeList) {
         const { fn } = routeFunction(stack, route);
         expect(fn.Properties).toMatchObject({
@@ -309,6 +309,18 @@ describe('the synthesized stack', () => {
       `arn:aws:s3:::case-evidence-dev-objects-000000000000-us-east-1/cases/*`,
     ]);
 
+    // Imports: the upload link is a presigned PUT, start checks the uploaded size, retry touches no object.
+    const s3Of = (operationId: string) => {
+      const { role } = routeFunction(dev, routeList.find((r) => r.operationId === operationId)!);
+      return statementsOf(role).filter((s) => s.actions.some((a) => a.startsWith('s3:')));
+    };
+    const casesObjects = ['arn:aws:s3:::case-evidence-dev-objects-000000000000-us-east-1/cases/*'];
+    expect(s3Of('createImport')).toEqual([{ actions: ['s3:PutObject'], resources: casesObjects }]);
+    expect(s3Of('startImport')).toEqual([{ actions: ['s3:GetObject'], resources: casesObjects }]);
+    for (const operationId of ['retryImport', 'listImports', 'getImport']) expect(s3Of(operationId)).toEqual([]);
+    const maintenance = resourcesOfFunction(dev.functions.find((f) => f.name === 'maintenance')!);
+    expect(statementsOf(maintenance.role).filter((s) => s.actions.some((a) => a.startsWith('s3:')))).toEqual([]);
+
     // Every function: SES iff its bundle holds the SES transport, Stripe iff it holds the processor.
     for (const deployed of dev.functions) {
       const actions = statementsOf(resourcesOfFunction(deployed).role).flatMap((s) => s.actions);
@@ -336,10 +348,170 @@ describe('the synthesized stack', () => {
     expect(existsSync(join(bundle.directory, 'drizzle', 'meta', '_journal.json'))).toBe(true);
   });
 
+  it('queues imports for a worker function: encrypted TLS-only queues, a dead-letter queue after three receives, one message per 15-minute invocation', () => {
+    for (const stack of [dev, prod]) {
+      const [parent] = templates.get(stack)!;
+      const resources = parent!.toJSON().Resources;
+      const idOf = (construct: IConstruct) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
+      const queueId = idOf(stack.importQueue.queue);
+      const deadLettersId = idOf(stack.importQueue.deadLetterQueue);
+      const worker = stack.importWorker.function;
+      const workerId = stack.getLogicalId(worker.function.node.defaultChild as CfnElement);
+
+      // Queues: the visibility timeout covers six worker timeouts (AWS's guidance for Lambda event sources).
+      expect(resourcesOf(stack, 'AWS::SQS::Queue')).toHaveLength(2);
+      expect(resources[queueId].Properties).toMatchObject({
+        SqsManagedSseEnabled: true,
+        VisibilityTimeout: 6 * 900,
+        RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [deadLettersId, 'Arn'] }, maxReceiveCount: 3 },
+      });
+      expect(resources[deadLettersId].Properties).toMatchObject({
+        SqsManagedSseEnabled: true,
+        MessageRetentionPeriod: 14 * 24 * 3600,
+      });
+      for (const id of [queueId, deadLettersId]) {
+        expect(resources[id].DeletionPolicy).toBe(stack.settings.retainData ? 'Retain' : 'Delete');
+        parent!.hasResourceProperties('AWS::SQS::QueuePolicy', {
+          Queues: [{ Ref: id }],
+          PolicyDocument: {
+            Statement: Match.arrayWith([
+              Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+            ]),
+          },
+        });
+      }
+
+      // The worker: 15 minutes, its own memory, modest reserved concurrency, in the VPC like the others.
+      const fn = resources[workerId];
+      expect(fn.Properties).toMatchObject({
+        Runtime: 'nodejs24.x',
+        Architectures: ['arm64'],
+        Timeout: 900,
+        MemorySize: stack.settings.imports.workerMemoryMb,
+        ReservedConcurrentExecutions: stack.settings.imports.workerConcurrency,
+      });
+      expect(fn.Properties.MemorySize).not.toBe(stack.settings.lambda.memoryMb);
+      expect(stack.settings.imports.workerConcurrency).toBeLessThanOrEqual(5);
+      expect(fn.Properties.VpcConfig.SubnetIds).toHaveLength(2);
+      expect(fn.Properties.Environment.Variables).toMatchObject({
+        IMPORT_QUEUE_URL: { Ref: queueId },
+        STORAGE_BUCKET: `case-evidence-${stack.settings.name}-objects-000000000000-us-east-1`,
+        DB_STATEMENT_TIMEOUT_MS: '60000',
+      });
+      // The young-generation cap the import benchmark's memory figure was measured with.
+      expect(fn.Properties.Environment.Variables.NODE_OPTIONS).toContain('--max-semi-space-size=8');
+
+      // One message per invocation, failures reported per message, never more pollers than may run.
+      const mappings = resourcesOf(stack, 'AWS::Lambda::EventSourceMapping');
+      expect(mappings).toHaveLength(1);
+      expect(mappings[0]![1].Properties).toMatchObject({
+        FunctionName: { Ref: workerId },
+        EventSourceArn: { 'Fn::GetAtt': [queueId, 'Arn'] },
+        BatchSize: 1,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+        ScalingConfig: { MaximumConcurrency: stack.settings.imports.workerConcurrency },
+      });
+    }
+  });
+
+  it('lets only the start and retry routes, maintenance and the worker send to the import queue, and tells only them its URL', () => {
+    const senders = new Set(['startImport', 'retryImport', 'maintenance', 'importWorker']);
+    for (const stack of [dev, prod]) {
+      const queueArn = stack.resolve(stack.importQueue.queue.queueArn);
+      const withSend: string[] = [];
+      for (const deployed of stack.functions) {
+        const { fn, role } = resourcesOfFunction(deployed);
+        const sends = statementsOf(role).filter((s) => s.actions.includes('sqs:SendMessage'));
+        const url = fn.Properties.Environment.Variables.IMPORT_QUEUE_URL;
+        expect(url !== undefined, deployed.name).toBe(senders.has(deployed.name));
+        if (sends.length === 0) continue;
+        withSend.push(deployed.name);
+        expect(sends.flatMap((s) => s.actions)).toEqual(['sqs:SendMessage']);
+        // Route functions live in nested stacks: the queue's ARN arrives as a parameter of theirs.
+        const resource = sends[0]!.resources[0];
+        if (Stack.of(deployed.construct) === stack) expect(resource).toEqual(queueArn);
+        else expect(JSON.stringify(resource)).toMatch(/ImportsArn|referencetoCaseEvidence.*Imports/);
+      }
+      expect(withSend.sort()).toEqual([...senders].sort());
+      expect(
+        stack.functions.filter((f) => f.route && withSend.includes(f.name)).map((f) => f.route!.operationId),
+      ).toEqual(['startImport', 'retryImport']);
+    }
+
+    // The worker reads uploads and stores attachments under cases/ (aborting a failed multipart
+    // upload), consumes its queue and nothing else.
+    const worker = resourcesOfFunction(dev.functions.find((f) => f.name === 'importWorker')!);
+    const s3 = statementsOf(worker.role).filter((s) => s.actions.some((a) => a.startsWith('s3:')));
+    expect(s3.flatMap((s) => s.actions).sort()).toEqual(['s3:AbortMultipartUpload', 's3:GetObject', 's3:PutObject']);
+    expect([...new Set(s3.flatMap((s) => s.resources))]).toEqual([
+      'arn:aws:s3:::case-evidence-dev-objects-000000000000-us-east-1/cases/*',
+    ]);
+    const [parent] = templates.get(dev)!;
+    const consume = Object.values(parent!.findResources('AWS::IAM::Policy')).filter((policy: any) =>
+      policy.Properties.Roles.some(
+        (role: any) => role.Ref === dev.getLogicalId(dev.importWorker.function.role.node.defaultChild as CfnElement),
+      ),
+    ) as any[];
+    expect(consume).toHaveLength(1);
+    const consumeStatements = consume[0].Properties.PolicyDocument.Statement;
+    expect(consumeStatements.flatMap((s: any) => [s.Action].flat()).sort()).toEqual([
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+      'sqs:ReceiveMessage',
+    ]);
+    expect(consumeStatements.map((s: any) => s.Resource)).toEqual([dev.resolve(dev.importQueue.queue.queueArn)]);
+  });
+
+  it('alarms on import messages in the dead-letter queue and on import worker errors, through the alarm topic', () => {
+    for (const stack of [dev, prod]) {
+      const [parent] = templates.get(stack)!;
+      const topic = stack.resolve((stack.alarmTopic as any).topicArn);
+      const alarms = Object.values(parent!.findResources('AWS::CloudWatch::Alarm')).map((a: any) => a.Properties);
+      const deadLetters = alarms.find((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible');
+      expect(deadLetters).toMatchObject({
+        Namespace: 'AWS/SQS',
+        Dimensions: [
+          {
+            Name: 'QueueName',
+            Value: stack.resolve(stack.importQueue.deadLetterQueue.queueName),
+          },
+        ],
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        AlarmActions: [topic],
+        OKActions: [topic],
+      });
+      const errors = alarms.find((a) => a.AlarmDescription?.startsWith('importWorker: an import run failed'));
+      expect(errors).toMatchObject({ Threshold: 1, AlarmActions: [topic], OKActions: [topic] });
+      const metrics = errors.Metrics.filter((m: any) => m.MetricStat).map((m: any) => m.MetricStat.Metric);
+      expect(metrics).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({
+            Namespace: 'AWS/Lambda',
+            MetricName: 'Errors',
+            Dimensions: [
+              { Name: 'FunctionName', Value: stack.resolve(stack.importWorker.function.function.functionName) },
+            ],
+          }),
+          expect.objectContaining({
+            Namespace: 'CaseEvidence',
+            MetricName: `ImportWorkerErrors-${stack.settings.name}`,
+          }),
+        ]),
+      );
+      parent!.hasResourceProperties('AWS::Logs::MetricFilter', {
+        LogGroupName: stack.resolve(stack.importWorker.function.logGroup.logGroupName),
+        FilterPattern: '{ $.level = "ERROR" }',
+      });
+    }
+  });
+
   it('alarms on 5xx rate, throttles and p99 latency of every route', () => {
     for (const stack of [dev, prod]) {
       const alarms = resourcesOf(stack, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
-      expect(alarms).toHaveLength(routeList.length * 3);
+      expect(alarms).toHaveLength(routeList.length * 3 + 2); // + the import worker's two
       for (const route of routeList) {
         const mine = alarms.filter((alarm) => alarm.AlarmDescription.startsWith(`${route.operationId} (`));
         expect(mine.map((alarm) => alarm.MetricName ?? 'math').sort(), route.operationId).toEqual([
@@ -411,8 +583,9 @@ describe('the Lambda bundles', () => {
     expect(forbiddenSources({ ...login, sources: leaked })).toEqual(leaked);
   });
 
-  it('stay within the size budget: none over 1.5 MB', () => {
-    for (const { bundle } of bundles) expect(bundle.bytes, bundle.name).toBeLessThan(1.5 * 1024 * 1024);
+  it('stay within the size budget: none over 1.5 MB, the import worker (off any request path) under 4 MB', () => {
+    for (const { bundle } of bundles) expect(bundle.bytes, bundle.name).toBeLessThan(bundleBudgetBytes(bundle.name));
+    expect(bundleBudgetBytes('startImport')).toBe(1.5 * 1024 * 1024);
   });
 
   it('load in a fresh Node process outside the repository and answer a request through the whole middleware chain', async () => {
@@ -471,6 +644,41 @@ describe('the Lambda bundles', () => {
     await Promise.all([worker(), worker()]);
     expect(failures).toEqual([]);
   }, 180_000);
+});
+
+describe('the import worker bundle', () => {
+  it('loads outside the repository, drops a message that names no import and reports a failed one alone', async () => {
+    const bundle = bundleOf('importWorker', dev.importWorker.function);
+    const directory = isolateBundle(bundle);
+    try {
+      const event = {
+        Records: [
+          { messageId: 'garbage', body: 'not json', attributes: {}, messageAttributes: {}, eventSource: 'aws:sqs' },
+          { messageId: 'wrong-shape', body: '{"import":"x"}', attributes: {}, eventSource: 'aws:sqs' },
+          { messageId: 'valid', body: '{"importId":"0193a1b2-0000-7000-8000-000000000001"}', eventSource: 'aws:sqs' },
+        ],
+      };
+      const run = await runBundle(
+        directory,
+        {
+          ...bundle.environment,
+          // Never queried: postgres.js connects on the first query.
+          DATABASE_URL: 'postgres://nobody@127.0.0.1:9/none',
+          // The runner gives the invocation 30 s, under the worker's 2-minute margin, so the valid
+          // message is sent back to the queue, which fails here (no SDK outside Lambda's runtime).
+          IMPORT_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/imports',
+          DB_CONNECT_TIMEOUT_SECONDS: '1',
+          JWT_SECRET: 'bundle-check-signing-key-0123456789abcdef0123',
+          LOG_LEVEL: 'SILENT',
+        },
+        { event, context: { awsRequestId: 'bundle-check' } },
+      );
+      expect(run.handler).toBe('function');
+      expect(run.result, run.stderr).toEqual({ batchItemFailures: [{ itemIdentifier: 'valid' }] });
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 describe('npx cdk synth', () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import canonicalize from 'canonicalize';
@@ -18,7 +18,8 @@ import {
   supportTickets,
 } from '../../lib/db/schema';
 import { importSupportTicketsJson } from '../../lib/material/importers/chat-platform';
-import { importEmailFile, rawMboxMessages } from '../../lib/material/importers/email';
+import { importEmailFile } from '../../lib/material/importers/email';
+import { mboxMessages } from '../../lib/material/importers/mbox';
 import { importNetworkMessagesCsv } from '../../lib/material/importers/professional-network';
 import { useObjectStorage } from '../../lib/storage';
 import type { TestUser } from '../harness/actors';
@@ -99,15 +100,14 @@ describe('email evidence hashes', () => {
     expect(object).toMatchObject({ caseId: s.caseId, sha256: annexHash, sizeBytes: annexBytes().length });
     // The stored object is the decoded bytes themselves
     expect(sha256sum(join(directory, 'objects', ...annex!.providerId.split('/')))).toBe(annexHash);
-    // One event for the message's transaction, naming the file and the hash
-    const [event] = await eventsOf(s.organizationId, 'evidence.emails.imported');
-    expect(event).toMatchObject({
+    // One event for the batch's transaction, naming the file and what it added (the hashes are on the items)
+    const events = await eventsOf(s.organizationId, 'evidence.emails.imported');
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({
       caseId: s.caseId,
       actorType: 'user',
       actorUserId: s.owner.id,
-      targetType: 'email',
-      targetId: email!.id,
-      metadata: expect.objectContaining({ file: 'settlement.eml', emails: 1, attachments: 1, sha256: email!.sha256 }),
+      metadata: { file: 'settlement.eml', firstItemIndex: 0, read: 1, imported: 1, skipped: 0, attachments: 1 },
     });
   });
 
@@ -164,14 +164,14 @@ describe('email evidence hashes', () => {
     });
     // The parse is unchanged: mbox's >From quoting is undone in the body, not in the hash
     expect(byId.get('<reply@roe.example>')!.body).toContain('From now on');
+    // Both messages commit in one batch: one event
     const events = await eventsOf(s.organizationId, 'evidence.emails.imported');
-    expect(events.map((event) => [event.actorType, event.metadata.file])).toEqual([
-      ['staff', 'box.mbox'],
-      ['staff', 'box.mbox'],
+    expect(events.map((event) => [event.actorType, event.metadata.file, event.metadata.imported])).toEqual([
+      ['staff', 'box.mbox', 2],
     ]);
     // Re-importing adds nothing and records nothing
     expect(await asStaff(() => importEmailFile(s.caseId, mbox))).toMatchObject({ imported: 0, skipped: 2 });
-    expect(await eventsOf(s.organizationId, 'evidence.emails.imported')).toHaveLength(2);
+    expect(await eventsOf(s.organizationId, 'evidence.emails.imported')).toHaveLength(1);
   });
 });
 
@@ -191,7 +191,7 @@ describe('raw mbox messages', () => {
     );
     // Act
     const raws: Buffer[] = [];
-    for await (const raw of rawMboxMessages(mbox)) raws.push(raw);
+    for await (const message of mboxMessages(createReadStream(mbox))) raws.push(message.raw);
     // Assess
     expect(raws.map((raw) => sha256sumOf('raw.eml', raw))).toEqual(
       messages.map((message, index) => sha256sumOf(`message-${index}.eml`, message)),

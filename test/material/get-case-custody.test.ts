@@ -177,6 +177,10 @@ describe('GET /cases/{caseId}/custody', () => {
       'device_note',
       'device_note',
       'note_attachment',
+      // The three files the admin command imported them from, kept as source evidence.
+      'import_file',
+      'import_file',
+      'import_file',
     ]);
     const byKind = (kind: string) => data.items.filter((item: any) => item.kind === kind);
 

@@ -1332,6 +1332,120 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/cases/{caseId}/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The case's evidence imports with their progress, newest first
+         * @description Bearer token. An automation token needs the `material:import` scope.
+         *
+         *     Needs any role (owner, admin, full_access, employee, billing, member, user, client) in the organization of the `organization` header; 403 otherwise.
+         *
+         *     Needs owner, admin access to the case; 403 otherwise. A case of another organization than the header is 403.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        get: operations["listImports"];
+        put?: never;
+        /**
+         * Create an evidence import (an mbox, a messages.csv or a support-ticket export) and get a signed link to upload its file
+         * @description Bearer token. An automation token needs the `material:import` scope.
+         *
+         *     Needs any role (owner, admin, full_access, employee, billing, member, user, client) in the organization of the `organization` header; 403 otherwise.
+         *
+         *     Needs owner, admin access to the case; 403 otherwise. A case of another organization than the header is 403.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        post: operations["createImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cases/{caseId}/imports/{importId}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Queue an uploaded import for the background worker (409 until the whole file is uploaded)
+         * @description Bearer token. An automation token needs the `material:import` scope.
+         *
+         *     Needs any role (owner, admin, full_access, employee, billing, member, user, client) in the organization of the `organization` header; 403 otherwise.
+         *
+         *     Needs owner, admin access to the case; 403 otherwise. A case of another organization than the header is 403.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        post: operations["startImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cases/{caseId}/imports/{importId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Queue a failed import again: it resumes from its last committed batch, skipping what is in
+         * @description Bearer token. An automation token needs the `material:import` scope.
+         *
+         *     Needs any role (owner, admin, full_access, employee, billing, member, user, client) in the organization of the `organization` header; 403 otherwise.
+         *
+         *     Needs owner, admin access to the case; 403 otherwise. A case of another organization than the header is 403.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        post: operations["retryImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cases/{caseId}/imports/{importId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An evidence import's status, progress and error
+         * @description Bearer token. An automation token needs the `material:import` scope.
+         *
+         *     Needs any role (owner, admin, full_access, employee, billing, member, user, client) in the organization of the `organization` header; 403 otherwise.
+         *
+         *     Needs owner, admin access to the case; 403 otherwise. A case of another organization than the header is 403.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        get: operations["getImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/extraction/case/attachment-uploads": {
         parameters: {
             query?: never;
@@ -1525,7 +1639,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             label: string | null;
-            scopes: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import" | "audit:read")[];
+            scopes: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import" | "material:import" | "audit:read")[];
             lastUsedAt: string | null;
             /** Format: date-time */
             expiresAt: string;
@@ -1756,6 +1870,36 @@ export interface components {
             /** @description Trimmed: leading and trailing white space is removed. */
             name: string;
         };
+        CreateImportDto: {
+            /** @constant */
+            kind: "email";
+            /** @description Trimmed: leading and trailing white space is removed. */
+            fileName: string;
+            contentType: string;
+            sizeBytes: number;
+        } | {
+            /** @enum {string} */
+            kind: "professional-network" | "chat-platform";
+            /** @description Trimmed: leading and trailing white space is removed. */
+            fileName: string;
+            contentType: string;
+            sizeBytes: number;
+            /** @description Trimmed: leading and trailing white space is removed. */
+            profile: string;
+        };
+        CreateImportResponseEntity: {
+            import: components["schemas"]["ImportEntity"];
+            upload: {
+                /** @constant */
+                method: "PUT";
+                url: string;
+                headers: {
+                    [key: string]: string;
+                };
+                /** Format: date-time */
+                expiresAt: string;
+            };
+        };
         CreateOrganizationDto: {
             /** @description Trimmed: leading and trailing white space is removed. */
             name: string;
@@ -1825,7 +1969,7 @@ export interface components {
         };
         CustodyItemEntity: {
             /** @enum {string} */
-            kind: "email" | "attachment" | "network_message" | "support_ticket" | "device_note" | "note_attachment";
+            kind: "email" | "attachment" | "network_message" | "support_ticket" | "device_note" | "note_attachment" | "import_file";
             id: string;
             sha256: string | null;
             sizeBytes: number | null;
@@ -1920,7 +2064,7 @@ export interface components {
         EmptyEntity: Record<string, never>;
         GenerateTokenDto: {
             /** @description At least one scope; without scopes, a legacy token */
-            scopes?: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import" | "audit:read")[];
+            scopes?: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import" | "material:import" | "audit:read")[];
             /** @description Trimmed: leading and trailing white space is removed. */
             label?: string;
             /** @description Lifetime in days; above 400 is capped at 400 */
@@ -1931,7 +2075,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             label: string | null;
-            scopes: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import" | "audit:read")[];
+            scopes: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import" | "material:import" | "audit:read")[];
             /** Format: date-time */
             expiresAt: string;
         } | {
@@ -1979,6 +2123,39 @@ export interface components {
                 attachments?: string[];
             }[];
         };
+        ImportEntity: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            caseId: string;
+            /** @enum {string} */
+            kind: "email" | "professional-network" | "chat-platform";
+            fileName: string;
+            contentType: string;
+            sizeBytes: number;
+            profile: string | null;
+            sha256: string | null;
+            /** @enum {string} */
+            status: "awaiting_upload" | "queued" | "running" | "succeeded" | "failed";
+            progress: {
+                bytesRead: number;
+                totalBytes: number;
+                itemsRead: number;
+                itemsImported: number;
+                itemsSkipped: number;
+                percent: number;
+            };
+            error: {
+                code: string;
+                message: string;
+                itemIndex?: number;
+            } | null;
+            createdBy: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            startedAt: string | null;
+            finishedAt: string | null;
+        };
         ImportNotesResponseEntity: {
             message: string;
             isSuccess: boolean;
@@ -1986,6 +2163,17 @@ export interface components {
             deviceRegistrationId?: string;
             importedCount?: number;
             skippedCount?: number;
+        };
+        ImportPageEntity: {
+            total: number;
+            page?: number;
+            perPage?: number;
+            skip?: number;
+            limit?: number;
+            totalPages: number;
+            nextPage: number | null;
+            previousPage: number | null;
+            data: components["schemas"]["ImportEntity"][] | null;
         };
         InvitationEntity: {
             /** Format: uuid */
@@ -2484,7 +2672,7 @@ export interface components {
             }[];
         };
         UpdateTokenScopesDto: {
-            scopes: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import" | "audit:read")[];
+            scopes: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import" | "material:import" | "audit:read")[];
         };
         UpdateUserDto: {
             /** @description Trimmed: leading and trailing white space is removed. */
@@ -2534,7 +2722,7 @@ export interface components {
             timestamp: string;
             error: {
                 /** @enum {string} */
-                code: "BAD_REQUEST" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "TERMS_NOT_ACCEPTED" | "ORGANIZATION_NAME_TAKEN" | "USER_NOT_CREATED" | "UNSUPPORTED_SCOPE" | "TOKEN_EXPIRED" | "TOKEN_REVOKED" | "USER_GONE" | "WRONG_PASSWORD" | "EMAIL_ALREADY_VERIFIED" | "INVITATION_NOT_PENDING" | "INVITEE_DETAILS_REQUIRED" | "NO_ACTIVE_PLAN_RECORD" | "LAST_OWNER" | "EMAIL_TAKEN" | "NOTHING_TO_CHANGE" | "INVALID_SIGNATURE" | "REPORT_TOO_LARGE" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "ACCOUNT_INACTIVE" | "INVITE_ROLE_NOT_ALLOWED" | "FORBIDDEN" | "FEATURE_DISABLED" | "INSUFFICIENT_SCOPE" | "NOT_A_MEMBER" | "INSUFFICIENT_ROLE" | "NO_ACTIVE_PLAN" | "SEAT_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED" | "STORAGE_LIMIT_REACHED" | "DELINQUENT" | "MEMBER_OF_OTHER_ORGANIZATIONS" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "PLAN_BELOW_USAGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL" | "SERVICE_UNAVAILABLE";
+                code: "BAD_REQUEST" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "TERMS_NOT_ACCEPTED" | "ORGANIZATION_NAME_TAKEN" | "USER_NOT_CREATED" | "UNSUPPORTED_SCOPE" | "TOKEN_EXPIRED" | "TOKEN_REVOKED" | "USER_GONE" | "WRONG_PASSWORD" | "EMAIL_ALREADY_VERIFIED" | "INVITATION_NOT_PENDING" | "INVITEE_DETAILS_REQUIRED" | "NO_ACTIVE_PLAN_RECORD" | "LAST_OWNER" | "EMAIL_TAKEN" | "NOTHING_TO_CHANGE" | "INVALID_SIGNATURE" | "REPORT_TOO_LARGE" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "ACCOUNT_INACTIVE" | "INVITE_ROLE_NOT_ALLOWED" | "FORBIDDEN" | "FEATURE_DISABLED" | "INSUFFICIENT_SCOPE" | "NOT_A_MEMBER" | "INSUFFICIENT_ROLE" | "NO_ACTIVE_PLAN" | "SEAT_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED" | "STORAGE_LIMIT_REACHED" | "DELINQUENT" | "MEMBER_OF_OTHER_ORGANIZATIONS" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "UPLOAD_INCOMPLETE" | "IMPORT_ALREADY_STARTED" | "IMPORT_NOT_FAILED" | "PLAN_BELOW_USAGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL" | "SERVICE_UNAVAILABLE";
                 message: string;
                 details?: components["schemas"]["ErrorDetail"][];
             };
@@ -2615,7 +2803,7 @@ export interface components {
                 };
             };
         };
-        /** @description Conflicts with the current state. Codes: `CONFLICT`, `PLAN_BELOW_USAGE`, `IDEMPOTENCY_KEY_REUSED`, `IDEMPOTENCY_KEY_IN_USE`. */
+        /** @description Conflicts with the current state. Codes: `CONFLICT`, `UPLOAD_INCOMPLETE`, `IMPORT_ALREADY_STARTED`, `IMPORT_NOT_FAILED`, `PLAN_BELOW_USAGE`, `IDEMPOTENCY_KEY_REUSED`, `IDEMPOTENCY_KEY_IN_USE`. */
         Conflict: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2628,7 +2816,7 @@ export interface components {
                     statusCode?: 409;
                     error?: {
                         /** @enum {unknown} */
-                        code?: "CONFLICT" | "PLAN_BELOW_USAGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE";
+                        code?: "CONFLICT" | "UPLOAD_INCOMPLETE" | "IMPORT_ALREADY_STARTED" | "IMPORT_NOT_FAILED" | "PLAN_BELOW_USAGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE";
                     };
                 };
             };
@@ -5260,6 +5448,221 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["CaseCustodyEntity"] | components["schemas"]["CaseCustodyFileEntity"];
+                        /** @constant */
+                        statusCode: 200;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listImports: {
+        parameters: {
+            query?: {
+                page?: number;
+                perPage?: number;
+                skip?: number;
+                limit?: number;
+                sortOrder?: "asc" | "desc";
+            };
+            header: {
+                /** @description Id of the selected (active) organization. */
+                organization: string;
+            };
+            path: {
+                caseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The case's evidence imports with their progress, newest first */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ImportPageEntity"];
+                        /** @constant */
+                        statusCode: 200;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createImport: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Id of the selected (active) organization. */
+                organization: string;
+                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                caseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateImportDto"];
+            };
+        };
+        responses: {
+            /** @description Create an evidence import (an mbox, a messages.csv or a support-ticket export) and get a signed link to upload its file */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CreateImportResponseEntity"];
+                        /** @constant */
+                        statusCode: 201;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    startImport: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Id of the selected (active) organization. */
+                organization: string;
+                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                caseId: string;
+                importId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queue an uploaded import for the background worker (409 until the whole file is uploaded) */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ImportEntity"];
+                        /** @constant */
+                        statusCode: 202;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    retryImport: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Id of the selected (active) organization. */
+                organization: string;
+                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                caseId: string;
+                importId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queue a failed import again: it resumes from its last committed batch, skipping what is in */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ImportEntity"];
+                        /** @constant */
+                        statusCode: 202;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getImport: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Id of the selected (active) organization. */
+                organization: string;
+            };
+            path: {
+                caseId: string;
+                importId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An evidence import's status, progress and error */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ImportEntity"];
                         /** @constant */
                         statusCode: 200;
                         /** Format: date-time */

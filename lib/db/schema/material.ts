@@ -344,3 +344,50 @@ export const extractionAttempts = pgTable(
   },
   (t) => [index('extraction_attempts_organization_idx').on(t.organizationId)],
 );
+
+/**
+ * A self-serve evidence import (issue 17): an uploaded export imported in the background, in
+ * batches, each committing its items with the progress and checkpoint below.
+ */
+export const evidenceImports = pgTable(
+  'evidence_imports',
+  {
+    ...id,
+    organizationId: uuid('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    caseId: uuid('case_id')
+      .notNull()
+      .references(() => cases.id, { onDelete: 'cascade' }),
+    kind: text('kind', { enum: ['email', 'professional-network', 'chat-platform'] }).notNull(),
+    fileName: text('file_name').notNull(),
+    contentType: text('content_type').notNull(),
+    sizeBytes: bigint('size_bytes', { mode: 'number' }).notNull(),
+    profile: text('profile'),
+    /** Where the upload is stored (cases/{caseId}/imports/...): kept as the case's source evidence. */
+    objectKey: text('object_key').notNull(),
+    /** SHA-256 of the uploaded file, computed by the worker before it imports. */
+    sha256: text('sha256'),
+    status: text('status', { enum: ['awaiting_upload', 'queued', 'running', 'succeeded', 'failed'] })
+      .notNull()
+      .default('awaiting_upload'),
+    /** The checkpoint: where the next batch starts (byte offset of the file, items before it). */
+    bytesRead: bigint('bytes_read', { mode: 'number' }).notNull().default(0),
+    itemsRead: integer('items_read').notNull().default(0),
+    itemsImported: integer('items_imported').notNull().default(0),
+    itemsSkipped: integer('items_skipped').notNull().default(0),
+    errorCode: text('error_code'),
+    errorMessage: text('error_message'),
+    errorItemIndex: integer('error_item_index'),
+    /** A running worker holds the import until then; a lapsed lease (a crashed worker) lets the next one resume. */
+    leaseUntil: timestamptz('lease_until'),
+    createdById: uuid('created_by_id').references(() => users.id, { onDelete: 'set null' }),
+    startedAt: timestamptz('started_at'),
+    finishedAt: timestamptz('finished_at'),
+    ...timestamps,
+  },
+  (t) => [
+    index('evidence_imports_case_idx').on(t.caseId, t.createdAt),
+    index('evidence_imports_pending_idx').on(t.status).where(sql`${t.status} in ('queued', 'running')`),
+  ],
+);

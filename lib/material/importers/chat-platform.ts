@@ -1,14 +1,16 @@
-import { readFile } from 'node:fs/promises';
-import { basename } from 'node:path';
-import { eq } from 'drizzle-orm';
+import { getManyValues, isMany, none } from 'stream-chain/core';
+import { Assembler } from 'stream-json/core/assembler.js';
+import { jsonParser } from 'stream-json/core/parser.js';
 import * as z from 'zod/mini';
 import { recordAudit } from '../../audit';
-import { cases, supportTickets } from '../../db/schema';
+import { supportTickets } from '../../db/schema';
 import { transaction } from '../../db/transaction';
-import { ImportCaseNotFoundError } from '../errors';
-import { hashCanonical, importingUserId } from '../evidence-hash';
+import { hashCanonical } from '../evidence-hash';
+import { type BatchCounts, MalformedImportError, type StreamImportOptions, type StreamImportResult } from './batch';
 import type { ImportSummary } from './email';
+import { fileImport } from './file-import';
 import { ensureProfile } from './profiles';
+import { batchSizeOf, importInBatches, insertRows, type ReadItem } from './run-batches';
 
 const Comment = z.object({
   author: z.optional(z.union([z.string(), z.number()])),
@@ -27,43 +29,152 @@ const Ticket = z.object({
   comments: z.optional(z.array(Comment)),
 });
 
-/** The data package keeps tickets as an array, an object keyed by ticket id, or under `tickets`. */
-const TicketFile = z.union([z.array(Ticket), z.object({ tickets: z.array(Ticket) }), z.record(z.string(), Ticket)]);
+/** Tickets per batch: each carries its comments, so fewer than the network's rows. */
+const DEFAULT_BATCH_SIZE = 500;
 
-/** The file's tickets as it holds them, every field kept: what each ticket's evidence hash is over. */
-function sourceTickets(json: unknown): unknown[] {
-  if (Array.isArray(json)) return json;
-  const file = json as Record<string, unknown>;
-  return Array.isArray(file.tickets) ? file.tickets : Object.values(file);
+type Token = { name: string; value?: unknown };
+
+/** A value read where the file keeps its tickets: the `index`th, under `key` when the file keys them by id. */
+interface TicketValue {
+  index: number;
+  key: string | null;
+  value: unknown;
 }
 
 /**
- * Imports the chat platform's data-package support-ticket JSON into a profile's tickets with their
- * comments. A ticket already imported (same ticket id for the profile) is skipped.
- *
- * Each ticket's evidence hash is over the RFC 8785 canonical JSON of the ticket object as the file
- * has it (as JSON.parse reads it, fields the import ignores included). The import records one
- * `evidence.support_tickets.imported` event when it adds any ticket.
+ * Follows the file's JSON tokens (stream-json's tokenizer) and assembles the tickets where the
+ * data package keeps them: the elements of a top-level array; the elements of the `tickets` array
+ * of a top-level object, whose other entries are then the export's metadata (a count, a next page)
+ * and are passed over; or else the values of a top-level object keyed by ticket id (values that
+ * are not objects are metadata, passed over). Tickets before `firstKept` are passed over unassembled.
  */
-export async function importSupportTicketsJson(
-  caseId: string,
-  file: string,
-  profileName: string,
-): Promise<ImportSummary> {
-  const json: unknown = JSON.parse(await readFile(file, 'utf8'));
-  const parsed = TicketFile.parse(json);
-  const source = sourceTickets(json);
-  const tickets = Array.isArray(parsed)
-    ? parsed
-    : Array.isArray((parsed as { tickets?: unknown }).tickets)
-      ? (parsed as { tickets: z.infer<typeof Ticket>[] }).tickets
-      : Object.values(parsed as Record<string, z.infer<typeof Ticket>>);
-  const values = tickets.map((ticket, index) => {
-    const ticketId = Number(ticket.ticket_id ?? ticket.id);
-    if (!Number.isSafeInteger(ticketId)) throw new Error(`Ticket ${index + 1} has no numeric id`);
-    const createdAt = ticket.created_at ? new Date(ticket.created_at) : null;
-    return {
-      ...hashCanonical(source[index]),
+class TicketTokens {
+  private readonly tokenize = jsonParser({ streamValues: false });
+  private shape: 'start' | 'array' | 'object' | 'list' | 'metadata' | 'end' = 'start';
+  /** Nesting depth before the next token. */
+  private depth = 0;
+  private key: string | null = null;
+  /** The ticket being read: its assembler (null when passed over) and the depth its value started at. */
+  private reading: { assembler: Assembler | null; depth: number; index: number; key: string | null } | null = null;
+  /** The depth a passed-over value started at. */
+  private skipping: number | null = null;
+  private count = 0;
+
+  constructor(private readonly firstKept: number) {}
+
+  /** Feeds decoded text (`none`: the end of the file); the tickets it completes. Throws the tokenizer's syntax errors. */
+  feed(text: string | typeof none): TicketValue[] {
+    // The tokenizer is flushed with `none` (stream-chain's protocol), which its call type leaves out.
+    const out = this.tokenize(text as string);
+    const tickets: TicketValue[] = [];
+    if (out !== none && isMany(out)) for (const token of getManyValues(out) as Token[]) this.take(token, tickets);
+    else if (out !== none) this.take(out as Token, tickets);
+    return tickets;
+  }
+
+  private take(token: Token, tickets: TicketValue[]): void {
+    const opens = token.name === 'startObject' || token.name === 'startArray';
+    const closes = token.name === 'endObject' || token.name === 'endArray';
+    if (this.reading) {
+      this.reading.assembler?.consume(token as never);
+      this.depth += opens ? 1 : closes ? -1 : 0;
+      if (this.depth === this.reading.depth) this.complete(tickets);
+      return;
+    }
+    if (this.skipping !== null) {
+      this.depth += opens ? 1 : closes ? -1 : 0;
+      if (this.depth === this.skipping) this.skipping = null;
+      return;
+    }
+    switch (this.shape) {
+      case 'start':
+        if (token.name === 'startArray') this.shape = 'array';
+        else if (token.name === 'startObject') this.shape = 'object';
+        else
+          throw new MalformedImportError(
+            'The file is not an array of tickets, an object with a "tickets" array, or an object of tickets by id',
+            0,
+          );
+        this.depth = 1;
+        return;
+      case 'array':
+      case 'list':
+        if (closes) {
+          this.depth -= 1;
+          this.shape = this.shape === 'list' ? 'metadata' : 'end';
+          return;
+        }
+        this.begin(token, opens, null, tickets);
+        return;
+      case 'object':
+      case 'metadata':
+        if (token.name === 'keyValue') {
+          this.key = token.value as string;
+          return;
+        }
+        if (closes) {
+          this.depth -= 1;
+          this.shape = 'end';
+          return;
+        }
+        if (this.shape === 'object' && this.key === 'tickets' && token.name === 'startArray') {
+          this.shape = 'list';
+          this.depth += 1;
+          return;
+        }
+        if (this.shape === 'object' && token.name === 'startObject') {
+          this.begin(token, opens, this.key, tickets);
+          return;
+        }
+        // Metadata: a value that is not a ticket, or anything after the tickets list.
+        if (opens) {
+          this.skipping = this.depth;
+          this.depth += 1;
+        }
+        return;
+      case 'end':
+        // The tokenizer reads one JSON value: nothing comes after it.
+        return;
+    }
+  }
+
+  private begin(token: Token, opens: boolean, key: string | null, tickets: TicketValue[]): void {
+    const index = this.count++;
+    const assembler = index >= this.firstKept ? new Assembler() : null;
+    assembler?.consume(token as never);
+    this.reading = { assembler, depth: this.depth, index, key };
+    if (opens) this.depth += 1;
+    // A scalar where a ticket belongs is complete at once (and not a ticket: it fails validation).
+    else this.complete(tickets);
+  }
+
+  private complete(tickets: TicketValue[]): void {
+    const { assembler, index, key } = this.reading!;
+    this.reading = null;
+    if (assembler) tickets.push({ index, key, value: assembler.current });
+  }
+}
+
+interface TicketRecord {
+  values: Omit<typeof supportTickets.$inferInsert, 'caseId' | 'profileId' | 'importSource' | 'importedById'>;
+}
+
+/** Validates one ticket as read; what its row holds, with its evidence hash over the ticket as the file has it. */
+function ticketRecord({ index, key, value }: TicketValue): TicketRecord {
+  const name = `Ticket ${index + 1}${key === null ? '' : ` (key "${key}")`}`;
+  const parsed = Ticket.safeParse(value);
+  if (!parsed.success) {
+    const [issue] = parsed.error.issues;
+    const at = issue?.path.length ? ` at ${issue.path.join('.')}` : '';
+    throw new MalformedImportError(`${name}: not a ticket${at}: ${issue?.message ?? 'invalid'}`, index);
+  }
+  const ticket = parsed.data;
+  const ticketId = Number(ticket.ticket_id ?? ticket.id);
+  if (!Number.isSafeInteger(ticketId)) throw new MalformedImportError(`${name}: no numeric id`, index);
+  const createdAt = ticket.created_at ? new Date(ticket.created_at) : null;
+  return {
+    values: {
+      ...hashCanonical(value),
       ticketId,
       subject: ticket.subject ?? null,
       status: ticket.status ?? null,
@@ -73,30 +184,197 @@ export async function importSupportTicketsJson(
         comment: c.comment ?? c.body ?? '',
         createdAt: c.created_at ?? c.createdAt ?? '',
       })),
-    };
-  });
-  const importSource = basename(file);
-  const importedById = importingUserId();
+    },
+  };
+}
+
+/** The file's text as it streams: UTF-8 decoded (a leading byte-order mark dropped), with the bytes read so far. */
+async function* textOf(options: StreamImportOptions): AsyncGenerator<{ text: string; bytes: number }> {
+  const input = await options.open(0);
+  const decoder = new TextDecoder();
+  let bytes = 0;
+  try {
+    for await (const chunk of input as AsyncIterable<Buffer>) {
+      bytes += chunk.length;
+      yield { text: decoder.decode(chunk, { stream: true }), bytes };
+    }
+    yield { text: decoder.decode(), bytes };
+  } finally {
+    input.destroy();
+  }
+}
+
+/** A syntax error of the tokenizer, at `chunk` (the how-manyth piece of text fed). */
+class JsonSyntaxError extends Error {
+  constructor(
+    readonly syntaxError: Error,
+    readonly chunk: number,
+  ) {
+    super(syntaxError.message);
+  }
+}
+
+/**
+ * The tickets of the file from `from.itemIndex` on (those before it are read and passed over). A
+ * ticket that is not one, or has no numeric id, is malformed; so is a file that is not JSON, named
+ * by line and column (see beforeSyntaxError).
+ */
+async function* readTickets(options: StreamImportOptions): AsyncGenerator<ReadItem<TicketRecord>> {
+  const tokens = new TicketTokens(options.from.itemIndex);
+  let chunk = 0;
+  let next = options.from.itemIndex;
+  let read = 0;
+  try {
+    for await (const { text, bytes } of textOf(options)) {
+      read = bytes;
+      for (const ticket of feed(tokens, text, chunk)) {
+        yield { item: ticketRecord(ticket), next: { byteOffset: bytes, itemIndex: ticket.index + 1 } };
+        next = ticket.index + 1;
+      }
+      chunk += 1;
+    }
+    for (const ticket of feed(tokens, none, chunk)) {
+      yield { item: ticketRecord(ticket), next: { byteOffset: read, itemIndex: ticket.index + 1 } };
+      next = ticket.index + 1;
+    }
+  } catch (error) {
+    if (!(error instanceof JsonSyntaxError)) throw error;
+    yield* beforeSyntaxError(options, next, error);
+  }
+}
+
+function feed(tokens: TicketTokens, text: string | typeof none, chunk: number): TicketValue[] {
+  try {
+    return tokens.feed(text);
+  } catch (error) {
+    if (error instanceof MalformedImportError) throw error;
+    throw new JsonSyntaxError(error as Error, chunk);
+  }
+}
+
+/**
+ * After a syntax error: reads the file again up to the failing piece, then that piece one
+ * character at a time, so the tickets completed before the error are yielded (from `next` on; the
+ * ones before were already) and the error is named by its line and column. Then throws it.
+ */
+async function* beforeSyntaxError(
+  options: StreamImportOptions,
+  next: number,
+  failure: JsonSyntaxError,
+): AsyncGenerator<ReadItem<TicketRecord>> {
+  const tokens = new TicketTokens(next);
+  let line = 1;
+  let column = 1;
+  const advance = (text: string) => {
+    const lastBreak = text.lastIndexOf('\n');
+    if (lastBreak < 0) column += text.length;
+    else {
+      line += text.split('\n').length - 1;
+      column = text.length - lastBreak;
+    }
+  };
+  let chunk = 0;
+  let tickets = next;
+  const failed = (cause: Error): MalformedImportError =>
+    new MalformedImportError(
+      `Ticket ${tickets + 1}: the file is not valid JSON at line ${line}, column ${column}: ${cause.message}`,
+      tickets,
+    );
+  for await (const { text, bytes } of textOf(options)) {
+    if (chunk < failure.chunk) {
+      for (const ticket of tokens.feed(text))
+        if (ticket.index >= next) {
+          yield { item: ticketRecord(ticket), next: { byteOffset: bytes, itemIndex: ticket.index + 1 } };
+          tickets = ticket.index + 1;
+        }
+      advance(text);
+      chunk += 1;
+      continue;
+    }
+    for (const character of text) {
+      let completed: TicketValue[];
+      try {
+        completed = tokens.feed(character);
+      } catch (error) {
+        throw failed(error as Error);
+      }
+      for (const ticket of completed) {
+        yield { item: ticketRecord(ticket), next: { byteOffset: bytes, itemIndex: ticket.index + 1 } };
+        tickets = ticket.index + 1;
+      }
+      advance(character);
+    }
+    break;
+  }
+  try {
+    tokens.feed(none);
+  } catch (error) {
+    throw failed(error as Error);
+  }
+  throw failed(failure.syntaxError);
+}
+
+/** One batch of tickets, in one transaction. */
+async function commitTickets(
+  options: StreamImportOptions,
+  batch: ReadItem<TicketRecord>[],
+  firstItemIndex: number,
+): Promise<BatchCounts> {
+  const { caseId, organizationId, profileName, importSource, importedById, importId } = options.target;
   return transaction(async (tx) => {
-    const [target] = await tx.select({ organizationId: cases.organizationId }).from(cases).where(eq(cases.id, caseId));
-    if (!target) throw new ImportCaseNotFoundError(caseId);
-    const profileId = await ensureProfile(tx, caseId, 'chat_platform', profileName);
-    const inserted = values.length
-      ? await tx
-          .insert(supportTickets)
-          .values(values.map((v) => ({ ...v, caseId, profileId, importSource, importedById })))
-          .onConflictDoNothing()
-          .returning({ id: supportTickets.id })
-      : [];
-    const summary = { read: values.length, imported: inserted.length, skipped: values.length - inserted.length };
-    if (summary.imported > 0)
+    const profileId = await ensureProfile(tx, caseId, 'chat_platform', profileName!);
+    const inserted = await insertRows(
+      tx,
+      supportTickets,
+      batch.map(({ item }) => ({ ...item.values, caseId, profileId, importSource, importedById })),
+      { returning: { id: supportTickets.id } },
+    );
+    const counts = { read: batch.length, imported: inserted.length, skipped: batch.length - inserted.length };
+    if (counts.imported > 0)
       recordAudit(tx, {
         action: 'evidence.support_tickets.imported',
-        organizationId: target.organizationId,
+        organizationId,
         caseId,
         target: { type: 'profile', id: profileId },
-        metadata: { file: importSource, profile: profileName, ...summary },
+        metadata: {
+          file: importSource,
+          profile: profileName,
+          ...(importId ? { importId } : {}),
+          firstItemIndex,
+          ...counts,
+        },
       });
-    return summary;
+    await options.onBatch?.(tx, { ...counts, next: batch.at(-1)!.next });
+    return counts;
   });
+}
+
+/**
+ * Imports the chat platform's data-package support-ticket JSON into a profile's tickets
+ * (`target.profileName`) with their comments, streaming the file through a JSON tokenizer and
+ * committing in batches (see importInBatches). A ticket already imported (same ticket id for the
+ * profile) is skipped, so a retry or a resume adds nothing twice.
+ *
+ * Each ticket's evidence hash is over the RFC 8785 canonical JSON of the ticket object as the file
+ * has it (as JSON.parse reads it, fields the import ignores included). Each batch that adds tickets
+ * records one `evidence.support_tickets.imported` event.
+ */
+export async function importSupportTicketsStream(options: StreamImportOptions): Promise<StreamImportResult> {
+  if (!options.target.profileName) throw new Error('A chat-platform import needs the profile it goes to');
+  return importInBatches(
+    options,
+    readTickets(options),
+    { size: batchSizeOf(options, DEFAULT_BATCH_SIZE) },
+    (batch, firstItemIndex) => commitTickets(options, batch, firstItemIndex),
+  );
+}
+
+/** Imports a local support-ticket JSON file into a profile of a case at once (streamed, committed in batches). */
+export async function importSupportTicketsJson(
+  caseId: string,
+  file: string,
+  profileName: string,
+): Promise<ImportSummary> {
+  const { read, imported, skipped } = await importSupportTicketsStream(await fileImport(caseId, file, { profileName }));
+  return { read, imported, skipped };
 }

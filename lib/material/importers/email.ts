@@ -1,21 +1,20 @@
-import { createReadStream } from 'node:fs';
-import { open, readFile } from 'node:fs/promises';
-import { basename } from 'node:path';
-import { Readable } from 'node:stream';
-import { and, eq, sql } from 'drizzle-orm';
+import type { Readable } from 'node:stream';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { type AddressObject, simpleParser } from 'mailparser';
-import { mboxReader } from 'mbox-reader';
 import { recordAudit } from '../../audit';
 import { now } from '../../clock';
-import { db } from '../../db/client';
+import { db, type Tx } from '../../db/client';
 import { attachments, cases, emails, emailThreads, evidenceObjects } from '../../db/schema';
 import { transaction } from '../../db/transaction';
-import { ImportCaseNotFoundError } from '../errors';
-import { hashBytes, importingUserId } from '../evidence-hash';
 import { newId } from '../../ids';
 import { planUsageByOrganization } from '../../organizations/active-plan';
 import { assertStorageFits, lockAllowances } from '../../organizations/allowances';
 import { casePrefix, objectStorage } from '../../storage';
+import { hashBytes } from '../evidence-hash';
+import { type BatchCounts, MalformedImportError, type StreamImportOptions, type StreamImportResult } from './batch';
+import { fileImport } from './file-import';
+import { FROM_, MboxMessageTooLargeError, mboxMessages } from './mbox';
+import { batchSizeOf, importInBatches, insertRows, type ReadItem } from './run-batches';
 
 export interface EmailImportOptions {
   /** Which mailbox the evidence came from (grantId of the records). */
@@ -24,11 +23,16 @@ export interface EmailImportOptions {
   sourceEmail?: string;
 }
 
-export interface ImportSummary {
-  read: number;
-  imported: number;
-  skipped: number;
-}
+export type ImportSummary = BatchCounts;
+
+/** Messages per batch: measured on the bench mailbox (about 10 KB a message), larger batches gain nothing. */
+const DEFAULT_BATCH_SIZE = 500;
+/** A batch also closes once its messages hold this many bytes, so big messages do not pile up in memory. */
+const MAX_BATCH_BYTES = 32 * 1024 ** 2;
+/** The largest message read (a whole .eml, or one message of an mbox): larger ones are refused as malformed. */
+export const MAX_MESSAGE_BYTES = 64 * 1024 ** 2;
+/** Attachments stored at once: enough to keep the disk or S3 busy, few enough to bound memory and sockets. */
+const CONCURRENT_OBJECT_WRITES = 8;
 
 type Address = { name?: string; email?: string };
 
@@ -39,285 +43,453 @@ function addresses(value: AddressObject | AddressObject[] | undefined): Address[
     .map((a) => ({ ...(a.name ? { name: a.name } : {}), ...(a.address ? { email: a.address.toLowerCase() } : {}) }));
 }
 
-const LF = 0x0a;
-const FROM_ = Buffer.from('From ', 'latin1');
+/** A header field's first line: a field name (printable ASCII but the colon), then the colon (RFC 5322). */
+const HEADER_FIELD = /^[\x21-\x39\x3b-\x7e]+[ \t]*:/;
 
-/**
- * The raw bytes of each message of an mbox, as they appear in the file, for its evidence hash:
- * everything after a message's `From ` separator line up to the next one (or the end of the file),
- * less the one empty line mbox writes after each message when it is there. The separator line is
- * not part of the message, and `>From ` lines are NOT unquoted (that is mbox's escaping, but
- * undoing it is a guess between mboxo and mboxrd): what is hashed is exactly what the file holds.
- * A message written into an mbox as `From …\n<message>\n` hashes as the .eml file `<message>` did.
- *
- * Separators are found as mbox-reader finds them (every line that starts with `From `, lines split
- * at LF), so the messages line up one for one with the ones it parses.
- */
-export async function* rawMboxMessages(file: string): AsyncGenerator<Buffer> {
-  let message: Buffer[] | null = null;
-  let partial: Buffer[] = [];
-  const endMessage = () => {
-    if (!message) return null;
-    const bytes = Buffer.concat(message);
-    message = null;
-    // The empty line that ends an mbox message: "\n\n" or "\r\n\r\n" (also "\n\r\n") at its end.
-    if (bytes.length >= 2 && bytes[bytes.length - 1] === LF) {
-      const emptyLine = bytes[bytes.length - 2] === LF ? 1 : bytes[bytes.length - 2] === 0x0d ? 2 : 0;
-      const before = bytes.length - 1 - emptyLine;
-      if (emptyLine && before >= 0 && bytes[before] === LF) return bytes.subarray(0, bytes.length - emptyLine);
-    }
-    return bytes;
-  };
-  const takeLine = (line: Buffer) => {
-    if (line.subarray(0, FROM_.length).equals(FROM_)) {
-      const ended = endMessage();
-      message = [];
-      return ended;
-    }
-    message?.push(line);
-    return null;
-  };
-  for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) {
-    let start = 0;
-    for (let end = chunk.indexOf(LF); end >= 0; end = chunk.indexOf(LF, start)) {
-      const piece = chunk.subarray(start, end + 1);
-      const line: Buffer = partial.length ? Buffer.concat([...partial, piece]) : piece;
-      partial = [];
-      start = end + 1;
-      const ended = takeLine(line);
-      if (ended) yield ended;
-    }
-    if (start < chunk.length) partial.push(chunk.subarray(start));
-  }
-  if (partial.length) {
-    const ended = takeLine(Buffer.concat(partial));
-    if (ended) yield ended;
-  }
-  const last = endMessage();
-  if (last) yield last;
+interface ParsedAttachment {
+  name: string;
+  /** The file name as the object key carries it. */
+  keyName: string;
+  contentType: string;
+  content: Buffer;
+  size: number;
+  sha256: string;
+  sizeBytes: number;
+}
+
+/** One message parsed, with everything its rows need but what the import's target gives. */
+interface ParsedEmail {
+  messageId: string;
+  /** The thread's key: the first Message-ID of References, else In-Reply-To, else the message's own. */
+  rootId: string;
+  firstTo: string | undefined;
+  participants: string[];
+  fields: Omit<
+    typeof emails.$inferInsert,
+    'id' | 'caseId' | 'threadId' | 'grantId' | 'sourceEmail' | 'importSource' | 'importedById'
+  >;
+  attachments: ParsedAttachment[];
+  attachmentBytes: number;
+  /** The raw message's size: what the batch holds in memory for it, about. */
+  weight: number;
 }
 
 /**
- * Reads a file as RFC 822 messages: an mbox file ("From " separated) or one .eml message. `raw` is
- * the message's bytes as the file holds them (its evidence hash); `content` is what is parsed.
+ * A copy in memory of its own: the parser's buffer is a slice of a shared pool (64 KiB or more),
+ * which a batch holding hundreds of small attachments would otherwise keep alive, one pool each.
  */
-async function* messagesOf(
-  file: string,
-): AsyncGenerator<{ raw: Buffer; content: Buffer; flags: string[]; labels: string[] }> {
-  if (await isMbox(file)) {
-    // mbox-reader parses (unquoting, flags, labels); rawMboxMessages gives the same messages as in the file.
-    const raws = rawMboxMessages(file);
-    const misaligned = () => new Error(`${basename(file)}: the mbox's messages could not be told apart`);
-    try {
-      for await (const message of mboxReader(createReadStream(file))) {
-        const raw = await raws.next();
-        if (raw.done) throw misaligned();
-        yield { raw: raw.value, content: message.content, flags: message.flags ?? [], labels: message.labels ?? [] };
-      }
-      if (!(await raws.next()).done) throw misaligned();
-    } finally {
-      // Closes its file when the import stops early (a storage limit, an error).
-      await raws.return(undefined);
-    }
-  } else {
-    const content = await readFile(file);
-    yield { raw: content, content, flags: [], labels: [] };
-  }
+function ownCopy(bytes: Buffer): Buffer {
+  const copy = Buffer.allocUnsafeSlow(bytes.length);
+  bytes.copy(copy);
+  return copy;
 }
 
-/** Whether the file starts as an mbox does, read from its first five bytes only. */
-async function isMbox(file: string): Promise<boolean> {
-  const handle = await open(file, 'r');
+/** Parses one message; `name` says which it is in the file ("Message 3 (byte 1234)"). */
+async function parseEmail(
+  raw: Buffer,
+  content: Buffer,
+  mbox: { flags: string[]; labels: string[] },
+  name: string,
+  itemIndex: number,
+): Promise<ParsedEmail> {
+  if (!HEADER_FIELD.test(content.subarray(0, 1000).toString('latin1')))
+    throw new MalformedImportError(`${name} does not start with a header field: not an RFC 5322 message`, itemIndex);
+  const message = hashBytes(raw);
+  // textAsHtml is not kept: skipping it halves the parse time (measured), every field kept is the same.
+  const parsed = await simpleParser(content, { skipTextToHtml: true }).catch((error: unknown) => {
+    throw new MalformedImportError(`${name} cannot be parsed: ${(error as Error).message}`, itemIndex);
+  });
+  // A message without a Message-ID is keyed by its hash, so importing it again adds nothing.
+  const messageId = (parsed.messageId ?? `<generated-${message.sha256}@import>`).trim();
+  const references = (
+    Array.isArray(parsed.references) ? parsed.references : parsed.references ? [parsed.references] : []
+  ).map((r) => r.trim());
+  const from = addresses(parsed.from);
+  const to = addresses(parsed.to);
+  const cc = addresses(parsed.cc);
+  const bcc = addresses(parsed.bcc);
+  const participants = [
+    ...new Set([...from, ...to, ...cc, ...bcc].map((a) => a.email).filter((e): e is string => Boolean(e))),
+  ];
+  const text = parsed.text ?? '';
+  const found = parsed.attachments.map((file, index): ParsedAttachment => {
+    // The decoded bytes, exactly what is stored: the download check hashes the object again.
+    const { sha256, sizeBytes } = hashBytes(file.content);
+    return {
+      name: file.filename ?? `attachment-${index + 1}`,
+      keyName: `${index}-${(file.filename ?? 'attachment').replace(/[^\w.-]+/g, '_')}`,
+      contentType: file.contentType,
+      content: ownCopy(file.content),
+      size: file.size,
+      sha256,
+      sizeBytes,
+    };
+  });
+  return {
+    messageId,
+    rootId: references[0] ?? parsed.inReplyTo?.trim() ?? messageId,
+    firstTo: to[0]?.email,
+    participants,
+    fields: {
+      externalId: messageId,
+      subject: parsed.subject ?? null,
+      body: typeof parsed.html === 'string' ? parsed.html : text || null,
+      snippet: text ? text.replace(/\s+/g, ' ').trim().slice(0, 200) : null,
+      object: 'message',
+      date: parsed.date ?? null,
+      from,
+      to,
+      cc,
+      bcc,
+      replyTo: addresses(parsed.replyTo),
+      folders: mbox.labels,
+      starred: mbox.flags.includes('\\Flagged'),
+      unread: mbox.flags.length > 0 && !mbox.flags.includes('\\Seen'),
+      threadIndex: references.length,
+      participantEmails: participants,
+      participantDomains: [...new Set(participants.map((e) => e.split('@')[1]!).filter(Boolean))],
+      inReplyTo: parsed.inReplyTo ?? null,
+      sha256: message.sha256,
+      sizeBytes: message.sizeBytes,
+    },
+    attachments: found,
+    attachmentBytes: found.reduce((sum, attachment) => sum + attachment.size, 0),
+    weight: raw.length,
+  };
+}
+
+/** The first `bytes` bytes of `input` and all of it again, so a reader can look before it reads. */
+async function peek(input: Readable, bytes: number): Promise<{ head: Buffer; chunks: AsyncGenerator<Buffer> }> {
+  const iterator = (input as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+  const first: Buffer[] = [];
+  let length = 0;
+  while (length < bytes) {
+    const next = await iterator.next();
+    if (next.done) break;
+    first.push(next.value);
+    length += next.value.length;
+  }
+  async function* chunks() {
+    // Given once, then let go: the generator lives as long as the import.
+    yield* first.splice(0);
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+  }
+  return { head: Buffer.concat(first).subarray(0, bytes), chunks: chunks() };
+}
+
+/**
+ * The messages of the file from `from`, parsed: an mbox ("From " separated, split as it streams,
+ * resumed at a message's separator line), or one .eml message (a file that does not start with
+ * "From ", read whole up to MAX_MESSAGE_BYTES).
+ */
+async function* readEmails(options: StreamImportOptions): AsyncGenerator<ReadItem<ParsedEmail>> {
+  const { byteOffset, itemIndex } = options.from;
+  const input = await options.open(byteOffset);
   try {
-    const head = Buffer.alloc(FROM_.length);
-    const { bytesRead } = await handle.read(head, 0, head.length, 0);
-    return bytesRead === head.length && head.equals(FROM_);
+    const { head, chunks } = await peek(input, FROM_.length);
+    // An empty file, or a resume at the end of one.
+    if (head.length === 0) return;
+    if (head.equals(FROM_)) {
+      let index = itemIndex;
+      try {
+        for await (const message of mboxMessages(chunks, byteOffset, MAX_MESSAGE_BYTES)) {
+          const item = await parseEmail(
+            message.raw,
+            message.content,
+            message,
+            `Message ${index + 1} (byte ${message.offset})`,
+            index,
+          );
+          yield { item, next: { byteOffset: message.end, itemIndex: index + 1 } };
+          index += 1;
+        }
+      } catch (error) {
+        if (error instanceof MboxMessageTooLargeError)
+          throw new MalformedImportError(
+            `Message ${index + 1} (byte ${error.offset}) is larger than ${MAX_MESSAGE_BYTES / 1024 ** 2} MiB`,
+            index,
+          );
+        throw error;
+      }
+      return;
+    }
+    if (byteOffset > 0)
+      throw new Error(`The import's checkpoint (byte ${byteOffset}) is not at the start of a message`);
+    const parts: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of chunks) {
+      size += chunk.length;
+      if (size > MAX_MESSAGE_BYTES)
+        throw new MalformedImportError(`Message 1 is larger than ${MAX_MESSAGE_BYTES / 1024 ** 2} MiB`, itemIndex);
+      parts.push(chunk);
+    }
+    const content = Buffer.concat(parts, size);
+    const item = await parseEmail(content, content, { flags: [], labels: [] }, 'Message 1', itemIndex);
+    yield { item, next: { byteOffset: size, itemIndex: itemIndex + 1 } };
   } finally {
-    await handle.close();
+    input.destroy();
   }
 }
 
+/** Runs `work` over `items`, at most `limit` at once. */
+async function eachConcurrently<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+type EmailBatch = Array<ReadItem<ParsedEmail> & { emailId: string; isNew: boolean }>;
+
 /**
- * Imports RFC 822 messages (an .eml file or an mbox) into a case's email threads. Threads are
- * keyed by the first Message-ID of References, else In-Reply-To, else the message's own id, so
- * replies join their thread whatever order they arrive in. A message already imported (same
- * Message-ID in the case) is skipped: evidence is only ever added.
- *
- * Each email records the SHA-256 and size of its raw message, each attachment the SHA-256 of its
- * bytes (also in evidence_objects, which downloads check), with the file's name and who imported
- * it; each message's transaction records `evidence.emails.imported`.
- *
- * Attachments count toward the plan's storage. Each message commits on its own, and one whose
- * attachments do not fit in what is left is refused (ForbiddenError STORAGE_LIMIT_REACHED, which
- * stops the import; the messages before it stay imported): checked before its attachments are
- * stored, and again under the allowance lock in its transaction.
+ * Commits one batch of messages. Before the transaction: messages the case already holds (same
+ * Message-ID, or an earlier one of the batch) are skipped and their attachments not stored; the
+ * attachments of the new ones must fit the plan's storage, or the batch commits up to the first
+ * message that does not fit and then that refusal is thrown (STORAGE_LIMIT_REACHED), no object of
+ * it stored. The transaction checks the storage again under the allowance lock.
  */
+async function commitEmails(
+  options: StreamImportOptions,
+  read: ReadItem<ParsedEmail>[],
+  firstItemIndex: number,
+): Promise<BatchCounts> {
+  const { caseId, organizationId } = options.target;
+  const held = new Set(
+    (
+      await db()
+        .select({ externalId: emails.externalId })
+        .from(emails)
+        .where(
+          and(eq(emails.caseId, caseId), inArray(emails.externalId, [...new Set(read.map((r) => r.item.messageId))])),
+        )
+    ).map((row) => row.externalId),
+  );
+  const batch: EmailBatch = read.map((r) => {
+    const isNew = !held.has(r.item.messageId);
+    held.add(r.item.messageId);
+    return { ...r, emailId: newId(), isNew };
+  });
+
+  let accepted = batch;
+  let refusal: unknown = null;
+  if (batch.some((m) => m.isNew && m.item.attachmentBytes > 0)) {
+    const usage = (await planUsageByOrganization(db(), [organizationId])).get(organizationId);
+    let bytes = 0;
+    for (const [index, message] of batch.entries()) {
+      if (!usage || !message.isNew) continue;
+      try {
+        assertStorageFits({ ...usage, storageUsed: usage.storageUsed + bytes }, message.item.attachmentBytes);
+      } catch (error) {
+        accepted = batch.slice(0, index);
+        refusal = error;
+        break;
+      }
+      bytes += message.item.attachmentBytes;
+    }
+  }
+
+  const counts = accepted.length ? await writeEmails(options, accepted, firstItemIndex) : null;
+  if (refusal) throw refusal;
+  return counts!;
+}
+
+/** Stores the new messages' attachments, then writes the batch's rows in one transaction with its progress. */
+async function writeEmails(
+  options: StreamImportOptions,
+  batch: EmailBatch,
+  firstItemIndex: number,
+): Promise<BatchCounts> {
+  const { target } = options;
+  const { caseId, organizationId } = target;
+  const candidates = batch.filter((m) => m.isNew);
+  const objects = candidates.flatMap((m) =>
+    m.item.attachments.map((attachment) => ({
+      emailId: m.emailId,
+      key: `${casePrefix(caseId)}emails/${m.emailId}/${attachment.keyName}`,
+      attachment,
+    })),
+  );
+  const storage = objectStorage();
+  await eachConcurrently(objects, CONCURRENT_OBJECT_WRITES, ({ key, attachment }) =>
+    storage.put(key, attachment.content, attachment.contentType),
+  );
+
+  return transaction(async (tx) => {
+    const newBytes = candidates.reduce((sum, m) => sum + m.item.attachmentBytes, 0);
+    // The allowance lock first (before the case row is written), as on every path that consumes an allowance.
+    const usage = newBytes > 0 ? await lockAllowances(tx, organizationId) : null;
+    let imported: EmailBatch = [];
+    let threadIds = new Map<string, string>();
+    if (candidates.length) {
+      threadIds = await upsertThreads(tx, caseId, candidates);
+      const grantId = target.grantId ?? `import:${target.importSource}`;
+      const inserted = await insertRows(
+        tx,
+        emails,
+        candidates.map((m) => ({
+          ...m.item.fields,
+          id: m.emailId,
+          caseId,
+          threadId: threadIds.get(m.item.rootId)!,
+          grantId,
+          sourceEmail: target.sourceEmail ?? m.item.firstTo ?? '',
+          importSource: target.importSource,
+          importedById: target.importedById,
+        })),
+        { returning: { id: emails.id } },
+      );
+      const insertedIds = new Set(inserted.map((row) => row.id));
+      imported = candidates.filter((m) => insertedIds.has(m.emailId));
+    }
+    const bytes = imported.reduce((sum, m) => sum + m.item.attachmentBytes, 0);
+    if (usage) assertStorageFits(usage, bytes);
+    const importedIds = new Set(imported.map((m) => m.emailId));
+    const stored = objects.filter((object) => importedIds.has(object.emailId));
+    await insertRows(
+      tx,
+      attachments,
+      stored.map(({ emailId, key, attachment }) => ({
+        emailId,
+        name: attachment.name,
+        providerId: key,
+        size: attachment.size,
+        sha256: attachment.sha256,
+        provider: 'object-storage',
+      })),
+    );
+    const recordedAt = now();
+    await insertRows(
+      tx,
+      evidenceObjects,
+      stored.map(({ key, attachment }) => ({
+        key,
+        caseId,
+        sha256: attachment.sha256,
+        sizeBytes: attachment.sizeBytes,
+        recordedAt,
+      })),
+    );
+    if (imported.length) await countIntoThreads(tx, imported, threadIds);
+    if (bytes)
+      await tx
+        .update(cases)
+        .set({ storageBytes: sql`${cases.storageBytes} + ${bytes}` })
+        .where(eq(cases.id, caseId));
+    const counts = { read: batch.length, imported: imported.length, skipped: batch.length - imported.length };
+    if (imported.length)
+      recordAudit(tx, {
+        action: 'evidence.emails.imported',
+        organizationId,
+        caseId,
+        metadata: {
+          file: target.importSource,
+          ...(target.importId ? { importId: target.importId } : {}),
+          firstItemIndex,
+          ...counts,
+          attachments: stored.length,
+        },
+      });
+    await options.onBatch?.(tx, { ...counts, next: batch.at(-1)!.next });
+    return counts;
+  });
+}
+
+/** The batch's threads, created when new (with the first subject and the participants), by root Message-ID. */
+async function upsertThreads(tx: Tx, caseId: string, messages: EmailBatch): Promise<Map<string, string>> {
+  const roots = new Map<string, { subject: string | null; participants: Set<string> }>();
+  for (const { item } of messages) {
+    const root = roots.get(item.rootId);
+    if (!root)
+      roots.set(item.rootId, { subject: item.fields.subject ?? null, participants: new Set(item.participants) });
+    else {
+      root.subject ??= item.fields.subject ?? null;
+      for (const participant of item.participants) root.participants.add(participant);
+    }
+  }
+  await tx
+    .insert(emailThreads)
+    .values(
+      [...roots].map(([rootMessageId, root]) => ({
+        caseId,
+        rootMessageId,
+        subject: root.subject,
+        participants: [...root.participants],
+      })),
+    )
+    .onConflictDoNothing();
+  const threads = await tx
+    .select({ id: emailThreads.id, rootMessageId: emailThreads.rootMessageId })
+    .from(emailThreads)
+    .where(and(eq(emailThreads.caseId, caseId), inArray(emailThreads.rootMessageId, [...roots.keys()])));
+  return new Map(threads.map((thread) => [thread.rootMessageId, thread.id]));
+}
+
+/**
+ * Adds the imported messages to their threads in one statement: message count, latest date,
+ * participants merged, the subject kept or else the first one the batch brings.
+ */
+async function countIntoThreads(tx: Tx, imported: EmailBatch, threadIds: Map<string, string>): Promise<void> {
+  const byThread = new Map<
+    string,
+    { id: string; messages: number; last: Date | null; participants: Set<string>; subject: string | null }
+  >();
+  for (const { item } of imported) {
+    const id = threadIds.get(item.rootId)!;
+    const thread = byThread.get(id) ?? { id, messages: 0, last: null, participants: new Set(), subject: null };
+    byThread.set(id, thread);
+    thread.messages += 1;
+    const date = item.fields.date ?? null;
+    if (date && (!thread.last || date > thread.last)) thread.last = date;
+    for (const participant of item.participants) thread.participants.add(participant);
+    thread.subject ??= item.fields.subject ?? null;
+  }
+  const rows = [...byThread.values()].map((thread) => ({ ...thread, participants: [...thread.participants] }));
+  await tx
+    .update(emailThreads)
+    .set({
+      messageCount: sql`${emailThreads.messageCount} + added.messages`,
+      lastMessageAt: sql`greatest(${emailThreads.lastMessageAt}, added.last)`,
+      participants: sql`array(select distinct unnest(${emailThreads.participants} || added.participants))`,
+      subject: sql`coalesce(${emailThreads.subject}, added.subject)`,
+    })
+    .from(
+      sql`jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as added(id uuid, messages integer, last timestamptz, participants text[], subject text)`,
+    )
+    .where(sql`${emailThreads.id} = added.id`);
+}
+
+/**
+ * Imports RFC 822 messages (an mbox, or one .eml message) into a case's email threads, streaming
+ * the file from `options.from` and committing in batches (see importInBatches). Threads are keyed
+ * by the first Message-ID of References, else In-Reply-To, else the message's own id, so replies
+ * join their thread whatever order they arrive in. A message already imported (same Message-ID in
+ * the case) is skipped: evidence is only ever added, and a retry or a resume adds nothing twice.
+ *
+ * Each email records the SHA-256 and size of its raw message (mbox.ts says what that is inside an
+ * mbox), each attachment the SHA-256 of its bytes (also in evidence_objects, which downloads
+ * check), with the file's name and who imported it. Each batch that adds messages records one
+ * `evidence.emails.imported` event. Attachments count toward the plan's storage (commitEmails).
+ */
+export async function importEmailStream(options: StreamImportOptions): Promise<StreamImportResult> {
+  return importInBatches(
+    options,
+    readEmails(options),
+    {
+      size: batchSizeOf(options, DEFAULT_BATCH_SIZE),
+      maxWeight: MAX_BATCH_BYTES,
+      weigh: (email) => email.weight,
+    },
+    (batch, firstItemIndex) => commitEmails(options, batch, firstItemIndex),
+  );
+}
+
+/** Imports a local .eml or mbox file into a case at once (the file read as a stream, committed in batches). */
 export async function importEmailFile(
   caseId: string,
   file: string,
   options: EmailImportOptions = {},
 ): Promise<ImportSummary> {
-  const summary: ImportSummary = { read: 0, imported: 0, skipped: 0 };
-  const [target] = await db().select({ organizationId: cases.organizationId }).from(cases).where(eq(cases.id, caseId));
-  if (!target) throw new ImportCaseNotFoundError(caseId);
-  const { organizationId } = target;
-  const importSource = basename(file);
-  const importedById = importingUserId();
-  const grantId = options.grantId ?? `import:${importSource}`;
-  for await (const raw of messagesOf(file)) {
-    summary.read += 1;
-    const message = hashBytes(raw.raw);
-    const parsed = await simpleParser(Readable.from(raw.content));
-    const messageId = (parsed.messageId ?? `<generated-${newId()}@import>`).trim();
-    const references = (
-      Array.isArray(parsed.references) ? parsed.references : parsed.references ? [parsed.references] : []
-    ).map((r) => r.trim());
-    const rootId = references[0] ?? parsed.inReplyTo?.trim() ?? messageId;
-    const from = addresses(parsed.from);
-    const to = addresses(parsed.to);
-    const cc = addresses(parsed.cc);
-    const bcc = addresses(parsed.bcc);
-    const participants = [
-      ...new Set([...from, ...to, ...cc, ...bcc].map((a) => a.email).filter((e): e is string => Boolean(e))),
-    ];
-    const domains = [...new Set(participants.map((e) => e.split('@')[1]!).filter(Boolean))];
-    const text = parsed.text ?? '';
-    const emailId = newId();
-    const bytes = parsed.attachments.reduce((sum, attachment) => sum + attachment.size, 0);
-
-    if (bytes > 0) {
-      // Before storing anything: a message already imported is skipped (its attachments are not
-      // stored again), and one that cannot fit is refused without leaving objects behind.
-      const [[already], usage] = await Promise.all([
-        db()
-          .select({ id: emails.id })
-          .from(emails)
-          .where(and(eq(emails.caseId, caseId), eq(emails.externalId, messageId))),
-        planUsageByOrganization(db(), [organizationId]).then((usages) => usages.get(organizationId)),
-      ]);
-      if (already) {
-        summary.skipped += 1;
-        continue;
-      }
-      if (usage) assertStorageFits(usage, bytes);
-    }
-
-    const stored = await Promise.all(
-      parsed.attachments.map(async (file, index) => {
-        const key = `${casePrefix(caseId)}emails/${emailId}/${index}-${(file.filename ?? 'attachment').replace(/[^\w.-]+/g, '_')}`;
-        await objectStorage().put(key, file.content, file.contentType);
-        // The decoded bytes, exactly what was stored: the download check hashes the object again.
-        const { sha256, sizeBytes } = hashBytes(file.content);
-        return {
-          name: file.filename ?? `attachment-${index + 1}`,
-          providerId: key,
-          size: file.size,
-          sha256,
-          sizeBytes,
-        };
-      }),
-    );
-
-    const inserted = await transaction(async (tx) => {
-      // The allowance lock first (before the case row is written), as on every path that consumes an allowance.
-      const usage = bytes > 0 ? await lockAllowances(tx, organizationId) : null;
-      await tx
-        .insert(emailThreads)
-        .values({ caseId, rootMessageId: rootId, subject: parsed.subject ?? null, participants })
-        .onConflictDoNothing();
-      const [thread] = await tx
-        .select()
-        .from(emailThreads)
-        .where(sql`${emailThreads.caseId} = ${caseId} and ${emailThreads.rootMessageId} = ${rootId}`);
-      const [email] = await tx
-        .insert(emails)
-        .values({
-          id: emailId,
-          caseId,
-          threadId: thread!.id,
-          grantId,
-          externalId: messageId,
-          sourceEmail: options.sourceEmail ?? to[0]?.email ?? '',
-          subject: parsed.subject ?? null,
-          body: typeof parsed.html === 'string' ? parsed.html : text || null,
-          snippet: text ? text.replace(/\s+/g, ' ').trim().slice(0, 200) : null,
-          object: 'message',
-          date: parsed.date ?? null,
-          from,
-          to,
-          cc,
-          bcc,
-          replyTo: addresses(parsed.replyTo),
-          folders: raw.labels,
-          starred: raw.flags.includes('\\Flagged'),
-          unread: raw.flags.length > 0 && !raw.flags.includes('\\Seen'),
-          threadIndex: references.length,
-          participantEmails: participants,
-          participantDomains: domains,
-          inReplyTo: parsed.inReplyTo ?? null,
-          sha256: message.sha256,
-          sizeBytes: message.sizeBytes,
-          importSource,
-          importedById,
-        })
-        .onConflictDoNothing()
-        .returning({ id: emails.id });
-      if (!email) return false;
-      if (usage) assertStorageFits(usage, bytes);
-      if (stored.length) {
-        await tx.insert(attachments).values(
-          stored.map(({ name, providerId, size, sha256 }) => ({
-            name,
-            providerId,
-            size,
-            sha256,
-            emailId: email.id,
-            provider: 'object-storage',
-          })),
-        );
-        const recordedAt = now();
-        await tx
-          .insert(evidenceObjects)
-          .values(
-            stored.map((a) => ({ key: a.providerId, caseId, sha256: a.sha256, sizeBytes: a.sizeBytes, recordedAt })),
-          )
-          .onConflictDoNothing();
-      }
-      await tx
-        .update(emailThreads)
-        .set({
-          messageCount: sql`${emailThreads.messageCount} + 1`,
-          lastMessageAt: parsed.date
-            ? sql`greatest(${emailThreads.lastMessageAt}, ${sql.param(parsed.date, emailThreads.lastMessageAt)})`
-            : emailThreads.lastMessageAt,
-          participants: sql`array(select distinct unnest(${emailThreads.participants} || ${sql.param(participants, emailThreads.participants)}))`,
-          subject: sql`coalesce(${emailThreads.subject}, ${parsed.subject ?? null})`,
-        })
-        .where(eq(emailThreads.id, thread!.id));
-      if (bytes)
-        await tx
-          .update(cases)
-          .set({ storageBytes: sql`${cases.storageBytes} + ${bytes}` })
-          .where(eq(cases.id, caseId));
-      // Each message commits on its own, so each is its own event: the hash it was imported with, chained.
-      recordAudit(tx, {
-        action: 'evidence.emails.imported',
-        organizationId,
-        caseId,
-        target: { type: 'email', id: email.id },
-        metadata: {
-          file: importSource,
-          emails: 1,
-          attachments: stored.length,
-          messageId,
-          sha256: message.sha256,
-          sizeBytes: message.sizeBytes,
-        },
-      });
-      return true;
-    });
-    if (inserted) summary.imported += 1;
-    else summary.skipped += 1;
-  }
-  return summary;
+  const { read, imported, skipped } = await importEmailStream(await fileImport(caseId, file, options));
+  return { read, imported, skipped };
 }

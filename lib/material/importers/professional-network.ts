@@ -1,145 +1,215 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { basename } from 'node:path';
-import { and, eq, inArray, sql } from 'drizzle-orm';
-import { parse } from 'csv-parse/sync';
+import { CsvError, parse } from 'csv-parse';
+import { sql } from 'drizzle-orm';
 import { recordAudit } from '../../audit';
-import { cases, networkConversations, networkMessages } from '../../db/schema';
+import { networkConversations, networkMessages } from '../../db/schema';
 import { transaction } from '../../db/transaction';
-import { ImportCaseNotFoundError } from '../errors';
-import { hashCanonical, importingUserId } from '../evidence-hash';
+import { hashCanonical } from '../evidence-hash';
+import { type BatchCounts, MalformedImportError, type StreamImportOptions, type StreamImportResult } from './batch';
 import type { ImportSummary } from './email';
+import { fileImport } from './file-import';
 import { ensureProfile } from './profiles';
+import { batchSizeOf, importInBatches, insertRows, type ReadItem } from './run-batches';
 
 const REQUIRED = ['CONVERSATION ID', 'FROM', 'DATE', 'CONTENT'] as const;
 
+/** Rows per batch: measured on the bench export (1,000,000 rows), where larger batches stop paying. */
+const DEFAULT_BATCH_SIZE = 2_000;
+
+type Row = Record<string, string | undefined>;
+
+/** One row of messages.csv, ready to write but for the profile and conversation ids. */
+interface NetworkMessage {
+  conversationId: string;
+  conversationTitle: string | undefined;
+  participants: string[];
+  values: Omit<typeof networkMessages.$inferInsert, 'caseId' | 'profileId' | 'conversationId'>;
+}
+
+/** The export's date form, "2026-11-02 10:00:00 UTC", as an instant; Invalid Date when it is none. */
+const dateOf = (text: string) => new Date(text.replace(' UTC', 'Z').replace(' ', 'T'));
+
 /**
- * Imports the professional network's data-export messages.csv (CONVERSATION ID, CONVERSATION
- * TITLE, FROM, TO, DATE, SUBJECT, CONTENT, FOLDER, ATTACHMENTS, ...) into conversations and
- * messages of one profile of the case. Each message is keyed by a hash of its fields, so
- * importing the same export again adds nothing.
- *
- * Each message's evidence hash is over the RFC 8785 canonical JSON of its row as the file has it:
- * an object from each header, as written (only a byte-order mark removed), to the row's value
- * (columns past the header's are dropped, as for the import). The import records one
- * `evidence.network_messages.imported` event when it adds any message.
+ * The rows of messages.csv from the first not yet imported (`from.itemIndex`; the rows before it
+ * are read and passed over, not written). The header must name the required columns; a row the
+ * CSV parser cannot read, or whose DATE is not a date, is malformed, named by its line.
  */
-export async function importNetworkMessagesCsv(
-  caseId: string,
-  file: string,
-  profileName: string,
-): Promise<ImportSummary> {
-  const sourceRows: Array<Record<string, string>> = parse(await readFile(file), {
-    columns: true,
+async function* readRows(options: StreamImportOptions): AsyncGenerator<ReadItem<NetworkMessage>> {
+  const { importSource, importedById } = options.target;
+  const input = await options.open(0);
+  const records = parse({
+    // The header as written (only a byte-order mark removed) is what each row's hash is keyed by.
+    columns: (header: string[]) => {
+      const names = new Set(header.map((column) => column.trim().toUpperCase()));
+      const missing = REQUIRED.filter((column) => !names.has(column));
+      if (missing.length)
+        throw new MalformedImportError(`Line 1: messages.csv lacks the columns ${missing.join(', ')}`, 0);
+      return header;
+    },
     skip_empty_lines: true,
     relax_column_count: true,
     bom: true,
+    info: true,
   });
-  // What the import reads: the same rows under trimmed, upper-case column names.
-  const rows = sourceRows.map((row) =>
-    Object.fromEntries(Object.entries(row).map(([column, value]) => [column.trim().toUpperCase(), value])),
-  );
-  const missing = REQUIRED.filter((column) => rows.length > 0 && !(column in rows[0]!));
-  if (missing.length) throw new Error(`messages.csv lacks the columns ${missing.join(', ')}`);
-
-  const importSource = basename(file);
-  const importedById = importingUserId();
-  return transaction(async (tx) => {
-    const [target] = await tx.select({ organizationId: cases.organizationId }).from(cases).where(eq(cases.id, caseId));
-    if (!target) throw new ImportCaseNotFoundError(caseId);
-    const profileId = await ensureProfile(tx, caseId, 'professional_network', profileName);
-    const byConversation = new Map<string, Array<Record<string, string>>>();
-    for (const row of rows)
-      byConversation.set(row['CONVERSATION ID']!, [...(byConversation.get(row['CONVERSATION ID']!) ?? []), row]);
-
-    const conversationIds = [...byConversation.keys()];
-    if (conversationIds.length) {
-      await tx
-        .insert(networkConversations)
-        .values(
-          conversationIds.map((externalId) => {
-            const messages = byConversation.get(externalId)!;
-            const participants = [
-              ...new Set(
-                messages
-                  .flatMap((m) => [m.FROM, ...(m.TO ?? '').split(',')])
-                  .map((p) => p?.trim())
-                  .filter((p): p is string => Boolean(p)),
-              ),
-            ];
-            return {
-              caseId,
-              profileId,
-              externalId,
-              title: messages.find((m) => m['CONVERSATION TITLE'])?.['CONVERSATION TITLE'] ?? null,
-              participants,
-            };
-          }),
-        )
-        .onConflictDoUpdate({
-          target: [networkConversations.profileId, networkConversations.externalId],
-          set: {
-            participants: sql`array(select distinct unnest(${networkConversations.participants} || excluded.participants))`,
+  input.on('error', (error) => records.destroy(error));
+  input.pipe(records);
+  let index = 0;
+  try {
+    for await (const { record, info } of records as AsyncIterable<{
+      record: Row;
+      info: { lines: number; bytes: number };
+    }>) {
+      const itemIndex = index;
+      index += 1;
+      if (itemIndex < options.from.itemIndex) continue;
+      // What the import reads: the same row under trimmed, upper-case column names.
+      const row: Row = {};
+      for (const [column, value] of Object.entries(record)) row[column.trim().toUpperCase()] = value;
+      const conversationId = row['CONVERSATION ID'];
+      if (conversationId === undefined)
+        throw new MalformedImportError(`Line ${info.lines}: the row has no CONVERSATION ID`, itemIndex);
+      const date = dateOf(row.DATE ?? '');
+      if (Number.isNaN(date.getTime()))
+        throw new MalformedImportError(`Line ${info.lines}: DATE "${row.DATE ?? ''}" is not a date`, itemIndex);
+      yield {
+        item: {
+          conversationId,
+          conversationTitle: row['CONVERSATION TITLE'],
+          participants: [row.FROM, ...(row.TO ?? '').split(',')]
+            .map((p) => p?.trim())
+            .filter((p): p is string => Boolean(p)),
+          values: {
+            ...hashCanonical(record),
+            importSource,
+            importedById,
+            externalId: createHash('sha256')
+              .update(JSON.stringify([conversationId, row.FROM, row.DATE, row.SUBJECT ?? '', row.CONTENT]))
+              .digest('hex'),
+            from: row.FROM ?? '',
+            to: row.TO ?? '',
+            date,
+            subject: row.SUBJECT || null,
+            content: row.CONTENT ?? '',
+            folder: row.FOLDER || null,
+            isDraft: /^(true|yes|1)$/i.test(row['IS MESSAGE DRAFT'] ?? ''),
+            attachments: row.ATTACHMENTS ?? '',
           },
-        });
+        },
+        next: { byteOffset: info.bytes, itemIndex: itemIndex + 1 },
+      };
     }
-    const conversations = conversationIds.length
-      ? await tx
-          .select({ id: networkConversations.id, externalId: networkConversations.externalId })
-          .from(networkConversations)
-          .where(
-            and(
-              eq(networkConversations.profileId, profileId),
-              inArray(networkConversations.externalId, conversationIds),
-            ),
-          )
-      : [];
-    const idOf = new Map(conversations.map((c) => [c.externalId, c.id]));
+  } catch (error) {
+    if (error instanceof CsvError)
+      // The parser's error names its line; it is at the row after the `index` rows read.
+      throw new MalformedImportError(`Line ${(error as CsvError & { lines: number }).lines}: ${error.message}`, index);
+    throw error;
+  } finally {
+    input.unpipe(records);
+    input.destroy();
+    records.destroy();
+  }
+}
 
-    const values = rows.map((row, index) => ({
-      ...hashCanonical(sourceRows[index]),
-      importSource,
-      importedById,
-      caseId,
-      profileId,
-      conversationId: idOf.get(row['CONVERSATION ID']!)!,
-      externalId: createHash('sha256')
-        .update(JSON.stringify([row['CONVERSATION ID'], row.FROM, row.DATE, row.SUBJECT ?? '', row.CONTENT]))
-        .digest('hex'),
-      from: row.FROM ?? '',
-      to: row.TO ?? '',
-      date: new Date(row.DATE!.replace(' UTC', 'Z').replace(' ', 'T')),
-      subject: row.SUBJECT || null,
-      content: row.CONTENT ?? '',
-      folder: row.FOLDER || null,
-      isDraft: /^(true|yes|1)$/i.test(row['IS MESSAGE DRAFT'] ?? ''),
-      attachments: row.ATTACHMENTS ?? '',
-    }));
-    const bad = values.findIndex((v) => Number.isNaN(v.date.getTime()));
-    if (bad >= 0) throw new Error(`Row ${bad + 2}: DATE "${rows[bad]!.DATE}" is not a date`);
-    let imported = 0;
-    for (let start = 0; start < values.length; start += 1000) {
-      const inserted = await tx
-        .insert(networkMessages)
-        .values(values.slice(start, start + 1000))
-        .onConflictDoNothing()
-        .returning({ id: networkMessages.id });
-      imported += inserted.length;
+/** One batch of rows: its conversations (participants merged, title filled) and messages, one transaction. */
+async function commitRows(
+  options: StreamImportOptions,
+  batch: ReadItem<NetworkMessage>[],
+  firstItemIndex: number,
+): Promise<BatchCounts> {
+  const { caseId, organizationId, profileName, importSource, importId } = options.target;
+  return transaction(async (tx) => {
+    const profileId = await ensureProfile(tx, caseId, 'professional_network', profileName!);
+    const conversations = new Map<string, { title: string | null; participants: Set<string> }>();
+    for (const { item } of batch) {
+      const conversation = conversations.get(item.conversationId);
+      if (!conversation)
+        conversations.set(item.conversationId, {
+          title: item.conversationTitle || null,
+          participants: new Set(item.participants),
+        });
+      else {
+        conversation.title ||= item.conversationTitle || null;
+        for (const participant of item.participants) conversation.participants.add(participant);
+      }
     }
-    if (imported > 0)
+    const upserted = await insertRows(
+      tx,
+      networkConversations,
+      [...conversations].map(([externalId, conversation]) => ({
+        caseId,
+        profileId,
+        externalId,
+        title: conversation.title,
+        participants: [...conversation.participants],
+      })),
+      {
+        // Every conversation of the batch comes back, new or not; what the batch adds to it merges in.
+        onConflict: sql`on conflict (${sql.identifier(networkConversations.profileId.name)}, ${sql.identifier(networkConversations.externalId.name)}) do update set ${sql.identifier(networkConversations.participants.name)} = array(select distinct unnest(${networkConversations.participants} || excluded.participants)), ${sql.identifier(networkConversations.title.name)} = coalesce(${networkConversations.title}, excluded.title)`,
+        returning: { id: networkConversations.id, externalId: networkConversations.externalId },
+      },
+    );
+    const idOf = new Map(upserted.map((c) => [c.externalId, c.id]));
+    const inserted = await insertRows(
+      tx,
+      networkMessages,
+      batch.map(({ item }) => ({
+        ...item.values,
+        caseId,
+        profileId,
+        conversationId: idOf.get(item.conversationId)!,
+      })),
+      { returning: { id: networkMessages.id } },
+    );
+    const counts = { read: batch.length, imported: inserted.length, skipped: batch.length - inserted.length };
+    if (counts.imported > 0)
       recordAudit(tx, {
         action: 'evidence.network_messages.imported',
-        organizationId: target.organizationId,
+        organizationId,
         caseId,
         target: { type: 'profile', id: profileId },
         metadata: {
           file: importSource,
           profile: profileName,
-          read: rows.length,
-          imported,
-          skipped: rows.length - imported,
+          ...(importId ? { importId } : {}),
+          firstItemIndex,
+          ...counts,
         },
       });
-    return { read: rows.length, imported, skipped: rows.length - imported };
+    await options.onBatch?.(tx, { ...counts, next: batch.at(-1)!.next });
+    return counts;
   });
+}
+
+/**
+ * Imports the professional network's data-export messages.csv (CONVERSATION ID, CONVERSATION
+ * TITLE, FROM, TO, DATE, SUBJECT, CONTENT, FOLDER, ATTACHMENTS, ...) into conversations and
+ * messages of one profile of the case (`target.profileName`), streaming the file through
+ * csv-parse and committing in batches (see importInBatches). Each message is keyed by a hash of
+ * its fields, so importing the same export again, or resuming one, adds nothing twice.
+ *
+ * Each message's evidence hash is over the RFC 8785 canonical JSON of its row as the file has it:
+ * an object from each header, as written (only a byte-order mark removed), to the row's value
+ * (columns past the header's are dropped, as for the import). Each batch that adds messages
+ * records one `evidence.network_messages.imported` event.
+ */
+export async function importNetworkMessagesStream(options: StreamImportOptions): Promise<StreamImportResult> {
+  if (!options.target.profileName) throw new Error('A professional-network import needs the profile it goes to');
+  return importInBatches(
+    options,
+    readRows(options),
+    { size: batchSizeOf(options, DEFAULT_BATCH_SIZE) },
+    (batch, firstItemIndex) => commitRows(options, batch, firstItemIndex),
+  );
+}
+
+/** Imports a local messages.csv into a profile of a case at once (streamed, committed in batches). */
+export async function importNetworkMessagesCsv(
+  caseId: string,
+  file: string,
+  profileName: string,
+): Promise<ImportSummary> {
+  const { read, imported, skipped } = await importNetworkMessagesStream(
+    await fileImport(caseId, file, { profileName }),
+  );
+  return { read, imported, skipped };
 }

@@ -1,0 +1,73 @@
+import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import * as z from 'zod/mini';
+import { connectDb } from '../../lib/db/client';
+import { logger } from '../../lib/log';
+import { enqueueImport } from '../../lib/material/imports/queue';
+import { runImport } from '../../lib/material/imports/run';
+
+/**
+ * An import stops at its next checkpoint once less than this is left of the invocation (15 minutes
+ * in all): room for the batch in flight to commit before Lambda ends the function.
+ */
+export const PAUSE_WITH_MS_LEFT = 120_000;
+
+/** What lib/material/imports/queue.ts sends: `{ "importId": "..." }`. */
+const ImportMessage = z.object({ importId: z.string().check(z.minLength(1), z.maxLength(200)) });
+
+function importIdOf(body: string): string | null {
+  try {
+    const parsed = ImportMessage.safeParse(JSON.parse(body));
+    return parsed.success ? parsed.data.importId : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The import worker (not an API route): takes the import queue's messages (the stack delivers
+ * one per invocation) and runs each import from its last checkpoint with runImport, the code the
+ * local server runs in-process. An import that needs longer than one invocation pauses at a
+ * checkpoint and is sent to the queue again, so the next invocation continues it. A message whose
+ * run threw is reported as a batch item failure: only it comes back (after the queue's visibility
+ * timeout, by when the import's lease has lapsed), and after three receives it goes to the
+ * dead-letter queue, which alarms. A message that names no import is dropped with a log line.
+ */
+export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+  logger.appendKeys({ requestId: context.awsRequestId });
+  try {
+    await connectDb();
+    const batchItemFailures: SQSBatchItemFailure[] = [];
+    for (const record of event.Records) {
+      const importId = importIdOf(record.body);
+      if (!importId) {
+        logger.warn('import queue message without an import id: dropped', { messageId: record.messageId });
+        continue;
+      }
+      try {
+        // Each import starts with hashing its whole upload before the first checkpoint: one that
+        // arrives with the invocation nearly over goes back to the queue instead.
+        if (context.getRemainingTimeInMillis() < PAUSE_WITH_MS_LEFT) {
+          await enqueueImport(importId);
+          logger.info('import sent back to the queue: too little time left to start it', { importId });
+          continue;
+        }
+        // runImport acts as the system (its events name the import; each item, the import's creator).
+        const outcome = await runImport(importId, {
+          shouldPause: () => context.getRemainingTimeInMillis() < PAUSE_WITH_MS_LEFT,
+        });
+        if (outcome === 'paused') await enqueueImport(importId);
+        logger.info('import run', { importId, outcome, messageId: record.messageId });
+      } catch (error) {
+        logger.error('import run failed; the message will be received again', {
+          error,
+          importId,
+          messageId: record.messageId,
+        });
+        batchItemFailures.push({ itemIdentifier: record.messageId });
+      }
+    }
+    return { batchItemFailures };
+  } finally {
+    logger.removeKeys(['requestId']);
+  }
+}

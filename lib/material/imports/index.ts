@@ -1,0 +1,2 @@
+export { createImport, getImport, importEntity, listImports, retryImport, startImport } from './jobs';
+export { drainLocalImports, enqueueImport, requeueStalledImports } from './queue';

@@ -1,0 +1,237 @@
+import { and, count, desc, eq, sql } from 'drizzle-orm';
+import type * as z from 'zod/mini';
+import type { CreateImportDto, ImportEntity } from '../../../schemas/material/imports';
+import { recordAudit } from '../../audit';
+import type { Actor } from '../../auth/actor';
+import type { CaseContext } from '../../cases/context';
+import { addSeconds, now } from '../../clock';
+import { db } from '../../db/client';
+import { cases, evidenceImports, storageReservations } from '../../db/schema';
+import { transaction } from '../../db/transaction';
+import { idEquals, newId } from '../../ids';
+import type { OrganizationContext } from '../../organizations/context';
+import { assertStorageFits, lockAllowances, releasingReservations } from '../../organizations/allowances';
+import { type PagingInput, pageWindow, toPage } from '../../paging';
+import { casePrefix, objectStorage } from '../../storage';
+import { ImportAlreadyStartedError, ImportNotFailedError, ImportNotFoundError, UploadIncompleteError } from '../errors';
+import { keySafe, reserveUploadStorage, UPLOAD_LINK_SECONDS } from '../uploads';
+import { enqueueImport } from './queue';
+
+export type ImportRow = typeof evidenceImports.$inferSelect;
+type ImportAnswer = z.output<typeof ImportEntity>;
+
+interface CaseRequest {
+  organization: OrganizationContext;
+  caseContext: CaseContext;
+}
+
+/** An import as the API answers it: its progress from the committed checkpoint. */
+export function importEntity(row: ImportRow): ImportAnswer {
+  const succeeded = row.status === 'succeeded';
+  const bytesRead = succeeded ? row.sizeBytes : Math.min(row.bytesRead, row.sizeBytes);
+  return {
+    id: row.id,
+    caseId: row.caseId,
+    kind: row.kind,
+    fileName: row.fileName,
+    contentType: row.contentType,
+    sizeBytes: row.sizeBytes,
+    profile: row.profile,
+    sha256: row.sha256,
+    status: row.status,
+    progress: {
+      bytesRead,
+      totalBytes: row.sizeBytes,
+      itemsRead: row.itemsRead,
+      itemsImported: row.itemsImported,
+      itemsSkipped: row.itemsSkipped,
+      percent: succeeded ? 100 : Math.floor((bytesRead * 100) / row.sizeBytes),
+    },
+    error: row.errorCode
+      ? {
+          code: row.errorCode,
+          message: row.errorMessage ?? '',
+          ...(row.errorItemIndex === null ? {} : { itemIndex: row.errorItemIndex }),
+        }
+      : null,
+    createdBy: row.createdById,
+    createdAt: row.createdAt.toISOString(),
+    startedAt: row.startedAt?.toISOString() ?? null,
+    finishedAt: row.finishedAt?.toISOString() ?? null,
+  };
+}
+
+/**
+ * POST /cases/{caseId}/imports: records the import (awaiting its upload) and hands out one signed
+ * PUT link for the file, under the case's prefix (`cases/<caseId>/imports/<importId>-<name>`). The
+ * declared size is reserved in the plan's storage until the link expires or the import starts (403
+ * STORAGE_LIMIT_REACHED when it does not fit), as upload links for note attachments are.
+ */
+export async function createImport(
+  ctx: CaseRequest & { actor: Actor },
+  input: z.output<typeof CreateImportDto>,
+): Promise<{
+  import: ImportAnswer;
+  upload: { method: 'PUT'; url: string; headers: Record<string, string>; expiresAt: string };
+}> {
+  const { organization } = ctx;
+  const caseId = ctx.caseContext.case.id;
+  const id = newId();
+  const objectKey = `${casePrefix(caseId)}imports/${id}-${keySafe(input.fileName)}`;
+  const expiresAt = addSeconds(now(), UPLOAD_LINK_SECONDS);
+  const row = await transaction(async (tx) => {
+    await reserveUploadStorage(tx, organization.id, caseId, [{ key: objectKey, size: input.sizeBytes }], expiresAt);
+    const [created] = await tx
+      .insert(evidenceImports)
+      .values({
+        id,
+        organizationId: organization.id,
+        caseId,
+        kind: input.kind,
+        fileName: input.fileName,
+        contentType: input.contentType,
+        sizeBytes: input.sizeBytes,
+        // A profile only names where network messages and tickets go; an email import has none.
+        profile: input.kind === 'email' ? null : input.profile,
+        objectKey,
+        createdById: ctx.actor.user.id,
+      })
+      .returning();
+    recordAudit(tx, {
+      action: 'evidence.import.created',
+      organizationId: organization.id,
+      caseId,
+      target: { type: 'import', id },
+      metadata: { kind: input.kind, fileName: input.fileName, sizeBytes: input.sizeBytes, key: objectKey },
+    });
+    return created!;
+  });
+  const url = await objectStorage().uploadUrl(
+    objectKey,
+    { contentType: input.contentType, size: input.sizeBytes },
+    UPLOAD_LINK_SECONDS,
+  );
+  return {
+    import: importEntity(row),
+    upload: {
+      method: 'PUT',
+      url,
+      // Both are signed into an S3 link: a link for N bytes stores exactly N.
+      headers: { 'content-type': input.contentType, 'content-length': String(input.sizeBytes) },
+      expiresAt: expiresAt.toISOString(),
+    },
+  };
+}
+
+/** The case's import by id (any letter case of it); 404 when the case has none such. */
+async function findImport(caseId: string, importId: string): Promise<ImportRow> {
+  const [row] = await db()
+    .select()
+    .from(evidenceImports)
+    .where(and(eq(evidenceImports.caseId, caseId), idEquals(evidenceImports.id, importId)));
+  if (!row) throw new ImportNotFoundError();
+  return row;
+}
+
+/**
+ * POST /cases/{caseId}/imports/{importId}/start: once the whole file is stored (its size as
+ * declared, else 409 UPLOAD_INCOMPLETE), the import is queued for the worker (202) and its file
+ * becomes the case's source evidence: its size moves from the link's reservation into the case's
+ * storage, under the allowance lock (403 STORAGE_LIMIT_REACHED if the reservation lapsed and the
+ * file no longer fits). Starting twice is 409 IMPORT_ALREADY_STARTED, concurrent starts included.
+ * The worker is told after the commit; if that fails the import stays queued for maintenance.
+ */
+export async function startImport(ctx: CaseRequest, importId: string): Promise<ImportAnswer> {
+  const caseId = ctx.caseContext.case.id;
+  const found = await findImport(caseId, importId);
+  if (found.status !== 'awaiting_upload') throw new ImportAlreadyStartedError(found.status);
+  const stored = await objectStorage().size(found.objectKey);
+  if (stored !== found.sizeBytes) throw new UploadIncompleteError(found.sizeBytes, stored);
+  const row = await transaction(async (tx, afterCommit) => {
+    // Lock order as everywhere: the plan row, then the case row, then the import.
+    const usage = await lockAllowances(tx, ctx.organization.id);
+    const [queued] = await tx
+      .update(evidenceImports)
+      .set({ status: 'queued' })
+      .where(and(eq(evidenceImports.id, found.id), eq(evidenceImports.status, 'awaiting_upload')))
+      .returning();
+    if (!queued) throw new ImportAlreadyStartedError('already queued');
+    const released = await tx
+      .delete(storageReservations)
+      .where(
+        and(
+          eq(storageReservations.organizationId, ctx.organization.id),
+          eq(storageReservations.objectKey, found.objectKey),
+        ),
+      )
+      .returning({ bytes: storageReservations.bytes, expiresAt: storageReservations.expiresAt });
+    const stillReserved = released
+      .filter((reservation) => reservation.expiresAt > now())
+      .reduce((sum, reservation) => sum + reservation.bytes, 0);
+    assertStorageFits(releasingReservations(usage, stillReserved), found.sizeBytes);
+    await tx
+      .update(cases)
+      .set({ storageBytes: sql`${cases.storageBytes} + ${found.sizeBytes}` })
+      .where(eq(cases.id, caseId));
+    recordAudit(tx, {
+      action: 'evidence.import.started',
+      organizationId: ctx.organization.id,
+      caseId,
+      target: { type: 'import', id: found.id },
+      metadata: { kind: found.kind, fileName: found.fileName, sizeBytes: found.sizeBytes },
+    });
+    afterCommit(() => enqueueImport(found.id));
+    return queued;
+  });
+  return importEntity(row);
+}
+
+/**
+ * POST /cases/{caseId}/imports/{importId}/retry: a failed import is queued again (202) and resumes
+ * from its last committed batch; what is already in is skipped by the items' own keys. Any other
+ * state is 409 IMPORT_NOT_FAILED.
+ */
+export async function retryImport(ctx: CaseRequest, importId: string): Promise<ImportAnswer> {
+  const caseId = ctx.caseContext.case.id;
+  const found = await findImport(caseId, importId);
+  const row = await transaction(async (tx, afterCommit) => {
+    const [queued] = await tx
+      .update(evidenceImports)
+      .set({ status: 'queued', errorCode: null, errorMessage: null, errorItemIndex: null, finishedAt: null })
+      .where(and(eq(evidenceImports.id, found.id), eq(evidenceImports.status, 'failed')))
+      .returning();
+    if (!queued) throw new ImportNotFailedError(found.status);
+    recordAudit(tx, {
+      action: 'evidence.import.retried',
+      organizationId: ctx.organization.id,
+      caseId,
+      target: { type: 'import', id: found.id },
+      metadata: { fromItem: found.itemsRead, fromByte: found.bytesRead, previousError: found.errorCode },
+    });
+    afterCommit(() => enqueueImport(found.id));
+    return queued;
+  });
+  return importEntity(row);
+}
+
+/** GET /cases/{caseId}/imports/{importId}. */
+export async function getImport(ctx: CaseRequest, importId: string): Promise<ImportAnswer> {
+  return importEntity(await findImport(ctx.caseContext.case.id, importId));
+}
+
+/** GET /cases/{caseId}/imports: the case's imports, newest first. */
+export async function listImports(ctx: CaseRequest, paging: PagingInput) {
+  const caseId = ctx.caseContext.case.id;
+  const window = pageWindow(paging, 20);
+  const [rows, [total]] = await Promise.all([
+    db()
+      .select()
+      .from(evidenceImports)
+      .where(eq(evidenceImports.caseId, caseId))
+      .orderBy(desc(evidenceImports.createdAt), desc(evidenceImports.id))
+      .limit(window.size)
+      .offset(window.offset),
+    db().select({ n: count() }).from(evidenceImports).where(eq(evidenceImports.caseId, caseId)),
+  ]);
+  return toPage(window, total?.n ?? 0, rows.map(importEntity));
+}
