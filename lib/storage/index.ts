@@ -284,28 +284,8 @@ export class DirectoryStorage implements ObjectStorage {
 
   /**
    * Stores the body of a signed, unexpired upload link (the local server's /_local/uploads/{key}):
-   * 'stored', or why not. `read` gets at most `limit` bytes and reports when the body has more.
-   */
-  async writeSigned(
-    key: string,
-    link: { expires: number; size: number; signature: string; contentType: string },
-    read: (limit: number) => Promise<Buffer | null>,
-  ): Promise<'stored' | 'forbidden' | 'too-large'> {
-    if (
-      !isSafeObjectKey(key) ||
-      !Number.isSafeInteger(link.size) ||
-      !this.isValidLink(`PUT\n${key}\n${link.contentType}\n${link.size}`, link.expires, link.signature)
-    )
-      return 'forbidden';
-    const body = await read(link.size);
-    if (!body) return 'too-large';
-    await this.put(key, body);
-    return 'stored';
-  }
-
-  /**
-   * writeSigned for bodies too large to hold in memory (an uploaded export of several GB): streams
-   * `body` into place and refuses it ('too-large', nothing stored) once it passes the link's size.
+   * 'stored', or why not. Streamed into place, never held whole (an uploaded export of several
+   * GB), and refused ('too-large', nothing stored) once it passes the link's size.
    */
   async writeSignedStream(
     key: string,

@@ -399,7 +399,7 @@ describe('the synthesized stack', () => {
         DB_STATEMENT_TIMEOUT_MS: '60000',
       });
       // The young-generation cap the import benchmark's memory figure was measured with.
-      expect(fn.Properties.Environment.Variables.NODE_OPTIONS).toContain('--max-semi-space-size=8');
+      expect(fn.Properties.Environment.Variables.NODE_OPTIONS).toContain('--max-semi-space-size=16');
 
       // One message per invocation, failures reported per message, never more pollers than may run.
       const mappings = resourcesOf(stack, 'AWS::Lambda::EventSourceMapping');

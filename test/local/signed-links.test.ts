@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { Server } from 'node:http';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { Readable } from 'node:stream';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalServer, listen } from '../../infra/local/app';
@@ -133,10 +134,10 @@ describe('object keys stay inside the objects folder', () => {
   it('refuses a correctly signed upload and download of ../objects_sibling/x', async () => {
     const key = '../objects_sibling/x';
     const expires = inAnHour();
-    const outcome = await storage().writeSigned(
+    const outcome = await storage().writeSignedStream(
       key,
       { expires, size: 1, signature: sign(SECRET, `PUT\n${key}\ntext/plain\n1`, expires), contentType: 'text/plain' },
-      async () => Buffer.from('x'),
+      Readable.from([Buffer.from('x')]),
     );
     expect(outcome).toBe('forbidden');
     expect(existsSync(join(dataDir, 'objects_sibling', 'x'))).toBe(false);

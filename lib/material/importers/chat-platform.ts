@@ -2,7 +2,6 @@ import { getManyValues, isMany, none } from 'stream-chain/core';
 import { Assembler } from 'stream-json/core/assembler.js';
 import { jsonParser } from 'stream-json/core/parser.js';
 import * as z from 'zod/mini';
-import { recordAudit } from '../../audit';
 import { supportTickets } from '../../db/schema';
 import { transaction } from '../../db/transaction';
 import { hashCanonical } from '../evidence-hash';
@@ -10,7 +9,7 @@ import { type BatchCounts, MalformedImportError, type StreamImportOptions, type 
 import type { ImportSummary } from './email';
 import { fileImport } from './file-import';
 import { ensureProfile } from './profiles';
-import { batchSizeOf, importInBatches, insertRows, type ReadItem } from './run-batches';
+import { batchSizeOf, endBatch, importInBatches, insertRows, type ReadItem } from './run-batches';
 
 const Comment = z.object({
   author: z.optional(z.union([z.string(), z.number()])),
@@ -320,7 +319,7 @@ async function commitTickets(
   batch: ReadItem<TicketRecord>[],
   firstItemIndex: number,
 ): Promise<BatchCounts> {
-  const { caseId, organizationId, profileName, importSource, importedById, importId } = options.target;
+  const { caseId, profileName, importSource, importedById } = options.target;
   return transaction(async (tx) => {
     const profileId = await ensureProfile(tx, caseId, 'chat_platform', profileName!);
     const inserted = await insertRows(
@@ -329,23 +328,12 @@ async function commitTickets(
       batch.map(({ item }) => ({ ...item.values, caseId, profileId, importSource, importedById })),
       { returning: { id: supportTickets.id } },
     );
-    const counts = { read: batch.length, imported: inserted.length, skipped: batch.length - inserted.length };
-    if (counts.imported > 0)
-      recordAudit(tx, {
-        action: 'evidence.support_tickets.imported',
-        organizationId,
-        caseId,
-        target: { type: 'profile', id: profileId },
-        metadata: {
-          file: importSource,
-          profile: profileName,
-          ...(importId ? { importId } : {}),
-          firstItemIndex,
-          ...counts,
-        },
-      });
-    await options.onBatch?.(tx, { ...counts, next: batch.at(-1)!.next });
-    return counts;
+    return endBatch(tx, options, batch, {
+      action: 'evidence.support_tickets.imported',
+      target: { type: 'profile', id: profileId },
+      firstItemIndex,
+      imported: inserted.length,
+    });
   });
 }
 

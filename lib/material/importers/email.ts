@@ -1,7 +1,6 @@
 import type { Readable } from 'node:stream';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { type AddressObject, simpleParser } from 'mailparser';
-import { recordAudit } from '../../audit';
 import { now } from '../../clock';
 import { db, type Tx } from '../../db/client';
 import { attachments, cases, emails, emailThreads, evidenceObjects } from '../../db/schema';
@@ -14,7 +13,7 @@ import { hashBytes } from '../evidence-hash';
 import { type BatchCounts, MalformedImportError, type StreamImportOptions, type StreamImportResult } from './batch';
 import { fileImport } from './file-import';
 import { FROM_, MboxMessageTooLargeError, mboxMessages } from './mbox';
-import { batchSizeOf, importInBatches, insertRows, type ReadItem } from './run-batches';
+import { batchSizeOf, endBatch, importInBatches, insertRows, type ReadItem } from './run-batches';
 
 export interface EmailImportOptions {
   /** Which mailbox the evidence came from (grantId of the records). */
@@ -376,22 +375,12 @@ async function writeEmails(
         .update(cases)
         .set({ storageBytes: sql`${cases.storageBytes} + ${bytes}` })
         .where(eq(cases.id, caseId));
-    const counts = { read: batch.length, imported: imported.length, skipped: batch.length - imported.length };
-    if (imported.length)
-      recordAudit(tx, {
-        action: 'evidence.emails.imported',
-        organizationId,
-        caseId,
-        metadata: {
-          file: target.importSource,
-          ...(target.importId ? { importId: target.importId } : {}),
-          firstItemIndex,
-          ...counts,
-          attachments: stored.length,
-        },
-      });
-    await options.onBatch?.(tx, { ...counts, next: batch.at(-1)!.next });
-    return counts;
+    return endBatch(tx, options, batch, {
+      action: 'evidence.emails.imported',
+      firstItemIndex,
+      imported: imported.length,
+      metadata: { attachments: stored.length },
+    });
   });
 }
 

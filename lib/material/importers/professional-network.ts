@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { CsvError, parse } from 'csv-parse';
 import { sql } from 'drizzle-orm';
-import { recordAudit } from '../../audit';
 import { networkConversations, networkMessages } from '../../db/schema';
 import { transaction } from '../../db/transaction';
 import { hashCanonical } from '../evidence-hash';
@@ -9,7 +8,7 @@ import { type BatchCounts, MalformedImportError, type StreamImportOptions, type 
 import type { ImportSummary } from './email';
 import { fileImport } from './file-import';
 import { ensureProfile } from './profiles';
-import { batchSizeOf, importInBatches, insertRows, type ReadItem } from './run-batches';
+import { batchSizeOf, endBatch, importInBatches, insertRows, type ReadItem } from './run-batches';
 
 const REQUIRED = ['CONVERSATION ID', 'FROM', 'DATE', 'CONTENT'] as const;
 
@@ -116,7 +115,7 @@ async function commitRows(
   batch: ReadItem<NetworkMessage>[],
   firstItemIndex: number,
 ): Promise<BatchCounts> {
-  const { caseId, organizationId, profileName, importSource, importId } = options.target;
+  const { caseId, profileName } = options.target;
   return transaction(async (tx) => {
     const profileId = await ensureProfile(tx, caseId, 'professional_network', profileName!);
     const conversations = new Map<string, { title: string | null; participants: Set<string> }>();
@@ -160,23 +159,12 @@ async function commitRows(
       })),
       { returning: { id: networkMessages.id } },
     );
-    const counts = { read: batch.length, imported: inserted.length, skipped: batch.length - inserted.length };
-    if (counts.imported > 0)
-      recordAudit(tx, {
-        action: 'evidence.network_messages.imported',
-        organizationId,
-        caseId,
-        target: { type: 'profile', id: profileId },
-        metadata: {
-          file: importSource,
-          profile: profileName,
-          ...(importId ? { importId } : {}),
-          firstItemIndex,
-          ...counts,
-        },
-      });
-    await options.onBatch?.(tx, { ...counts, next: batch.at(-1)!.next });
-    return counts;
+    return endBatch(tx, options, batch, {
+      action: 'evidence.network_messages.imported',
+      target: { type: 'profile', id: profileId },
+      firstItemIndex,
+      imported: inserted.length,
+    });
   });
 }
 

@@ -1,4 +1,5 @@
 import { type Column, getTableColumns, type SQL, sql, type Table } from 'drizzle-orm';
+import { type AuditEventInput, recordAudit } from '../../audit';
 import type { Tx } from '../../db/client';
 import {
   type BatchCounts,
@@ -163,4 +164,41 @@ export async function importInBatches<T>(
   start(batch);
   await settle();
   return result(true);
+}
+
+/**
+ * How every batch ends, inside its transaction once its rows are written: its counts, one
+ * `evidence.*.imported` event when it added items (the file, the profile, the import, where the
+ * batch starts in the file, `metadata` of the kind's own), then the caller's `onBatch` with the
+ * batch's checkpoint, so the job's progress commits with the rows.
+ */
+export async function endBatch(
+  tx: Tx,
+  options: StreamImportOptions,
+  batch: ReadItem<unknown>[],
+  event: Pick<AuditEventInput, 'action' | 'target'> & {
+    firstItemIndex: number;
+    imported: number;
+    metadata?: Record<string, unknown>;
+  },
+): Promise<BatchCounts> {
+  const { caseId, organizationId, importSource, profileName, importId } = options.target;
+  const counts = { read: batch.length, imported: event.imported, skipped: batch.length - event.imported };
+  if (counts.imported > 0)
+    recordAudit(tx, {
+      action: event.action,
+      organizationId,
+      caseId,
+      ...(event.target ? { target: event.target } : {}),
+      metadata: {
+        file: importSource,
+        ...(profileName ? { profile: profileName } : {}),
+        ...(importId ? { importId } : {}),
+        firstItemIndex: event.firstItemIndex,
+        ...counts,
+        ...event.metadata,
+      },
+    });
+  await options.onBatch?.(tx, { ...counts, next: batch.at(-1)!.next });
+  return counts;
 }
