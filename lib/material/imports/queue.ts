@@ -4,13 +4,15 @@ import { config } from '../../config';
 import { db } from '../../db/client';
 import { evidenceImports } from '../../db/schema';
 import { logger } from '../../log';
+import type { ImportRunOutcome } from './run';
 
 /** What the in-process worker runs for one import: runImport (lib/material/imports/run.ts). */
-export type LocalImportRunner = (importId: string) => Promise<'finished' | 'paused' | 'failed' | 'skipped'>;
+export type LocalImportRunner = (importId: string) => Promise<ImportRunOutcome>;
 
 let localRunner: LocalImportRunner | undefined;
 /** The local worker's chain: one import at a time, in the order they were queued. */
 let localQueue: Promise<void> | undefined;
+let sqs: import('@aws-sdk/client-sqs').SQSClient | undefined;
 
 /**
  * Makes this process its own import worker (the local server, the admin command, the tests).
@@ -47,9 +49,7 @@ export async function enqueueImport(importId: string): Promise<void> {
   });
 }
 
-let sqs: import('@aws-sdk/client-sqs').SQSClient | undefined;
-
-/** Resolves once the local worker has run every import queued so far (tests, and the server's shutdown). */
+/** Resolves once the local worker has run every import queued so far (the tests, the admin command). */
 export async function drainLocalImports(): Promise<void> {
   let seen: Promise<void> | undefined;
   do {

@@ -56,6 +56,11 @@ async function claimImport(importId: string): Promise<ImportRow | null> {
   return claimed ?? null;
 }
 
+/** The stored upload is gone, or not the size it was uploaded with: the import fails with UPLOAD_CHANGED. */
+class UploadChangedError extends Error {
+  readonly code = 'UPLOAD_CHANGED';
+}
+
 /**
  * The uploaded file's SHA-256, read once before the import: kept on the import and in
  * evidence_objects (downloads check it), so the source file is provable evidence like its items.
@@ -74,10 +79,6 @@ async function hashUpload(job: ImportRow): Promise<ImportRow> {
     const [hashed] = await tx.update(evidenceImports).set({ sha256 }).where(eq(evidenceImports.id, job.id)).returning();
     return hashed!;
   });
-}
-
-class UploadChangedError extends Error {
-  readonly code = 'UPLOAD_CHANGED';
 }
 
 /** The batch's progress and checkpoint, written in the batch's own transaction; the lease renewed. */
