@@ -1,12 +1,10 @@
-import { createReadStream, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createReadStream, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import canonicalize from 'canonicalize';
 import { and, eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { STAFF_ACTOR, withAuditScope } from '../../lib/audit';
-import { overrideConfig } from '../../lib/config';
 import { db } from '../../lib/db/client';
 import {
   attachments,
@@ -21,9 +19,9 @@ import { importSupportTicketsJson } from '../../lib/material/importers/chat-plat
 import { importEmailFile } from '../../lib/material/importers/email';
 import { mboxMessages } from '../../lib/material/importers/mbox';
 import { importNetworkMessagesCsv } from '../../lib/material/importers/professional-network';
-import { useObjectStorage } from '../../lib/storage';
 import type { TestUser } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
+import { ownDataDir } from '../harness/data-dir';
 import { caseWithOwner, extractorDevice, sha256sum, sha256sumOf as sha256sumInDirectory } from './material-helpers';
 
 /**
@@ -34,24 +32,11 @@ import { caseWithOwner, extractorDevice, sha256sum, sha256sumOf as sha256sumInDi
 const FIXTURES = join(import.meta.dirname, 'fixtures', 'evidence');
 const fixture = (name: string) => join(FIXTURES, name);
 
-let directory: string;
-let restoreConfig: () => void;
-
-beforeAll(() => {
-  directory = mkdtempSync(join(tmpdir(), 'evidence-hashes-'));
-  // Stored attachments go to a directory of this file's own.
-  restoreConfig = overrideConfig({ DATA_DIR: directory });
-  useObjectStorage(undefined);
-});
-
-afterAll(() => {
-  restoreConfig();
-  useObjectStorage(undefined);
-  rmSync(directory, { recursive: true, force: true });
-});
+/** Stored attachments go to a directory of this file's own. */
+const dataDir = ownDataDir('evidence-hashes-');
 
 /** Writes `bytes` to a temporary file and hashes it with sha256sum. */
-const sha256sumOf = (name: string, bytes: Uint8Array | string) => sha256sumInDirectory(directory, name, bytes);
+const sha256sumOf = (name: string, bytes: Uint8Array | string) => sha256sumInDirectory(dataDir.path, name, bytes);
 
 const asUser = <T>(user: TestUser, work: () => Promise<T>) =>
   withAuditScope(
@@ -99,7 +84,7 @@ describe('email evidence hashes', () => {
     const [object] = await db().select().from(evidenceObjects).where(eq(evidenceObjects.key, annex!.providerId));
     expect(object).toMatchObject({ caseId: s.caseId, sha256: annexHash, sizeBytes: annexBytes().length });
     // The stored object is the decoded bytes themselves
-    expect(sha256sum(join(directory, 'objects', ...annex!.providerId.split('/')))).toBe(annexHash);
+    expect(sha256sum(join(dataDir.path, 'objects', ...annex!.providerId.split('/')))).toBe(annexHash);
     // One event for the batch's transaction, naming the file and what it added (the hashes are on the items)
     const events = await eventsOf(s.organizationId, 'evidence.emails.imported');
     expect(events).toHaveLength(1);
@@ -133,9 +118,9 @@ describe('email evidence hashes', () => {
     const s = await caseWithOwner();
     const settlement = readFileSync(fixture('settlement.eml'));
     const replyCrlf = Buffer.from(readFileSync(fixture('reply.eml'), 'latin1').replace(/\n/g, '\r\n'), 'latin1');
-    const replyFile = join(directory, 'reply-crlf.eml');
+    const replyFile = join(dataDir.path, 'reply-crlf.eml');
     writeFileSync(replyFile, replyCrlf);
-    const mbox = join(directory, 'box.mbox');
+    const mbox = join(dataDir.path, 'box.mbox');
     writeFileSync(
       mbox,
       Buffer.concat([
@@ -182,7 +167,7 @@ describe('raw mbox messages', () => {
       const body = Array.from({ length: 2000 }, (_, line) => `${n}:${line} ${'x'.repeat(90 + ((line * n) % 17))}`);
       return Buffer.from(`Message-ID: <big-${n}@lee-law.example>\nSubject: Big ${n}\n\n${body.join('\n')}\n`);
     });
-    const mbox = join(directory, 'big.mbox');
+    const mbox = join(dataDir.path, 'big.mbox');
     writeFileSync(
       mbox,
       Buffer.concat(

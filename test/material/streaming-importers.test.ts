@@ -1,11 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createReadStream, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { and, asc, count, eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { overrideConfig } from '../../lib/config';
+import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../lib/errors';
 import { db, type Tx } from '../../lib/db/client';
 import {
@@ -32,8 +30,8 @@ import {
   type StreamImportOptions,
 } from '../../lib/material/importers';
 import { MboxMessageTooLargeError, mboxMessages } from '../../lib/material/importers/mbox';
-import { useObjectStorage } from '../../lib/storage';
 import { caseWithOwner } from './material-helpers';
+import { ownDataDir } from '../harness/data-dir';
 
 /**
  * Issue 17: the importers stream their file and commit in batches, each batch one transaction
@@ -41,23 +39,11 @@ import { caseWithOwner } from './material-helpers';
  * malformed file keeps everything before the bad item. Through the real importers on a real database.
  */
 
-let directory: string;
-let restoreConfig: () => void;
-
-beforeAll(() => {
-  directory = mkdtempSync(join(tmpdir(), 'streaming-importers-'));
-  restoreConfig = overrideConfig({ DATA_DIR: directory });
-  useObjectStorage(undefined);
-});
-
-afterAll(() => {
-  restoreConfig();
-  useObjectStorage(undefined);
-  rmSync(directory, { recursive: true, force: true });
-});
+/** Stored attachments go to a directory of this file's own. */
+const dataDir = ownDataDir('streaming-importers-');
 
 const write = (name: string, content: string | Buffer) => {
-  const path = join(directory, `${randomUUID()}-${name}`);
+  const path = join(dataDir.path, `${randomUUID()}-${name}`);
   writeFileSync(path, content);
   return path;
 };
@@ -438,7 +424,7 @@ describe('email import and the storage allowance', () => {
     ]);
     const [held] = await db().select({ bytes: cases.storageBytes }).from(cases).where(eq(cases.id, s.caseId));
     expect(held!.bytes).toBe(800);
-    expect(readdirSync(join(directory, 'objects', 'cases', s.caseId, 'emails'))).toHaveLength(2);
+    expect(readdirSync(join(dataDir.path, 'objects', 'cases', s.caseId, 'emails'))).toHaveLength(2);
     expect(await db().select().from(evidenceObjects).where(eq(evidenceObjects.caseId, s.caseId))).toHaveLength(2);
     // Re-importing: the two already in are skipped (their attachments not stored again), the third refused again
     const again = newRun();
@@ -446,7 +432,7 @@ describe('email import and the storage allowance', () => {
       code: 'STORAGE_LIMIT_REACHED',
     });
     expect(again.batches).toEqual([expect.objectContaining({ read: 2, imported: 0, skipped: 2 })]);
-    expect(readdirSync(join(directory, 'objects', 'cases', s.caseId, 'emails'))).toHaveLength(2);
+    expect(readdirSync(join(dataDir.path, 'objects', 'cases', s.caseId, 'emails'))).toHaveLength(2);
   });
 });
 
