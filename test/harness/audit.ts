@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { asc, eq } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import { db } from '../../lib/db/client';
 import { auditEvents } from '../../lib/db/schema';
 import type { RouteDefinition } from '../../lib/http/route';
@@ -17,6 +17,14 @@ export const auditEventsOfRequest = (requestId: string): Promise<AuditRow[]> =>
     .from(auditEvents)
     .where(eq(auditEvents.requestId, requestId))
     .orderBy(asc(auditEvents.organizationId), asc(auditEvents.sequence));
+
+/** An organization's events of one action, in chain order. */
+export const auditEventsOf = (organizationId: string, action: string): Promise<AuditRow[]> =>
+  db()
+    .select()
+    .from(auditEvents)
+    .where(and(eq(auditEvents.organizationId, organizationId), eq(auditEvents.action, action)))
+    .orderBy(asc(auditEvents.sequence));
 
 /** Invokes `route` with a request id of its own; answers the result and what the request wrote to the audit trail. */
 export async function invokeAudited(

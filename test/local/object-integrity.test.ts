@@ -1,17 +1,17 @@
 import type { Server } from 'node:http';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { createLocalServer, listen } from '../../infra/local/app';
-import { overrideConfig } from '../../lib/config';
 import { db } from '../../lib/db/client';
-import { attachments, auditEvents, emails, evidenceObjects } from '../../lib/db/schema';
+import { attachments, emails, evidenceObjects } from '../../lib/db/schema';
 import { LocalMailSink } from '../../lib/mail/transport';
 import { importEmailFile } from '../../lib/material/importers/email';
-import { objectStorage, useObjectStorage } from '../../lib/storage';
+import { objectStorage } from '../../lib/storage';
+import { auditEventsOf } from '../harness/audit';
+import { ownDataDir } from '../harness/data-dir';
 import { expectData, invoke } from '../harness/invoke';
 import {
   caseWithOwner,
@@ -26,24 +26,18 @@ import {
  * recorded at import, and records either outcome in the case organization's audit trail.
  */
 
+/** Objects go to a directory of this file's own, registered first: its hooks run around the server's. */
+const dataDir = ownDataDir('object-integrity-');
 let server: Server;
 let base: string;
-let dataDir: string;
-let restoreConfig: () => void;
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'object-integrity-'));
-  restoreConfig = overrideConfig({ DATA_DIR: dataDir });
-  useObjectStorage(undefined);
   server = createLocalServer({ mailSink: new LocalMailSink() });
   base = await listen(server, 0);
 });
 
 afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  restoreConfig();
-  useObjectStorage(undefined);
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
 /** A link as the service hands it out, sent to this test's server. */
@@ -52,16 +46,9 @@ const onServer = (url: string) => {
   return `${base}${link.pathname}${link.search}`;
 };
 
-const sha256sumOf = (name: string, bytes: Uint8Array) => sha256sumInDirectory(dataDir, name, bytes);
-const pathOf = (key: string) => join(dataDir, 'objects', ...key.split('/'));
+const sha256sumOf = (name: string, bytes: Uint8Array) => sha256sumInDirectory(dataDir.path, name, bytes);
+const pathOf = (key: string) => join(dataDir.path, 'objects', ...key.split('/'));
 const download = async (key: string) => fetch(onServer(await objectStorage().downloadUrl(key, 600)));
-
-const eventsOf = (organizationId: string, action: string) =>
-  db()
-    .select()
-    .from(auditEvents)
-    .where(and(eq(auditEvents.organizationId, organizationId), eq(auditEvents.action, action)))
-    .orderBy(auditEvents.sequence);
 
 /** A note attachment as the desktop extractor sends it: an upload link, a PUT, and the import that links it. */
 async function uploadNoteAttachment(s: Awaited<ReturnType<typeof caseWithOwner>>, bytes: Uint8Array) {
@@ -97,9 +84,9 @@ describe('evidence objects at download (local signed links)', () => {
     // Assess
     const [object] = await db().select().from(evidenceObjects).where(eq(evidenceObjects.key, key));
     expect(object).toMatchObject({ caseId: s.caseId, sha256: sha256sumOf('sent.jpg', bytes), sizeBytes: bytes.length });
-    const [links] = await eventsOf(s.organizationId, 'evidence.attachment_uploads.created');
+    const [links] = await auditEventsOf(s.organizationId, 'evidence.attachment_uploads.created');
     expect(links).toMatchObject({ caseId: s.caseId, metadata: { count: 1, keys: [key] } });
-    const [imported] = await eventsOf(s.organizationId, 'evidence.notes.imported');
+    const [imported] = await auditEventsOf(s.organizationId, 'evidence.notes.imported');
     expect(imported).toMatchObject({
       caseId: s.caseId,
       metadata: expect.objectContaining({ deviceId: 'phone-1', imported: 1, attachments: 1 }),
@@ -116,7 +103,7 @@ describe('evidence objects at download (local signed links)', () => {
     // Assess
     expect(response.status).toBe(200);
     expect(Buffer.from(await response.arrayBuffer()).equals(Buffer.from(bytes))).toBe(true);
-    const events = await eventsOf(s.organizationId, 'evidence.object.downloaded');
+    const events = await auditEventsOf(s.organizationId, 'evidence.object.downloaded');
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({
       caseId: s.caseId,
@@ -143,7 +130,7 @@ describe('evidence objects at download (local signed links)', () => {
     const body = await response.json();
     expect(body).toMatchObject({ statusCode: 409, error: { code: 'CONFLICT' } });
     expect(JSON.stringify(body)).not.toContain('forged');
-    const failures = await eventsOf(s.organizationId, 'evidence.object.integrity_failed');
+    const failures = await auditEventsOf(s.organizationId, 'evidence.object.integrity_failed');
     expect(failures).toHaveLength(1);
     expect(failures[0]).toMatchObject({
       caseId: s.caseId,
@@ -156,7 +143,7 @@ describe('evidence objects at download (local signed links)', () => {
         actualSizeBytes: forged.length,
       },
     });
-    expect(await eventsOf(s.organizationId, 'evidence.object.downloaded')).toHaveLength(0);
+    expect(await auditEventsOf(s.organizationId, 'evidence.object.downloaded')).toHaveLength(0);
     // Put back as imported, it is served again
     writeFileSync(pathOf(key), bytes);
     expect((await download(key)).status).toBe(200);
@@ -180,7 +167,7 @@ describe('evidence objects at download (local signed links)', () => {
     expect(sha256sumOf('annex.pdf', new Uint8Array(await intact.arrayBuffer()))).toBe(annex!.sha256);
     writeFileSync(pathOf(annex!.key), readFileSync(pathOf(annex!.key)).subarray(0, 10));
     expect((await download(annex!.key)).status).toBe(409);
-    const [failure] = await eventsOf(s.organizationId, 'evidence.object.integrity_failed');
+    const [failure] = await auditEventsOf(s.organizationId, 'evidence.object.integrity_failed');
     expect(failure).toMatchObject({ targetId: annex!.key, metadata: expect.objectContaining({ actualSizeBytes: 10 }) });
   });
 
@@ -194,6 +181,6 @@ describe('evidence objects at download (local signed links)', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/pdf');
     expect(await response.text()).toBe('%PDF report');
-    expect(await eventsOf(s.organizationId, 'evidence.object.downloaded')).toHaveLength(0);
+    expect(await auditEventsOf(s.organizationId, 'evidence.object.downloaded')).toHaveLength(0);
   });
 });

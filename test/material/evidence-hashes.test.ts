@@ -1,14 +1,13 @@
 import { createReadStream, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import canonicalize from 'canonicalize';
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { STAFF_ACTOR, withAuditScope } from '../../lib/audit';
 import { db } from '../../lib/db/client';
 import {
   attachments,
-  auditEvents,
   deviceNotes,
   emails,
   evidenceObjects,
@@ -21,6 +20,7 @@ import { mboxMessages } from '../../lib/material/importers/mbox';
 import { importNetworkMessagesCsv } from '../../lib/material/importers/professional-network';
 import type { TestUser } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
+import { auditEventsOf } from '../harness/audit';
 import { ownDataDir } from '../harness/data-dir';
 import { caseWithOwner, extractorDevice, sha256sum, sha256sumOf as sha256sumInDirectory } from './material-helpers';
 
@@ -46,13 +46,6 @@ const asUser = <T>(user: TestUser, work: () => Promise<T>) =>
 
 const asStaff = <T>(work: () => Promise<T>) =>
   withAuditScope({ actor: STAFF_ACTOR, ip: null, userAgent: null, requestId: null }, work);
-
-const eventsOf = (organizationId: string, action: string) =>
-  db()
-    .select()
-    .from(auditEvents)
-    .where(and(eq(auditEvents.organizationId, organizationId), eq(auditEvents.action, action)))
-    .orderBy(auditEvents.sequence);
 
 /** The attachment of settlement.eml, decoded here from the fixture's base64 (not by the importer's parser). */
 function annexBytes(): Buffer {
@@ -86,7 +79,7 @@ describe('email evidence hashes', () => {
     // The stored object is the decoded bytes themselves
     expect(sha256sum(join(dataDir.path, 'objects', ...annex!.providerId.split('/')))).toBe(annexHash);
     // One event for the batch's transaction, naming the file and what it added (the hashes are on the items)
-    const events = await eventsOf(s.organizationId, 'evidence.emails.imported');
+    const events = await auditEventsOf(s.organizationId, 'evidence.emails.imported');
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({
       caseId: s.caseId,
@@ -150,13 +143,13 @@ describe('email evidence hashes', () => {
     // The parse is unchanged: mbox's >From quoting is undone in the body, not in the hash
     expect(byId.get('<reply@roe.example>')!.body).toContain('From now on');
     // Both messages commit in one batch: one event
-    const events = await eventsOf(s.organizationId, 'evidence.emails.imported');
+    const events = await auditEventsOf(s.organizationId, 'evidence.emails.imported');
     expect(events.map((event) => [event.actorType, event.metadata.file, event.metadata.imported])).toEqual([
       ['staff', 'box.mbox', 2],
     ]);
     // Re-importing adds nothing and records nothing
     expect(await asStaff(() => importEmailFile(s.caseId, mbox))).toMatchObject({ imported: 0, skipped: 2 });
-    expect(await eventsOf(s.organizationId, 'evidence.emails.imported')).toHaveLength(1);
+    expect(await auditEventsOf(s.organizationId, 'evidence.emails.imported')).toHaveLength(1);
   });
 });
 
@@ -207,7 +200,7 @@ describe('network message and support ticket hashes', () => {
       importSource: 'messages.csv',
       importedById: s.owner.id,
     });
-    const events = await eventsOf(s.organizationId, 'evidence.network_messages.imported');
+    const events = await auditEventsOf(s.organizationId, 'evidence.network_messages.imported');
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({
       caseId: s.caseId,
@@ -215,7 +208,7 @@ describe('network message and support ticket hashes', () => {
     });
     // Nothing new, no event
     await asUser(s.owner, () => importNetworkMessagesCsv(s.caseId, file, 'Ann Lee'));
-    expect(await eventsOf(s.organizationId, 'evidence.network_messages.imported')).toHaveLength(1);
+    expect(await auditEventsOf(s.organizationId, 'evidence.network_messages.imported')).toHaveLength(1);
   });
 
   it('a ticket hashes as the RFC 8785 JSON of the ticket object as in the file, fields the import ignores included', async () => {
@@ -237,7 +230,7 @@ describe('network message and support ticket hashes', () => {
       importSource: 'tickets.json',
       importedById: null,
     });
-    const [event] = await eventsOf(s.organizationId, 'evidence.support_tickets.imported');
+    const [event] = await auditEventsOf(s.organizationId, 'evidence.support_tickets.imported');
     expect(event).toMatchObject({
       actorType: 'staff',
       metadata: expect.objectContaining({ file: 'tickets.json', imported: 1 }),
@@ -270,7 +263,7 @@ describe('device note hashes', () => {
       sizeBytes: Buffer.byteLength(canonical),
       importedById: s.owner.id,
     });
-    const events = await eventsOf(s.organizationId, 'evidence.notes.imported');
+    const events = await auditEventsOf(s.organizationId, 'evidence.notes.imported');
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({
       caseId: s.caseId,

@@ -7,7 +7,6 @@ import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../lib/errors';
 import { db, type Tx } from '../../lib/db/client';
 import {
-  auditEvents,
   cases,
   emails,
   emailThreads,
@@ -31,6 +30,7 @@ import {
 } from '../../lib/material/importers';
 import { MboxMessageTooLargeError, mboxMessages } from '../../lib/material/importers/mbox';
 import { caseWithOwner } from './material-helpers';
+import { auditEventsOf } from '../harness/audit';
 import { ownDataDir } from '../harness/data-dir';
 
 /**
@@ -87,13 +87,6 @@ function options(
 }
 
 const newRun = (): Run => ({ opened: [], batches: [] });
-
-const eventsOf = (organizationId: string, action: string) =>
-  db()
-    .select()
-    .from(auditEvents)
-    .where(and(eq(auditEvents.organizationId, organizationId), eq(auditEvents.action, action)))
-    .orderBy(asc(auditEvents.sequence));
 
 const sha256 = (bytes: string | Buffer) => createHash('sha256').update(bytes).digest('hex');
 
@@ -154,7 +147,7 @@ describe('email import in batches', () => {
     const [thread] = await db().select().from(emailThreads).where(eq(emailThreads.caseId, s.caseId));
     expect(thread).toMatchObject({ rootMessageId: '<m1@lee-law.example>', messageCount: 7, subject: 'Offer' });
     expect(thread!.participants).toHaveLength(8);
-    const events = await eventsOf(s.organizationId, 'evidence.emails.imported');
+    const events = await auditEventsOf(s.organizationId, 'evidence.emails.imported');
     expect(events.map((event) => event.metadata)).toEqual([
       { file: 'export-file', importId, firstItemIndex: 0, read: 3, imported: 3, skipped: 0, attachments: 0 },
       { file: 'export-file', importId, firstItemIndex: 3, read: 3, imported: 3, skipped: 0, attachments: 0 },
@@ -254,7 +247,7 @@ describe('email import in batches', () => {
     const [thread] = await db().select().from(emailThreads).where(eq(emailThreads.caseId, s.caseId));
     expect(thread!.messageCount).toBe(7);
     // A batch that adds nothing records no event: one per batch that imported
-    expect(await eventsOf(s.organizationId, 'evidence.emails.imported')).toHaveLength(3);
+    expect(await auditEventsOf(s.organizationId, 'evidence.emails.imported')).toHaveLength(3);
   });
 
   it('a message that is not one fails the import naming it, after the messages before it are committed', async () => {
@@ -480,7 +473,7 @@ describe('messages.csv import in batches', () => {
       ['c1', 'Hiring', ['Ann Lee', 'Person 1', 'Person 2', 'Person 3', 'Person 4', 'Person 5']],
       ['c2', 'Other', ['Ann Lee', 'Person 6']],
     ]);
-    const events = await eventsOf(s.organizationId, 'evidence.network_messages.imported');
+    const events = await auditEventsOf(s.organizationId, 'evidence.network_messages.imported');
     expect(events.map((event) => [event.metadata.firstItemIndex, event.metadata.imported])).toEqual([
       [0, 3],
       [3, 3],
