@@ -138,4 +138,13 @@ describe('evidence importers (admin CLI)', () => {
       }),
     ]);
   });
+
+  it('refuses a case that does not exist, whether or not its id is a UUID, storing nothing', async () => {
+    const mbox = write('unknown-case.mbox', `From sender@example Mon Nov  2 10:00:00 2026\nSubject: x\n\nx\n`);
+    for (const caseId of ['00000000-0000-4000-8000-000000000000', 'not-a-case-id'])
+      await expect(runAdminCommand(['import', 'email', '--case', caseId, mbox], () => {})).rejects.toMatchObject({
+        code: 'NOT_FOUND',
+        message: `No case ${caseId}`,
+      });
+  });
 });

@@ -10,8 +10,8 @@ import { newId } from '../../ids';
 import { planUsageByOrganization } from '../../organizations/active-plan';
 import { assertStorageFits, lockAllowances } from '../../organizations/allowances';
 import { casePrefix, objectStorage } from '../../storage';
-import { ImportCaseNotFoundError } from '../errors';
 import type { ImportKind } from '../importers/batch';
+import { findImportCase } from '../importers/file-import';
 import { importingUserId } from '../evidence-hash';
 import type { ImportRow } from './jobs';
 import { type ImportRunOptions, runImport } from './run';
@@ -33,11 +33,7 @@ export async function importLocalFile(
   input: { kind: ImportKind; caseId: string; file: string; profileName?: string },
   options: Pick<ImportRunOptions, 'onProgress' | 'batchSize'> = {},
 ): Promise<ImportRow> {
-  const [target] = await db()
-    .select({ id: cases.id, organizationId: cases.organizationId })
-    .from(cases)
-    .where(eq(cases.id, input.caseId));
-  if (!target) throw new ImportCaseNotFoundError(input.caseId);
+  const target = await findImportCase(input.caseId);
   const { size } = await stat(input.file);
   const id = newId();
   const fileName = basename(input.file);
