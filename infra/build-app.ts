@@ -5,7 +5,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { routeList } from '../functions/routes';
 import type { RouteDefinition } from '../lib/http/route';
 import { REPOSITORY_ROOT } from './bundling';
-import { environments, isEnvironmentName } from './environments';
+import { environments, isEnvironmentName, PLACEHOLDER_ACCOUNTS } from './environments';
 import { CaseEvidenceStack } from './stack';
 
 /** The context (feature flags, default environment) of cdk.json, so tests synthesize what the CLI does. */
@@ -24,9 +24,10 @@ export interface BuildAppOptions extends AppProps {
 }
 
 /**
- * The CDK app: one CaseEvidence-<environment> stack. Account: `-c account=...`, else the
- * environment's pinned account, else the CLI credentials' account (CDK_DEFAULT_ACCOUNT), else a
- * placeholder that lets synth run offline. Region: `-c region=...` or the environment's.
+ * The CDK app: one CaseEvidence-<environment> stack, in the environment's pinned account (a
+ * different `-c account=...` or CLI credentials' account is refused: see pinnedAccount). Region:
+ * `-c region=...` or the environment's. `-c deploy=true` (npm run deploy) also refuses
+ * placeholder accounts.
  */
 export function buildApp(options: BuildAppOptions = {}): { app: App; stacks: CaseEvidenceStack[] } {
   const { environmentNames, nag = true, ...appProps } = options;
@@ -35,9 +36,11 @@ export function buildApp(options: BuildAppOptions = {}): { app: App; stacks: Cas
   const targets = names.map((name) => {
     if (!isEnvironmentName(name)) throw new Error(`Unknown environment "${name}": use dev, staging or prod`);
     const settings = environments[name];
-    const account = String(
-      app.node.tryGetContext('account') ?? settings.account ?? process.env.CDK_DEFAULT_ACCOUNT ?? '000000000000',
-    );
+    const account = pinnedAccount(name, settings.account, {
+      context: app.node.tryGetContext('account') as string | undefined,
+      credentials: process.env.CDK_DEFAULT_ACCOUNT,
+      deploying: String(app.node.tryGetContext('deploy')) === 'true',
+    });
     const region = String(app.node.tryGetContext('region') ?? settings.region);
     // The VPC's AZs are pinned per environment; recording them as the AZ lookup's answer keeps
     // synth from calling AWS (offline, no credentials) and keeps templates stable.
@@ -59,6 +62,32 @@ export function buildApp(options: BuildAppOptions = {}): { app: App; stacks: Cas
   });
   if (nag) Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   return { app, stacks };
+}
+
+/**
+ * The account a stack is synthesized for: always the environment's own. Another account given
+ * with `-c account=` or held by the CLI's credentials is an error, not an override, so a
+ * deployment can only go where environments.ts says. A deployment also needs a real id.
+ */
+export function pinnedAccount(
+  environment: string,
+  pinned: string,
+  given: { context?: string | undefined; credentials?: string | undefined; deploying?: boolean },
+): string {
+  for (const [source, account] of [
+    ['-c account', given.context],
+    ['the AWS credentials', given.credentials],
+  ] as const) {
+    if (account !== undefined && String(account) !== pinned)
+      throw new Error(
+        `Environment ${environment} is pinned to account ${pinned} (infra/environments.ts); ${source} is account ${account}`,
+      );
+  }
+  if (given.deploying && PLACEHOLDER_ACCOUNTS.includes(pinned))
+    throw new Error(
+      `Environment ${environment} still has the placeholder account ${pinned}: set its real account (and domains) in infra/environments.ts`,
+    );
+  return pinned;
 }
 
 function selectRoutes(operationIds: string[]): RouteDefinition[] {

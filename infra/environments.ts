@@ -6,8 +6,12 @@ export type EnvironmentName = 'dev' | 'staging' | 'prod';
 /** Everything that differs between the deployed environments of the service. */
 export interface EnvironmentSettings {
   name: EnvironmentName;
-  /** AWS account to deploy to. Unset: `-c account=...` or the CLI credentials' account. */
-  account?: string;
+  /**
+   * The AWS account of this environment, pinned: synth refuses another `-c account` or CLI
+   * account (infra/build-app.ts), so prod cannot be deployed into whatever account the CLI points
+   * at. The committed ids are placeholders (PLACEHOLDER_ACCOUNTS): `npm run deploy` refuses them.
+   */
+  account: string;
   region: string;
   /** Two AZs of the region; listed so synth never has to look them up. */
   availabilityZones?: [string, string];
@@ -18,11 +22,36 @@ export interface EnvironmentSettings {
   appUrl: string;
   /** Origins allowed by CORS on the API and the bucket. */
   corsOrigins: string[];
+  /**
+   * The public edge: CloudFront with an AWS WAF web ACL in front of the HTTP API, whose own
+   * execute-api endpoint is disabled (infra/constructs/edge.ts).
+   */
+  edge: {
+    /** Public hostname of the API (CloudFront alternate domain name). */
+    apiDomain: string;
+    /** ACM certificate covering apiDomain, in us-east-1 (CloudFront takes certificates only there). */
+    certificateArn: string;
+    /** API Gateway's regional custom domain: CloudFront's origin. */
+    originDomain: string;
+    /** ACM certificate covering originDomain, in the stack's region. */
+    originCertificateArn: string;
+    /** WAF rate-based rules, requests per client IP per 5-minute window (WAF's evaluation window). */
+    rateLimitsPer5Minutes: {
+      /** Sign-in, registration, password reset and change, token refresh. */
+      authentication: number;
+      /** The email-availability check (account enumeration). */
+      emailAvailability: number;
+      /** Every request of one IP: a ceiling far above any real client. */
+      everything: number;
+    };
+  };
   mail: {
     /** SES sending identity (a domain; DKIM records are output after deploy). */
     domain: string;
     /** MAIL_FROM, an address of that domain. */
     from: string;
+    /** Custom MAIL FROM (bounce) domain, a subdomain of `domain` (SPF and MX records are outputs). */
+    mailFromDomain: string;
     /**
      * Extra SES identities the functions may send as or to. While the account is in the SES
      * sandbox, SES also authorizes against each verified recipient identity: list them here.
@@ -39,6 +68,17 @@ export interface EnvironmentSettings {
   logRetention: RetentionDays;
   /** true: database, bucket, secrets and logs survive `cdk destroy` and replacement (prod data). */
   retainData: boolean;
+  /** S3 Object Lock default retention of the object bucket (evidence, reports). */
+  objectLock: { mode: 'GOVERNANCE' | 'COMPLIANCE'; retentionDays: number };
+  /** AWS Backup of the database and the object bucket into a locked vault. */
+  backup: {
+    /** Daily recovery points are kept this long (also the vault lock's minimum retention). */
+    retentionDays: number;
+    /** A second region every recovery point is copied to (prod). */
+    copyToRegion?: string;
+  };
+  /** How a new version of a route function takes traffic (CodeDeploy, rolled back on its error alarm). */
+  deployment: 'ALL_AT_ONCE' | 'CANARY_10PERCENT_5MINUTES';
   database: {
     /** RDS instance class, e.g. t4g.micro. */
     instanceType: string;
@@ -46,6 +86,7 @@ export interface EnvironmentSettings {
     allocatedStorageGb: number;
     maxAllocatedStorageGb: number;
     backupRetentionDays: number;
+    performanceInsights: boolean;
   };
   /** Defaults for functions whose route entry does not set memory/timeout. */
   lambda: { memoryMb: number; timeoutSeconds: number };
@@ -66,8 +107,8 @@ export interface EnvironmentSettings {
     workerConcurrency: number;
   };
   alarms: {
-    /** Subscribed to the alarm topic; unset: subscribe yourself. */
-    email?: string;
+    /** Subscribed (e-mail) to the alarm topic; each address confirms once. */
+    emails: string[];
     /** 5xx share of a route's requests over 5 minutes. */
     errorRatePercent: number;
     /** p99 of a route's latency over 5 minutes. */
@@ -87,10 +128,25 @@ export const environments: Record<EnvironmentName, EnvironmentSettings> = {
   dev: {
     ...shared,
     name: 'dev',
+    account: '111111111111',
+    edge: {
+      apiDomain: 'api.dev.case-evidence.example',
+      certificateArn: 'arn:aws:acm:us-east-1:111111111111:certificate/00000000-0000-0000-0000-000000000001',
+      originDomain: 'origin.api.dev.case-evidence.example',
+      originCertificateArn: 'arn:aws:acm:us-east-1:111111111111:certificate/00000000-0000-0000-0000-000000000002',
+      rateLimitsPer5Minutes: { authentication: 300, emailAvailability: 100, everything: 10_000 },
+    },
+    objectLock: { mode: 'GOVERNANCE', retentionDays: 1 },
+    backup: { retentionDays: 7 },
+    deployment: 'ALL_AT_ONCE',
     natGateways: 1,
     appUrl: 'https://dev.app.case-evidence.example',
     corsOrigins: ['https://dev.app.case-evidence.example', 'http://localhost:5173'],
-    mail: { domain: 'dev.case-evidence.example', from: 'Case Evidence (dev) <no-reply@dev.case-evidence.example>' },
+    mail: {
+      domain: 'dev.case-evidence.example',
+      from: 'Case Evidence (dev) <no-reply@dev.case-evidence.example>',
+      mailFromDomain: 'bounce.dev.case-evidence.example',
+    },
     stripe: {},
     logLevel: 'DEBUG',
     logRetention: RetentionDays.ONE_WEEK,
@@ -101,20 +157,33 @@ export const environments: Record<EnvironmentName, EnvironmentSettings> = {
       allocatedStorageGb: 20,
       maxAllocatedStorageGb: 50,
       backupRetentionDays: 1,
+      performanceInsights: false,
     },
     sourceMapsAtRuntime: true,
     maintenanceEveryMinutes: 5,
-    alarms: { errorRatePercent: 10, p99LatencyMs: 5000 },
+    alarms: { emails: ['oncall-dev@case-evidence.example'], errorRatePercent: 10, p99LatencyMs: 5000 },
   },
   staging: {
     ...shared,
     name: 'staging',
+    account: '222222222222',
+    edge: {
+      apiDomain: 'api.staging.case-evidence.example',
+      certificateArn: 'arn:aws:acm:us-east-1:222222222222:certificate/00000000-0000-0000-0000-000000000001',
+      originDomain: 'origin.api.staging.case-evidence.example',
+      originCertificateArn: 'arn:aws:acm:us-east-1:222222222222:certificate/00000000-0000-0000-0000-000000000002',
+      rateLimitsPer5Minutes: { authentication: 300, emailAvailability: 100, everything: 10_000 },
+    },
+    objectLock: { mode: 'GOVERNANCE', retentionDays: 30 },
+    backup: { retentionDays: 14 },
+    deployment: 'ALL_AT_ONCE',
     natGateways: 1,
     appUrl: 'https://staging.app.case-evidence.example',
     corsOrigins: ['https://staging.app.case-evidence.example'],
     mail: {
       domain: 'staging.case-evidence.example',
       from: 'Case Evidence (staging) <no-reply@staging.case-evidence.example>',
+      mailFromDomain: 'bounce.staging.case-evidence.example',
     },
     stripe: {},
     logLevel: 'INFO',
@@ -126,18 +195,35 @@ export const environments: Record<EnvironmentName, EnvironmentSettings> = {
       allocatedStorageGb: 20,
       maxAllocatedStorageGb: 100,
       backupRetentionDays: 7,
+      performanceInsights: false,
     },
     sourceMapsAtRuntime: true,
     maintenanceEveryMinutes: 1,
-    alarms: { errorRatePercent: 5, p99LatencyMs: 3000 },
+    alarms: { emails: ['oncall-staging@case-evidence.example'], errorRatePercent: 5, p99LatencyMs: 3000 },
   },
   prod: {
     ...shared,
     name: 'prod',
+    account: '333333333333',
+    edge: {
+      apiDomain: 'api.case-evidence.example',
+      certificateArn: 'arn:aws:acm:us-east-1:333333333333:certificate/00000000-0000-0000-0000-000000000001',
+      originDomain: 'origin.api.case-evidence.example',
+      originCertificateArn: 'arn:aws:acm:us-east-1:333333333333:certificate/00000000-0000-0000-0000-000000000002',
+      rateLimitsPer5Minutes: { authentication: 300, emailAvailability: 100, everything: 10_000 },
+    },
+    // Evidence is kept at least seven years and nobody, root included, can shorten that.
+    objectLock: { mode: 'COMPLIANCE', retentionDays: 7 * 365 },
+    backup: { retentionDays: 35, copyToRegion: 'us-west-2' },
+    deployment: 'CANARY_10PERCENT_5MINUTES',
     natGateways: 2,
     appUrl: 'https://app.case-evidence.example',
     corsOrigins: ['https://app.case-evidence.example'],
-    mail: { domain: 'case-evidence.example', from: 'Case Evidence <no-reply@case-evidence.example>' },
+    mail: {
+      domain: 'case-evidence.example',
+      from: 'Case Evidence <no-reply@case-evidence.example>',
+      mailFromDomain: 'bounce.case-evidence.example',
+    },
     stripe: {},
     features: { automationTokens: true, selfServePlans: true, credits: true, billingReports: true },
     logLevel: 'INFO',
@@ -149,14 +235,18 @@ export const environments: Record<EnvironmentName, EnvironmentSettings> = {
       allocatedStorageGb: 50,
       maxAllocatedStorageGb: 500,
       backupRetentionDays: 14,
+      performanceInsights: true,
     },
     sourceMapsAtRuntime: false,
     maintenanceEveryMinutes: 1,
     imports: { workerMemoryMb: 1769, workerConcurrency: 5 },
-    alarms: { errorRatePercent: 1, p99LatencyMs: 2000 },
+    alarms: { emails: ['oncall@case-evidence.example'], errorRatePercent: 1, p99LatencyMs: 2000 },
   },
 };
 
 export function isEnvironmentName(name: string): name is EnvironmentName {
   return Object.hasOwn(environments, name);
 }
+
+/** The account ids committed above stand in for real ones: `npm run deploy` refuses them. */
+export const PLACEHOLDER_ACCOUNTS: readonly string[] = ['111111111111', '222222222222', '333333333333'];

@@ -12,7 +12,7 @@ import type { EnvironmentSettings } from './environments';
  * with its reason. Anything else fails synth (test/infra checks there is no unacknowledged error).
  */
 
-function acknowledge(scope: IConstruct, id: string, reason: string): void {
+export function acknowledge(scope: IConstruct, id: string, reason: string): void {
   Validations.of(scope).acknowledge({ id, reason });
 }
 

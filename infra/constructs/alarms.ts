@@ -31,7 +31,7 @@ export class AlarmTopic extends Construct {
       masterKey: key,
       enforceSSL: true,
     });
-    if (settings.alarms.email) this.topic.addSubscription(new EmailSubscription(settings.alarms.email));
+    for (const email of settings.alarms.emails) this.topic.addSubscription(new EmailSubscription(email));
   }
 }
 

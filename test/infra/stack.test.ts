@@ -41,7 +41,7 @@ beforeAll(() => {
   const built = buildApp({
     environmentNames: ['dev', 'prod'],
     outdir,
-    context: { ...cdkJsonContext(), account: '000000000000', region: 'us-east-1' },
+    context: { ...cdkJsonContext(), region: 'us-east-1' },
   });
   app = built.app;
   [dev, prod] = built.stacks as [CaseEvidenceStack, CaseEvidenceStack];

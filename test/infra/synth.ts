@@ -1,0 +1,67 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { buildApp, cdkJsonContext } from '../../infra/build-app';
+import type { EnvironmentName } from '../../infra/environments';
+import type { CaseEvidenceStack } from '../../infra/stack';
+
+export interface SynthesizedResource {
+  Properties: Record<string, any>;
+  [key: string]: any;
+}
+
+export interface Synthesized {
+  app: App;
+  stacks: Record<EnvironmentName, CaseEvidenceStack>;
+  /** The parent template and every nested template of the environment's stack. */
+  templates(environment: EnvironmentName): Template[];
+  /** [logical id, resource] of every resource of this type, parent and nested stacks together. */
+  resourcesOf(environment: EnvironmentName, type: string): Array<[string, SynthesizedResource]>;
+  /** Deletes the synth output directory. */
+  dispose(): void;
+}
+
+/**
+ * A quick synth for the infra tests that check one concern: the chosen environments, only the
+ * given routes (`-c routes=`, default two), real bundles and cdk-nag as `npm run synth` runs them.
+ * test/infra/stack.test.ts is the one full synth (every route).
+ */
+export function synthesize(
+  environments: EnvironmentName[],
+  routes: string[] = ['login', 'getProfile'],
+): Synthesized {
+  const outdir = mkdtempSync(join(tmpdir(), 'cebs-synth-'));
+  const { app, stacks } = buildApp({
+    environmentNames: environments,
+    outdir,
+    context: { ...cdkJsonContext(), routes: routes.join(',') },
+  });
+  app.synth();
+  const byName = Object.fromEntries(stacks.map((stack) => [stack.settings.name, stack])) as Record<
+    EnvironmentName,
+    CaseEvidenceStack
+  >;
+  const cache = new Map<EnvironmentName, Template[]>();
+  const templates = (environment: EnvironmentName) => {
+    const stack = byName[environment];
+    if (!stack) throw new Error(`${environment} was not synthesized`);
+    let list = cache.get(environment);
+    if (!list) {
+      list = [stack, ...stack.routeStacks].map((s) => Template.fromStack(s));
+      cache.set(environment, list);
+    }
+    return list;
+  };
+  return {
+    app,
+    stacks: byName,
+    templates,
+    resourcesOf: (environment, type) =>
+      templates(environment).flatMap(
+        (template) => Object.entries(template.findResources(type)) as Array<[string, SynthesizedResource]>,
+      ),
+    dispose: () => rmSync(outdir, { recursive: true, force: true }),
+  };
+}
