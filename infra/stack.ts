@@ -5,12 +5,16 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { routeList } from '../functions/routes';
 import type { RouteDefinition } from '../lib/http/route';
-import { AlarmTopic } from './constructs/alarms';
+import { AlarmTopic } from './constructs/alarm-topic';
 import { Api } from './constructs/api';
+import { BackupJobAlerts } from './constructs/backup-alerts';
+import { Backup } from './constructs/backup';
 import { Database } from './constructs/database';
+import { createOriginVerifySecret, Edge } from './constructs/edge';
+import { DatabaseAlarms } from './constructs/database-alarms';
 import { type DeployedFunction, FunctionWiring } from './constructs/function-wiring';
 import { ImportQueue, ImportWorker } from './constructs/imports';
-import { Mail } from './constructs/mail';
+import { Mail, MailEvents } from './constructs/mail';
 import { Maintenance } from './constructs/maintenance';
 import { Migration } from './constructs/migration';
 import { Network } from './constructs/network';
@@ -37,6 +41,7 @@ export class CaseEvidenceStack extends Stack {
   readonly settings: EnvironmentSettings;
   readonly functions: DeployedFunction[];
   readonly api: Api;
+  readonly edge: Edge;
   readonly alarmTopic: ITopic;
   readonly routeStacks: RouteStack[];
   readonly proxy: DatabaseProxy;
@@ -49,26 +54,49 @@ export class CaseEvidenceStack extends Stack {
     this.settings = props.settings;
     const settings = props.settings;
     const routes = props.routes ?? routeList;
-    Tags.of(this).add('service', 'case-evidence-billing');
-    Tags.of(this).add('environment', settings.name);
+    // The proxy's target group takes no tags in CloudFormation's schema (cfn-lint E3002), though
+    // CDK's L1 would render them.
+    const untaggable = { excludeResourceTypes: ['AWS::RDS::DBProxyTargetGroup'] };
+    Tags.of(this).add('service', 'case-evidence-billing', untaggable);
+    Tags.of(this).add('environment', settings.name, untaggable);
 
     const network = new Network(this, settings);
     const database = new Database(this, settings, network);
     this.proxy = database.proxy;
     const secrets = new ServiceSecrets(this, settings);
     const objectStore = new ObjectStore(this, settings);
+    new Backup(this, 'Backup', { settings, database, objectStore });
     this.bucket = objectStore.bucket;
     const mail = new Mail(this, settings);
     const importQueue = new ImportQueue(this, settings);
     this.importQueue = importQueue;
-    const wiring = new FunctionWiring(this, { settings, network, database, secrets, objectStore, mail, importQueue });
+    const originVerify = createOriginVerifySecret(this, settings);
+    const wiring = new FunctionWiring(this, {
+      settings,
+      network,
+      database,
+      secrets,
+      originVerify,
+      objectStore,
+      mail,
+      importQueue,
+    });
     this.functions = wiring.functions;
     const migration = new Migration(this, { settings, database, wiring });
 
     // ---- API, alarm topic, and one function per route of the route table, grouped by area into
     // nested stacks (a stack holds at most 500 resources).
     this.api = new Api(this, 'Api', { settings });
-    this.alarmTopic = new AlarmTopic(this, 'Alarms', settings).topic;
+    this.edge = new Edge(this, 'Edge', { settings, httpApi: this.api.httpApi, stage: this.api.stage, originVerify });
+    const alarmTopic = new AlarmTopic(this, 'Alarms', settings);
+    this.alarmTopic = alarmTopic.topic;
+    new BackupJobAlerts(this, 'BackupAlerts', { alarmTopic });
+    new DatabaseAlarms(this, 'DatabaseAlarms', {
+      settings,
+      instance: database.instance,
+      proxy: database.proxy,
+      topic: this.alarmTopic,
+    });
     const createRouteFunction = (scope: Construct, route: RouteDefinition): ServiceFunction => {
       const construct = new ServiceFunction(scope, upperFirst(route.operationId), {
         ...wiring.shared,
@@ -104,7 +132,8 @@ export class CaseEvidenceStack extends Stack {
     );
     this.api.setRouteThrottles(routes, this.routeStacks);
 
-    new Maintenance(this, { settings, wiring, migration });
+    const maintenance = new Maintenance(this, { settings, wiring, migration, alarmTopic: this.alarmTopic });
+    new MailEvents(this, { settings, wiring, migration, mail, alarmTopic: this.alarmTopic });
     this.importWorker = new ImportWorker(this, {
       settings,
       wiring,
@@ -114,7 +143,15 @@ export class CaseEvidenceStack extends Stack {
       alarmTopic: this.alarmTopic,
     });
 
-    new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the API' });
+    new CfnOutput(this, 'ApiUrl', { value: `https://${settings.edge.apiDomain}`, description: 'Base URL of the API' });
+    new CfnOutput(this, 'ApiDomainCnameTarget', {
+      value: this.edge.distribution.distributionDomainName,
+      description: `DNS: ${settings.edge.apiDomain} CNAME (or alias) this CloudFront domain`,
+    });
+    new CfnOutput(this, 'OriginDomainCnameTarget', {
+      value: this.edge.originDomain.regionalDomainName,
+      description: `DNS: ${settings.edge.originDomain} CNAME (or alias) this API Gateway regional domain`,
+    });
     new CfnOutput(this, 'ObjectBucketName', { value: this.bucket.bucketName });
     new CfnOutput(this, 'StripeSecretArn', {
       value: secrets.stripe.secretArn,
@@ -128,6 +165,10 @@ export class CaseEvidenceStack extends Stack {
     new CfnOutput(this, 'ImportDeadLetterQueueUrl', {
       value: importQueue.deadLetterQueue.queueUrl,
       description: 'Import messages that failed three times (infra/README.md: redrive after fixing the cause)',
+    });
+    new CfnOutput(this, 'MaintenanceFailuresQueueUrl', {
+      value: maintenance.failureQueue.queueUrl,
+      description: 'Records of failed maintenance runs (infra/README.md: read, then purge)',
     });
     mail.identity.dkimRecords.forEach((record, index) => {
       new CfnOutput(this, `DkimRecord${index + 1}`, {

@@ -39,6 +39,8 @@ const ConfigSchema = z.object({
   APP_URL: z._default(z.string().check(z.url()), 'http://localhost:3000'),
   MAIL_TRANSPORT: z._default(z.enum(['local', 'ses']), 'local'),
   MAIL_FROM: z._default(z.string(), 'Case Evidence <no-reply@case-evidence.local>'),
+  /** SES configuration set every message is sent with (bounce/complaint events); the stack sets it. */
+  SES_CONFIGURATION_SET: z.optional(z.string().check(z.minLength(1))),
   CORS_ORIGINS: z._default(z.string(), '*'),
   /** scrypt cost as log2(N); stored with each hash, so lowering it for tests never breaks verification. */
   PASSWORD_HASH_LOG_N: positiveInt(15),
@@ -70,6 +72,14 @@ const ConfigSchema = z.object({
   JWT_SECRET_ARN: z.optional(z.string().check(z.minLength(1))),
   /** Secret JSON with STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET. */
   STRIPE_SECRET_ARN: z.optional(z.string().check(z.minLength(1))),
+  /** Secret whose string CloudFront sends as x-origin-verify (becomes ORIGIN_VERIFY_SECRET; lib/http/edge.ts). */
+  ORIGIN_VERIFY_SECRET_ARN: z.optional(z.string().check(z.minLength(1))),
+  /**
+   * Set: the service sits behind CloudFront, answers only requests carrying this value in
+   * x-origin-verify, and takes the client IP from CloudFront-Viewer-Address. Unset (local, tests):
+   * the client IP is API Gateway's sourceIp.
+   */
+  ORIGIN_VERIFY_SECRET: z.optional(z.string().check(z.minLength(32))),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -1,11 +1,8 @@
 import { Duration } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, MathExpression, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Key } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
-import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import type { RouteDefinition } from '../../lib/http/route';
 import type { EnvironmentSettings } from '../environments';
@@ -13,27 +10,6 @@ import type { EnvironmentSettings } from '../environments';
 const PERIOD = Duration.minutes(5);
 /** Below this many requests in a period a 5xx share is noise (one failure out of two requests). */
 const MIN_REQUESTS_FOR_ERROR_RATE = 10;
-
-/** The SNS topic every alarm notifies: encrypted with its own key, publishers must use TLS. */
-export class AlarmTopic extends Construct {
-  readonly topic: Topic;
-
-  constructor(scope: Construct, id: string, settings: EnvironmentSettings) {
-    super(scope, id);
-    const key = new Key(this, 'Key', {
-      description: `Alarm topic of case-evidence-${settings.name}`,
-      enableKeyRotation: true,
-    });
-    // CloudWatch publishes alarm notifications into the encrypted topic.
-    key.grant(new ServicePrincipal('cloudwatch.amazonaws.com'), 'kms:Decrypt', 'kms:GenerateDataKey');
-    this.topic = new Topic(this, 'Topic', {
-      displayName: `case-evidence-${settings.name} alarms`,
-      masterKey: key,
-      enforceSSL: true,
-    });
-    for (const email of settings.alarms.emails) this.topic.addSubscription(new EmailSubscription(email));
-  }
-}
 
 export interface RouteAlarmsProps {
   settings: EnvironmentSettings;
@@ -63,7 +39,8 @@ export class RouteAlarms extends Construct {
     const label = `${route.operationId} (${route.method} ${route.path})`;
 
     this.serverErrorRate = new Alarm(this, 'ServerErrorRate', {
-      alarmDescription: `${label}: more than ${settings.alarms.errorRatePercent}% of requests answered 5xx over 5 minutes`,
+      // Also the rollback trigger of the route's CodeDeploy deployments (RouteStack).
+      alarmDescription: `${label}: more than ${settings.alarms.errorRatePercent}% of requests answered 5xx over 5 minutes; stops and rolls back a deployment of the route's function`,
       metric: new MathExpression({
         expression: `IF(requests >= ${MIN_REQUESTS_FOR_ERROR_RATE}, 100 * errors / requests, 0)`,
         usingMetrics: { errors: apiMetric('5xx', 'Sum'), requests: apiMetric('Count', 'Sum') },

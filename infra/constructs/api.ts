@@ -34,6 +34,9 @@ export class Api extends Construct {
       apiName: `case-evidence-${settings.name}`,
       description: `Case Evidence and Billing Service (${settings.name})`,
       createDefaultStage: false,
+      // Only the edge (infra/constructs/edge.ts: CloudFront and its web ACL) reaches the API, through
+      // its custom domain: the default https://<id>.execute-api.<region>.amazonaws.com is turned off.
+      disableExecuteApiEndpoint: true,
       corsPreflight: {
         allowOrigins: settings.corsOrigins,
         allowMethods: [CorsHttpMethod.ANY],
@@ -91,9 +94,5 @@ export class Api extends Construct {
       ]),
     );
     for (const construct of routesDeployedBy) cfnStage.node.addDependency(construct);
-  }
-
-  get url(): string {
-    return this.httpApi.apiEndpoint;
   }
 }

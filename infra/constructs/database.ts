@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, type Stack } from 'aws-cdk-lib';
+import { type CfnResource, Duration, type Stack } from 'aws-cdk-lib';
 import { InstanceType, Port, SubnetType } from 'aws-cdk-lib/aws-ec2';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import {
@@ -7,18 +7,28 @@ import {
   DatabaseInstance,
   DatabaseInstanceEngine,
   type DatabaseProxy,
+  PerformanceInsightRetention,
   PostgresEngineVersion,
   StorageType,
 } from 'aws-cdk-lib/aws-rds';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { EnvironmentSettings } from '../environments';
 import type { Network } from './network';
+import { dataRemovalPolicy } from './retention';
 
 const DATABASE_NAME = 'cebs';
 const ADMIN_USER = 'cebs_admin';
 const APP_USER = 'cebs_app';
 /** RDS Proxy listens on the engine's default port whatever the instance's port. */
 const PROXY_PORT = 5432;
+/**
+ * How long the proxy lets a transaction wait for a pooled database connection when its pool is at
+ * its cap (RDS default: 120 s, far beyond any function). Half the default function timeout (10 s):
+ * a request that got no connection in 5 s fails while its function still has time to answer,
+ * instead of holding its concurrency until Lambda stops it; a pool that busy is overloaded, and
+ * shedding load beats queueing behind it (the borrow-latency alarm fires first, at 1 s).
+ */
+export const PROXY_BORROW_TIMEOUT_SECONDS = 5;
 
 /**
  * PostgreSQL in the isolated subnets, reached only through RDS Proxy (which absorbs Lambda
@@ -34,7 +44,7 @@ export class Database {
   readonly environment: Record<string, string>;
 
   constructor(stack: Stack, settings: EnvironmentSettings, network: Network) {
-    const dataRemoval = settings.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    const dataRemoval = dataRemovalPolicy(settings);
     network.proxySecurityGroup.addIngressRule(
       network.functionsSecurityGroup,
       Port.tcp(PROXY_PORT),
@@ -66,12 +76,23 @@ export class Database {
       backupRetention: Duration.days(settings.database.backupRetentionDays),
       deleteAutomatedBackups: !settings.retainData,
       deletionProtection: settings.retainData,
-      removalPolicy: settings.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      removalPolicy: dataRemoval,
       cloudwatchLogsExports: ['postgresql'],
+      // 7 days: the free retention (Database Insights standard mode), encrypted with the RDS default key.
+      enablePerformanceInsights: settings.database.performanceInsights,
+      ...(settings.database.performanceInsights
+        ? { performanceInsightRetention: PerformanceInsightRetention.DEFAULT }
+        : {}),
       autoMinorVersionUpgrade: true,
       publiclyAccessible: false,
     });
     this.instance.node.addDependency(databaseLogs);
+    // The generated admin login lives as long as the database it opens (its default is DESTROY,
+    // which would delete it with the stack while the database stays). The subnet group too: CDK
+    // gives it DESTROY for any policy but RETAIN, and a kept instance still sits in it.
+    // (`instance.secret` is its attachment to the instance: the secret itself is the child `Secret`.)
+    (this.instance.node.findChild('Secret') as Secret).applyRemovalPolicy(dataRemoval);
+    (this.instance.node.findChild('SubnetGroup').node.defaultChild as CfnResource).applyRemovalPolicy(dataRemoval);
     this.adminSecret = this.instance.secret!;
     this.appSecret = new Secret(stack, 'AppDatabaseCredentials', {
       description: `Login of the route functions to ${DATABASE_NAME} (${settings.name})`,
@@ -84,6 +105,9 @@ export class Database {
       removalPolicy: dataRemoval,
     });
     this.proxy = this.instance.addProxy('Proxy', {
+      // Unique per environment: without a name CDK names it after the construct id, `Proxy` in every
+      // environment, and the second environment in one account fails to create it.
+      dbProxyName: instanceIdentifier,
       secrets: [this.adminSecret, this.appSecret],
       vpc: network.vpc,
       vpcSubnets: { subnetType: SubnetType.PRIVATE_ISOLATED },
@@ -94,6 +118,7 @@ export class Database {
       // invocations); a long idle timeout keeps a thawed function from finding it closed.
       idleClientTimeout: Duration.hours(2),
       maxConnectionsPercent: 90,
+      borrowTimeout: Duration.seconds(PROXY_BORROW_TIMEOUT_SECONDS),
       debugLogging: false,
     });
     this.instance.connections.allowDefaultPortFrom(network.proxySecurityGroup, 'Postgres from the RDS Proxy');

@@ -42,12 +42,14 @@ export class FunctionWiring {
       network: Network;
       database: Database;
       secrets: ServiceSecrets;
+      /** CloudFront's x-origin-verify value (infra/constructs/edge.ts). */
+      originVerify: ISecret;
       objectStore: ObjectStore;
       mail: Mail;
       importQueue: ImportQueue;
     },
   ) {
-    const { settings, network, database, secrets } = parts;
+    const { settings, network, database, secrets, originVerify } = parts;
     this.networkPolicy = new ManagedPolicy(stack, 'FunctionNetworking', {
       description: 'Network interfaces of VPC Lambda functions',
       statements: [
@@ -73,6 +75,7 @@ export class FunctionWiring {
       DB_POOL_MAX: String(LAMBDA_POOL_MAX),
       ...database.environment,
       JWT_SECRET_ARN: secrets.jwt.secretArn,
+      ORIGIN_VERIFY_SECRET_ARN: originVerify.secretArn,
       FEATURE_AUTOMATION_TOKENS: String(settings.features.automationTokens),
       FEATURE_SELF_SERVE_PLANS: String(settings.features.selfServePlans),
       FEATURE_CREDITS: String(settings.features.credits),
@@ -90,7 +93,7 @@ export class FunctionWiring {
   wire(name: string, construct: ServiceFunction, route?: RouteDefinition): DeployedFunction {
     const { database, secrets, objectStore, mail, importQueue } = this.parts;
     const permissions = permissionsFor(name, construct.bundleSources());
-    const readable: ISecret[] = [database.appSecret, secrets.jwt];
+    const readable: ISecret[] = [database.appSecret, secrets.jwt, this.parts.originVerify];
     if (permissions.payments) {
       readable.push(secrets.stripe);
       construct.function.addEnvironment('STRIPE_SECRET_ARN', secrets.stripe.secretArn);
@@ -101,8 +104,16 @@ export class FunctionWiring {
         resources: readable.map((secret) => secret.secretArn),
       }),
     );
-    if (permissions.mail)
-      construct.addToRolePolicy(new PolicyStatement({ actions: ['ses:SendEmail'], resources: mail.identityArns }));
+    if (permissions.mail) {
+      // SES authorizes the send against the configuration set as well as the identity.
+      construct.function.addEnvironment('SES_CONFIGURATION_SET', mail.configurationSet.configurationSetName);
+      construct.addToRolePolicy(
+        new PolicyStatement({
+          actions: ['ses:SendEmail'],
+          resources: [...mail.identityArns, mail.configurationSetArn],
+        }),
+      );
+    }
     const { read, write } = permissions.storage;
     if (read.length > 0 || write.length > 0) {
       construct.function.addEnvironment('STORAGE_BUCKET', objectStore.bucketName);

@@ -1,4 +1,4 @@
-import { RemovalPolicy, type Stack } from 'aws-cdk-lib';
+import type { Stack } from 'aws-cdk-lib';
 import {
   FlowLogDestination,
   FlowLogTrafficType,
@@ -10,6 +10,7 @@ import {
 } from 'aws-cdk-lib/aws-ec2';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { EnvironmentSettings } from '../environments';
+import { dataRemovalPolicy } from './retention';
 
 /**
  * The VPC: public subnets for the NAT gateways, private subnets with egress for the functions
@@ -39,8 +40,12 @@ export class Network {
       flowLogs: {
         rejected: {
           trafficType: FlowLogTrafficType.REJECT,
+          // Kept in prod like every log group there: rejected connections are part of an incident's record.
           destination: FlowLogDestination.toCloudWatchLogs(
-            new LogGroup(stack, 'FlowLogs', { retention: settings.logRetention, removalPolicy: RemovalPolicy.DESTROY }),
+            new LogGroup(stack, 'FlowLogs', {
+              retention: settings.logRetention,
+              removalPolicy: dataRemovalPolicy(settings),
+            }),
           ),
         },
       },

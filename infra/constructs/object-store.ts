@@ -1,8 +1,26 @@
-import { Duration, RemovalPolicy, type Stack } from 'aws-cdk-lib';
-import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { Duration, type Stack } from 'aws-cdk-lib';
+import {
+  BlockPublicAccess,
+  Bucket,
+  BucketEncryption,
+  HttpMethods,
+  ObjectLockRetention,
+  ObjectOwnership,
+} from 'aws-cdk-lib/aws-s3';
 import type { EnvironmentSettings } from '../environments';
+import { dataRemovalPolicy } from './retention';
 
-/** The object bucket (report PDFs, evidence attachments) and its access-log bucket. Built in the stack's scope (see Network). */
+/**
+ * The object bucket (report PDFs, evidence attachments) and its access-log bucket. Built in the
+ * stack's scope (see Network).
+ *
+ * Evidence cannot be altered or lost: the bucket is versioned (an overwrite keeps the previous
+ * version) and under S3 Object Lock with a default retention (`objectLock` of the environment:
+ * GOVERNANCE in dev and staging, COMPLIANCE in prod), so no version can be deleted or overwritten
+ * in place before its retention ends, in prod not even by the account root. Every write must then
+ * carry Content-MD5 or an x-amz checksum (lib/storage sends CRC32 on its own writes; clients add
+ * Content-MD5 to presigned uploads).
+ */
 export class ObjectStore {
   readonly bucket: Bucket;
   /** Named, so functions in other (nested) stacks get literal object ARNs for their prefixes. */
@@ -12,7 +30,7 @@ export class ObjectStore {
     private readonly stack: Stack,
     settings: EnvironmentSettings,
   ) {
-    const dataRemoval = settings.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    const dataRemoval = dataRemovalPolicy(settings);
     const accessLogs = new Bucket(stack, 'AccessLogs', {
       encryption: BucketEncryption.S3_MANAGED,
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
@@ -31,9 +49,16 @@ export class ObjectStore {
       enforceSSL: true,
       minimumTLSVersion: 1.2,
       versioned: true,
+      objectLockEnabled: true,
+      objectLockDefaultRetention:
+        settings.objectLock.mode === 'COMPLIANCE'
+          ? ObjectLockRetention.compliance(Duration.days(settings.objectLock.retentionDays))
+          : ObjectLockRetention.governance(Duration.days(settings.objectLock.retentionDays)),
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
       serverAccessLogsBucket: accessLogs,
       serverAccessLogsPrefix: 'objects/',
+      // Lifecycle rules never remove a version under Object Lock retention: a noncurrent version
+      // expires at the later of these days and the end of its retention (in prod 7 years).
       lifecycleRules: [
         { abortIncompleteMultipartUploadAfter: Duration.days(7) },
         { noncurrentVersionExpiration: Duration.days(settings.retainData ? 365 : 30) },

@@ -1,6 +1,7 @@
-import { RemovalPolicy, SecretValue, type Stack } from 'aws-cdk-lib';
+import { SecretValue, type Stack } from 'aws-cdk-lib';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { EnvironmentSettings } from '../environments';
+import { dataRemovalPolicy } from './retention';
 
 /** The secrets the functions read at cold start (besides the database login). Built in the stack's scope (see Network). */
 export class ServiceSecrets {
@@ -8,7 +9,7 @@ export class ServiceSecrets {
   readonly stripe: ISecret;
 
   constructor(stack: Stack, settings: EnvironmentSettings) {
-    const dataRemoval = settings.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    const dataRemoval = dataRemovalPolicy(settings);
     this.jwt = new Secret(stack, 'JwtSigningKey', {
       description: `HMAC key of access tokens (${settings.name})`,
       generateSecretString: { passwordLength: 64, excludePunctuation: true },

@@ -4,6 +4,7 @@ import { Duration, RemovalPolicy, type AssetStaging } from 'aws-cdk-lib';
 import type { ISecurityGroup, IVpc } from 'aws-cdk-lib/aws-ec2';
 import { SubnetType } from 'aws-cdk-lib/aws-ec2';
 import { type IManagedPolicy, PolicyDocument, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { type CfnFunction, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Asset } from 'aws-cdk-lib/aws-s3-assets';
@@ -19,7 +20,9 @@ import {
   REPOSITORY_ROOT,
   RUNTIME_PROVIDED_MODULES,
 } from '../bundling';
+import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability/names';
 import type { EnvironmentSettings } from '../environments';
+import { acknowledge } from '../nag';
 import { normalizeSources } from '../permissions';
 
 export interface ServiceFunctionProps {
@@ -75,6 +78,11 @@ export class ServiceFunction extends Construct {
           actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
           resources: [this.logGroup.logGroupArn],
         }),
+        // Active X-Ray tracing (below): the actions of the AWSXRayDaemonWriteAccess policy.
+        new PolicyStatement({
+          actions: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'],
+          resources: ['*'],
+        }),
       ],
     });
     this.role = new Role(this, 'Role', {
@@ -105,10 +113,25 @@ export class ServiceFunction extends Construct {
         // A statement is cut off 2 s before the function would be: the request answers 503 in our
         // envelope rather than the gateway's timeout (lib/db/client.ts).
         DB_STATEMENT_TIMEOUT_MS: String(statementTimeoutMs(props.timeoutSeconds ?? settings.lambda.timeoutSeconds)),
+        // Powertools Metrics and Tracer (lib/observability): names, the `environment` dimension, and
+        // traces that never carry a response or an error's message (they can hold what logs redact).
+        POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+        SERVICE_ENVIRONMENT: settings.name,
+        POWERTOOLS_TRACER_CAPTURE_RESPONSE: 'false',
+        POWERTOOLS_TRACER_CAPTURE_ERROR: 'false',
         ...props.environment,
       },
       bundling: lambdaBundling(props.bundling),
     });
+    // Active tracing set on the resource rather than with `tracing:`, which would put the X-Ray
+    // actions into a separate AWS::IAM::Policy per function; they are in the inline policy above.
+    (this.function.node.defaultChild as CfnFunction).tracingConfig = { mode: Tracing.ACTIVE };
+    acknowledge(
+      this.role,
+      'AwsSolutions-IAM5[Resource::*]',
+      'xray:PutTraceSegments and xray:PutTelemetryRecords (active tracing) support no resource-level permissions; these are the actions of the AWSXRayDaemonWriteAccess policy, and the only statement of the role on Resource::*.',
+    );
   }
 
   addToRolePolicy(statement: PolicyStatement): void {

@@ -4,6 +4,7 @@ import { connectDb } from '../../lib/db/client';
 import { logger } from '../../lib/log';
 import { enqueueImport } from '../../lib/material/imports/queue';
 import { runImport } from '../../lib/material/imports/run';
+import { observed } from '../../lib/observability';
 
 /**
  * An import stops at its next checkpoint once less than this is left of the invocation (15 minutes
@@ -32,7 +33,7 @@ function importIdOf(body: string): string | null {
  * timeout, by when the import's lease has lapsed), and after three receives it goes to the
  * dead-letter queue, which alarms. A message that names no import is dropped with a log line.
  */
-export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+async function runMessages(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   logger.appendKeys({ requestId: context.awsRequestId });
   try {
     await connectDb();
@@ -71,3 +72,6 @@ export async function handler(event: SQSEvent, context: Context): Promise<SQSBat
     logger.removeKeys(['requestId']);
   }
 }
+
+/** The Lambda handler: runMessages, traced, with the cold-start and import metrics (lib/observability). */
+export const handler = observed(runMessages);

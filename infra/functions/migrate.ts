@@ -5,6 +5,7 @@ import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { databaseUrl, readSecret } from '../../lib/aws/secrets';
 import { openPostgres } from '../../lib/db/client';
 import { migrateDatabase } from '../../lib/db/migrate';
+import { observed } from '../../lib/observability';
 
 /**
  * The migration step of a deployment, run by a CloudFormation custom resource (Create and Update,
@@ -26,9 +27,10 @@ interface Credentials {
   password: string;
 }
 
-export async function handler(
-  event: Partial<CloudFormationCustomResourceEvent>,
-): Promise<{ migrations: number } | undefined> {
+/** Traced, with the cold-start metric (lib/observability). */
+export const handler = observed(migrate);
+
+async function migrate(event: Partial<CloudFormationCustomResourceEvent>): Promise<{ migrations: number } | undefined> {
   if (!event.RequestType) return runMigrations();
   const fromCloudFormation = event as CloudFormationCustomResourceEvent;
   try {

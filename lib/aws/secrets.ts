@@ -1,11 +1,12 @@
 import { applySecrets, config } from '../config';
+import { traced } from '../observability/tracing';
 
 /**
  * Cloud only: secrets read from AWS Secrets Manager once per Lambda cold start. The CDK stack
  * (infra/) gives each function the ARNs it may read (DATABASE_SECRET_ARN, JWT_SECRET_ARN,
- * STRIPE_SECRET_ARN); locally none is set, nothing here runs and the SDK is never loaded.
- * `@aws-sdk/client-secrets-manager` is provided by the Lambda runtime (bundles mark `@aws-sdk/*`
- * external) and imported on first use only.
+ * ORIGIN_VERIFY_SECRET_ARN, STRIPE_SECRET_ARN); locally none is set, nothing here runs and the
+ * SDK is never loaded. `@aws-sdk/client-secrets-manager` is provided by the Lambda runtime
+ * (bundles mark `@aws-sdk/*` external) and imported on first use only.
  */
 
 type Send = (secretId: string) => Promise<string>;
@@ -29,7 +30,7 @@ function defaultSend(): Send {
   let client: Promise<{ send: Send }> | undefined;
   return async (secretId) => {
     client ??= import('@aws-sdk/client-secrets-manager').then(({ SecretsManagerClient, GetSecretValueCommand }) => {
-      const sdk = new SecretsManagerClient({});
+      const sdk = traced(new SecretsManagerClient({}));
       return {
         async send(id: string) {
           const { SecretString } = await sdk.send(new GetSecretValueCommand({ SecretId: id }));
@@ -90,20 +91,23 @@ export function databaseUrl(
 let loaded: Promise<void> | undefined;
 
 /**
- * Reads the JWT key (JWT_SECRET_ARN: the plain secret string) and the Stripe keys
- * (STRIPE_SECRET_ARN: JSON with STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET; empty values are
- * ignored) in parallel and puts them into the config. Runs once, before the first database
- * connection of a cold start; a no-op when no ARN is set.
+ * Reads the JWT key (JWT_SECRET_ARN: the plain secret string), the edge's origin-verify value
+ * (ORIGIN_VERIFY_SECRET_ARN: plain string) and the Stripe keys (STRIPE_SECRET_ARN: JSON with
+ * STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET; empty values are ignored) in parallel and puts them
+ * into the config. Runs once, before the first request is checked (lib/http/edge.ts) or the first
+ * database connection of a cold start; a no-op when no ARN is set.
  */
 export function loadCloudSecrets(): Promise<void> {
   loaded ??= (async () => {
-    const { JWT_SECRET_ARN, STRIPE_SECRET_ARN } = config();
-    const [jwt, stripe] = await Promise.all([
+    const { JWT_SECRET_ARN, ORIGIN_VERIFY_SECRET_ARN, STRIPE_SECRET_ARN } = config();
+    const [jwt, originVerify, stripe] = await Promise.all([
       JWT_SECRET_ARN ? readSecret(JWT_SECRET_ARN) : undefined,
+      ORIGIN_VERIFY_SECRET_ARN ? readSecret(ORIGIN_VERIFY_SECRET_ARN) : undefined,
       STRIPE_SECRET_ARN ? readSecret(STRIPE_SECRET_ARN) : undefined,
     ]);
     const values: Record<string, string> = {};
     if (jwt) values.JWT_SECRET = jwt;
+    if (originVerify) values.ORIGIN_VERIFY_SECRET = originVerify;
     if (stripe) {
       for (const [name, value] of Object.entries(JSON.parse(stripe) as Record<string, unknown>)) {
         if (name.startsWith('STRIPE_') && typeof value === 'string' && value !== '') values[name] = value;

@@ -5,6 +5,7 @@ import { db, type Executor, type Tx } from '../db/client';
 import { billingHistory, billingRows, cases, creditLedger, organizations } from '../db/schema';
 import { type AfterCommit, transaction } from '../db/transaction';
 import { logger } from '../log';
+import * as businessMetrics from '../observability/metrics';
 import { ensureProcessorCustomer } from './customers';
 import { paymentProcessor } from './processor';
 import { PRO_UPGRADE_SKU } from './tiers';
@@ -120,6 +121,10 @@ export async function recordCharge(
   const total = inserted.reduce((sum, row) => sum + row.amountCents, 0);
   const drawn = account ? await drawCredits(tx, input.organizationId, Math.max(total, 0), inserted[0]!.id, account) : 0;
   const rows = spreadCredits(inserted, drawn);
+  // Counted once committed (a rolled-back charge never is); a net credit (a downgrade) charges nothing.
+  afterCommit(async () =>
+    businessMetrics.chargeCreated({ amountCents: Math.max(total, 0), creditsAppliedCents: drawn }),
+  );
   const applied = rows.filter((row) => row.creditsAppliedCents > 0);
   if (applied.length > 0) {
     // One statement whatever the number of lines.
@@ -303,11 +308,12 @@ export async function closeVoidedInvoice(invoiceId: string): Promise<void> {
   if (rows.length === 0) return;
   const processor = await paymentProcessor();
   const outcome = await processor.voidInvoice(invoiceId, `void:${invoiceId}`);
-  await transaction(async (tx) => {
+  await transaction(async (tx, afterCommit) => {
     if (outcome === 'paid') {
       const organizationId = rows[0]!.organizationId;
       const paidCents = rows.reduce((sum, row) => sum + row.amountCents - row.creditsAppliedCents, 0);
       const creditedCents = await keepPaymentAsCredit(tx, organizationId, invoiceId, paidCents);
+      afterCommit(async () => businessMetrics.creditsAdded(creditedCents));
       // The processor answered that the invoice was paid before it could be voided: money in.
       if (creditedCents > 0)
         recordProcessorEvent(

@@ -12,6 +12,7 @@ import type { OrganizationContext } from '../organizations/context';
 import { type Finding, InvalidInputError } from '../errors';
 import type { PlanUsage } from '../organizations/active-plan';
 import { newId } from '../ids';
+import * as businessMetrics from '../observability/metrics';
 import { lockAllowances } from '../organizations/allowances';
 import { loadOrganization, type OrganizationRow } from '../organizations/load';
 import { adjustCredits, type ChargeLine, closeVoidedInvoice, recordCharge } from './charges';
@@ -185,6 +186,7 @@ export async function selectPlan(
     if (net < 0) {
       // A downgrade worth less than what was paid for the rest of the period: the difference becomes credits.
       await adjustCredits(tx, organizationId, -net, 'proration', `Unused base fee after moving to ${tier.name}`, null);
+      afterCommit(async () => businessMetrics.creditsAdded(-net));
     }
     await recordBillingHistory(tx, {
       organizationId,

@@ -8,6 +8,7 @@ import type { CaseContext } from '../cases/context';
 import type { Actor } from '../auth/actor';
 import { connectDb } from '../db/client';
 import type { OrganizationContext } from '../organizations/context';
+import { observability } from '../observability';
 import { authenticate } from './authenticate';
 import { caseContext } from './case-context';
 import { answerBeforeTimeout } from './deadline';
@@ -96,9 +97,10 @@ function recordRead(action: AuditAction, api: ApiContext['api']): Promise<void> 
 
 /**
  * Builds a Lambda handler for one route. The only place the middleware order is set:
- * headers -> request id -> CORS -> error envelope -> database -> auth -> rate limit -> JSON body
- * -> validation -> organization/role/plan -> case rule -> idempotency key -> handler -> response
- * envelope -> idempotency record (after the error envelope too: it stores or replays the final answer).
+ * tracing and metrics (outermost: every cold start, and the final answer) -> headers -> request id
+ * -> CORS -> error envelope -> database -> auth -> rate limit -> JSON body -> validation
+ * -> organization/role/plan -> case rule -> idempotency key -> handler -> response envelope
+ * -> idempotency record (after the error envelope too: it stores or replays the final answer).
  */
 export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
   route: R,
@@ -107,6 +109,7 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
 ) {
   const origins = corsOrigins();
   const handler = middy<ApiEvent, ApiResult, Error, ApiContext>()
+    .use(observability<ApiEvent, ApiResult, ApiContext>())
     .use(httpHeaderNormalizer())
     .use(requestContext())
     .use(

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { logger } from '../log';
+import { edgeClientIp, originVerifyValue } from './edge';
 import type { ApiContext, ApiEvent, ApiMiddleware, ApiRequest } from './types';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -13,9 +14,13 @@ export function requestIdOf(event: ApiEvent, context: ApiContext): string {
   return event.requestContext.requestId;
 }
 
-/** Gives every request an id (the client's x-request-id when sane) and the caller's IP. */
+/**
+ * Gives every request an id (the client's x-request-id when sane) and the caller's IP: API
+ * Gateway's sourceIp, or behind the edge (ORIGIN_VERIFY_SECRET set) the viewer CloudFront names,
+ * after refusing (403) a request that did not come through CloudFront (lib/http/edge.ts).
+ */
 export function requestContext(): ApiMiddleware {
-  const before = (request: ApiRequest) => {
+  const before = async (request: ApiRequest) => {
     const { event, context } = request;
     const requestId = requestIdOf(event, context);
     context.api = {
@@ -24,6 +29,8 @@ export function requestContext(): ApiMiddleware {
       userAgent: event.headers?.['user-agent'],
     };
     logger.appendKeys({ requestId });
+    const originVerify = await originVerifyValue();
+    if (originVerify) context.api.ip = edgeClientIp(event, originVerify);
   };
   const after = (request: ApiRequest) => {
     if (request.response) {

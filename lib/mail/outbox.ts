@@ -4,6 +4,8 @@ import { db, type Executor } from '../db/client';
 import { emailOutbox } from '../db/schema';
 import type { AfterCommit } from '../db/transaction';
 import { logger } from '../log';
+import * as businessMetrics from '../observability/metrics';
+import { normalizeAddress, suppressedAddresses } from './suppression';
 import { type MailMessage, mailTransport } from './transport';
 
 export const MAX_ATTEMPTS = 8;
@@ -49,7 +51,11 @@ export async function deliverDueEmails(limit = 50): Promise<number> {
   return deliverEmails(due.map((row) => row.id));
 }
 
-/** Claims the given messages (lease), sends them, and records each outcome. Returns how many were sent. */
+/**
+ * Claims the given messages (lease), sends them, and records each outcome. Returns how many were
+ * sent. A message to a suppressed address (lib/mail/suppression.ts) is not sent: it is marked
+ * `suppressed` and kept, and never retried.
+ */
 export async function deliverEmails(ids: string[]): Promise<number> {
   const claimed = await db()
     .update(emailOutbox)
@@ -66,8 +72,18 @@ export async function deliverEmails(ids: string[]): Promise<number> {
       ),
     )
     .returning();
+  const suppressed = await suppressedAddresses(claimed.map((message) => message.toAddress));
   const sentIds: string[] = [];
   for (const message of claimed) {
+    const reason = suppressed.get(normalizeAddress(message.toAddress));
+    if (reason) {
+      await db()
+        .update(emailOutbox)
+        .set({ status: 'suppressed', lastError: `address suppressed (${reason})` })
+        .where(eq(emailOutbox.id, message.id));
+      logger.info('email to a suppressed address not sent', { outboxId: message.id, reason });
+      continue;
+    }
     try {
       await mailTransport().send({
         to: message.toAddress,
@@ -89,6 +105,7 @@ export async function deliverEmails(ids: string[]): Promise<number> {
         })
         .where(eq(emailOutbox.id, message.id));
       logger.warn('email delivery failed', { outboxId: message.id, attempt: message.attempts, finalAttempt });
+      businessMetrics.mailFailed(finalAttempt);
     }
   }
   if (sentIds.length > 0) {
@@ -97,5 +114,6 @@ export async function deliverEmails(ids: string[]): Promise<number> {
       .set({ status: 'sent', sentAt: now(), lastError: null })
       .where(inArray(emailOutbox.id, sentIds));
   }
+  businessMetrics.mailsSent(sentIds.length);
   return sentIds.length;
 }

@@ -2,6 +2,7 @@ import { appendFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { now } from '../clock';
 import { config } from '../config';
+import { traced } from '../observability/tracing';
 
 export interface MailMessage {
   to: string;
@@ -38,18 +39,24 @@ export class LocalMailSink implements MailTransport {
   }
 }
 
-/** Amazon SES; the SDK is imported on first send so routes that never mail don't load it. */
+/**
+ * Amazon SES; the SDK is imported on first send so routes that never mail don't load it. Every
+ * message goes through the configuration set SES_CONFIGURATION_SET (bounce and complaint events,
+ * lib/mail/suppression.ts). The SDK takes the region from AWS_REGION and an endpoint override
+ * from AWS_ENDPOINT_URL_SES (the tests point it at an emulator).
+ */
 export class SesMailTransport implements MailTransport {
   private client: Promise<{ send(message: MailMessage): Promise<void> }> | undefined;
 
   async send(message: MailMessage): Promise<void> {
     this.client ??= import('@aws-sdk/client-ses').then(({ SESClient, SendEmailCommand }) => {
-      const ses = new SESClient({});
+      const ses = traced(new SESClient({}));
       return {
         async send(mail: MailMessage) {
           await ses.send(
             new SendEmailCommand({
               Source: config().MAIL_FROM,
+              ConfigurationSetName: config().SES_CONFIGURATION_SET,
               Destination: { ToAddresses: [mail.to] },
               Message: {
                 Subject: { Data: mail.subject, Charset: 'UTF-8' },

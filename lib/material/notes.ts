@@ -9,6 +9,7 @@ import { db, type Tx } from '../db/client';
 import { cases, devices, deviceNotes, evidenceObjects, storageReservations } from '../db/schema';
 import { transaction } from '../db/transaction';
 import { InvalidInputError } from '../errors';
+import * as businessMetrics from '../observability/metrics';
 import type { PlanUsage } from '../organizations/active-plan';
 import type { OrganizationContext } from '../organizations/context';
 import {
@@ -154,6 +155,7 @@ export async function importCaseNotes(
     throw error;
   });
   const skipped = input.notes.length - imported;
+  businessMetrics.itemsImported('device-notes', imported);
   return {
     isSuccess: true,
     message: `Imported ${imported} note(s) from device ${input.deviceId}${skipped ? `; ${skipped} already imported` : ''}`,

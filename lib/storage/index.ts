@@ -1,4 +1,4 @@
-import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { type FileHandle, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { addSeconds, now } from '../clock';
 import { config, selfLink } from '../config';
+import { traced } from '../observability/tracing';
 import { localSecret } from '../secrets';
 
 /**
@@ -28,7 +29,10 @@ export interface ObjectStorage {
   /**
    * A time-limited URL that uploads the object with one PUT of exactly `size` bytes, without
    * credentials. The upload must send `content-type: <contentType>` and `content-length: <size>`
-   * (S3 signs both into the URL; the local store holds it to the type and to at most `size` bytes).
+   * (S3 signs both into the URL; the local store holds it to the type and to at most `size` bytes),
+   * and `content-md5: <base64 of the body's MD5>`: the cloud bucket is under S3 Object Lock, which
+   * refuses an upload without an integrity header (Content-MD5 is the one a presigned URL allows
+   * unsigned). A body that does not match it is refused (400 BadDigest), by the local store too.
    */
   uploadUrl(key: string, file: { contentType: string; size: number }, expiresInSeconds: number): Promise<string>;
   /** The object's size in bytes; null when there is no such object. */
@@ -59,6 +63,15 @@ export const MAX_UPLOAD_LINK_BYTES = 5 * 1024 ** 3;
 const PART_SIZE = 8 * 1024 * 1024;
 const PARTS_IN_FLIGHT = 4;
 
+/**
+ * The checksum every server-side write sends (PutObject, and CreateMultipartUpload and each
+ * UploadPart of a streamed upload): the bucket's Object Lock default retention refuses a write
+ * without Content-MD5 or an x-amz checksum. Named on the request, it is sent whatever the client's
+ * `requestChecksumCalculation` (the emulator's config says WHEN_REQUIRED); bodies are buffers
+ * (lib-storage buffers each part), so it travels as a header, not as an aws-chunked trailer.
+ */
+const WRITE_CHECKSUM = { ChecksumAlgorithm: 'CRC32' } as const;
+
 function assertByteOffset(start: number): void {
   if (!Number.isSafeInteger(start) || start < 0) throw new Error(`Invalid read offset ${start}`);
 }
@@ -84,14 +97,15 @@ export class S3Storage implements ObjectStorage {
   ) {}
 
   private s3() {
-    this.client ??= import('@aws-sdk/client-s3').then(({ S3Client }) => new S3Client(this.clientConfig));
+    this.client ??= import('@aws-sdk/client-s3').then(({ S3Client }) => traced(new S3Client(this.clientConfig)));
     return this.client;
   }
 
   /**
    * The client that signs links. With the SDK's default (checksums whenever supported) a presigned
    * PUT carries the CRC32 of the empty body it was signed without (`x-amz-checksum-crc32=AAAAAA==`),
-   * and S3 refuses every real upload to it; checksums only where an operation requires them.
+   * and S3 refuses every real upload to it; checksums only where an operation requires them. Not
+   * traced: X-Ray's trace header would be signed into the link, and the uploader does not send it.
    */
   private presigner() {
     this.presigningClient ??= import('@aws-sdk/client-s3').then(
@@ -109,6 +123,7 @@ export class S3Storage implements ObjectStorage {
         Body: body,
         ContentType: contentType,
         ServerSideEncryption: 'aws:kms',
+        ...WRITE_CHECKSUM,
       }),
     );
   }
@@ -119,7 +134,14 @@ export class S3Storage implements ObjectStorage {
     // is aborted (and the bucket's lifecycle rule removes any parts an abort leaves behind).
     await new Upload({
       client: await this.s3(),
-      params: { Bucket: this.bucket, Key: key, Body: body, ContentType: contentType, ServerSideEncryption: 'aws:kms' },
+      params: {
+        Bucket: this.bucket,
+        Key: key,
+        Body: body,
+        ContentType: contentType,
+        ServerSideEncryption: 'aws:kms',
+        ...WRITE_CHECKSUM,
+      },
       partSize: PART_SIZE,
       queueSize: PARTS_IN_FLIGHT,
     }).done();
@@ -192,6 +214,13 @@ export class S3Storage implements ObjectStorage {
   }
 }
 
+/** The 16 bytes a Content-MD5 header carries (base64, as S3 takes it); null when it is not that. */
+function md5Digest(header: string): Buffer | null {
+  const trimmed = header.trim();
+  if (!/^[A-Za-z0-9+/]{22}==$/.test(trimmed)) return null;
+  return Buffer.from(trimmed, 'base64');
+}
+
 /** Longest object key accepted (S3's limit is 1,024 bytes). */
 const MAX_KEY_LENGTH = 1024;
 
@@ -248,14 +277,18 @@ export class DirectoryStorage implements ObjectStorage {
     await this.streamInto(key, [body]);
   }
 
-  /** Streams `stages` (a source, then transforms) into the key's file through a temporary file. */
-  private async streamInto(key: string, stages: [Readable, ...Transform[]]): Promise<void> {
+  /**
+   * Streams `stages` (a source, then transforms) into the key's file through a temporary file;
+   * `beforeCommit` may still refuse the complete body (by throwing) before it takes the key.
+   */
+  private async streamInto(key: string, stages: [Readable, ...Transform[]], beforeCommit?: () => void): Promise<void> {
     const path = this.pathOf(key);
     await mkdir(dirname(path), { recursive: true });
     // Beside the object (same file system, so the rename is atomic), under a name no reader asks for.
     const partial = join(dirname(path), `.${basename(path)}.${randomUUID()}.partial`);
     try {
       await pipeline([...stages, createWriteStream(partial, { flags: 'wx' })]);
+      beforeCommit?.();
       await rename(partial, path);
     } catch (error) {
       await rm(partial, { force: true });
@@ -285,32 +318,42 @@ export class DirectoryStorage implements ObjectStorage {
   /**
    * Stores the body of a signed, unexpired upload link (the local server's /_local/uploads/{key}):
    * 'stored', or why not. Streamed into place, never held whole (an uploaded export of several
-   * GB), and refused ('too-large', nothing stored) once it passes the link's size.
+   * GB), and refused ('too-large', nothing stored) once it passes the link's size. A `contentMd5`
+   * (the request's Content-MD5 header) is checked as S3 checks it: not the base64 of 16 bytes, or
+   * not the MD5 of the body, is 'bad-digest' and nothing is stored.
    */
   async writeSignedStream(
     key: string,
-    link: { expires: number; size: number; signature: string; contentType: string },
+    link: { expires: number; size: number; signature: string; contentType: string; contentMd5?: string },
     body: Readable,
-  ): Promise<'stored' | 'forbidden' | 'too-large'> {
+  ): Promise<'stored' | 'forbidden' | 'too-large' | 'bad-digest'> {
     if (
       !isSafeObjectKey(key) ||
       !Number.isSafeInteger(link.size) ||
       !this.isValidLink(`PUT\n${key}\n${link.contentType}\n${link.size}`, link.expires, link.signature)
     )
       return 'forbidden';
+    const expectedMd5 = link.contentMd5 === undefined ? undefined : md5Digest(link.contentMd5);
+    if (expectedMd5 === null) return 'bad-digest';
     let received = 0;
+    const md5 = createHash('md5');
     const tooLarge = new Error('The body is larger than the link allows');
+    const badDigest = new Error('The body does not match its Content-MD5');
     const counted = new Transform({
       transform(chunk: Buffer, _encoding, done) {
         received += chunk.length;
+        md5.update(chunk);
         done(received > link.size ? tooLarge : null, chunk);
       },
     });
     try {
-      await this.streamInto(key, [body, counted]);
+      await this.streamInto(key, [body, counted], () => {
+        if (expectedMd5 && !md5.digest().equals(expectedMd5)) throw badDigest;
+      });
       return 'stored';
     } catch (error) {
       if (error === tooLarge) return 'too-large';
+      if (error === badDigest) return 'bad-digest';
       throw error;
     }
   }

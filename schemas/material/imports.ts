@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { IMPORT_KINDS } from '../../lib/material/importers/batch';
 import { DateTime, Id, IdText } from '../common/fields';
 import { PageEntity, PagingQuery } from '../common/paging';
+import { UploadHeaders } from './material';
 
 /** Largest upload: one presigned PUT stores at most 5 GiB in S3. */
 export const MAX_IMPORT_BYTES = 5 * 1024 ** 3;
@@ -80,8 +81,7 @@ export const CreateImportResponseEntity = z
     upload: z.object({
       method: z.literal('PUT'),
       url: z.string(),
-      /** Headers the upload must carry exactly (the link is signed over them). */
-      headers: z.record(z.string(), z.string()),
+      headers: UploadHeaders,
       expiresAt: DateTime,
     }),
   })

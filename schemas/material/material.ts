@@ -3,6 +3,16 @@ import { DEVICE_TYPES } from '../../lib/organizations/device-types';
 import { DateTime, Id, IdText, QueryBoolean } from '../common/fields';
 import { PageEntity, PagingQuery, QueryList } from '../common/paging';
 
+/**
+ * The headers an upload link's PUT must carry exactly (the link is signed over them), plus
+ * `Content-MD5`, which only the client can compute: the evidence bucket is under S3 Object Lock,
+ * which refuses an upload without it (and a body that does not match it, 400).
+ */
+export const UploadHeaders = z.record(z.string(), z.string()).register(z.globalRegistry, {
+  description:
+    'Headers the PUT must carry exactly (the link is signed over them). Also send Content-MD5, the base64 MD5 of the body: the bucket is under S3 Object Lock and refuses an upload without it; a body that does not match it is refused with 400.',
+});
+
 const Address = z.object({ name: z.optional(z.string()), email: z.optional(z.string()) });
 
 export const AttachmentEntity = z
@@ -285,8 +295,7 @@ export const AttachmentUploadsResponseEntity = z
         key: z.string(),
         method: z.literal('PUT'),
         url: z.string(),
-        /** Headers the upload must carry exactly (the link is signed over them). */
-        headers: z.record(z.string(), z.string()),
+        headers: UploadHeaders,
         expiresAt: DateTime,
       }),
     ),

@@ -98,7 +98,7 @@ describe('the synthesized stack', () => {
         routeList.some((route) => fn.Properties.Description?.startsWith(`${route.method} ${route.path}:`)),
       );
       expect(routeFunctions).toHaveLength(routeList.length);
-      expect(functions).toHaveLength(routeList.length + 3); // + maintenance, migrations, import worker
+      expect(functions).toHaveLength(routeList.length + 4); // + maintenance, migrations, import worker, mail events
       for (const route of routeList) {
         const { fn } = routeFunction(stack, route);
         expect(fn.Properties).toMatchObject({
@@ -199,7 +199,7 @@ describe('the synthesized stack', () => {
     }
     const [prodParent] = templates.get(prod)!;
     prodParent!.hasResource('AWS::RDS::DBInstance', {
-      DeletionPolicy: 'Retain',
+      DeletionPolicy: 'RetainExceptOnCreate',
       Properties: Match.objectLike({ DeletionProtection: true, MultiAZ: true }),
     });
     const [devParent] = templates.get(dev)!;
@@ -223,7 +223,7 @@ describe('the synthesized stack', () => {
       });
       expect(bucket.Properties.VersioningConfiguration).toEqual({ Status: 'Enabled' });
       expect(bucket.Properties.LoggingConfiguration).toBeDefined();
-      expect(bucket.DeletionPolicy).toBe(stack.settings.retainData ? 'Retain' : 'Delete');
+      expect(bucket.DeletionPolicy).toBe(stack.settings.retainData ? 'RetainExceptOnCreate' : 'Delete');
       parent!.hasResourceProperties('AWS::S3::BucketPolicy', {
         Bucket: { Ref: bucketId },
         PolicyDocument: {
@@ -268,6 +268,8 @@ describe('the synthesized stack', () => {
       'logs:CreateLogStream',
       'logs:PutLogEvents',
       'secretsmanager:GetSecretValue',
+      'xray:PutTelemetryRecords',
+      'xray:PutTraceSegments',
     ]);
     expect(secretNames(login.role).join()).toMatch(/AppDatabaseCredentials.*JwtSigningKey/);
     expect(secretNames(login.role).join()).not.toMatch(/Stripe/);
@@ -278,7 +280,11 @@ describe('the synthesized stack', () => {
     expect(actionsOf(register.role)).toContain('ses:SendEmail');
     expect(secretNames(register.role).join()).toMatch(/Stripe/);
     const ses = statementsOf(register.role).find((s) => s.actions.includes('ses:SendEmail'))!;
-    expect(ses.resources).toEqual([`arn:aws:ses:us-east-1:000000000000:identity/${environments.dev.mail.domain}`]);
+    expect(ses.resources[0]).toEqual(
+      `arn:aws:ses:us-east-1:${environments.dev.account}:identity/${environments.dev.mail.domain}`,
+    );
+    // and the configuration set (test/infra/mail.test.ts)
+    expect(JSON.stringify(ses.resources.slice(1))).toMatch(/:configuration-set\//);
 
     const report = routeList.find((r) => r.operationId === 'createBillingReport');
     if (report) {
@@ -287,10 +293,10 @@ describe('the synthesized stack', () => {
       expect(s3.flatMap((s) => s.actions).sort()).toEqual(['s3:GetObject', 's3:PutObject']);
       for (const statement of s3)
         expect(statement.resources).toEqual([
-          `arn:aws:s3:::case-evidence-dev-objects-000000000000-us-east-1/reports/*`,
+          `arn:aws:s3:::case-evidence-dev-objects-111111111111-us-east-1/reports/*`,
         ]);
       expect(fn.Properties.Environment.Variables.STORAGE_BUCKET).toBe(
-        'case-evidence-dev-objects-000000000000-us-east-1',
+        'case-evidence-dev-objects-111111111111-us-east-1',
       );
     }
 
@@ -299,14 +305,14 @@ describe('the synthesized stack', () => {
     const importS3 = statementsOf(importNotes.role).filter((s) => s.actions.some((a) => a.startsWith('s3:')));
     expect(importS3.flatMap((s) => s.actions)).toEqual(['s3:GetObject']);
     expect(importS3.flatMap((s) => s.resources)).toEqual([
-      `arn:aws:s3:::case-evidence-dev-objects-000000000000-us-east-1/cases/*`,
+      `arn:aws:s3:::case-evidence-dev-objects-111111111111-us-east-1/cases/*`,
     ]);
     // Its upload links are presigned PUTs: the signing role may put objects there, nothing else.
     const uploads = routeFunction(dev, routeList.find((r) => r.operationId === 'createAttachmentUploads')!);
     const uploadS3 = statementsOf(uploads.role).filter((s) => s.actions.some((a) => a.startsWith('s3:')));
     expect(uploadS3.flatMap((s) => s.actions)).toEqual(['s3:PutObject']);
     expect(uploadS3.flatMap((s) => s.resources)).toEqual([
-      `arn:aws:s3:::case-evidence-dev-objects-000000000000-us-east-1/cases/*`,
+      `arn:aws:s3:::case-evidence-dev-objects-111111111111-us-east-1/cases/*`,
     ]);
 
     // Imports: the upload link is a presigned PUT, start checks the uploaded size, retry touches no object.
@@ -314,7 +320,7 @@ describe('the synthesized stack', () => {
       const { role } = routeFunction(dev, routeList.find((r) => r.operationId === operationId)!);
       return statementsOf(role).filter((s) => s.actions.some((a) => a.startsWith('s3:')));
     };
-    const casesObjects = ['arn:aws:s3:::case-evidence-dev-objects-000000000000-us-east-1/cases/*'];
+    const casesObjects = ['arn:aws:s3:::case-evidence-dev-objects-111111111111-us-east-1/cases/*'];
     expect(s3Of('createImport')).toEqual([{ actions: ['s3:PutObject'], resources: casesObjects }]);
     expect(s3Of('startImport')).toEqual([{ actions: ['s3:GetObject'], resources: casesObjects }]);
     for (const operationId of ['retryImport', 'listImports', 'getImport']) expect(s3Of(operationId)).toEqual([]);
@@ -359,7 +365,7 @@ describe('the synthesized stack', () => {
       const workerId = stack.getLogicalId(worker.function.node.defaultChild as CfnElement);
 
       // Queues: the visibility timeout covers six worker timeouts (AWS's guidance for Lambda event sources).
-      expect(resourcesOf(stack, 'AWS::SQS::Queue')).toHaveLength(2);
+      expect(resourcesOf(stack, 'AWS::SQS::Queue')).toHaveLength(3); // + MaintenanceFailures (test/infra/alarms.test.ts)
       expect(resources[queueId].Properties).toMatchObject({
         SqsManagedSseEnabled: true,
         VisibilityTimeout: 6 * 900,
@@ -395,7 +401,7 @@ describe('the synthesized stack', () => {
       expect(fn.Properties.VpcConfig.SubnetIds).toHaveLength(2);
       expect(fn.Properties.Environment.Variables).toMatchObject({
         IMPORT_QUEUE_URL: { Ref: queueId },
-        STORAGE_BUCKET: `case-evidence-${stack.settings.name}-objects-000000000000-us-east-1`,
+        STORAGE_BUCKET: `case-evidence-${stack.settings.name}-objects-${stack.settings.account}-us-east-1`,
         DB_STATEMENT_TIMEOUT_MS: '60000',
       });
       // The young-generation cap the import benchmark's memory figure was measured with.
@@ -444,7 +450,7 @@ describe('the synthesized stack', () => {
     const s3 = statementsOf(worker.role).filter((s) => s.actions.some((a) => a.startsWith('s3:')));
     expect(s3.flatMap((s) => s.actions).sort()).toEqual(['s3:AbortMultipartUpload', 's3:GetObject', 's3:PutObject']);
     expect([...new Set(s3.flatMap((s) => s.resources))]).toEqual([
-      'arn:aws:s3:::case-evidence-dev-objects-000000000000-us-east-1/cases/*',
+      'arn:aws:s3:::case-evidence-dev-objects-111111111111-us-east-1/cases/*',
     ]);
     const [parent] = templates.get(dev)!;
     const consume = Object.values(parent!.findResources('AWS::IAM::Policy')).filter((policy: any) =>
@@ -469,7 +475,13 @@ describe('the synthesized stack', () => {
       const [parent] = templates.get(stack)!;
       const topic = stack.resolve((stack.alarmTopic as any).topicArn);
       const alarms = Object.values(parent!.findResources('AWS::CloudWatch::Alarm')).map((a: any) => a.Properties);
-      const deadLetters = alarms.find((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible');
+      const deadLetters = alarms.find(
+        (a) =>
+          a.MetricName === 'ApproximateNumberOfMessagesVisible' &&
+          JSON.stringify(a.Dimensions).includes(
+            stack.getLogicalId(stack.importQueue.deadLetterQueue.node.defaultChild as CfnElement),
+          ),
+      );
       expect(deadLetters).toMatchObject({
         Namespace: 'AWS/SQS',
         Dimensions: [
@@ -511,7 +523,7 @@ describe('the synthesized stack', () => {
   it('alarms on 5xx rate, throttles and p99 latency of every route', () => {
     for (const stack of [dev, prod]) {
       const alarms = resourcesOf(stack, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
-      expect(alarms).toHaveLength(routeList.length * 3 + 2); // + the import worker's two
+      expect(alarms).toHaveLength(routeList.length * 3 + 2 + 2 + 7 + 1); // + import worker 2, maintenance 2, database and proxy 7, mail events 1
       for (const route of routeList) {
         const mine = alarms.filter((alarm) => alarm.AlarmDescription.startsWith(`${route.operationId} (`));
         expect(mine.map((alarm) => alarm.MetricName ?? 'math').sort(), route.operationId).toEqual([

@@ -28,10 +28,7 @@ export interface Synthesized {
  * given routes (`-c routes=`, default two), real bundles and cdk-nag as `npm run synth` runs them.
  * test/infra/stack.test.ts is the one full synth (every route).
  */
-export function synthesize(
-  environments: EnvironmentName[],
-  routes: string[] = ['login', 'getProfile'],
-): Synthesized {
+export function synthesize(environments: EnvironmentName[], routes: string[] = ['login', 'getProfile']): Synthesized {
   const outdir = mkdtempSync(join(tmpdir(), 'cebs-synth-'));
   const { app, stacks } = buildApp({
     environmentNames: environments,

@@ -5,6 +5,7 @@ import { addSeconds, now, testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import { emailOutbox } from '../../lib/db/schema';
 import { MAX_ATTEMPTS } from '../../lib/mail/outbox';
+import { suppress } from '../../lib/mail/suppression';
 import { type MailMessage, useMailTransport } from '../../lib/mail/transport';
 import { runMaintenance } from '../../lib/maintenance';
 import { uniqueEmail } from '../harness/actors';
@@ -91,5 +92,73 @@ describe('email outbox', () => {
     testClock.advance(61);
     await runMaintenance();
     expect(mailSink.messages.filter((m) => m.to === email)).toHaveLength(1);
+  });
+
+  it('does not send to a suppressed address: the message is kept, marked suppressed, and never retried', async () => {
+    // Prepare: the address bounced permanently before (SES reports it lowercased or not)
+    const email = uniqueEmail('suppressed');
+    await suppress([{ address: email.toUpperCase() }], { reason: 'bounce', at: now(), feedbackId: 'f-1' });
+    // Act: the user registers, which queues a verification email
+    const registered = await invoke(routes.register, {
+      body: { name: 'Sup Pressed', email, password: 'outbox-password', acceptTerms: true },
+    });
+    // Assess: the request succeeded, nothing reached the mail service, the row records why
+    expectData(registered);
+    expect(mailSink.messages.filter((m) => m.to === email)).toHaveLength(0);
+    const [row] = await outboxRowsTo(email);
+    expect(row).toMatchObject({
+      status: 'suppressed',
+      attempts: 1,
+      lastError: 'address suppressed (bounce)',
+      sentAt: null,
+      subject: 'Verify your email address',
+    });
+    testClock.advance(3600);
+    await runMaintenance();
+    expect(mailSink.messages.filter((m) => m.to === email)).toHaveLength(0);
+    expect((await outboxRowsTo(email))[0]).toMatchObject({ status: 'suppressed', attempts: 1 });
+  });
+
+  it('stops retrying a message whose address was suppressed after it was queued', async () => {
+    useMailTransport(failingTransport);
+    const email = uniqueEmail('complains-later');
+    expectData(
+      await invoke(routes.register, {
+        body: { name: 'Later', email, password: 'outbox-password', acceptTerms: true },
+      }),
+    );
+    expect((await outboxRowsTo(email))[0]).toMatchObject({ status: 'pending', attempts: 1 });
+    await suppress([{ address: email }], { reason: 'complaint', at: now(), feedbackId: 'f-2' });
+    useMailTransport(mailSink);
+    testClock.advance(31);
+    await runMaintenance();
+    expect(mailSink.messages.filter((m) => m.to === email)).toHaveLength(0);
+    expect((await outboxRowsTo(email))[0]).toMatchObject({
+      status: 'suppressed',
+      attempts: 2,
+      lastError: 'address suppressed (complaint)',
+    });
+  });
+
+  it('still sends to other recipients of the same delivery', async () => {
+    const blocked = uniqueEmail('blocked');
+    const fine = uniqueEmail('fine');
+    await suppress([{ address: blocked }], { reason: 'bounce', at: now(), feedbackId: 'f-3' });
+    await db()
+      .insert(emailOutbox)
+      .values(
+        [blocked, fine].map((toAddress) => ({
+          toAddress,
+          subject: 'Both',
+          textBody: 't',
+          htmlBody: '<p>t</p>',
+          nextAttemptAt: now(),
+        })),
+      );
+    expect(await runMaintenance()).toMatchObject({ emailsSent: 1 });
+    expect(mailSink.messages.filter((m) => m.to === fine)).toHaveLength(1);
+    expect(mailSink.messages.filter((m) => m.to === blocked)).toHaveLength(0);
+    expect((await outboxRowsTo(blocked))[0]).toMatchObject({ status: 'suppressed' });
+    expect((await outboxRowsTo(fine))[0]).toMatchObject({ status: 'sent' });
   });
 });

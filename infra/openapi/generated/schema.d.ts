@@ -1583,6 +1583,7 @@ export interface components {
                 /** @constant */
                 method: "PUT";
                 url: string;
+                /** @description Headers the PUT must carry exactly (the link is signed over them). Also send Content-MD5, the base64 MD5 of the body: the bucket is under S3 Object Lock and refuses an upload without it; a body that does not match it is refused with 400. */
                 headers: {
                     [key: string]: string;
                 };
@@ -1893,6 +1894,7 @@ export interface components {
                 /** @constant */
                 method: "PUT";
                 url: string;
+                /** @description Headers the PUT must carry exactly (the link is signed over them). Also send Content-MD5, the base64 MD5 of the body: the bucket is under S3 Object Lock and refuses an upload without it; a body that does not match it is refused with 400. */
                 headers: {
                     [key: string]: string;
                 };

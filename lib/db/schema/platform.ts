@@ -15,8 +15,11 @@ export const emailOutbox = pgTable(
     subject: text('subject').notNull(),
     textBody: text('text_body').notNull(),
     htmlBody: text('html_body').notNull(),
-    /** pending -> sending (leased until next_attempt_at) -> sent, or failed after the last attempt. */
-    status: text('status', { enum: ['pending', 'sending', 'sent', 'failed'] })
+    /**
+     * pending -> sending (leased until next_attempt_at) -> sent, or failed after the last attempt,
+     * or suppressed: never sent because the address is in email_suppressions (the row stays).
+     */
+    status: text('status', { enum: ['pending', 'sending', 'sent', 'failed', 'suppressed'] })
       .notNull()
       .default('pending'),
     attempts: integer('attempts').notNull().default(0),
@@ -26,6 +29,32 @@ export const emailOutbox = pgTable(
     ...timestamps,
   },
   (t) => [index('email_outbox_due_idx').on(t.status, t.nextAttemptAt)],
+);
+
+/**
+ * Addresses the service no longer mails: SES reported a permanent bounce or a complaint for them
+ * (lib/mail/suppression.ts). The outbox marks messages to them `suppressed` instead of sending.
+ * Delete a row to lift the suppression.
+ */
+export const emailSuppressions = pgTable(
+  'email_suppressions',
+  {
+    /** Lowercased (a check constraint holds every writer to that). */
+    address: text('address').primaryKey(),
+    /** The latest event's kind: `bounce` (permanent) or `complaint`. */
+    reason: text('reason', { enum: ['bounce', 'complaint'] }).notNull(),
+    firstEventAt: timestamptz('first_event_at').notNull(),
+    lastEventAt: timestamptz('last_event_at').notNull(),
+    /** SES feedback id of the latest event (support cases with AWS quote it). */
+    feedbackId: text('feedback_id').notNull(),
+    /** What SES said: bounce subtype and diagnostic code, or the complaint feedback type. */
+    detail: text('detail'),
+    ...timestamps,
+  },
+  (t) => [
+    check('email_suppressions_address_lowercase', sql`${t.address} = lower(${t.address})`),
+    check('email_suppressions_reason', sql`${t.reason} in ('bounce', 'complaint')`),
+  ],
 );
 
 /** Fixed one-minute windows per key (client IP or user); one upsert per request. */

@@ -4,6 +4,7 @@ import { config } from '../../config';
 import { db } from '../../db/client';
 import { evidenceImports } from '../../db/schema';
 import { logger } from '../../log';
+import { traced } from '../../observability/tracing';
 import type { ImportRunOutcome } from './run';
 
 /** What the in-process worker runs for one import: runImport (lib/material/imports/run.ts). */
@@ -33,7 +34,7 @@ export async function enqueueImport(importId: string): Promise<void> {
   const queueUrl = config().IMPORT_QUEUE_URL;
   if (queueUrl) {
     const { SQSClient, SendMessageCommand } = await import('@aws-sdk/client-sqs');
-    sqs ??= new SQSClient({});
+    sqs ??= traced(new SQSClient({}));
     await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify({ importId }) }));
     return;
   }

@@ -6,6 +6,7 @@ import { db, type Tx } from '../../db/client';
 import { evidenceImports, evidenceObjects } from '../../db/schema';
 import { transaction } from '../../db/transaction';
 import { DomainError } from '../../errors';
+import * as businessMetrics from '../../observability/metrics';
 import { objectStorage } from '../../storage';
 import { hashStream } from '../evidence-hash';
 import { type CommittedBatch, MalformedImportError } from '../importers/batch';
@@ -102,7 +103,7 @@ async function finishImport(
   job: ImportRow,
   outcome: { status: 'succeeded' } | { status: 'failed'; code: string; message: string; itemIndex?: number },
 ): Promise<ImportRow> {
-  return transaction(async (tx) => {
+  return transaction(async (tx, afterCommit) => {
     const failed = outcome.status === 'failed' ? outcome : null;
     const [row] = await tx
       .update(evidenceImports)
@@ -130,6 +131,7 @@ async function finishImport(
         ...(failed ? { error: failed.code, itemIndex: failed.itemIndex ?? null } : {}),
       },
     });
+    afterCommit(async () => businessMetrics.importFinished(job.kind, outcome.status, row!.itemsImported));
     return row!;
   });
 }
