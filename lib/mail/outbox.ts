@@ -74,13 +74,11 @@ export async function deliverEmails(ids: string[]): Promise<number> {
     .returning();
   const suppressed = await suppressedAddresses(claimed.map((message) => message.toAddress));
   const sentIds: string[] = [];
+  const suppressedIds = new Map<string, string[]>();
   for (const message of claimed) {
     const reason = suppressed.get(normalizeAddress(message.toAddress));
     if (reason) {
-      await db()
-        .update(emailOutbox)
-        .set({ status: 'suppressed', lastError: `address suppressed (${reason})` })
-        .where(eq(emailOutbox.id, message.id));
+      suppressedIds.set(reason, [...(suppressedIds.get(reason) ?? []), message.id]);
       logger.info('email to a suppressed address not sent', { outboxId: message.id, reason });
       continue;
     }
@@ -108,6 +106,12 @@ export async function deliverEmails(ids: string[]): Promise<number> {
       businessMetrics.mailFailed(finalAttempt);
     }
   }
+  // One statement per suppression reason (bounce, complaint), whatever the batch size.
+  for (const [reason, messageIds] of suppressedIds)
+    await db()
+      .update(emailOutbox)
+      .set({ status: 'suppressed', lastError: `address suppressed (${reason})` })
+      .where(inArray(emailOutbox.id, messageIds));
   if (sentIds.length > 0) {
     await db()
       .update(emailOutbox)
