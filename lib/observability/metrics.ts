@@ -1,6 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import { logger } from '../log';
 import { metricsEnabled } from './names';
+import { delegatingMiddleware, optionalModule } from './optional';
 
 /**
  * The service's business metrics (CloudWatch namespace `CaseEvidence`, dimensions `service` and
@@ -12,30 +13,13 @@ import { metricsEnabled } from './names';
  * charge or import is never counted. The list, with what each means, is in infra/README.md.
  */
 
-type Emf = typeof import('./emf');
-
-let emf: Emf | undefined;
-let loading: Promise<Emf | undefined> | undefined;
-
-/** Loads Powertools Metrics once when metrics are on; called at module load, so in Lambda it runs during init. */
-function loadMetrics(): Promise<Emf | undefined> {
-  loading ??= metricsEnabled()
-    ? import('./emf').then(
-        (loaded) => (emf = loaded),
-        (error) => {
-          logger.error('metrics not available', { error });
-          return undefined;
-        },
-      )
-    : Promise.resolve(undefined);
-  return loading;
-}
-void loadMetrics();
+const emf = optionalModule('metrics', metricsEnabled, () => import('./emf'));
 
 function add(name: string, value: number, dimensions?: Record<string, string>): void {
-  if (!emf || !Number.isFinite(value)) return;
+  const loaded = emf.current();
+  if (!loaded || !Number.isFinite(value)) return;
   try {
-    emf.add(name, value, dimensions);
+    loaded.add(name, value, dimensions);
   } catch (error) {
     // A metric is never worth failing the request (or the after-commit work) for.
     logger.warn('metric not recorded', { error, metric: name });
@@ -82,20 +66,5 @@ export function mailFailed(final: boolean): void {
  * failed. Does nothing when metrics are off.
  */
 export function metricsMiddleware<E, R, C extends import('aws-lambda').Context>(): MiddlewareObj<E, R, Error, C> {
-  let inner: ReturnType<Emf['middleware']> | undefined;
-  return {
-    name: 'metrics',
-    before: async (request) => {
-      const loaded = await loadMetrics();
-      if (!loaded) return;
-      inner ??= loaded.middleware();
-      await inner.before?.(request as never);
-    },
-    after: async (request) => {
-      await inner?.after?.(request as never);
-    },
-    onError: async (request) => {
-      await inner?.onError?.(request as never);
-    },
-  };
+  return delegatingMiddleware('metrics', emf, (loaded) => loaded.middleware());
 }

@@ -1,7 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { logger } from '../log';
 import { tracingEnabled } from './names';
+import { delegatingMiddleware, optionalModule } from './optional';
 
 /**
  * AWS X-Ray through Powertools Tracer (./xray.ts), loaded only where Lambda runs the function with
@@ -12,49 +12,17 @@ import { tracingEnabled } from './names';
  * (Stripe). Not traced: PostgreSQL (the X-Ray SDK instruments `pg`, not postgres.js).
  */
 
-type Xray = typeof import('./xray');
-
-let xray: Xray | undefined;
-let loading: Promise<Xray | undefined> | undefined;
-
-function loadTracing(): Promise<Xray | undefined> {
-  loading ??= tracingEnabled()
-    ? import('./xray').then(
-        (loaded) => (xray = loaded),
-        (error) => {
-          logger.error('tracing not available', { error });
-          return undefined;
-        },
-      )
-    : Promise.resolve(undefined);
-  return loading;
-}
-void loadTracing();
+const xray = optionalModule('tracing', tracingEnabled, () => import('./xray'));
 
 /**
  * An AWS SDK v3 client whose calls are traced; the client itself, untouched, where tracing is off.
  * Clients are made on first use inside an invocation, by when the tracer has loaded.
  */
 export function traced<T>(client: T): T {
-  return xray ? xray.captureClient(client) : client;
+  return xray.current()?.captureClient(client) ?? client;
 }
 
 /** middy middleware: the handler's X-Ray subsegment (Powertools captureLambdaHandler); nothing where tracing is off. */
 export function tracingMiddleware<E, R, C extends Context>(): MiddlewareObj<E, R, Error, C> {
-  let inner: ReturnType<Xray['middleware']> | undefined;
-  return {
-    name: 'tracing',
-    before: async (request) => {
-      const loaded = await loadTracing();
-      if (!loaded) return;
-      inner ??= loaded.middleware();
-      await inner.before?.(request as never);
-    },
-    after: async (request) => {
-      await inner?.after?.(request as never);
-    },
-    onError: async (request) => {
-      await inner?.onError?.(request as never);
-    },
-  };
+  return delegatingMiddleware('tracing', xray, (loaded) => loaded.middleware());
 }
