@@ -1,6 +1,5 @@
-import { CfnOutput, Duration, RemovalPolicy, type Stack } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
-import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { CfnOutput, RemovalPolicy, type Stack } from 'aws-cdk-lib';
+import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import {
@@ -14,7 +13,9 @@ import {
 } from 'aws-cdk-lib/aws-ses';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { LambdaSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { EnvironmentSettings } from '../environments';
+import { AsyncFailures } from './async-failures';
 import type { FunctionWiring } from './function-wiring';
 import type { Migration } from './migration';
 import { ServiceFunction } from './service-function';
@@ -117,15 +118,20 @@ export class Mail {
   }
 }
 
+/** SNS invokes asynchronously: a database failure is retried twice (recording is idempotent). */
+export const MAIL_EVENTS_RETRY_ATTEMPTS = 2;
+
 /**
  * The function that records SES bounces and complaints (infra/functions/mail-events.ts),
- * subscribed to the Mail event topic, with an alarm on its errors (an event it failed to record
- * three times is lost to our list; SES's account-level list still holds the address). Built in
- * the stack's scope (see Network).
+ * subscribed to the Mail event topic. An event it failed to record three times is kept in the
+ * `MailEventsFailures` queue (AsyncFailures), with alarms on that queue and on its errors; SES's
+ * account-level list holds the address meanwhile. Built in the stack's scope (see Network).
  */
 export class MailEvents {
   readonly function: ServiceFunction;
+  readonly failureQueue: Queue;
   readonly errorsAlarm: Alarm;
+  readonly failuresAlarm: Alarm;
 
   constructor(
     stack: Stack,
@@ -145,23 +151,21 @@ export class MailEvents {
       environment: wiring.environment,
       memoryMb: 256,
       timeoutSeconds: 30,
-      // SNS invokes asynchronously: a database failure is retried (recording is idempotent).
-      retryAttempts: 2,
     });
     this.function.function.node.addDependency(migration.resource);
     wiring.wire('mailEvents', this.function);
     mail.eventTopic.addSubscription(new LambdaSubscription(this.function.function));
 
-    this.errorsAlarm = new Alarm(stack, 'MailEventsErrors', {
-      alarmDescription:
-        'The mail-events function failed to record an SES bounce or complaint (database unreachable?); Lambda retries twice, then the event is lost to the suppression list',
-      metric: this.function.function.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
-      threshold: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
+    const failures = new AsyncFailures(stack, 'MailEvents', {
+      settings: props.settings,
+      function: this.function,
+      retryAttempts: MAIL_EVENTS_RETRY_ATTEMPTS,
+      alarmTopic,
+      failed:
+        'mail events: an SES bounce or complaint was not recorded after 3 attempts (database unreachable?); redrive it once the cause is fixed',
     });
-    this.errorsAlarm.addAlarmAction(new SnsAction(alarmTopic));
-    this.errorsAlarm.addOkAction(new SnsAction(alarmTopic));
+    this.failureQueue = failures.queue;
+    this.errorsAlarm = failures.errorsAlarm;
+    this.failuresAlarm = failures.failuresAlarm;
   }
 }

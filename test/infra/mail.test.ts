@@ -2,9 +2,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type CfnElement, NestedStack, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPOSITORY_ROOT } from '../../infra/bundling';
-import { assertMailSettings } from '../../infra/constructs/mail';
+import { assertMailSettings, MAIL_EVENTS_RETRY_ATTEMPTS } from '../../infra/constructs/mail';
 import { type EnvironmentName, environments } from '../../infra/environments';
 import type { CaseEvidenceStack } from '../../infra/stack';
 import { type Synthesized, synthesize } from './synth';
@@ -169,6 +170,29 @@ describe.each(ENVIRONMENTS)('mail in %s', (name) => {
     expect(alarm.Properties).toMatchObject({ Threshold: 1, Statistic: 'Sum', Period: 300 });
     expect(alarm.Properties.AlarmActions).toEqual([alarmTopic]);
     expect(alarm.Properties.OKActions).toEqual([alarmTopic]);
+
+    // An event it failed to record three times is kept (not dropped), and that alarms too.
+    const [, invokeConfig] = only(
+      Object.entries(parentOf(name).findResources('AWS::Lambda::EventInvokeConfig')).filter(
+        ([, c]) => JSON.stringify(c.Properties.FunctionName) === JSON.stringify({ Ref: fnId }),
+      ),
+    );
+    const failureQueueId = stack.getLogicalId(
+      (stack.node.findChild('MailEventsFailures') as Queue).node.defaultChild as CfnElement,
+    );
+    expect(invokeConfig.Properties).toMatchObject({
+      MaximumRetryAttempts: MAIL_EVENTS_RETRY_ATTEMPTS,
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [failureQueueId, 'Arn'] } } },
+    });
+    const [, queueAlarm] = only(
+      Object.entries(parentOf(name).findResources('AWS::CloudWatch::Alarm')).filter(
+        ([, a]) =>
+          a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible' &&
+          JSON.stringify(a.Properties.Dimensions) ===
+            JSON.stringify([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [failureQueueId, 'QueueName'] } }]),
+      ),
+    );
+    expect(queueAlarm.Properties).toMatchObject({ Threshold: 1, AlarmActions: [alarmTopic], OKActions: [alarmTopic] });
   });
 
   it('verifies the sender domain with DKIM, a custom MAIL FROM domain and the configuration set as default', () => {

@@ -365,7 +365,7 @@ describe('the synthesized stack', () => {
       const workerId = stack.getLogicalId(worker.function.node.defaultChild as CfnElement);
 
       // Queues: the visibility timeout covers six worker timeouts (AWS's guidance for Lambda event sources).
-      expect(resourcesOf(stack, 'AWS::SQS::Queue')).toHaveLength(3); // + MaintenanceFailures (test/infra/alarms.test.ts)
+      expect(resourcesOf(stack, 'AWS::SQS::Queue')).toHaveLength(4); // + MaintenanceFailures, MailEventsFailures (test/infra/alarms.test.ts, mail.test.ts)
       expect(resources[queueId].Properties).toMatchObject({
         SqsManagedSseEnabled: true,
         VisibilityTimeout: 6 * 900,
@@ -523,7 +523,7 @@ describe('the synthesized stack', () => {
   it('alarms on 5xx rate, throttles and p99 latency of every route', () => {
     for (const stack of [dev, prod]) {
       const alarms = resourcesOf(stack, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
-      expect(alarms).toHaveLength(routeList.length * 3 + 2 + 2 + 7 + 1); // + import worker 2, maintenance 2, database and proxy 7, mail events 1
+      expect(alarms).toHaveLength(routeList.length * 3 + 2 + 2 + 7 + 2); // + import worker 2, maintenance 2, database and proxy 7, mail events 2
       for (const route of routeList) {
         const mine = alarms.filter((alarm) => alarm.AlarmDescription.startsWith(`${route.operationId} (`));
         expect(mine.map((alarm) => alarm.MetricName ?? 'math').sort(), route.operationId).toEqual([
