@@ -114,18 +114,21 @@ export class S3Storage implements ObjectStorage {
     return this.presigningClient;
   }
 
+  /** What every server-side write of an object sends: KMS encryption and the checksum Object Lock requires. */
+  private writeParams<B>(key: string, body: B, contentType: string) {
+    return {
+      Bucket: this.bucket,
+      Key: key,
+      Body: body,
+      ContentType: contentType,
+      ServerSideEncryption: 'aws:kms',
+      ...WRITE_CHECKSUM,
+    } as const;
+  }
+
   async put(key: string, body: Uint8Array, contentType: string): Promise<void> {
     const { PutObjectCommand } = await import('@aws-sdk/client-s3');
-    await (await this.s3()).send(
-      new PutObjectCommand({
-        Bucket: this.bucket,
-        Key: key,
-        Body: body,
-        ContentType: contentType,
-        ServerSideEncryption: 'aws:kms',
-        ...WRITE_CHECKSUM,
-      }),
-    );
+    await (await this.s3()).send(new PutObjectCommand(this.writeParams(key, body, contentType)));
   }
 
   async putStream(key: string, body: Readable, contentType: string): Promise<void> {
@@ -134,14 +137,7 @@ export class S3Storage implements ObjectStorage {
     // is aborted (and the bucket's lifecycle rule removes any parts an abort leaves behind).
     await new Upload({
       client: await this.s3(),
-      params: {
-        Bucket: this.bucket,
-        Key: key,
-        Body: body,
-        ContentType: contentType,
-        ServerSideEncryption: 'aws:kms',
-        ...WRITE_CHECKSUM,
-      },
+      params: this.writeParams(key, body, contentType),
       partSize: PART_SIZE,
       queueSize: PARTS_IN_FLIGHT,
     }).done();
