@@ -3,7 +3,7 @@ import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { DatabaseInstance } from 'aws-cdk-lib/aws-rds';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { IConstruct } from 'constructs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AlarmTopic } from '../../infra/constructs/alarm-topic';
 import { PROXY_BORROW_TIMEOUT_SECONDS } from '../../infra/constructs/database';
 import {
@@ -16,15 +16,11 @@ import type { ServiceFunction } from '../../infra/constructs/service-function';
 import { type EnvironmentName, environments } from '../../infra/environments';
 import type { CaseEvidenceStack } from '../../infra/stack';
 import { DEFAULT_FUNCTION_TIMEOUT_SECONDS } from '../../lib/http/route';
-import { type SynthesizedResource, type Synthesized, synthesize } from './synth';
+import { type SynthesizedResource, synthesizeForThisFile } from './synth';
 
 /** Issue 18: alarms reach someone; maintenance, import and database failures raise one. */
 
-let synth: Synthesized;
-beforeAll(() => {
-  synth = synthesize(['dev', 'prod']);
-}, 300_000);
-afterAll(() => synth?.dispose());
+const synth = synthesizeForThisFile(['dev', 'prod']);
 
 const ENVIRONMENTS: EnvironmentName[] = ['dev', 'prod'];
 const stackOf = (environment: EnvironmentName): CaseEvidenceStack => synth.stacks[environment];

@@ -1,8 +1,8 @@
 import type { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type EnvironmentName, environments } from '../../infra/environments';
-import { type SynthesizedResource, type Synthesized, synthesize } from './synth';
+import { type SynthesizedResource, synthesizeForThisFile } from './synth';
 
 /**
  * Issue 18, "Proxy name collision", "Retention" and "Evidence cannot be lost or altered", on the
@@ -11,12 +11,7 @@ import { type SynthesizedResource, type Synthesized, synthesize } from './synth'
  */
 
 const ENVIRONMENTS: EnvironmentName[] = ['dev', 'staging', 'prod'];
-let synthesized: Synthesized;
-
-beforeAll(() => {
-  synthesized = synthesize(ENVIRONMENTS);
-});
-afterAll(() => synthesized?.dispose());
+const synthesized = synthesizeForThisFile(ENVIRONMENTS);
 
 /** The environment's stacks as deployed: the stack, its nested route stacks, and the backup-copy stack (prod). */
 function templatesOf(environment: EnvironmentName): Template[] {

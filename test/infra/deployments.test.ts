@@ -1,7 +1,7 @@
 import { type CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { routeList } from '../../functions/routes';
 import { buildApp, cdkJsonContext } from '../../infra/build-app';
 import {
@@ -14,7 +14,7 @@ import {
   type RouteStack,
 } from '../../infra/constructs/route-stack';
 import type { EnvironmentName } from '../../infra/environments';
-import { type SynthesizedResource, type Synthesized, synthesize } from './synth';
+import { type SynthesizedResource, synthesizeForThisFile } from './synth';
 
 /**
  * Gradual deploys: every route function is published as a version behind a `live` alias, the API
@@ -22,11 +22,7 @@ import { type SynthesizedResource, type Synthesized, synthesize } from './synth'
  * once in dev), rolled back when the route's 5xx alarm fires.
  */
 
-let synth: Synthesized;
-beforeAll(() => {
-  synth = synthesize(['dev', 'prod']);
-}, 300_000);
-afterAll(() => synth?.dispose());
+const synth = synthesizeForThisFile(['dev', 'prod']);
 
 const ENVIRONMENTS: EnvironmentName[] = ['dev', 'prod'];
 const DEPLOYMENT_CONFIG: Record<EnvironmentName, string> = {

@@ -1,7 +1,7 @@
 import { App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { HttpApi, HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type RouteName, routes } from '../../functions/routes';
 import {
   AUTHENTICATION_ROUTES,
@@ -11,7 +11,7 @@ import {
 } from '../../infra/constructs/edge';
 import { type EnvironmentName, environments } from '../../infra/environments';
 import { ERROR_STATUS } from '../../lib/http/errors';
-import { type Synthesized, type SynthesizedResource, synthesize } from './synth';
+import { type SynthesizedResource, synthesizeForThisFile } from './synth';
 
 /**
  * The edge (infra/constructs/edge.ts): CloudFront with an AWS WAF web ACL in front of the HTTP
@@ -19,11 +19,7 @@ import { type Synthesized, type SynthesizedResource, synthesize } from './synth'
  * the functions check.
  */
 
-let synth: Synthesized;
-beforeAll(() => {
-  synth = synthesize(['dev', 'prod']);
-}, 300_000);
-afterAll(() => synth?.dispose());
+const synth = synthesizeForThisFile(['dev', 'prod']);
 
 const ENVIRONMENTS: EnvironmentName[] = ['dev', 'prod'];
 /** CloudFront's managed policies, by id. */

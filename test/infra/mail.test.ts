@@ -1,14 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type CfnElement, NestedStack, Stack } from 'aws-cdk-lib';
+import { type CfnElement, NestedStack, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { REPOSITORY_ROOT } from '../../infra/bundling';
 import { assertMailSettings, MAIL_EVENTS_RETRY_ATTEMPTS } from '../../infra/constructs/mail';
 import { type EnvironmentName, environments } from '../../infra/environments';
 import type { CaseEvidenceStack } from '../../infra/stack';
-import { type Synthesized, synthesize } from './synth';
+import { resourcesOfFunction, synthesizeForThisFile } from './synth';
 
 /**
  * SES on the synthesized template: the configuration set and its bounce/complaint events into an
@@ -17,15 +17,9 @@ import { type Synthesized, synthesize } from './synth';
  * name and ses:SendEmail on it as well as on the identity).
  */
 
-let synth: Synthesized;
 const ENVIRONMENTS: EnvironmentName[] = ['dev', 'prod'];
-
-beforeAll(() => {
-  // register mails (a verification email through the outbox); getProfile does not.
-  synth = synthesize(ENVIRONMENTS, ['register', 'getProfile']);
-}, 300_000);
-
-afterAll(() => synth?.dispose());
+// register mails (a verification email through the outbox); getProfile does not.
+const synth = synthesizeForThisFile(ENVIRONMENTS, ['register', 'getProfile']);
 
 const parentOf = (name: EnvironmentName) => synth.templates(name)[0]!;
 const only = <T>(entries: Array<[string, T]>): [string, T] => {
@@ -49,16 +43,6 @@ function resolveToParent(functionStack: Stack, value: unknown): unknown {
   const resource =
     Template.fromStack(parent).toJSON().Resources[parent.getLogicalId(functionStack.nestedStackResource as CfnElement)];
   return resource.Properties.Parameters[ref];
-}
-
-function functionResources(deployed: CaseEvidenceStack['functions'][number]) {
-  const stack = Stack.of(deployed.construct);
-  const resources = Template.fromStack(stack).toJSON().Resources;
-  return {
-    stack,
-    fn: resources[stack.getLogicalId(deployed.construct.function.node.defaultChild as CfnElement)],
-    role: resources[stack.getLogicalId(deployed.construct.role.node.defaultChild as CfnElement)],
-  };
 }
 
 const statementsOf = (role: { Properties: { Policies?: Array<{ PolicyDocument: { Statement: any[] } }> } }) =>
@@ -124,7 +108,7 @@ describe.each(ENVIRONMENTS)('mail in %s', (name) => {
     const stack = synth.stacks[name];
     const deployed = mailEventsFunction(stack);
     expect(deployed).toBeDefined();
-    const { fn, role } = functionResources(deployed);
+    const { fn, role } = resourcesOfFunction(deployed);
     const fnId = stack.getLogicalId(deployed.construct.function.node.defaultChild as CfnElement);
     expect(fn.Properties.Description).toMatch(/suppression list/);
 
@@ -225,7 +209,7 @@ describe.each(ENVIRONMENTS)('mail in %s', (name) => {
     // register (a route in a nested stack) and maintenance (the outbox retries) at least.
     expect(mailers.map((f) => f.name)).toEqual(expect.arrayContaining(['register', 'maintenance']));
     for (const deployed of mailers) {
-      const { stack: functionStack, fn, role } = functionResources(deployed);
+      const { stack: functionStack, fn, role } = resourcesOfFunction(deployed);
       const variables = fn.Properties.Environment.Variables;
       expect(variables.MAIL_FROM, deployed.name).toBe(settings.mail.from);
       expect(resolveToParent(functionStack, variables.SES_CONFIGURATION_SET), deployed.name).toEqual({ Ref: setId });
@@ -242,7 +226,7 @@ describe.each(ENVIRONMENTS)('mail in %s', (name) => {
       expect(resolveToParent(functionStack, joined.at(-1)), deployed.name).toEqual({ Ref: setId });
     }
     for (const deployed of stack.functions.filter((f) => !f.permissions.mail)) {
-      const { fn } = functionResources(deployed);
+      const { fn } = resourcesOfFunction(deployed);
       expect(fn.Properties.Environment.Variables.SES_CONFIGURATION_SET, deployed.name).toBeUndefined();
     }
   });

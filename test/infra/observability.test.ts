@@ -2,19 +2,15 @@ import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { CfnRole } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ServiceFunction } from '../../infra/constructs/service-function';
 import type { EnvironmentName } from '../../infra/environments';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability/names';
-import { type Synthesized, type SynthesizedResource, synthesize } from './synth';
+import { type SynthesizedResource, synthesizeForThisFile } from './synth';
 
 /** Issue 18, observability: X-Ray active tracing and the Powertools settings on every function of the service. */
 
-let synth: Synthesized;
-beforeAll(() => {
-  synth = synthesize(['dev', 'prod']);
-}, 300_000);
-afterAll(() => synth?.dispose());
+const synth = synthesizeForThisFile(['dev', 'prod']);
 
 const ENVIRONMENTS: EnvironmentName[] = ['dev', 'prod'];
 const XRAY_ACTIONS = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];

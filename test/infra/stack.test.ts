@@ -23,6 +23,7 @@ import { buildApiGatewayEvent, buildLambdaContext } from '../../infra/local/apig
 import type { ServiceFunction } from '../../infra/constructs/service-function';
 import type { CaseEvidenceStack } from '../../infra/stack';
 import type { RouteDefinition } from '../../lib/http/route';
+import { resourcesOfFunction } from './synth';
 
 /**
  * One synth of the real app (dev and prod, every route of the route table, real esbuild bundles,
@@ -66,17 +67,6 @@ const resourcesOf = (stack: CaseEvidenceStack, type: string) =>
           [string, { Properties: Record<string, any>; [key: string]: any }]
         >,
     );
-
-/** The synthesized function and role resources of a deployed function. */
-const resourcesOfFunction = (deployed: CaseEvidenceStack['functions'][number]) => {
-  const stack = Stack.of(deployed.construct);
-  const resources = Template.fromStack(stack).toJSON().Resources;
-  return {
-    deployed,
-    fn: resources[stack.getLogicalId(deployed.construct.function.node.defaultChild as CfnElement)],
-    role: resources[stack.getLogicalId(deployed.construct.role.node.defaultChild as CfnElement)],
-  };
-};
 
 const routeFunction = (stack: CaseEvidenceStack, route: RouteDefinition) => {
   const deployed = stack.functions.find((f) => f.route === route);

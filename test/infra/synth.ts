@@ -1,8 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { App } from 'aws-cdk-lib';
+import { type App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll } from 'vitest';
 import { buildApp, cdkJsonContext } from '../../infra/build-app';
 import type { EnvironmentName } from '../../infra/environments';
 import type { CaseEvidenceStack } from '../../infra/stack';
@@ -60,5 +61,44 @@ export function synthesize(environments: EnvironmentName[], routes: string[] = [
         (template) => Object.entries(template.findResources(type)) as Array<[string, SynthesizedResource]>,
       ),
     dispose: () => rmSync(outdir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * One synth shared by the tests of a file: made before them, deleted after them. The object
+ * answers for the synth once the file's tests run.
+ */
+export function synthesizeForThisFile(environments: EnvironmentName[], routes?: string[]): Synthesized {
+  let current: Synthesized | undefined;
+  beforeAll(() => {
+    current = synthesize(environments, routes);
+  }, 300_000);
+  afterAll(() => current?.dispose());
+  const synthesized = () => {
+    if (!current) throw new Error('The synth runs before the tests (beforeAll)');
+    return current;
+  };
+  return {
+    get app() {
+      return synthesized().app;
+    },
+    get stacks() {
+      return synthesized().stacks;
+    },
+    templates: (environment) => synthesized().templates(environment),
+    resourcesOf: (environment, type) => synthesized().resourcesOf(environment, type),
+    dispose: () => synthesized().dispose(),
+  };
+}
+
+/** The synthesized function and role resources of a deployed function, and the (nested) stack holding them. */
+export function resourcesOfFunction(deployed: CaseEvidenceStack['functions'][number]) {
+  const stack = Stack.of(deployed.construct);
+  const resources = Template.fromStack(stack).toJSON().Resources;
+  return {
+    deployed,
+    stack,
+    fn: resources[stack.getLogicalId(deployed.construct.function.node.defaultChild as CfnElement)],
+    role: resources[stack.getLogicalId(deployed.construct.role.node.defaultChild as CfnElement)],
   };
 }
