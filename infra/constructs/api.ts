@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
   type CfnStage,
@@ -12,6 +12,7 @@ import { Construct, type IConstruct } from 'constructs';
 import { CORS_HEADERS } from '../../lib/http/cors';
 import type { RouteDefinition } from '../../lib/http/route';
 import type { EnvironmentSettings } from '../environments';
+import { historyRemovalPolicy } from './retention';
 
 /** `POST /auth/login`: the HTTP API route key, also the key of its stage route settings. */
 export const routeKey = (route: RouteDefinition) => `${route.method} ${route.path}`;
@@ -47,7 +48,7 @@ export class Api extends Construct {
     });
     this.accessLogs = new LogGroup(this, 'AccessLogs', {
       retention: settings.logRetention,
-      removalPolicy: settings.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      removalPolicy: historyRemovalPolicy(settings),
     });
     this.stage = new HttpStage(this, 'DefaultStage', {
       httpApi: this.httpApi,

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, type Stack } from 'aws-cdk-lib';
+import { Duration, type Stack } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
@@ -7,6 +7,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { EnvironmentSettings } from '../environments';
 import { acknowledge } from '../nag';
 import type { ServiceFunction } from './service-function';
+import { historyRemovalPolicy } from './retention';
 
 const PERIOD = Duration.minutes(5);
 
@@ -41,7 +42,7 @@ export class AsyncFailures {
       enforceSSL: true,
       // The longest SQS keeps a message: time to read what failed.
       retentionPeriod: Duration.days(14),
-      removalPolicy: props.settings.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      removalPolicy: historyRemovalPolicy(props.settings),
     });
     acknowledge(
       this.queue,

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, type Stack } from 'aws-cdk-lib';
+import { Duration, type Stack } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, MathExpression, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -12,6 +12,7 @@ import type { FunctionWiring } from './function-wiring';
 import type { Migration } from './migration';
 import type { ObjectStore } from './object-store';
 import { ServiceFunction } from './service-function';
+import { historyRemovalPolicy } from './retention';
 
 /** The worker's timeout: Lambda's longest. An import that needs longer continues in the next invocation. */
 export const IMPORT_WORKER_TIMEOUT_SECONDS = 15 * 60;
@@ -40,7 +41,7 @@ export class ImportQueue {
   readonly deadLetterQueue: Queue;
 
   constructor(stack: Stack, settings: EnvironmentSettings) {
-    const removalPolicy = settings.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    const removalPolicy = historyRemovalPolicy(settings);
     this.deadLetterQueue = new Queue(stack, 'ImportDeadLetters', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,

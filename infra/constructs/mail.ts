@@ -1,4 +1,4 @@
-import { CfnOutput, RemovalPolicy, type Stack } from 'aws-cdk-lib';
+import { CfnOutput, type Stack } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
@@ -19,6 +19,7 @@ import { AsyncFailures } from './async-failures';
 import type { FunctionWiring } from './function-wiring';
 import type { Migration } from './migration';
 import { ServiceFunction } from './service-function';
+import { historyRemovalPolicy } from './retention';
 
 /** The address part of `Name <address>` or of a bare address. */
 function addressOf(from: string): string {
@@ -73,7 +74,7 @@ export class Mail {
     const key = new Key(stack, 'MailEventsKey', {
       description: `SES bounce and complaint events of case-evidence-${settings.name}`,
       enableKeyRotation: true,
-      removalPolicy: settings.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      removalPolicy: historyRemovalPolicy(settings),
     });
     // SES publishes into the encrypted topic: it needs the key, for this configuration set only.
     key.addToResourcePolicy(

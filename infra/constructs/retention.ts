@@ -12,3 +12,12 @@ import type { EnvironmentSettings } from '../environments';
 export function dataRemovalPolicy(settings: EnvironmentSettings): RemovalPolicy {
   return settings.retainData ? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE : RemovalPolicy.DESTROY;
 }
+
+/**
+ * The removal policy of unnamed resources that keep history (log groups, failure queues, keys):
+ * kept where data is retained (prod), removed elsewhere. Plain `Retain`: without a fixed name, a
+ * retried first deployment creates new ones beside any leftovers instead of colliding with them.
+ */
+export function historyRemovalPolicy(settings: EnvironmentSettings): RemovalPolicy {
+  return settings.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+}

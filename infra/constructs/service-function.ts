@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Duration, RemovalPolicy, type AssetStaging } from 'aws-cdk-lib';
+import { Duration, type AssetStaging } from 'aws-cdk-lib';
 import type { ISecurityGroup, IVpc } from 'aws-cdk-lib/aws-ec2';
 import { SubnetType } from 'aws-cdk-lib/aws-ec2';
 import { type IManagedPolicy, PolicyDocument, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -24,6 +24,7 @@ import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability/names';
 import type { EnvironmentSettings } from '../environments';
 import { acknowledge } from '../nag';
 import { normalizeSources } from '../permissions';
+import { historyRemovalPolicy } from './retention';
 
 export interface ServiceFunctionProps {
   /** Entry module, relative to the repository root; it exports `handler`. */
@@ -68,7 +69,7 @@ export class ServiceFunction extends Construct {
     const { settings } = props;
     this.logGroup = new LogGroup(this, 'Logs', {
       retention: settings.logRetention,
-      removalPolicy: settings.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      removalPolicy: historyRemovalPolicy(settings),
     });
     // One inline policy on the role (no separate AWS::IAM::Policy resource: stacks hold at most
     // 500 resources and every route costs a few).
