@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { Stack } from 'aws-cdk-lib';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
-import { FORBIDDEN_BUNDLE_SOURCES } from './bundling';
+import { CHUNK_DIRECTORY, FORBIDDEN_BUNDLE_SOURCES } from './bundling';
 import type { ServiceFunction } from './constructs/service-function';
 
 /**
@@ -16,8 +16,10 @@ export interface Bundle {
   name: string;
   /** Staged asset directory (index.mjs, index.mjs.map, ...). */
   directory: string;
-  /** Minified index.mjs, bytes. */
+  /** Minified JavaScript shipped: index.mjs and the chunks split off it, bytes. */
   bytes: number;
+  /** What a cold start reads and compiles: index.mjs and the chunks it imports statically, bytes. */
+  initialBytes: number;
   /** Repository-relative module paths in the bundle (from its source map). */
   sources: string[];
   /** The function's literal environment variables (tokens left out). */
@@ -34,13 +36,46 @@ export function bundleOf(name: string, construct: ServiceFunction): Bundle {
       (entry): entry is [string, string] => typeof entry[1] === 'string',
     ),
   );
+  const files = javascriptFiles(directory);
   return {
     name,
     directory,
-    bytes: statSync(join(directory, 'index.mjs')).size,
+    bytes: files.reduce((total, file) => total + statSync(join(directory, file)).size, 0),
+    initialBytes: [...staticallyLoaded(directory)].reduce(
+      (total, file) => total + statSync(join(directory, file)).size,
+      0,
+    ),
     sources: construct.bundleSources(),
     environment,
   };
+}
+
+/** index.mjs and the chunks (chunks/*.mjs), relative to the bundle directory. */
+function javascriptFiles(directory: string): string[] {
+  const chunks = join(directory, CHUNK_DIRECTORY);
+  return [
+    'index.mjs',
+    ...(existsSync(chunks)
+      ? readdirSync(chunks)
+          .filter((file) => file.endsWith('.mjs'))
+          .sort()
+          .map((file) => `${CHUNK_DIRECTORY}/${file}`)
+      : []),
+  ];
+}
+
+/** index.mjs and every chunk reached from it by static imports (dynamic `import("...")` left out). */
+function staticallyLoaded(directory: string): Set<string> {
+  const loaded = new Set<string>();
+  const visit = (file: string) => {
+    if (loaded.has(file)) return;
+    loaded.add(file);
+    const text = readFileSync(join(directory, file), 'utf8');
+    for (const match of text.matchAll(/(?:from|import)\s*"(\.\.?\/[^"]+\.mjs)"/g))
+      visit(posix.normalize(posix.join(posix.dirname(file), match[1]!)));
+  };
+  visit('index.mjs');
+  return loaded;
 }
 
 /** Modules that must never be bundled (PGlite, the local server, the sandbox processor, ...) found in the bundle. */
@@ -144,6 +179,9 @@ export async function measureInit(bundle: Bundle, runs: number): Promise<{ initM
   }
 }
 
+/** The bundle's JavaScript: index.mjs and its chunks, one after the other. */
 export function readBundleText(bundle: Bundle): string {
-  return readFileSync(join(bundle.directory, 'index.mjs'), 'utf8');
+  return javascriptFiles(bundle.directory)
+    .map((file) => readFileSync(join(bundle.directory, file), 'utf8'))
+    .join('\n');
 }

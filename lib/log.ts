@@ -1,5 +1,10 @@
 import { LogFormatter, LogItem, Logger } from '@aws-lambda-powertools/logger';
-import type { LogAttributes, UnformattedAttributes } from '@aws-lambda-powertools/logger/types';
+import type {
+  LogAttributes,
+  LogItemExtraInput,
+  LogItemMessage,
+  UnformattedAttributes,
+} from '@aws-lambda-powertools/logger/types';
 import { config } from './config';
 
 /**
@@ -178,9 +183,50 @@ class RedactingLogFormatter extends LogFormatter {
   }
 }
 
-/** Structured JSON logs; the endpoint middleware adds the request id to every line. */
-export const logger = new Logger({
-  serviceName: 'case-evidence-billing',
-  logLevel: config().LOG_LEVEL,
-  logFormatter: new RedactingLogFormatter(),
-});
+type LogKeys = Parameters<Logger['appendKeys']>[0];
+
+let powertools: Logger | undefined;
+/** Keys appended before the logger exists, replayed in order when it is created. */
+let pendingKeys: LogKeys[] = [];
+
+/**
+ * The Powertools logger, created on the first line written (or level read or set). Creating it
+ * opens a Console on process.stdout and process.stderr, a good part of what the logger costs a
+ * cold start (infra/bench/README.md), and most requests write no line.
+ */
+function powertoolsLogger(): Logger {
+  if (powertools) return powertools;
+  powertools = new Logger({
+    serviceName: 'case-evidence-billing',
+    logLevel: config().LOG_LEVEL,
+    logFormatter: new RedactingLogFormatter(),
+  });
+  for (const keys of pendingKeys) powertools.appendKeys(keys);
+  pendingKeys = [];
+  return powertools;
+}
+
+/**
+ * Structured JSON logs; the endpoint middleware adds the request id to every line. Keys appended
+ * and removed before any line is written never create the logger (a request that logs nothing).
+ */
+export const logger = {
+  debug: (input: LogItemMessage, ...extra: LogItemExtraInput) => powertoolsLogger().debug(input, ...extra),
+  info: (input: LogItemMessage, ...extra: LogItemExtraInput) => powertoolsLogger().info(input, ...extra),
+  warn: (input: LogItemMessage, ...extra: LogItemExtraInput) => powertoolsLogger().warn(input, ...extra),
+  error: (input: LogItemMessage, ...extra: LogItemExtraInput) => powertoolsLogger().error(input, ...extra),
+  getLevelName: () => powertoolsLogger().getLevelName(),
+  setLogLevel: (level: Parameters<Logger['setLogLevel']>[0]) => powertoolsLogger().setLogLevel(level),
+  appendKeys(keys: LogKeys): void {
+    if (powertools) powertools.appendKeys(keys);
+    else pendingKeys.push(keys);
+  },
+  removeKeys(keys: string[]): void {
+    if (powertools) powertools.removeKeys(keys);
+    // Removing a key undoes every earlier append of it; the logger has no other keys yet.
+    else
+      pendingKeys = pendingKeys
+        .map((appended) => Object.fromEntries(Object.entries(appended).filter(([key]) => !keys.includes(key))))
+        .filter((appended) => Object.keys(appended).length > 0);
+  },
+};

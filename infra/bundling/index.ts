@@ -72,35 +72,85 @@ export const BUILTIN_ALIASES: string[] = readdirSync(BUILTIN_SHIM_DIR)
     return [`${name}=${target}`, `node:${name}=${target}`];
   });
 
+/**
+ * Packages replaced in every bundle by a stand-in under ./lazy that loads them on first call:
+ * `unhomoglyph` builds one regular expression out of its 115 KB confusables table when it is
+ * evaluated (about a fifth of the import of a route that reaches lib/organizations), though only the
+ * routes that key an organization name call it.
+ */
+const LAZY_DIR = join(import.meta.dirname, 'lazy');
+export const LAZY_ALIASES: string[] = readdirSync(LAZY_DIR)
+  .filter((file) => file.endsWith('.cjs'))
+  .sort()
+  .map((file) => `${file.slice(0, -'.cjs'.length)}=./infra/bundling/lazy/${file}`);
+
+/** Where split-off chunks go in the asset, next to index.mjs. */
+export const CHUNK_DIRECTORY = 'chunks';
+
 export interface LambdaBundlingOptions {
   /** Copy extra files next to the bundle (the migration function takes drizzle/). */
   copyDirectories?: string[];
 }
 
-/** NodejsFunction bundling: ESM, minified, source maps, only what the entry imports. */
-export function lambdaBundling(options: LambdaBundlingOptions = {}): BundlingOptions {
+/** The esbuild settings of every bundle, as CLI arguments (apart from entry and output). */
+function esbuildArguments(): string[] {
+  return [
+    '--bundle',
+    '--platform=node',
+    '--format=esm',
+    '--target=node24',
+    '--minify',
+    '--sourcemap',
+    // Stack traces map to file:line without shipping the sources (smaller package and map).
+    '--sources-content=false',
+    '--main-fields=module,main',
+    '--log-level=warning',
+    '--legal-comments=none',
+    ...[...RUNTIME_PROVIDED_MODULES, ...LOCAL_ONLY_MODULES].map((module) => `--external:${module}`),
+    ...[...BUILTIN_ALIASES, ...LAZY_ALIASES].map((alias) => `--alias:${alias}`),
+    `--banner:js=${REQUIRE_BANNER}`,
+  ];
+}
+
+const quote = (argument: string) => `'${argument.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * NodejsFunction bundling: ESM, minified, source maps, only what the entry imports, and code
+ * splitting: what the code loads with a dynamic `import()` (the X-Ray SDK where tracing is off,
+ * AWS clients, Stripe, pdf-lib...) goes to chunks/ and is read and compiled only when a request
+ * needs it, instead of making every cold start parse it. NodejsFunction runs esbuild with
+ * `--outfile`, which excludes `--splitting`: its own run is reduced to a placeholder (every import
+ * external, a few milliseconds) and the bundle is built after it, then the chunks nothing can load
+ * are removed (./prune-chunks.mjs).
+ */
+export function lambdaBundling(entry: string, options: LambdaBundlingOptions = {}): BundlingOptions {
   const copies = options.copyDirectories ?? [];
   return {
     format: OutputFormat.ESM,
     target: 'node24',
-    minify: true,
-    sourceMap: true,
-    // Stack traces map to file:line without shipping the sources (smaller package and map).
-    sourcesContent: false,
-    mainFields: ['module', 'main'],
     logLevel: LogLevel.WARNING,
-    externalModules: [...RUNTIME_PROVIDED_MODULES, ...LOCAL_ONLY_MODULES],
-    banner: REQUIRE_BANNER,
-    esbuildArgs: { '--alias': BUILTIN_ALIASES, '--legal-comments': 'none' },
-    ...(copies.length > 0
-      ? {
-          commandHooks: {
-            beforeBundling: () => [],
-            beforeInstall: () => [],
-            afterBundling: (inputDir: string, outputDir: string) =>
-              copies.map((directory) => `cp -R "${join(inputDir, directory)}" "${join(outputDir, directory)}"`),
-          },
-        }
-      : {}),
+    // NodejsFunction's own run: a placeholder, replaced by the split bundle below.
+    externalModules: ['*'],
+    commandHooks: {
+      beforeBundling: () => [],
+      beforeInstall: () => [],
+      afterBundling: (inputDir: string, outputDir: string) => [
+        `rm -f "${join(outputDir, 'index.mjs')}" "${join(outputDir, 'index.mjs.map')}"`,
+        [
+          // The aliases are paths relative to the repository root.
+          `cd ${quote(inputDir)} &&`,
+          quote(join(inputDir, 'node_modules', '.bin', 'esbuild')),
+          quote(join(inputDir, entry)),
+          ...esbuildArguments().map(quote),
+          '--splitting',
+          quote(`--outdir=${outputDir}`),
+          '--entry-names=index',
+          quote(`--chunk-names=${CHUNK_DIRECTORY}/[name]-[hash]`),
+          quote('--out-extension:.js=.mjs'),
+        ].join(' '),
+        `${quote(process.execPath)} ${quote(join(inputDir, 'infra', 'bundling', 'prune-chunks.mjs'))} ${quote(outputDir)}`,
+        ...copies.map((directory) => `cp -R "${join(inputDir, directory)}" "${join(outputDir, directory)}"`),
+      ],
+    },
   };
 }

@@ -1,5 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { Duration, type AssetStaging } from 'aws-cdk-lib';
 import type { ISecurityGroup, IVpc } from 'aws-cdk-lib/aws-ec2';
 import { SubnetType } from 'aws-cdk-lib/aws-ec2';
@@ -12,7 +12,9 @@ import { Construct } from 'constructs';
 import { buildSync } from 'esbuild';
 import {
   BUILTIN_ALIASES,
+  CHUNK_DIRECTORY,
   LAMBDA_ARCHITECTURE,
+  LAZY_ALIASES,
   LAMBDA_RUNTIME,
   LOCAL_ONLY_MODULES,
   type LambdaBundlingOptions,
@@ -123,7 +125,7 @@ export class ServiceFunction extends Construct {
         POWERTOOLS_TRACER_CAPTURE_ERROR: 'false',
         ...props.environment,
       },
-      bundling: lambdaBundling(props.bundling),
+      bundling: lambdaBundling(props.entry, props.bundling),
     });
     // Active tracing set on the resource rather than with `tracing:`, which would put the X-Ray
     // actions into a separate AWS::IAM::Policy per function; they are in the inline policy above.
@@ -155,8 +157,20 @@ export class ServiceFunction extends Construct {
   bundleSources(): string[] {
     const directory = this.bundleDirectory;
     if (directory) {
-      const map = JSON.parse(readFileSync(join(directory, 'index.mjs.map'), 'utf8')) as { sources: string[] };
-      return normalizeSources(directory, map.sources);
+      // index.mjs and the chunks split off it (loaded on demand, shipped all the same).
+      const chunks = existsSync(join(directory, CHUNK_DIRECTORY))
+        ? readdirSync(join(directory, CHUNK_DIRECTORY))
+            .filter((file) => file.endsWith('.mjs.map'))
+            .map((file) => join(directory, CHUNK_DIRECTORY, file))
+        : [];
+      return [
+        ...new Set(
+          [join(directory, 'index.mjs.map'), ...chunks].flatMap((file) => {
+            const map = JSON.parse(readFileSync(file, 'utf8')) as { sources: string[] };
+            return normalizeSources(dirname(file), map.sources);
+          }),
+        ),
+      ];
     }
     const result = buildSync({
       absWorkingDir: REPOSITORY_ROOT,
@@ -170,7 +184,9 @@ export class ServiceFunction extends Construct {
       mainFields: ['module', 'main'],
       outfile: 'scan/index.mjs',
       external: [...RUNTIME_PROVIDED_MODULES, ...LOCAL_ONLY_MODULES],
-      alias: Object.fromEntries(BUILTIN_ALIASES.map((entry) => entry.split('=') as [string, string])),
+      alias: Object.fromEntries(
+        [...BUILTIN_ALIASES, ...LAZY_ALIASES].map((entry) => entry.split('=') as [string, string]),
+      ),
       logLevel: 'silent',
     });
     // Like the source map, only modules that contribute code after tree shaking.

@@ -6,7 +6,6 @@ import { settleInvoice } from './charges';
 import { InvalidSignatureError, MissingSignatureError, WebhooksNotConfiguredError } from './errors';
 import { recordPaymentMethod } from './payment-methods';
 import { paymentProcessor } from './processor';
-import { StripeProcessor } from './processor/stripe';
 
 let verifier: Promise<Stripe> | undefined;
 
@@ -49,6 +48,9 @@ export async function stripeWebhook(input: {
     event.data.object.setup_intent
   ) {
     const processor = await paymentProcessor();
+    // Imported here rather than at the top: a static import would put the adapter, and with it the
+    // Stripe SDK's chunk, into every bundle that reaches lib/billing (infra/bundling splits).
+    const { StripeProcessor } = await import('./processor/stripe');
     const intent = event.data.object.setup_intent;
     if (processor instanceof StripeProcessor)
       await processor.makeSetupIntentCardDefault(typeof intent === 'string' ? intent : intent.id);

@@ -3,10 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { build } from 'esbuild';
 import postgres from 'postgres';
-import { BUILTIN_ALIASES, lambdaBundling, REPOSITORY_ROOT } from '../../infra/bundling';
 import { IMPORT_WORKER_NODE_FLAGS } from '../../infra/functions/import-worker-node-options';
+import { bundleWorker } from './bundle-worker';
 import { freshBenchDatabase } from './fresh-database';
 import { type GeneratedFile, writeMbox, writeMessagesCsv } from './import-files';
 import type { ImportWorkerResult, ImportWorkerSpec } from './import-worker';
@@ -52,33 +51,6 @@ export interface ImportBenchResult {
 }
 
 const round = (value: number, digits = 1) => Number(value.toFixed(digits));
-
-/**
- * Bundles import-worker.ts as the stack bundles a Lambda function (infra/bundling: ESM, minified,
- * the same externals, banner and built-in aliases), so the worker process loads what the cloud
- * import worker loads. Run through tsx instead, the same process starts at about 250 MB (module
- * loading leaves that much behind on this machine) against about 90 MB bundled.
- */
-async function bundleWorker(outdir: string): Promise<string> {
-  const options = lambdaBundling();
-  const outfile = join(outdir, 'import-worker.mjs');
-  await build({
-    entryPoints: [resolve(import.meta.dirname, 'import-worker.ts')],
-    absWorkingDir: REPOSITORY_ROOT,
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: options.target,
-    minify: options.minify,
-    mainFields: options.mainFields,
-    external: options.externalModules,
-    banner: { js: options.banner ?? '' },
-    alias: Object.fromEntries(BUILTIN_ALIASES.map((entry) => entry.split('=') as [string, string])),
-    logLevel: 'warning',
-  });
-  return outfile;
-}
 
 /** One import in a fresh process (the bundled import-worker.ts); its stderr (progress) passes through. */
 function runWorker(
@@ -143,7 +115,7 @@ export async function benchImports(
       ...inherited
     } = options.env ?? process.env;
     const env = { ...inherited, DATABASE_URL: url, DATA_DIR: join(workDir, 'data'), LOG_LEVEL: 'ERROR' };
-    const worker = await bundleWorker(workDir);
+    const worker = await bundleWorker(resolve(import.meta.dirname, 'import-worker.ts'), workDir);
     const run = async (
       kind: ImportWorkerSpec['kind'],
       caseId: string,
