@@ -1,5 +1,6 @@
-import { PDFDocument, type PDFFont, type PDFPage, rgb, StandardFonts } from 'pdf-lib';
-import type { BillingReport } from './report';
+import { deflateSync } from 'node:zlib';
+import { PDFDocument, PDFName, type PDFPage, PDFRawStream, type PDFRef, StandardFonts } from 'pdf-lib';
+import type { BillingReport, BillingReportRow, BillingReportSink } from './report';
 
 const PAGE = { width: 842, height: 595, margin: 36 } as const; // A4 landscape, points
 const LINE = 12;
@@ -38,80 +39,143 @@ function rowText(cells: string[]): string {
   }).join(' ');
 }
 
-/** Renders the billing report as a paginated table with section subtotals and the totals. */
-export async function renderBillingReportPdf(report: BillingReport, generatedAt: Date): Promise<Uint8Array> {
-  const pdf = await PDFDocument.create();
-  pdf.setTitle('Billing report');
-  pdf.setCreationDate(generatedAt);
-  const font = await pdf.embedFont(StandardFonts.Helvetica);
-  const bold = await pdf.embedFont(StandardFonts.HelveticaBold);
-  const mono = await pdf.embedFont(StandardFonts.Courier);
-  const monoBold = await pdf.embedFont(StandardFonts.CourierBold);
-  let page: PDFPage = pdf.addPage([PAGE.width, PAGE.height]);
-  let y = PAGE.height - PAGE.margin;
+const FONTS = {
+  regular: { name: 'F1', font: StandardFonts.Helvetica },
+  bold: { name: 'F2', font: StandardFonts.HelveticaBold },
+  mono: { name: 'F3', font: StandardFonts.Courier },
+  monoBold: { name: 'F4', font: StandardFonts.CourierBold },
+} as const;
+type Font = keyof typeof FONTS;
 
-  const write = (text: string, x: number, options: { font?: PDFFont; size?: number } = {}) => {
-    page.drawText(printable(text), {
-      x: PAGE.margin + x,
-      y,
-      size: options.size ?? 8,
-      font: options.font ?? font,
-      color: rgb(0.1, 0.1, 0.1),
-    });
-  };
-  const newLine = (height = LINE) => {
-    y -= height;
-    if (y < PAGE.margin) {
-      page = pdf.addPage([PAGE.width, PAGE.height]);
-      y = PAGE.height - PAGE.margin;
-    }
-  };
-  const header = () => {
-    write(rowText(COLUMNS.map((column) => column.title)), 0, { font: monoBold, size: ROW_SIZE });
-    newLine(10);
-  };
+/** A PDF literal string: the standard fonts' WinAnsi codes are Latin-1 for every printable character. */
+const literal = (text: string) => `(${printable(text).replace(/[\\()]/g, '\\$&')})`;
 
-  for (const section of report.organizations) {
-    write(`Billing report: ${section.organizationName}`, 0, { font: bold, size: 14 });
-    newLine(18);
-    write(
-      `Window ${section.window.startDate} to ${section.window.endDate}   Tier ${section.tier}   Billing ${section.billingMode}   Generated ${generatedAt.toISOString()}`,
-      0,
+type Heading = Pick<BillingReport['organizations'][number], 'organizationName' | 'tier' | 'billingMode' | 'window'>;
+type Totals = Pick<
+  BillingReport['organizations'][number],
+  | 'totalChargedCents'
+  | 'totalInformationalCents'
+  | 'totalNonChargeableCents'
+  | 'totalFailedCents'
+  | 'totalRefundedCents'
+>;
+
+/**
+ * The billing report as a paginated table with section subtotals and the totals, written as the
+ * rows stream in (a BillingReportSink). Each page's content stream is written as text operators
+ * and compressed when the page is full, so the document holds a few kilobytes per page instead of
+ * pdf-lib's operator objects for every row (drawText builds about ten objects per line); the
+ * document itself (fonts, pages, metadata, serialization) is still pdf-lib's.
+ */
+export class BillingReportPdf implements BillingReportSink {
+  private page!: PDFPage;
+  private y = 0;
+  /** The current page's content operators, one text line per entry. */
+  private lines: string[] = [];
+  private font: string | undefined;
+
+  private constructor(
+    private readonly pdf: PDFDocument,
+    /** One resource dictionary (the four fonts) shared by every page. */
+    private readonly resources: PDFRef,
+  ) {
+    this.addPage();
+  }
+
+  static async start(heading: Heading, generatedAt: Date): Promise<BillingReportPdf> {
+    const pdf = await PDFDocument.create();
+    pdf.setTitle('Billing report');
+    pdf.setCreationDate(generatedAt);
+    const fonts: Record<string, PDFRef> = {};
+    for (const { name, font } of Object.values(FONTS)) fonts[name] = (await pdf.embedFont(font)).ref;
+    const writer = new BillingReportPdf(pdf, pdf.context.register(pdf.context.obj({ Font: fonts })));
+    writer.write(`Billing report: ${heading.organizationName}`, { font: 'bold', size: 14 });
+    writer.newLine(18);
+    writer.write(
+      `Window ${heading.window.startDate} to ${heading.window.endDate}   Tier ${heading.tier}   Billing ${heading.billingMode}   Generated ${generatedAt.toISOString()}`,
       { size: 9 },
     );
-    newLine(18);
-    for (const group of section.cases) {
-      write(`${group.caseName} (${group.caseId})`, 0, { font: bold, size: 10 });
-      newLine(14);
-      header();
-      for (const row of group.rows) {
-        const cells = [
-          row.date.slice(0, 10),
-          row.skuKey,
-          row.description,
-          String(row.quantity),
-          formatCents(row.unitAmountCents),
-          formatCents(row.amountCents),
-          row.status,
-          row.invoiceId ?? '',
-        ];
-        write(rowText(cells), 0, { font: mono, size: ROW_SIZE });
-        newLine(10);
-      }
-      write(
-        `Subtotal charged ${formatCents(group.subtotalChargedCents)}   Included in plan (list value) ${formatCents(group.subtotalInformationalCents)}`,
-        0,
-        { font: bold },
-      );
-      newLine(18);
-    }
-    write(
-      `Total charged ${formatCents(section.totalChargedCents)}   Informational ${formatCents(section.totalInformationalCents)}   Not chargeable ${formatCents(section.totalNonChargeableCents)}   Failed ${formatCents(section.totalFailedCents)}   Refunded ${formatCents(section.totalRefundedCents)}`,
-      0,
-      { font: bold, size: 9 },
-    );
-    newLine(18);
+    writer.newLine(18);
+    return writer;
   }
-  write(`Grand total charged ${formatCents(report.grandTotalChargedCents)}`, 0, { font: bold, size: 11 });
-  return pdf.save();
+
+  section(caseId: string, caseName: string): void {
+    this.write(`${caseName} (${caseId})`, { font: 'bold', size: 10 });
+    this.newLine(14);
+    this.write(rowText(COLUMNS.map((column) => column.title)), { font: 'monoBold', size: ROW_SIZE });
+    this.newLine(10);
+  }
+
+  row(row: BillingReportRow): void {
+    const cells = [
+      row.date.slice(0, 10),
+      row.skuKey,
+      row.description,
+      String(row.quantity),
+      formatCents(row.unitAmountCents),
+      formatCents(row.amountCents),
+      row.status,
+      row.invoiceId ?? '',
+    ];
+    this.write(rowText(cells), { font: 'mono', size: ROW_SIZE });
+    this.newLine(10);
+  }
+
+  sectionEnd(subtotals: { subtotalChargedCents: number; subtotalInformationalCents: number }): void {
+    this.write(
+      `Subtotal charged ${formatCents(subtotals.subtotalChargedCents)}   Included in plan (list value) ${formatCents(subtotals.subtotalInformationalCents)}`,
+      { font: 'bold' },
+    );
+    this.newLine(18);
+  }
+
+  /** Writes the totals and the grand total, and answers the document's bytes. */
+  async finish(totals: Totals, grandTotalChargedCents: number): Promise<Uint8Array> {
+    this.write(
+      `Total charged ${formatCents(totals.totalChargedCents)}   Informational ${formatCents(totals.totalInformationalCents)}   Not chargeable ${formatCents(totals.totalNonChargeableCents)}   Failed ${formatCents(totals.totalFailedCents)}   Refunded ${formatCents(totals.totalRefundedCents)}`,
+      { font: 'bold', size: 9 },
+    );
+    this.newLine(18);
+    this.write(`Grand total charged ${formatCents(grandTotalChargedCents)}`, { font: 'bold', size: 11 });
+    this.endPage();
+    return this.pdf.save();
+  }
+
+  /** One line of text at the current height, in dark grey as every line of the report. */
+  private write(text: string, options: { font?: Font; size?: number } = {}): void {
+    const font = `/${FONTS[options.font ?? 'regular'].name} ${options.size ?? 8} Tf`;
+    if (font !== this.font) {
+      this.lines.push(font);
+      this.font = font;
+    }
+    this.lines.push(`1 0 0 1 ${PAGE.margin} ${this.y} Tm ${literal(text)} Tj`);
+  }
+
+  private newLine(height = LINE): void {
+    this.y -= height;
+    if (this.y < PAGE.margin) {
+      this.endPage();
+      this.addPage();
+    }
+  }
+
+  private addPage(): void {
+    this.page = this.pdf.addPage([PAGE.width, PAGE.height]);
+    this.page.node.set(PDFName.of('Resources'), this.resources);
+    this.y = PAGE.height - PAGE.margin;
+    this.lines = [];
+    this.font = undefined;
+  }
+
+  /** Compresses the page's operators into its content stream (a page with no text gets none). */
+  private endPage(): void {
+    if (this.lines.length === 0) return;
+    const content = Buffer.from(`BT\n0.1 0.1 0.1 rg\n${this.lines.join('\n')}\nET\n`, 'latin1');
+    // Copied out: deflateSync answers a view of its 16 KiB output chunk, and a thousand pages would
+    // keep a thousand chunks alive for a kilobyte each.
+    const compressed = new Uint8Array(deflateSync(content));
+    const stream = PDFRawStream.of(this.pdf.context.obj({ Filter: 'FlateDecode' }), compressed);
+    this.page.node.set(PDFName.of('Contents'), this.pdf.context.register(stream));
+    this.lines = [];
+  }
 }

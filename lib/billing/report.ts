@@ -1,9 +1,9 @@
-import { and, asc, count, eq, gte, lte, type SQL } from 'drizzle-orm';
+import { and, count, eq, gte, lte, type SQL } from 'drizzle-orm';
 import { addSeconds, now } from '../clock';
 import { config } from '../config';
 import { db } from '../db/client';
 import { transaction } from '../db/transaction';
-import { billingRows, cases, organizations } from '../db/schema';
+import { billingRows, organizations } from '../db/schema';
 import type * as z from 'zod/mini';
 import type { BillingReportQueryDto } from '../../schemas/billing/billing';
 import { recordAudit, recordAuditNow } from '../audit';
@@ -15,13 +15,13 @@ import { objectStorage } from '../storage';
 import { CHARGED_STATUSES } from './charges';
 import { BillingReportsOffError, ReportTooLargeError } from './errors';
 import { recordBillingHistory } from './history';
+import { type ReportSourceRow, reportRows } from './report-rows';
 
 export const MAX_REPORT_ROWS = 50_000;
 const DOWNLOAD_LINK_SECONDS = 15 * 60;
 
-type BillingRow = typeof billingRows.$inferSelect;
-
-function reportRow(row: BillingRow) {
+/** A row as the JSON report lists it (the PDF prints the same fields). */
+function reportRow(row: ReportSourceRow) {
   return {
     date: row.createdAt.toISOString(),
     skuKey: row.skuKey,
@@ -33,9 +33,99 @@ function reportRow(row: BillingRow) {
     ...(row.invoiceId ? { invoiceId: row.invoiceId } : {}),
   };
 }
+export type BillingReportRow = ReturnType<typeof reportRow>;
 
-const isCharged = (row: BillingRow) =>
+const isCharged = (row: ReportSourceRow) =>
   (CHARGED_STATUSES as readonly string[]).includes(row.status) && !row.informational;
+
+/** What a PDF is written to, section by section (BillingReportPdf). */
+export interface BillingReportSink {
+  section(caseId: string, caseName: string): void;
+  row(row: BillingReportRow): void;
+  sectionEnd(subtotals: { subtotalChargedCents: number; subtotalInformationalCents: number }): void;
+}
+
+type Section = BillingReport['organizations'][number]['cases'][number];
+type Totals = { charged: number; informational: number; nonChargeable: number; failed: number; refunded: number };
+
+const sectionOf = (row: ReportSourceRow): Section => ({
+  caseId: row.caseId ?? 'organization',
+  caseName: row.caseId ? (row.caseName ?? '') : 'Organization-wide charges',
+  rows: [],
+  subtotalChargedCents: 0,
+  subtotalInformationalCents: 0,
+});
+
+/** Adds a row's amount to its section's subtotals and to the totals: integer cents, so exact. */
+function sum(row: ReportSourceRow, section: Section, totals: Totals): void {
+  if (isCharged(row)) {
+    section.subtotalChargedCents += row.amountCents;
+    totals.charged += row.amountCents;
+  }
+  if (row.informational) {
+    section.subtotalInformationalCents += row.amountCents;
+    totals.informational += row.amountCents;
+  }
+  if (row.status === 'waived' || row.status === 'voided') totals.nonChargeable += row.amountCents;
+  if (row.status === 'failed') totals.failed += row.amountCents;
+  if (row.status === 'refunded') totals.refunded += row.amountCents;
+}
+
+const reportTotals = (totals: Totals) => ({
+  totalChargedCents: totals.charged,
+  totalInformationalCents: totals.informational,
+  totalNonChargeableCents: totals.nonChargeable,
+  totalFailedCents: totals.failed,
+  totalRefundedCents: totals.refunded,
+});
+const noTotals = (): Totals => ({ charged: 0, informational: 0, nonChargeable: 0, failed: 0, refunded: 0 });
+
+/**
+ * The JSON report's sections, each in order of its first row, with their rows (read in time
+ * order through reportRows) and subtotals, and the totals.
+ */
+async function collectSections(where: SQL | undefined) {
+  const sections = new Map<string, Section>();
+  const totals = noTotals();
+  for await (const batch of reportRows(where, 'time')) {
+    for (const row of batch) {
+      const key = row.caseId ?? 'organization';
+      let section = sections.get(key);
+      if (!section) {
+        section = sectionOf(row);
+        sections.set(key, section);
+      }
+      section.rows.push(reportRow(row));
+      sum(row, section, totals);
+    }
+  }
+  return { sections: [...sections.values()], totals: reportTotals(totals) };
+}
+
+/**
+ * Streams the report's rows into `sink` a section at a time (read in section order through
+ * reportRows), each section's subtotal at its end, holding no row once written.
+ */
+async function writeSections(where: SQL | undefined, sink: BillingReportSink) {
+  const totals = noTotals();
+  let open: Section | undefined;
+  const close = () => {
+    if (open) sink.sectionEnd(open);
+  };
+  for await (const batch of reportRows(where, 'section')) {
+    for (const row of batch) {
+      if (open?.caseId !== (row.caseId ?? 'organization')) {
+        close();
+        open = sectionOf(row);
+        sink.section(open.caseId, open.caseName);
+      }
+      sink.row(reportRow(row));
+      sum(row, open, totals);
+    }
+  }
+  close();
+  return reportTotals(totals);
+}
 
 /**
  * POST /billing/report: the organization's billing over a window (default: the current billing
@@ -78,69 +168,6 @@ export async function createBillingReport(
   ];
   if (rowCount > MAX_REPORT_ROWS) throw new ReportTooLargeError(rowCount, MAX_REPORT_ROWS);
 
-  const rows = await db()
-    .select({ row: billingRows, caseName: cases.name })
-    .from(billingRows)
-    .leftJoin(cases, eq(cases.id, billingRows.caseId))
-    .where(where)
-    .orderBy(asc(billingRows.createdAt), asc(billingRows.idempotencyKey));
-
-  const sections = new Map<
-    string,
-    {
-      caseId: string;
-      caseName: string;
-      rows: ReturnType<typeof reportRow>[];
-      subtotalChargedCents: number;
-      subtotalInformationalCents: number;
-    }
-  >();
-  const totals = { charged: 0, informational: 0, nonChargeable: 0, failed: 0, refunded: 0 };
-  for (const { row, caseName } of rows) {
-    const key = row.caseId ?? 'organization';
-    let section = sections.get(key);
-    if (!section) {
-      section = {
-        caseId: key,
-        caseName: row.caseId ? (caseName ?? '') : 'Organization-wide charges',
-        rows: [],
-        subtotalChargedCents: 0,
-        subtotalInformationalCents: 0,
-      };
-      sections.set(key, section);
-    }
-    section.rows.push(reportRow(row));
-    if (isCharged(row)) {
-      section.subtotalChargedCents += row.amountCents;
-      totals.charged += row.amountCents;
-    }
-    if (row.informational) {
-      section.subtotalInformationalCents += row.amountCents;
-      totals.informational += row.amountCents;
-    }
-    if (row.status === 'waived' || row.status === 'voided') totals.nonChargeable += row.amountCents;
-    if (row.status === 'failed') totals.failed += row.amountCents;
-    if (row.status === 'refunded') totals.refunded += row.amountCents;
-  }
-  const report = {
-    organizations: [
-      {
-        organizationId,
-        organizationName: organization!.name,
-        tier: organization!.billingTier ?? 'free',
-        billingMode: organization!.billingMode,
-        onCaseBilling: organization!.billingMode === 'pay_as_you_go',
-        window: { startDate: startDate.toISOString(), endDate: endDate.toISOString() },
-        cases: [...sections.values()],
-        totalChargedCents: totals.charged,
-        totalInformationalCents: totals.informational,
-        totalNonChargeableCents: totals.nonChargeable,
-        totalFailedCents: totals.failed,
-        totalRefundedCents: totals.refunded,
-      },
-    ],
-    grandTotalChargedCents: totals.charged,
-  };
   const reported = {
     format: query.format,
     startDate: startDate.toISOString(),
@@ -148,17 +175,33 @@ export async function createBillingReport(
     caseIds: query.caseIds ?? null,
     rowCount,
   };
+  const heading = {
+    organizationId,
+    organizationName: organization!.name,
+    tier: organization!.billingTier ?? 'free',
+    billingMode: organization!.billingMode,
+    onCaseBilling: organization!.billingMode === 'pay_as_you_go',
+    window: { startDate: startDate.toISOString(), endDate: endDate.toISOString() },
+  };
   if (query.format === 'json') {
+    const { sections, totals } = await collectSections(where);
     await recordAuditNow({
       action: 'billing.report.created',
       organizationId,
       metadata: { ...reported, storageKey: null },
     });
-    return report;
+    return {
+      organizations: [{ ...heading, cases: sections, ...totals }],
+      grandTotalChargedCents: totals.totalChargedCents,
+    } satisfies BillingReport;
   }
 
-  const { renderBillingReportPdf } = await import('./report-pdf');
-  const bytes = await renderBillingReportPdf(report, at);
+  // The PDF is written page by page as the rows stream in: neither the rows nor the page
+  // operators are held, only each finished page's compressed content.
+  const { BillingReportPdf } = await import('./report-pdf');
+  const pdf = await BillingReportPdf.start(heading, at);
+  const totals = await writeSections(where, pdf);
+  const bytes = await pdf.finish(totals, totals.totalChargedCents);
   const fileName = `billing-report-${organization!.slug}-${startDate.toISOString().slice(0, 10)}-${endDate.toISOString().slice(0, 10)}.pdf`;
   const reportId = newId();
   const key = `reports/${organizationId}/${reportId}/${fileName}`;
@@ -192,14 +235,16 @@ export async function createBillingReport(
 
 export type BillingReport = {
   organizations: Array<{
+    organizationId: string;
     organizationName: string;
     tier: string;
     billingMode: string;
+    onCaseBilling: boolean;
     window: { startDate: string; endDate: string };
     cases: Array<{
       caseId: string;
       caseName: string;
-      rows: ReturnType<typeof reportRow>[];
+      rows: BillingReportRow[];
       subtotalChargedCents: number;
       subtotalInformationalCents: number;
     }>;

@@ -2,9 +2,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { and, eq, sql } from 'drizzle-orm';
+import { decodePDFRawStream, PDFArray, PDFDocument, type PDFRawStream } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { MAX_REPORT_ROWS } from '../../lib/billing/report';
+import { formatCents } from '../../lib/billing/report-pdf';
 import { addSeconds, now, testClock } from '../../lib/clock';
 import { overrideConfig, publicBaseUrl } from '../../lib/config';
 import { db } from '../../lib/db/client';
@@ -25,6 +27,37 @@ afterAll(() => {
   useObjectStorage(undefined);
   rmSync(storageRoot, { recursive: true, force: true });
 });
+
+/** The PDF read back: its page count and every string it shows, in order (literal or hex strings). */
+async function pdfText(bytes: Uint8Array) {
+  const pdf = await PDFDocument.load(bytes);
+  const lines: string[] = [];
+  for (const page of pdf.getPages()) {
+    const contents = page.node.Contents();
+    const streams = !contents
+      ? []
+      : contents instanceof PDFArray
+        ? contents.asArray().map((ref) => pdf.context.lookup(ref))
+        : [contents];
+    for (const stream of streams) {
+      const text = Buffer.from(decodePDFRawStream(stream as PDFRawStream).decode()).toString('latin1');
+      for (const [, hex, literal] of text.matchAll(/<([0-9A-Fa-f]*)> Tj|\(((?:\\.|[^\\)])*)\) Tj/g))
+        lines.push(hex !== undefined ? Buffer.from(hex, 'hex').toString('latin1') : literal!.replace(/\\(.)/g, '$1'));
+    }
+  }
+  return { pages: pdf.getPageCount(), lines };
+}
+
+/** The PDF's sections: heading, then the rows between the column titles and the subtotal line. */
+function pdfSections(lines: string[]) {
+  const sections: { heading: string; rows: string[]; subtotal: string }[] = [];
+  lines.forEach((line, index) => {
+    if (!line.startsWith('Date       SKU')) return;
+    const end = lines.findIndex((candidate, at) => at > index && candidate.startsWith('Subtotal charged'));
+    sections.push({ heading: lines[index - 1]!, rows: lines.slice(index + 1, end), subtotal: lines[end]! });
+  });
+  return sections;
+}
 
 const WINDOW_START = new Date('2026-03-01T00:00:00.000Z');
 const WINDOW_END = new Date('2026-03-31T23:59:59.999Z');
@@ -286,8 +319,58 @@ describe('POST /billing/report', () => {
     expect(expectData(await report(owner, { format: 'json' })).organizations).toHaveLength(1);
   });
 
+  it('writes a PDF of many pages with the sections, rows and totals of the JSON report', async () => {
+    // Rows of two cases and the organization interleaved in time, more than one read of the
+    // database (the rows are streamed) and many pages; descriptions a PDF string must escape.
+    const owner = await createUser();
+    const first = await createCaseRow(owner.organizationId, { name: 'First (matter)' });
+    const second = await createCaseRow(owner.organizationId, { name: 'Second \\ matter' });
+    await db().execute(sql`
+      insert into billing_rows (id, organization_id, case_id, sku_key, description, quantity, unit_amount_cents, amount_cents, status, informational, idempotency_key, charge_key, created_at, updated_at)
+      select gen_random_uuid(), ${owner.organizationId}::uuid,
+             (array[${second.id}::uuid, null, ${first.id}::uuid])[1 + n % 3], 'case_pro_upgrade',
+             'Row ' || n || case when n % 500 = 0 then ' (paren) back\\slash caf\u00e9 \u20ac' else '' end,
+             1, n, n, (array['paid', 'failed', 'refunded', 'waived'])[1 + n % 4], false,
+             'many:' || ${owner.organizationId} || ':' || n, 'many:' || ${owner.organizationId} || ':' || n,
+             ${WINDOW_START.toISOString()}::timestamptz + (n || ' seconds')::interval, now()
+      from generate_series(1, 4500) n`);
+
+    const json = expectData(await report(owner, { format: 'json', ...window }));
+    const pdf = expectData(await report(owner, { format: 'pdf', ...window }));
+
+    const { pages, lines } = await pdfText(readFileSync(join(storageRoot, pdf.storageKey)));
+    const [organization] = json.organizations;
+    expect(organization.cases.map((c: any) => c.caseId)).toEqual(['organization', first.id, second.id]);
+    expect(pages).toBeGreaterThan(80);
+    const sections = pdfSections(lines);
+    expect(sections.map((section) => section.heading)).toEqual([
+      'Organization-wide charges (organization)',
+      `First (matter) (${first.id})`,
+      `Second \\ matter (${second.id})`,
+    ]);
+    sections.forEach((section, index) => {
+      const expected = organization.cases[index];
+      expect(section.rows).toHaveLength(expected.rows.length);
+      section.rows.forEach((line, at) => {
+        const row = expected.rows[at];
+        expect(line.startsWith(`${row.date.slice(0, 10)} ${row.skuKey}`)).toBe(true);
+        expect(line).toContain(`${row.description.slice(0, 20)}`);
+        expect(line).toContain(` ${formatCents(row.amountCents)} ${row.status}`);
+      });
+      expect(section.subtotal).toBe(
+        `Subtotal charged ${formatCents(expected.subtotalChargedCents)}   Included in plan (list value) ${formatCents(expected.subtotalInformationalCents)}`,
+      );
+    });
+    expect(lines.filter((line) => line.includes('(paren) back\\slash caf\u00e9 ?'))).toHaveLength(9);
+    expect(lines.at(-2)).toBe(
+      `Total charged ${formatCents(organization.totalChargedCents)}   Informational $0.00   Not chargeable ${formatCents(organization.totalNonChargeableCents)}   Failed ${formatCents(organization.totalFailedCents)}   Refunded ${formatCents(organization.totalRefundedCents)}`,
+    );
+    expect(lines.at(-1)).toBe(`Grand total charged ${formatCents(json.grandTotalChargedCents)}`);
+    expect(pdf.rowCount).toBe(4500);
+  });
+
   it('stores a PDF and answers its file name, type, size and a time-limited download link to it', async () => {
-    const { owner } = await seededOrganization();
+    const { owner, caseA, caseB } = await seededOrganization();
     testClock.freeze();
     const at = now();
 
@@ -308,6 +391,29 @@ describe('POST /billing/report', () => {
     expect(stored.byteLength).toBe(data.sizeBytes);
     expect(stored.subarray(0, 5).toString('latin1')).toBe('%PDF-');
     expect(stored.subarray(-6).toString('latin1')).toContain('%%EOF');
+    // It reads back: one page, the sections in the JSON report's order, subtotals and totals to the cent.
+    const { pages, lines } = await pdfText(stored);
+    expect(pages).toBe(1);
+    expect(lines[0]).toMatch(/^Billing report: Report Firm /);
+    expect(lines[1]).toMatch(
+      /^Window 2026-03-01T00:00:00.000Z to 2026-03-31T23:59:59.999Z {3}Tier free {3}Billing free/,
+    );
+    expect(pdfSections(lines).map((section) => [section.heading, section.rows.length, section.subtotal])).toEqual([
+      [
+        'Organization-wide charges (organization)',
+        2,
+        'Subtotal charged $1,099.00   Included in plan (list value) $0.00',
+      ],
+      [`Alpha v. Beta (${caseA.id})`, 8, 'Subtotal charged $33.00   Included in plan (list value) $149.00'],
+      [`Gamma v. Delta (${caseB.id})`, 1, 'Subtotal charged $149.00   Included in plan (list value) $0.00'],
+    ]);
+    expect(lines.find((line) => line.includes('in_a1'))).toMatch(
+      /^2026-03-01 case_pro_upgrade +Seeded paid 1000 +1 +\$10\.00 +\$10\.00 paid +in_a1 *$/,
+    );
+    expect(lines.at(-2)).toBe(
+      'Total charged $1,281.00   Informational $149.00   Not chargeable $12.00   Failed $8.00   Refunded $9.00',
+    );
+    expect(lines.at(-1)).toBe('Grand total charged $1,281.00');
     // The link downloads those bytes until it expires.
     const link = new URL(data.downloadUrl);
     const expires = Number(link.searchParams.get('expires'));
