@@ -3,10 +3,16 @@ import type * as z from 'zod/mini';
 import type { MaterialPagingQuery, SearchMessagesQuery } from '../../schemas/material/material';
 import type { CaseContext } from '../cases/context';
 import { db } from '../db/client';
-import { materialProfiles, networkConversations, networkConversationTags, networkMessages } from '../db/schema';
+import {
+  materialProfiles,
+  networkConversations,
+  networkConversationTags,
+  networkMessageLexemes,
+  networkMessages,
+} from '../db/schema';
 import { idIn } from '../ids';
 import { pageWindow, sortDirection, toPage } from '../paging';
-import { prefixTsQuery } from './text-search';
+import { expandedPrefixTsQuery } from './text-search';
 
 /** GET /professional-network/{caseId}/profiles (extension) */
 export const listNetworkProfiles = (ctx: { caseContext: CaseContext }, query: z.output<typeof MaterialPagingQuery>) =>
@@ -56,7 +62,8 @@ async function listProfiles(
 
 /**
  * GET /professional-network/{caseId}/search-messages: full-text search (GIN index on a generated
- * tsvector of subject and content, word-prefix matching) across every conversation of the case,
+ * tsvector of subject and content, word-prefix matching, each prefix read as the exact lexemes it
+ * covers when they are few: see expandedPrefixTsQuery) across every conversation of the case,
  * newest first as the contract says (sortOrder asc for oldest first), optionally only conversations
  * carrying all given tags. Opposing counsel never see messages of profiles not visible to them.
  */
@@ -67,12 +74,9 @@ export async function searchNetworkMessages(
   const caseId = ctx.caseContext.case.id;
   const opposing = ctx.caseContext.access === 'opposing_counsel';
   const window = pageWindow(query);
-  const tsQuery = prefixTsQuery(query.searchText);
+  const tsQuery = expandedPrefixTsQuery(query.searchText, networkMessageLexemes, networkMessageLexemes.lexeme);
   if (!tsQuery) return toPage(window, 0, []);
-  const filters: SQL[] = [
-    eq(networkMessages.caseId, caseId),
-    sql`${networkMessages.search} @@ to_tsquery('simple', ${tsQuery})`,
-  ];
+  const filters: SQL[] = [eq(networkMessages.caseId, caseId), sql`${networkMessages.search} @@ ${tsQuery}`];
   // Lowercased: the same UUID in another letter case is the same tag, and counts once below.
   const tagIds = [...new Set((query.tags ?? []).map((id) => id.toLowerCase()))];
   if (tagIds.length) {
@@ -101,26 +105,49 @@ export async function searchNetworkMessages(
       ),
     );
   }
-  const where = and(...filters);
   const direction = sortDirection(query.sortOrder, 'desc');
-  const [rows, [totals]] = await Promise.all([
-    db()
-      .select({
-        message: networkMessages,
-        title: networkConversations.title,
-        participants: networkConversations.participants,
-      })
-      .from(networkMessages)
-      .innerJoin(networkConversations, eq(networkConversations.id, networkMessages.conversationId))
-      .where(where)
-      .orderBy(direction(networkMessages.date), direction(networkMessages.id))
-      .limit(window.size)
-      .offset(window.offset),
-    db().select({ total: count() }).from(networkMessages).where(where),
-  ]);
+  // One statement, one index pass: the matches (id and date only) are collected once from the GIN
+  // index and the heap, then counted for `total` and sorted top-N for the page; only the page's
+  // rows are read whole and joined to their conversation. Referenced twice, the CTE is materialized.
+  const matches = db()
+    .$with('matches')
+    .as(
+      db()
+        .select({ id: networkMessages.id, date: networkMessages.date })
+        .from(networkMessages)
+        .where(and(...filters)),
+    );
+  const totals = db()
+    .select({ total: count().as('total') })
+    .from(matches)
+    .as('totals');
+  const page = db()
+    .select({ id: matches.id, date: matches.date })
+    .from(matches)
+    .orderBy(direction(matches.date), direction(matches.id))
+    .limit(window.size)
+    .offset(window.offset)
+    .as('page');
+  // From the count, left-joined to the page: a page past the end still brings the total.
+  const joined = await db()
+    .with(matches)
+    .select({
+      total: totals.total,
+      message: networkMessages,
+      title: networkConversations.title,
+      participants: networkConversations.participants,
+    })
+    .from(totals)
+    .leftJoin(page, sql`true`)
+    .leftJoin(networkMessages, eq(networkMessages.id, page.id))
+    .leftJoin(networkConversations, eq(networkConversations.id, networkMessages.conversationId))
+    .orderBy(direction(page.date), direction(page.id));
+  const rows = joined.flatMap(({ message, title, participants }) =>
+    message ? [{ message, title: title!, participants: participants! }] : [],
+  );
   return toPage(
     window,
-    totals!.total,
+    joined[0]!.total,
     rows.map(({ message, title, participants }) => ({
       id: message.id,
       from: message.from,

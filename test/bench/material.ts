@@ -12,6 +12,21 @@ const EMAILS = Number(process.env.BENCH_EMAILS ?? 200_000);
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 1_000_000);
 const ORGANIZATIONS = Number(process.env.BENCH_ORGANIZATIONS ?? 1_000);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
+/** The second network case, a tenth of MESSAGES: the search's p50 growth is their ratio. */
+const SMALL_MESSAGES = Math.round(MESSAGES / 10);
+/** Each message reads "About the <w1> and the <w2> number n": a two-word search matches 2%. */
+const NETWORK_WORDS = [
+  'contract',
+  'settlement',
+  'invoice',
+  'deposition',
+  'meeting',
+  'witness',
+  'evidence',
+  'schedule',
+  'lunch',
+  'draft',
+];
 
 export interface LatencyResult {
   name: string;
@@ -57,13 +72,14 @@ async function measure(
 
 /**
  * Seeds one case with EMAILS emails (one 5,000-email thread, the rest in threads of 20) and
- * MESSAGES professional-network messages, and ORGANIZATIONS organizations with cases, codes,
- * devices and attempts; then times, in-process through the real handlers (one Postgres round
- * trip path, no HTTP): a filtered page of the big thread, a full-text search, and the org report.
+ * MESSAGES professional-network messages, a second case with SMALL_MESSAGES of them, and
+ * ORGANIZATIONS organizations with cases, codes, devices and attempts; then times, in-process
+ * through the real handlers (one Postgres round trip path, no HTTP): a filtered page of the big
+ * thread, the same full-text search in each network case, and the org report.
  */
 export async function benchMaterial(
   adminUrl: string,
-): Promise<{ seed: Record<string, number>; results: LatencyResult[] }> {
+): Promise<{ seed: Record<string, number>; results: LatencyResult[]; searchP50Growth: number }> {
   const { url, connection } = await freshBenchDatabase(adminUrl, 'cebs_bench_material', 4);
   useConnection(connection);
 
@@ -95,27 +111,25 @@ export async function benchMaterial(
   const [bigThread] =
     await sql`select id from email_threads where case_id = ${legal!.id} and root_message_id = '<root-0@bench>'`;
 
-  const [profile] =
-    await sql`insert into material_profiles (id, case_id, platform, external_id, name, created_at, updated_at) values (gen_random_uuid(), ${legal!.id}, 'professional_network', 'ann', 'Ann Lee', now(), now()) returning id`;
-  await sql`insert into network_conversations (id, case_id, profile_id, external_id, title, participants, created_at, updated_at)
-    select gen_random_uuid(), ${legal!.id}, ${profile!.id}, 'c' || n, 'Conversation ' || n, array['Ann Lee', 'Person ' || n], now(), now() from generate_series(0, 9999) n`;
-  const words = [
-    'contract',
-    'settlement',
-    'invoice',
-    'deposition',
-    'meeting',
-    'witness',
-    'evidence',
-    'schedule',
-    'lunch',
-    'draft',
-  ];
-  await sql`insert into network_messages (id, case_id, conversation_id, profile_id, external_id, "from", "to", date, subject, content, folder, is_draft, attachments, created_at, updated_at)
-    select gen_random_uuid(), ${legal!.id}, c.id, ${profile!.id}, 'm' || n, 'Ann Lee', 'Person', now() - (n || ' seconds')::interval, null,
-           'About the ' || (${words}::text[])[1 + n % 10] || ' and the ' || (${words}::text[])[1 + (n / 10) % 10] || ' number ' || n, 'INBOX', false, '', now(), now()
-    from generate_series(0, ${MESSAGES - 1}) n
-    join network_conversations c on c.case_id = ${legal!.id} and c.external_id = 'c' || (n % 10000)`;
+  // The network messages: the big case, and a second case a tenth its size in the same database
+  // (same shape scaled down) so the search's growth is measured in the same run.
+  const seedNetwork = async (caseId: string, messages: number) => {
+    const conversations = Math.max(1, Math.round(messages / 100));
+    const [profile] =
+      await sql`insert into material_profiles (id, case_id, platform, external_id, name, created_at, updated_at) values (gen_random_uuid(), ${caseId}, 'professional_network', 'ann', 'Ann Lee', now(), now()) returning id`;
+    await sql`insert into network_conversations (id, case_id, profile_id, external_id, title, participants, created_at, updated_at)
+    select gen_random_uuid(), ${caseId}, ${profile!.id}, 'c' || n, 'Conversation ' || n, array['Ann Lee', 'Person ' || n], now(), now() from generate_series(0, ${conversations - 1}) n`;
+    await sql`insert into network_messages (id, case_id, conversation_id, profile_id, external_id, "from", "to", date, subject, content, folder, is_draft, attachments, created_at, updated_at)
+    select gen_random_uuid(), ${caseId}, c.id, ${profile!.id}, 'm' || n, 'Ann Lee', 'Person', now() - (n || ' seconds')::interval, null,
+           'About the ' || (${NETWORK_WORDS}::text[])[1 + n % 10] || ' and the ' || (${NETWORK_WORDS}::text[])[1 + (n / 10) % 10] || ' number ' || n, 'INBOX', false, '', now(), now()
+    from generate_series(0, ${messages - 1}) n
+    join network_conversations c on c.case_id = ${caseId} and c.external_id = 'c' || (n % ${conversations})`;
+  };
+  await seedNetwork(legal!.id, MESSAGES);
+  const [smallCase] =
+    await sql`insert into cases (id, organization_id, name, created_at, updated_at) values (gen_random_uuid(), ${org!.id}, 'Bench case, small', now(), now()) returning id`;
+  await sql`insert into case_access (case_id, user_id, access, created_at, updated_at) values (${smallCase!.id}, ${user!.id}, 'owner', now(), now())`;
+  await seedNetwork(smallCase!.id, SMALL_MESSAGES);
 
   await sql`insert into organizations (id, name, slug, email, created_at, updated_at)
     select gen_random_uuid(), 'Firm ' || n, 'firm-' || n, 'firm' || n || '@example.com', now() - (n || ' days')::interval, now() from generate_series(1, ${ORGANIZATIONS}) n`;
@@ -156,6 +170,15 @@ export async function benchMaterial(
       },
     ),
     await measure(
+      `network search "settlement contract", ${SMALL_MESSAGES.toLocaleString('en-US')} messages`,
+      routes.searchNetworkMessages,
+      {
+        url: `/professional-network/${smallCase!.id}/search-messages?searchText=settlement%20contract&perPage=20`,
+        path: { caseId: smallCase!.id },
+        token,
+      },
+    ),
+    await measure(
       `org report page of 10, ${ORGANIZATIONS.toLocaleString('en-US')} organizations`,
       routes.getOrganizationReport,
       {
@@ -166,7 +189,19 @@ export async function benchMaterial(
     ),
   ];
   await closeDb();
-  return { seed: { emails: EMAILS, networkMessages: MESSAGES, organizations: ORGANIZATIONS, seedSeconds }, results };
+  // Issue 19: p50 over MESSAGES ÷ p50 over SMALL_MESSAGES, both cases in one database, one run.
+  const searchP50Growth = Math.round((results[1]!.p50Ms / results[2]!.p50Ms) * 100) / 100;
+  return {
+    seed: {
+      emails: EMAILS,
+      networkMessages: MESSAGES,
+      smallCaseNetworkMessages: SMALL_MESSAGES,
+      organizations: ORGANIZATIONS,
+      seedSeconds,
+    },
+    results,
+    searchP50Growth,
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -1,3 +1,4 @@
+import { and, count, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
@@ -85,6 +86,59 @@ describe('GET /professional-network/{caseId}/search-messages', () => {
     const paged = expectData(await s.search({ searchText: 'contract', tags: s.contract.id, perPage: '2', page: '2' }));
     expect(paged).toMatchObject({ total: 4, page: 2, totalPages: 2, previousPage: 1, nextPage: null });
     expect(paged.data).toHaveLength(2);
+    // Past the last page: no records, the total still counted.
+    const past = expectData(await s.search({ searchText: 'contract', perPage: '2', page: '9' }));
+    expect(past).toMatchObject({ total: 4, page: 9, totalPages: 2, data: [] });
+  });
+
+  it('matches what a prefix query matches, however many lexemes a word starts and whatever they hold', async () => {
+    const s = await networkScenario();
+    const [conversation] = await db()
+      .select()
+      .from(networkConversations)
+      .where(eq(networkConversations.caseId, s.caseId))
+      .limit(1);
+    const zetas = Array.from({ length: 60 }, (_, i) => `zeta${i} ${i}12`).join(' ');
+    for (const [n, content] of [`Link http://a.example/o'k?x=1 now`, zetas, 'Zetas and alphas'].entries())
+      await db()
+        .insert(networkMessages)
+        .values({
+          caseId: s.caseId,
+          conversationId: conversation!.id,
+          profileId: conversation!.profileId,
+          externalId: `extra-${n}`,
+          from: 'Ann Lee',
+          to: 'Bob Roe',
+          date: new Date(Date.UTC(2026, 9, 10 + n)),
+          content,
+        });
+    for (const searchText of [
+      'a',
+      'a example',
+      'zeta',
+      'zeta1',
+      'zeta59 zetas',
+      'contract',
+      'contracting',
+      'nothing',
+      '1',
+      '12 a',
+      'o k',
+    ]) {
+      const words = searchText.split(' ').map((w) => `${w}:*`);
+      const [expected] = await db()
+        .select({ total: count() })
+        .from(networkMessages)
+        .where(
+          and(
+            eq(networkMessages.caseId, s.caseId),
+            sql`${networkMessages.search} @@ to_tsquery('simple', ${words.join(' & ')})`,
+          ),
+        );
+      expect([searchText, expectData(await s.search({ searchText })).total]).toEqual([searchText, expected!.total]);
+    }
+    expect(expectData(await s.search({ searchText: 'a' })).total).toBeGreaterThanOrEqual(3);
+    expect(expectData(await s.search({ searchText: 'zeta' })).total).toBe(2);
   });
 
   it('excludes messages of profiles opposing counsel may not see', async () => {
