@@ -109,7 +109,9 @@ export function createLocalServer(options: { mailSink: LocalMailSink }): Server 
         return sendError(res, 'METHOD_NOT_ALLOWED', `${method} is not allowed here`, {
           Allow: match.allowed.join(', '),
         });
-      const body = await readBody(req);
+      // A request without Content-Length or Transfer-Encoding has no body (RFC 9112 6.3): not read.
+      const hasBody = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+      const body = hasBody ? await readBody(req) : '';
       if (body === null) return sendError(res, 'PAYLOAD_TOO_LARGE', 'The request body is larger than 6 MB');
       const event = buildApiGatewayEvent(
         match.route,

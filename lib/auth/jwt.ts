@@ -1,4 +1,4 @@
-import { createSecretKey, type KeyObject } from 'node:crypto';
+import type { webcrypto } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
 import { addSeconds, now } from '../clock';
 import { config } from '../config';
@@ -8,7 +8,7 @@ const ALGORITHM = 'HS256';
 const ISSUER = 'case-evidence-billing';
 const AUDIENCE = 'case-evidence-api';
 
-let key: KeyObject | undefined;
+let key: Promise<webcrypto.CryptoKey> | undefined;
 
 /**
  * The service's secret: JWT_SECRET, or for local runs a key generated once and kept in DATA_DIR so
@@ -24,9 +24,20 @@ export async function serviceSecretBytes(): Promise<Uint8Array> {
   return new Uint8Array(localSecret(DATA_DIR, 'jwt-secret'));
 }
 
-/** The access-token signing key, kept as a KeyObject so jose does not import the raw bytes again on every sign and verify. */
-async function signingKey(): Promise<KeyObject> {
-  key ??= createSecretKey(await serviceSecretBytes());
+/**
+ * The access-token signing key, imported once as a WebCrypto CryptoKey: jose works on CryptoKeys,
+ * and turns raw bytes or a node KeyObject into one on every sign and verify (about half the CPU of
+ * a verification, which every signed-in request runs). A key that cannot be read is tried again.
+ */
+function signingKey(): Promise<webcrypto.CryptoKey> {
+  key ??= serviceSecretBytes()
+    .then((bytes) =>
+      crypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']),
+    )
+    .catch((error: unknown) => {
+      key = undefined;
+      throw error;
+    });
   return key;
 }
 

@@ -4,7 +4,7 @@ import type { SessionIdPath } from '../../schemas/auth/sessions';
 import { recordMemberAudit } from '../audit';
 import { addDays, now } from '../clock';
 import { config } from '../config';
-import { db, type Executor } from '../db/client';
+import { type Database, db, type Executor } from '../db/client';
 import { sessions, users } from '../db/schema';
 import { transaction } from '../db/transaction';
 import type { Actor } from './actor';
@@ -126,6 +126,42 @@ const actorColumns = {
 };
 
 /**
+ * The sign-in session lookup of every request with an access token, prepared: drizzle builds its
+ * SQL once per database instead of on every request, and on postgres.js it runs as a named
+ * prepared statement (one round trip, parsed and planned once per connection) where an unprepared
+ * statement with parameters costs two round trips and a parse each time. Without prepared
+ * statements (the cloud's RDS Proxy: `prepare: false` in lib/db/client.ts) it runs unnamed.
+ * Kept per database: tests swap the connection.
+ */
+let accessTokenSessionLookup:
+  | { database: Database; query: ReturnType<typeof prepareAccessTokenSessionLookup> }
+  | undefined;
+
+function prepareAccessTokenSessionLookup(database: Database) {
+  return database
+    .select(actorColumns)
+    .from(sessions)
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .where(
+      and(
+        eq(sessions.id, sql.placeholder('sessionId')),
+        eq(sessions.userId, sql.placeholder('userId')),
+        eq(sessions.kind, 'login'),
+        isNull(sessions.revokedAt),
+        gt(sessions.expiresAt, sql.placeholder('at')),
+      ),
+    )
+    .limit(1)
+    .prepare('access_token_session');
+}
+
+function accessTokenSession(database: Database) {
+  if (accessTokenSessionLookup?.database !== database)
+    accessTokenSessionLookup = { database, query: prepareAccessTokenSessionLookup(database) };
+  return accessTokenSessionLookup.query;
+}
+
+/**
  * Resolves a bearer token to its user and session in one SQL round trip. A JWT counts only while
  * its sign-in session exists; an automation or legacy token only while unrevoked and unexpired
  * (its last use is stamped in the same statement). Anything else is 401.
@@ -151,20 +187,12 @@ export async function authenticateBearer(token: string): Promise<Actor> {
   } else {
     const claims = await verifyAccessToken(token);
     if (!claims) throw new InvalidAccessTokenError();
-    [row] = await db()
-      .select(actorColumns)
-      .from(sessions)
-      .innerJoin(users, eq(users.id, sessions.userId))
-      .where(
-        and(
-          eq(sessions.id, claims.sessionId),
-          eq(sessions.userId, claims.userId),
-          eq(sessions.kind, 'login'),
-          isNull(sessions.revokedAt),
-          gt(sessions.expiresAt, at),
-        ),
-      )
-      .limit(1);
+    // Placeholder values skip the column's encoder: the timestamp goes as the text drizzle would send.
+    [row] = await accessTokenSession(db()).execute({
+      sessionId: claims.sessionId,
+      userId: claims.userId,
+      at: at.toISOString(),
+    });
   }
   if (!row) throw new UnknownTokenError();
   const found = row as {

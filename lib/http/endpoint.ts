@@ -15,8 +15,8 @@ import { answerBeforeTimeout } from './deadline';
 import { CORS_HEADERS, corsOrigins } from './cors';
 import { errorEnvelope } from './error-envelope';
 import { ValidationFailedError } from './errors';
-import { idempotencyClaim, idempotencyRecord } from './idempotency';
-import { organizationContext } from './organization-context';
+import { idempotencyClaim, idempotencyRecord, takesIdempotencyKey } from './idempotency';
+import { organizationContext, usesOrganizationContext } from './organization-context';
 import { rateLimit } from './rate-limit';
 import { requestContext } from './request-context';
 import { responseEnvelope } from './response-envelope';
@@ -72,6 +72,9 @@ function jsonBody(readsBody: boolean): ApiMiddleware {
   };
 }
 
+const hasInputSchemas = (schemas: RequestSchemas): boolean =>
+  schemas.body !== undefined || schemas.query !== undefined || schemas.path !== undefined;
+
 const connectDatabase = (): ApiMiddleware => ({
   name: 'connectDatabase',
   before: async () => {
@@ -95,12 +98,18 @@ function recordRead(action: AuditAction, api: ApiContext['api']): Promise<void> 
   });
 }
 
+/** The middleware in a list when the route needs it, else none: each one left out is a step less per request. */
+const when = (needed: boolean, middleware: () => ApiMiddleware): ApiMiddleware[] => (needed ? [middleware()] : []);
+
 /**
  * Builds a Lambda handler for one route. The only place the middleware order is set:
  * tracing and metrics (outermost: every cold start, and the final answer) -> headers -> request id
  * -> CORS -> error envelope -> database -> auth -> rate limit -> JSON body -> validation
  * -> organization/role/plan -> case rule -> idempotency key -> handler -> response envelope
  * -> idempotency record (after the error envelope too: it stores or replays the final answer).
+ * A step the route cannot use is left out of its chain (each would return at once): auth on an
+ * open route, the rate limit without `rateLimit`, validation without input schemas, the
+ * organization without a rule or header, the case without a rule, idempotency on reads.
  */
 export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
   route: R,
@@ -120,16 +129,16 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
       }) as ApiMiddleware,
     )
     // Before the error envelope in this list, so its after/onError run once the answer is final.
-    .use(idempotencyRecord())
+    .use(when(takesIdempotencyKey(route), idempotencyRecord))
     .use(errorEnvelope(schemas))
     .use(connectDatabase())
-    .use(authenticate(route))
-    .use(rateLimit(route))
-    .use(route.rawBody ? [] : [jsonBody(schemas.body !== undefined)])
-    .use(validateRequest(schemas))
-    .use(organizationContext(route))
-    .use(caseContext(route))
-    .use(idempotencyClaim(route))
+    .use(when(route.auth !== 'none', () => authenticate(route)))
+    .use(when(route.rateLimit !== undefined, () => rateLimit(route)))
+    .use(when(!route.rawBody, () => jsonBody(schemas.body !== undefined)))
+    .use(when(hasInputSchemas(schemas), () => validateRequest(schemas)))
+    .use(when(usesOrganizationContext(route), () => organizationContext(route)))
+    .use(when(route.case !== undefined, () => caseContext(route)))
+    .use(when(takesIdempotencyKey(route), () => idempotencyClaim(route)))
     .use(responseEnvelope(route))
     .handler(async (event, context) => {
       const { api } = context;

@@ -31,6 +31,10 @@ function organizationHeader(route: RouteDefinition, request: ApiRequest): string
   return value;
 }
 
+/** Whether the route has anything for `organizationContext` to do: a role rule, or the header to check. */
+export const usesOrganizationContext = (route: RouteDefinition): boolean =>
+  route.organization !== undefined || readsOrganizationHeader(route);
+
 /**
  * Resolves the organization of the request (the `organization` header or the `orgId` path
  * parameter) and enforces the route's role rule and active-plan requirement: 403 when the caller

@@ -1,19 +1,38 @@
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { addSeconds, now } from '../clock';
-import { db, type Executor } from '../db/client';
+import { type Database, db, type Executor } from '../db/client';
 import { users } from '../db/schema';
 import { toOrganizationDetails } from '../organizations/entity';
 import { UserNotFoundError } from './errors';
+
+const profileQuery = (executor: Executor, userId: string | ReturnType<typeof sql.placeholder>) =>
+  executor.query.users.findFirst({
+    where: eq(users.id, userId),
+    with: { memberships: { with: { organization: true }, orderBy: (m, { asc }) => [asc(m.createdAt)] } },
+  });
+
+/**
+ * The profile statement prepared once per database (a named prepared statement on postgres.js:
+ * built, parsed and planned once, one round trip), as the session lookup in lib/auth/sessions.ts.
+ * A transaction runs it unprepared.
+ */
+let preparedProfile: { database: Database; query: ReturnType<typeof prepareProfile> } | undefined;
+const prepareProfile = (database: Database) =>
+  profileQuery(database, sql.placeholder('userId')).prepare('user_profile');
+
+function loadProfileRow(userId: string, executor: Executor) {
+  const database = db();
+  if (executor !== database) return profileQuery(executor, userId);
+  if (preparedProfile?.database !== database) preparedProfile = { database, query: prepareProfile(database) };
+  return preparedProfile.query.execute({ userId });
+}
 
 /**
  * The contract's UserEntity: the profile and every organization of the user with the user's
  * permission and the billing summary. One SQL statement (drizzle's relational query).
  */
 export async function buildUserProfile(userId: string, executor: Executor = db()) {
-  const user = await executor.query.users.findFirst({
-    where: eq(users.id, userId),
-    with: { memberships: { with: { organization: true }, orderBy: (m, { asc }) => [asc(m.createdAt)] } },
-  });
+  const user = await loadProfileRow(userId, executor);
   if (!user) throw new UserNotFoundError();
   return {
     id: user.id,
