@@ -92,23 +92,36 @@ export interface LambdaBundlingOptions {
   copyDirectories?: string[];
 }
 
+/**
+ * What every bundle resolves the same way (the bench's bundled workers take it too,
+ * test/bench/bundle-worker.ts): target, package entry fields, externals, aliases (paths relative
+ * to the repository root) and the `require` banner.
+ */
+export const LAMBDA_ESBUILD = {
+  target: 'node24',
+  mainFields: ['module', 'main'],
+  external: [...RUNTIME_PROVIDED_MODULES, ...LOCAL_ONLY_MODULES],
+  aliases: [...BUILTIN_ALIASES, ...LAZY_ALIASES],
+  banner: REQUIRE_BANNER,
+} as const;
+
 /** The esbuild settings of every bundle, as CLI arguments (apart from entry and output). */
 function esbuildArguments(): string[] {
   return [
     '--bundle',
     '--platform=node',
     '--format=esm',
-    '--target=node24',
+    `--target=${LAMBDA_ESBUILD.target}`,
     '--minify',
     '--sourcemap',
     // Stack traces map to file:line without shipping the sources (smaller package and map).
     '--sources-content=false',
-    '--main-fields=module,main',
+    `--main-fields=${LAMBDA_ESBUILD.mainFields.join(',')}`,
     '--log-level=warning',
     '--legal-comments=none',
-    ...[...RUNTIME_PROVIDED_MODULES, ...LOCAL_ONLY_MODULES].map((module) => `--external:${module}`),
-    ...[...BUILTIN_ALIASES, ...LAZY_ALIASES].map((alias) => `--alias:${alias}`),
-    `--banner:js=${REQUIRE_BANNER}`,
+    ...LAMBDA_ESBUILD.external.map((module) => `--external:${module}`),
+    ...LAMBDA_ESBUILD.aliases.map((alias) => `--alias:${alias}`),
+    `--banner:js=${LAMBDA_ESBUILD.banner}`,
   ];
 }
 

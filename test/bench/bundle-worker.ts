@@ -1,6 +1,6 @@
-import { basename, join, relative } from 'node:path';
+import { basename, join } from 'node:path';
 import { build } from 'esbuild';
-import { lambdaBundling, REPOSITORY_ROOT } from '../../infra/bundling';
+import { LAMBDA_ESBUILD, REPOSITORY_ROOT } from '../../infra/bundling';
 
 /**
  * Bundles a bench worker (`entry`, a .ts file) into `outdir` as the stack bundles a Lambda function
@@ -11,8 +11,6 @@ import { lambdaBundling, REPOSITORY_ROOT } from '../../infra/bundling';
  * Answers the bundle's path.
  */
 export async function bundleWorker(entry: string, outdir: string): Promise<string> {
-  const options = lambdaBundling(relative(REPOSITORY_ROOT, entry));
-  const aliases = options.esbuildArgs?.['--alias'];
   const outfile = join(outdir, basename(entry).replace(/\.ts$/, '.mjs'));
   await build({
     entryPoints: [entry],
@@ -21,14 +19,12 @@ export async function bundleWorker(entry: string, outdir: string): Promise<strin
     bundle: true,
     platform: 'node',
     format: 'esm',
-    target: options.target,
-    minify: options.minify,
-    mainFields: options.mainFields,
-    external: options.externalModules,
-    banner: { js: options.banner ?? '' },
-    alias: Object.fromEntries(
-      (Array.isArray(aliases) ? aliases : []).map((alias) => String(alias).split('=') as [string, string]),
-    ),
+    target: LAMBDA_ESBUILD.target,
+    minify: true,
+    mainFields: [...LAMBDA_ESBUILD.mainFields],
+    external: [...LAMBDA_ESBUILD.external],
+    banner: { js: LAMBDA_ESBUILD.banner },
+    alias: Object.fromEntries(LAMBDA_ESBUILD.aliases.map((alias) => alias.split('=') as [string, string])),
     logLevel: 'warning',
   });
   return outfile;
