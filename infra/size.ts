@@ -60,51 +60,43 @@ try {
   });
   const bundles = stacks[0]!.functions.map((deployed) => bundleOf(deployed.name, deployed.construct));
 
-  // The baseline: an empty handler through the same bundling, in the same kind of function.
+  // The yardsticks, bundled the same way in the same kind of function: an empty handler; a typical
+  // route of this stack, written the usual way; the floor: the libraries every route loads at init
+  // and no route code (infra/bench/floor-route.ts).
   const baselineStack = new Stack(app, 'SizeBaseline', { env: stacks[0]!.env });
   const vpc = new Vpc(baselineStack, 'Vpc', { maxAzs: 1 });
-  const empty = new ServiceFunction(baselineStack, 'Empty', {
-    entry: 'infra/bench/empty-handler.ts',
-    description: 'Empty handler (size baseline)',
-    settings: environments[environmentName],
-    vpc,
-    securityGroup: new SecurityGroup(baselineStack, 'Sg', { vpc }),
-    networkPolicy: new ManagedPolicy(baselineStack, 'Net', {
-      statements: [new PolicyStatement({ actions: ['ec2:DescribeSubnets'], resources: ['*'] })],
-    }),
-    environment: {},
-  });
-  const baseline = bundleOf('(empty handler)', empty);
-  // The yardstick: a typical route of this stack, written the usual way, bundled the same way.
-  const typical = bundleOf(
-    '(typical route)',
-    new ServiceFunction(baselineStack, 'Typical', {
-      entry: 'infra/bench/typical-route.ts',
-      description: 'Typical middy + zod + jose + drizzle route (size yardstick)',
-      settings: environments[environmentName],
-      vpc,
-      securityGroup: new SecurityGroup(baselineStack, 'TypicalSg', { vpc }),
-      networkPolicy: new ManagedPolicy(baselineStack, 'TypicalNet', {
-        statements: [new PolicyStatement({ actions: ['ec2:DescribeSubnets'], resources: ['*'] })],
+  const yardstick = (name: string, id: string, entry: string, description: string) =>
+    bundleOf(
+      name,
+      new ServiceFunction(baselineStack, id, {
+        entry,
+        description,
+        settings: environments[environmentName],
+        vpc,
+        securityGroup: new SecurityGroup(baselineStack, `${id}Sg`, { vpc }),
+        networkPolicy: new ManagedPolicy(baselineStack, `${id}Net`, {
+          statements: [new PolicyStatement({ actions: ['ec2:DescribeSubnets'], resources: ['*'] })],
+        }),
+        environment: {},
       }),
-      environment: {},
-    }),
+    );
+  const baseline = yardstick(
+    '(empty handler)',
+    'Empty',
+    'infra/bench/empty-handler.ts',
+    'Empty handler (size baseline)',
   );
-
-  // The floor: the libraries every route loads at init, no route code (infra/bench/floor-route.ts).
-  const floor = bundleOf(
+  const typical = yardstick(
+    '(typical route)',
+    'Typical',
+    'infra/bench/typical-route.ts',
+    'Typical middy + zod + jose + drizzle route (size yardstick)',
+  );
+  const floor = yardstick(
     '(floor route)',
-    new ServiceFunction(baselineStack, 'Floor', {
-      entry: 'infra/bench/floor-route.ts',
-      description: 'Our stack without route code (cold-start floor)',
-      settings: environments[environmentName],
-      vpc,
-      securityGroup: new SecurityGroup(baselineStack, 'FloorSg', { vpc }),
-      networkPolicy: new ManagedPolicy(baselineStack, 'FloorNet', {
-        statements: [new PolicyStatement({ actions: ['ec2:DescribeSubnets'], resources: ['*'] })],
-      }),
-      environment: {},
-    }),
+    'Floor',
+    'infra/bench/floor-route.ts',
+    'Our stack without route code (cold-start floor)',
   );
 
   console.log(`Loading each bundle in ${runs} fresh Node processes...`);
