@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { captureLogOutput } from '../harness/log-output';
 
 /**
  * lib/log.ts creates the Powertools logger on the first line written; keys appended before that
@@ -11,12 +12,7 @@ beforeEach(() => {
   // A fresh lib/log.ts, so its logger is not created yet.
   vi.resetModules();
   written = [];
-  const capture = (chunk: unknown) => {
-    written.push(String(chunk));
-    return true;
-  };
-  vi.spyOn(process.stdout, 'write').mockImplementation(capture);
-  vi.spyOn(process.stderr, 'write').mockImplementation(capture);
+  captureLogOutput(written);
 });
 
 afterEach(() => {

@@ -10,6 +10,7 @@ import { hashPassword, hashToken } from '../../lib/secrets';
 import { createUser, uniqueEmail } from '../harness/actors';
 import { invoke } from '../harness/invoke';
 import { mintAutomationToken, revokeAutomationToken, SERVICE_KEY } from '../harness/tokens';
+import { captureLogOutput } from '../harness/log-output';
 
 /**
  * Logs carry no secrets or personal data (issue 15): failure scenarios run through the real
@@ -24,13 +25,7 @@ beforeEach(() => {
   written = [];
   levelBefore = logger.getLevelName();
   logger.setLogLevel('INFO');
-  // The logger writes through a Console on process.stdout / process.stderr.
-  const capture = (chunk: unknown) => {
-    written.push(String(chunk));
-    return true;
-  };
-  vi.spyOn(process.stdout, 'write').mockImplementation(capture);
-  vi.spyOn(process.stderr, 'write').mockImplementation(capture);
+  captureLogOutput(written);
 });
 
 afterEach(() => {
@@ -166,7 +161,7 @@ describe('log redaction: bad tokens', () => {
       unknownLegacy: `cebs_lt_${randomBytes(32).toString('base64url')}`,
       ...(automation ? { revoked: automation.token } : {}),
     };
-    written = [];
+    written.length = 0;
     for (const token of Object.values(tokens)) {
       const result = await invoke(routes.getProfile, { token });
       expect(result.status, JSON.stringify(result.body)).toBe(401);
@@ -182,7 +177,7 @@ describe('log redaction: bad tokens', () => {
 
 describe('log redaction: the scrubber', () => {
   const logged = (attributes: Record<string, unknown>) => {
-    written = [];
+    written.length = 0;
     logger.error('scrubber check', attributes);
     return output();
   };
