@@ -1,5 +1,5 @@
-import { deflateSync } from 'node:zlib';
-import { PDFDocument, PDFName, type PDFPage, PDFRawStream, type PDFRef, StandardFonts } from 'pdf-lib';
+import { PDFDocument, PDFName, type PDFPage, type PDFRef, StandardFonts } from 'pdf-lib';
+import { deflatedContentStream, pdfLiteral, printable } from '../pdf-text';
 import type { BillingReport, BillingReportRow, BillingReportSink } from './report';
 
 const PAGE = { width: 842, height: 595, margin: 36 } as const; // A4 landscape, points
@@ -11,9 +11,6 @@ export function formatCents(cents: number): string {
   const abs = Math.abs(cents);
   return `${sign}$${Math.floor(abs / 100).toLocaleString('en-US')}.${String(abs % 100).padStart(2, '0')}`;
 }
-
-/** The standard fonts speak WinAnsi only: anything else prints as '?'. */
-const printable = (text: string) => text.replace(/[^\x20-\x7E\xA0-\xFF]/g, '?');
 
 /**
  * Row columns in characters. Rows are set in Courier (monospace), one text run per row: columns
@@ -46,9 +43,6 @@ const FONTS = {
   monoBold: { name: 'F4', font: StandardFonts.CourierBold },
 } as const;
 type Font = keyof typeof FONTS;
-
-/** A PDF literal string: the standard fonts' WinAnsi codes are Latin-1 for every printable character. */
-const literal = (text: string) => `(${printable(text).replace(/[\\()]/g, '\\$&')})`;
 
 type Heading = Pick<BillingReport['organizations'][number], 'organizationName' | 'tier' | 'billingMode' | 'window'>;
 type Totals = Pick<
@@ -148,7 +142,7 @@ export class BillingReportPdf implements BillingReportSink {
       this.lines.push(font);
       this.font = font;
     }
-    this.lines.push(`1 0 0 1 ${PAGE.margin} ${this.y} Tm ${literal(text)} Tj`);
+    this.lines.push(`1 0 0 1 ${PAGE.margin} ${this.y} Tm ${pdfLiteral(text)} Tj`);
   }
 
   private newLine(height = LINE): void {
@@ -170,12 +164,8 @@ export class BillingReportPdf implements BillingReportSink {
   /** Compresses the page's operators into its content stream (a page with no text gets none). */
   private endPage(): void {
     if (this.lines.length === 0) return;
-    const content = Buffer.from(`BT\n0.1 0.1 0.1 rg\n${this.lines.join('\n')}\nET\n`, 'latin1');
-    // Copied out: deflateSync answers a view of its 16 KiB output chunk, and a thousand pages would
-    // keep a thousand chunks alive for a kilobyte each.
-    const compressed = new Uint8Array(deflateSync(content));
-    const stream = PDFRawStream.of(this.pdf.context.obj({ Filter: 'FlateDecode' }), compressed);
-    this.page.node.set(PDFName.of('Contents'), this.pdf.context.register(stream));
+    const content = deflatedContentStream(this.pdf, `BT\n0.1 0.1 0.1 rg\n${this.lines.join('\n')}\nET\n`);
+    this.page.node.set(PDFName.of('Contents'), content);
     this.lines = [];
   }
 }

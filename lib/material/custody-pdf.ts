@@ -1,5 +1,5 @@
-import { deflateSync } from 'node:zlib';
 import { PDFDocument, type PDFFont, PDFPage, StandardFonts } from 'pdf-lib';
+import { deflatedContentStream, pdfLiteral, printable } from '../pdf-text';
 import type { CaseCustody, CustodyEvent, CustodyItem } from './custody';
 
 const PAGE = { width: 842, height: 595, margin: 36 } as const; // A4 landscape, points
@@ -9,9 +9,6 @@ const LINE = 9;
 const WRAP = 180;
 /** A SHA-256 in hex: 64 characters, always printed whole on one line. */
 const HASH_WIDTH = 64;
-
-/** The standard fonts speak WinAnsi only: anything else prints as '?'. */
-const printable = (text: string) => text.replace(/[^\x20-\x7E\xA0-\xFF]/g, '?');
 
 /** `text` cut into lines of at most WRAP characters, the continuations indented: nothing is ever truncated. */
 function wrap(text: string, indent = '    '): string[] {
@@ -55,9 +52,6 @@ function eventLines(event: CustodyEvent): string[] {
 type Face = 'title' | 'mono' | 'monoBold';
 const SIZE: Record<Face, number> = { title: 12, mono: MONO_SIZE, monoBold: MONO_SIZE };
 
-/** A PDF literal string of WinAnsi text (`printable` keeps only characters WinAnsi and Latin-1 agree on). */
-const pdfString = (text: string) => `(${printable(text).replace(/[\\()]/g, '\\$&')})`;
-
 /**
  * Renders the chain of custody: the case, when, the organization's chain head, then every item
  * and every event. Every hash is printed whole on one line (64 hex characters in Courier).
@@ -97,10 +91,7 @@ export async function renderCustodyPdf(
   const finishPage = () => {
     if (!page) return;
     closeText();
-    const stream = pdf.context.stream(deflateSync(Buffer.from(operators.join('\n'), 'latin1'), { level: 1 }), {
-      Filter: 'FlateDecode',
-    });
-    page.node.addContentStream(pdf.context.register(stream));
+    page.node.addContentStream(deflatedContentStream(pdf, operators.join('\n'), 1));
     operators = [];
   };
   const newPage = () => {
@@ -125,7 +116,7 @@ export async function renderCustodyPdf(
       operators.push('BT', `${keys[face]} ${SIZE[face]} Tf`, `${LINE} TL`, '0.1 0.1 0.1 rg', `${PAGE.margin} ${y} Td`);
       open = face;
     }
-    operators.push(`${pdfString(text)} Tj`);
+    operators.push(`${pdfLiteral(text)} Tj`);
     y -= LINE;
   };
   /** Lines that belong together stay on one page. */
