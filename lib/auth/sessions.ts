@@ -4,7 +4,7 @@ import type { SessionIdPath } from '../../schemas/auth/sessions';
 import { recordMemberAudit } from '../audit';
 import { addDays, now } from '../clock';
 import { config } from '../config';
-import { type Database, db, type Executor } from '../db/client';
+import { db, type Executor, preparedPerDatabase } from '../db/client';
 import { sessions, users } from '../db/schema';
 import { transaction } from '../db/transaction';
 import type { Actor } from './actor';
@@ -125,20 +125,9 @@ const actorColumns = {
   accountKind: users.accountKind,
 };
 
-/**
- * The sign-in session lookup of every request with an access token, prepared: drizzle builds its
- * SQL once per database instead of on every request, and on postgres.js it runs as a named
- * prepared statement (one round trip, parsed and planned once per connection) where an unprepared
- * statement with parameters costs two round trips and a parse each time. Without prepared
- * statements (the cloud's RDS Proxy: `prepare: false` in lib/db/client.ts) it runs unnamed.
- * Kept per database: tests swap the connection.
- */
-let accessTokenSessionLookup:
-  | { database: Database; query: ReturnType<typeof prepareAccessTokenSessionLookup> }
-  | undefined;
-
-function prepareAccessTokenSessionLookup(database: Database) {
-  return database
+/** The sign-in session lookup of every request with an access token, prepared. */
+const accessTokenSession = preparedPerDatabase((database) =>
+  database
     .select(actorColumns)
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
@@ -152,14 +141,8 @@ function prepareAccessTokenSessionLookup(database: Database) {
       ),
     )
     .limit(1)
-    .prepare('access_token_session');
-}
-
-function accessTokenSession(database: Database) {
-  if (accessTokenSessionLookup?.database !== database)
-    accessTokenSessionLookup = { database, query: prepareAccessTokenSessionLookup(database) };
-  return accessTokenSessionLookup.query;
-}
+    .prepare('access_token_session'),
+);
 
 /**
  * Resolves a bearer token to its user and session in one SQL round trip. A JWT counts only while
@@ -188,7 +171,7 @@ export async function authenticateBearer(token: string): Promise<Actor> {
     const claims = await verifyAccessToken(token);
     if (!claims) throw new InvalidAccessTokenError();
     // Placeholder values skip the column's encoder: the timestamp goes as the text drizzle would send.
-    [row] = await accessTokenSession(db()).execute({
+    [row] = await accessTokenSession().execute({
       sessionId: claims.sessionId,
       userId: claims.userId,
       at: at.toISOString(),

@@ -43,6 +43,22 @@ export function db(): Database {
   return ready.db;
 }
 
+/**
+ * A per-request query prepared once per database (drizzle `.prepare(name)` with placeholders):
+ * drizzle builds its SQL once, and on postgres.js it runs as a named prepared statement (one round
+ * trip, parsed and planned once per connection) where an unprepared statement with parameters
+ * costs two round trips and a parse each time. With `prepare: false` (the cloud's RDS Proxy) it
+ * runs unnamed. Prepared again when the connection is swapped (tests do).
+ */
+export function preparedPerDatabase<Query>(prepare: (database: Database) => Query): () => Query {
+  let prepared: { database: Database; query: Query } | undefined;
+  return () => {
+    const database = db();
+    if (prepared?.database !== database) prepared = { database, query: prepare(database) };
+    return prepared.query;
+  };
+}
+
 export function dbDriver(): Connection['driver'] {
   if (!ready) throw new Error('Database not connected');
   return ready.driver;

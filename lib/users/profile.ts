@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import { addSeconds, now } from '../clock';
-import { type Database, db, type Executor } from '../db/client';
+import { db, type Executor, preparedPerDatabase } from '../db/client';
 import { users } from '../db/schema';
 import { toOrganizationDetails } from '../organizations/entity';
 import { UserNotFoundError } from './errors';
@@ -11,20 +11,14 @@ const profileQuery = (executor: Executor, userId: string | ReturnType<typeof sql
     with: { memberships: { with: { organization: true }, orderBy: (m, { asc }) => [asc(m.createdAt)] } },
   });
 
-/**
- * The profile statement prepared once per database (a named prepared statement on postgres.js:
- * built, parsed and planned once, one round trip), as the session lookup in lib/auth/sessions.ts.
- * A transaction runs it unprepared.
- */
-let preparedProfile: { database: Database; query: ReturnType<typeof prepareProfile> } | undefined;
-const prepareProfile = (database: Database) =>
-  profileQuery(database, sql.placeholder('userId')).prepare('user_profile');
+/** The profile statement, prepared; a transaction runs it unprepared. */
+const preparedProfile = preparedPerDatabase((database) =>
+  profileQuery(database, sql.placeholder('userId')).prepare('user_profile'),
+);
 
 function loadProfileRow(userId: string, executor: Executor) {
-  const database = db();
-  if (executor !== database) return profileQuery(executor, userId);
-  if (preparedProfile?.database !== database) preparedProfile = { database, query: prepareProfile(database) };
-  return preparedProfile.query.execute({ userId });
+  if (executor !== db()) return profileQuery(executor, userId);
+  return preparedProfile().execute({ userId });
 }
 
 /**
