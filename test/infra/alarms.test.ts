@@ -20,9 +20,9 @@ import { type SynthesizedResource, synthesizeForThisFile } from './synth';
 
 /** Issue 18: alarms reach someone; maintenance, import and database failures raise one. */
 
-const synth = synthesizeForThisFile(['dev', 'prod']);
-
 const ENVIRONMENTS: EnvironmentName[] = ['dev', 'prod'];
+const synth = synthesizeForThisFile(ENVIRONMENTS);
+
 const stackOf = (environment: EnvironmentName): CaseEvidenceStack => synth.stacks[environment];
 const ref = (stack: CaseEvidenceStack, value: unknown) => stack.resolve(value);
 const logicalId = (stack: CaseEvidenceStack, construct: IConstruct) =>

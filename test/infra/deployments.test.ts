@@ -22,9 +22,9 @@ import { type SynthesizedResource, synthesizeForThisFile } from './synth';
  * once in dev), rolled back when the route's 5xx alarm fires.
  */
 
-const synth = synthesizeForThisFile(['dev', 'prod']);
-
 const ENVIRONMENTS: EnvironmentName[] = ['dev', 'prod'];
+const synth = synthesizeForThisFile(ENVIRONMENTS);
+
 const DEPLOYMENT_CONFIG: Record<EnvironmentName, string> = {
   dev: 'CodeDeployDefault.LambdaAllAtOnce',
   staging: 'CodeDeployDefault.LambdaAllAtOnce',

@@ -19,9 +19,9 @@ import { type SynthesizedResource, synthesizeForThisFile } from './synth';
  * the functions check.
  */
 
-const synth = synthesizeForThisFile(['dev', 'prod']);
-
 const ENVIRONMENTS: EnvironmentName[] = ['dev', 'prod'];
+const synth = synthesizeForThisFile(ENVIRONMENTS);
+
 /** CloudFront's managed policies, by id. */
 const CACHING_DISABLED = '4135ea2d-6df8-44a3-9df3-4b5a84be39ad';
 const ALL_VIEWER_EXCEPT_HOST_HEADER = 'b689b0a8-53d0-40ab-baf2-68738e2966ac';

@@ -10,9 +10,9 @@ import { type SynthesizedResource, synthesizeForThisFile } from './synth';
 
 /** Issue 18, observability: X-Ray active tracing and the Powertools settings on every function of the service. */
 
-const synth = synthesizeForThisFile(['dev', 'prod']);
-
 const ENVIRONMENTS: EnvironmentName[] = ['dev', 'prod'];
+const synth = synthesizeForThisFile(ENVIRONMENTS);
+
 const XRAY_ACTIONS = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
 
 interface Deployed {
