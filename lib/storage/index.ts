@@ -16,6 +16,21 @@ import { localSecret } from '../secrets';
  */
 export const casePrefix = (caseId: string) => `cases/${caseId}/`;
 
+/**
+ * Where upload links put files (`staging/cases/<caseId>/...`): a location the links cover and
+ * nothing reads as evidence. Starting an import (or importing device notes) copies the verified
+ * bytes out of it into the case's evidence location (casePrefix), which no link covers; what is
+ * left here is removed (the maintenance job locally, a lifecycle rule in the cloud).
+ */
+export const STAGING_PREFIX = 'staging/';
+export const caseStagingPrefix = (caseId: string) => `${STAGING_PREFIX}${casePrefix(caseId)}`;
+
+/**
+ * Where generated documents live (custody and report PDFs): outside the evidence location and its
+ * Object Lock, removed once they expire.
+ */
+export const GENERATED_PREFIX = 'generated/';
+
 /** Where evidence attachments and reports are kept: S3 in the cloud, a directory locally. */
 export interface ObjectStorage {
   put(key: string, body: Uint8Array, contentType: string): Promise<void>;
@@ -43,6 +58,8 @@ export interface ObjectStorage {
    * object. A start at or past the end gives an empty stream.
    */
   read(key: string, options?: { start?: number }): Promise<Readable | null>;
+  /** Removes the object; nothing happens when there is none. */
+  delete(key: string): Promise<void>;
 }
 
 /** An object opened for a signed download: read twice from one open file (hashed, then served). */
@@ -208,6 +225,12 @@ export class S3Storage implements ObjectStorage {
       throw error;
     }
   }
+
+  async delete(key: string): Promise<void> {
+    const { DeleteObjectCommand } = await import('@aws-sdk/client-s3');
+    // S3 answers 204 whether or not the key was there.
+    await (await this.s3()).send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  }
 }
 
 /** The 16 bytes a Content-MD5 header carries (base64, as S3 takes it); null when it is not that. */
@@ -370,6 +393,10 @@ export class DirectoryStorage implements ObjectStorage {
     assertByteOffset(start);
     const file = await this.openFile(key);
     return file ? file.handle.createReadStream({ start }) : null;
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(this.pathOf(key), { force: true });
   }
 
   /** The bytes of a signed, unexpired link; null otherwise. Whole in memory: tests only; downloads use openSigned. */
