@@ -697,6 +697,19 @@ export const routes = defineRoutes({
     errors: [403, 404, 409],
     audit: { action: 'evidence.import.retried' },
   }),
+  cancelImport: defineRoute('material', {
+    method: 'POST',
+    path: '/cases/{caseId}/imports/{importId}/cancel',
+    summary:
+      'Cancel an import that has not ended: it is never run again, what it imported stays (409 once succeeded or cancelled)',
+    auth: 'bearer',
+    scope: 'material:import',
+    organization: { from: 'header', role: 'any-role' },
+    case: CASE_RULES.import,
+    extension: true,
+    errors: [403, 404, 409],
+    audit: { action: 'evidence.import.cancelled' },
+  }),
   listImports: defineRoute('material', {
     method: 'GET',
     path: '/cases/{caseId}/imports',

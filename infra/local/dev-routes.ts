@@ -118,6 +118,8 @@ export async function handleDevRoute(req: IncomingMessage, res: ServerResponse, 
       res.end('Stored');
     } else if (outcome === 'forbidden')
       sendError(res, 'FORBIDDEN', 'The link is invalid or has expired, or the content type differs');
+    else if (outcome === 'sealed')
+      sendError(res, 'CONFLICT', 'The file of this link is already in use as evidence: it can no longer be replaced');
     else if (outcome === 'bad-digest')
       sendError(res, 'BAD_REQUEST', 'The Content-MD5 header is not the base64 MD5 of the body (S3: BadDigest)');
     else sendError(res, 'PAYLOAD_TOO_LARGE', 'The body is larger than the size the link was made for');

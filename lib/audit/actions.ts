@@ -53,6 +53,7 @@ export const AUDIT_ACTIONS = {
   'evidence.import.started': "An uploaded export was queued for import (its file now counts as the case's storage).",
   'evidence.import.retried': 'A failed import was queued again, to resume where it stopped.',
   'evidence.import.finished': 'An import job ended: succeeded, or failed with the error named.',
+  'evidence.import.cancelled': 'An import was cancelled: what it had imported stays, it is not run again.',
   'evidence.email_threads.read': "The case's email threads were listed.",
   'evidence.thread_emails.read': "A thread's emails were read.",
   'evidence.network_messages.searched': "The case's professional-network messages were searched.",

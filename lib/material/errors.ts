@@ -48,3 +48,20 @@ export class ImportNotFailedError extends DomainError {
     super('IMPORT_NOT_FAILED', `Only a failed import can be retried (this one is ${status})`);
   }
 }
+
+/** A failed import that has used all its attempts: it is not run again (cancel ends it). */
+export class ImportNotRetryableError extends DomainError {
+  constructor(attempts: number) {
+    super(
+      'IMPORT_NOT_RETRYABLE',
+      `This import stopped without finishing ${attempts} times and is not tried again; cancel it and contact support`,
+    );
+  }
+}
+
+/** Cancel of an import that already ended (succeeded or cancelled). */
+export class ImportNotCancellableError extends DomainError {
+  constructor(status: string) {
+    super('IMPORT_NOT_CANCELLABLE', `The import has already ended (it is ${status}): there is nothing to cancel`);
+  }
+}

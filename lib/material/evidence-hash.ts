@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { type Readable, Transform } from 'node:stream';
 import canonicalize from 'canonicalize';
 import { eq } from 'drizzle-orm';
 import { type AuditScope, currentAuditScope, recordAuditNow, withAuditScope } from '../audit';
@@ -42,6 +43,25 @@ export async function hashStream(chunks: AsyncIterable<Uint8Array>): Promise<Evi
     sizeBytes += chunk.byteLength;
   }
   return { sha256: hash.digest('hex'), sizeBytes };
+}
+
+/**
+ * Hashes a stream as it passes on (copied into evidence): `digest()` gives the hash and size of
+ * exactly the bytes that went through, once the consumer has read them all.
+ */
+export function hashWhileStreaming(source: Readable): { stream: Readable; digest(): EvidenceHash } {
+  const hash = createHash('sha256');
+  let sizeBytes = 0;
+  const passing = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      hash.update(chunk);
+      sizeBytes += chunk.length;
+      done(null, chunk);
+    },
+  });
+  source.on('error', (error) => passing.destroy(error));
+  source.pipe(passing);
+  return { stream: passing, digest: () => ({ sha256: hash.digest('hex'), sizeBytes }) };
 }
 
 /** Who imported an item: the user of the running request or command; null for staff and the system. */

@@ -5,4 +5,4 @@ export { listChatProfiles, listNetworkProfiles, searchNetworkMessages } from './
 export { importCaseNotes } from './notes';
 export { createAttachmentUploads, UPLOAD_LINK_SECONDS } from './uploads';
 export { getCaseCustody } from './custody';
-export { createImport, getImport, listImports, retryImport, startImport } from './imports';
+export { cancelImport, createImport, getImport, listImports, retryImport, startImport } from './imports';

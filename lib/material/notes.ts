@@ -18,8 +18,9 @@ import {
   lockAllowances,
   releasingReservations,
 } from '../organizations/allowances';
-import { casePrefix, objectStorage } from '../storage';
-import { type EvidenceHash, hashCanonical, hashStream } from './evidence-hash';
+import { logger } from '../log';
+import { casePrefix, objectStorage, stagingKeyOf } from '../storage';
+import { type EvidenceHash, hashCanonical, hashStream, hashWhileStreaming } from './evidence-hash';
 
 /** Most fields a 400 names at once (a request may carry thousands of notes). */
 const MAX_DETAILS = 50;
@@ -51,15 +52,20 @@ interface AttachmentLookup {
   sizes: Map<string, number | null>;
   /** The hash of each object not yet in evidence_objects, taken now. */
   hashed: Map<string, EvidenceHash>;
+  /** The uploads copied into evidence: their links are sealed and the uploads removed once the import commits. */
+  staged: string[];
 }
 
 /**
- * Looks up each attachment in object storage, at most LOOKUP_CONCURRENCY at a time: an object
- * already recorded in evidence_objects (linked by an earlier import) only for its size; any other
- * is hashed as it streams from storage (never held whole), which gives its size too.
+ * Secures each attachment as evidence, at most LOOKUP_CONCURRENCY at a time: an object already
+ * recorded in evidence_objects (linked by an earlier import) is immutable, looked up only for its
+ * size; any other is copied from where its upload link put it (stagingKeyOf) into its evidence key,
+ * which no link covers, and hashed as it is copied (never held whole), which gives its size too. An
+ * object stored at the evidence key itself (a link handed out before uploads were staged) is hashed
+ * where it is.
  */
-async function lookUpAttachments(caseId: string, keys: string[]): Promise<AttachmentLookup> {
-  const lookup: AttachmentLookup = { sizes: new Map(), hashed: new Map() };
+async function secureAttachments(caseId: string, keys: string[]): Promise<AttachmentLookup> {
+  const lookup: AttachmentLookup = { sizes: new Map(), hashed: new Map(), staged: [] };
   if (keys.length === 0) return lookup;
   const recordedRows = await db()
     .select({ key: evidenceObjects.key })
@@ -81,8 +87,18 @@ async function lookUpAttachments(caseId: string, keys: string[]): Promise<Attach
         lookup.sizes.set(key, await storage.size(key));
         continue;
       }
-      const stream = await storage.read(key);
-      const hash = stream && (await hashStream(stream));
+      const staged = await storage.stat(stagingKeyOf(key));
+      const upload = staged && (await storage.read(stagingKeyOf(key), { version: staged.version }));
+      let hash: EvidenceHash | null;
+      if (upload) {
+        const copied = hashWhileStreaming(upload);
+        await storage.putStream(key, copied.stream, staged.contentType ?? 'application/octet-stream');
+        hash = copied.digest();
+        lookup.staged.push(stagingKeyOf(key));
+      } else {
+        const stream = await storage.read(key);
+        hash = stream && (await hashStream(stream));
+      }
       lookup.sizes.set(key, hash?.sizeBytes ?? null);
       if (hash) lookup.hashed.set(key, hash);
     }
@@ -137,7 +153,7 @@ export async function importCaseNotes(
   );
 
   const references = [...new Set(input.notes.flatMap((note) => note.attachments ?? []))];
-  const lookup = await lookUpAttachments(caseId, references);
+  const lookup = await secureAttachments(caseId, references);
   const { sizes } = lookup;
   assertAttachments(input.notes, (key) =>
     sizes.get(key) === null ? `Attachment not found in storage (upload it first): ${key}` : null,
@@ -154,6 +170,7 @@ export async function importCaseNotes(
     if (error instanceof AllowanceLockNeeded) return run(true);
     throw error;
   });
+  await releaseUploads(lookup.staged);
   const skipped = input.notes.length - imported;
   businessMetrics.itemsImported('device-notes', imported);
   return {
@@ -163,6 +180,25 @@ export async function importCaseNotes(
     importedCount: imported,
     skippedCount: skipped,
   };
+}
+
+/**
+ * After the import committed: the links of the uploads it copied into evidence are sealed (the
+ * local store refuses later PUTs) and the uploads removed. A failure here changes no evidence (it
+ * is logged; the staging lifecycle removes what is left).
+ */
+async function releaseUploads(stagingKeys: string[]): Promise<void> {
+  const storage = objectStorage();
+  await Promise.all(
+    stagingKeys.map(async (key) => {
+      try {
+        await storage.seal(key);
+        await storage.delete(key);
+      } catch (error) {
+        logger.warn('could not release a device-note upload', { error, key });
+      }
+    }),
+  );
 }
 
 /** Thrown inside the import's transaction when it finds it needs the allowance lock it did not take. */
@@ -312,7 +348,13 @@ async function countAttachmentBytes(
       ),
     tx
       .delete(storageReservations)
-      .where(and(eq(storageReservations.organizationId, organizationId), inArray(storageReservations.objectKey, keys)))
+      .where(
+        and(
+          eq(storageReservations.organizationId, organizationId),
+          // Links reserve their staging key (those handed out before uploads were staged: the key itself).
+          inArray(storageReservations.objectKey, [...keys, ...keys.map(stagingKeyOf)]),
+        ),
+      )
       .returning({ bytes: storageReservations.bytes, expiresAt: storageReservations.expiresAt }),
   ]);
   const counted = new Set(linkedBefore.map((row) => row.key));

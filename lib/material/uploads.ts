@@ -10,7 +10,7 @@ import { transaction } from '../db/transaction';
 import { newId } from '../ids';
 import type { OrganizationContext } from '../organizations/context';
 import { assertStorageFits, lockAllowances } from '../organizations/allowances';
-import { casePrefix, objectStorage } from '../storage';
+import { casePrefix, objectStorage, stagingKeyOf } from '../storage';
 
 /** How long an upload link works: long enough for a large file on a slow line, short enough to leak little. */
 export const UPLOAD_LINK_SECONDS = 60 * 60;
@@ -23,9 +23,12 @@ export const keySafe = (name: string) =>
     .slice(0, 120) || 'attachment';
 
 /**
- * POST /extraction/case/attachment-uploads?caseId=...: one signed PUT link per file, under the
- * case's prefix (`cases/<caseId>/notes/<id>-<name>`), the only place device-note import accepts
- * attachments from. The route has the import case rule, like the import itself.
+ * POST /extraction/case/attachment-uploads?caseId=...: one signed PUT link per file. Each file is
+ * named by its evidence key under the case's prefix (`cases/<caseId>/notes/<id>-<name>`, the only
+ * place device-note import accepts attachments from), but the link writes its staging key
+ * (stagingKeyOf): the import copies the upload into the evidence key, which no link covers, so an
+ * attachment once imported cannot be replaced. The route has the import case rule, like the import
+ * itself.
  *
  * The declared sizes must fit in the plan's storage, counting what the cases hold and what links
  * issued earlier and not yet used or expired promise (403 STORAGE_LIMIT_REACHED otherwise): each
@@ -48,7 +51,13 @@ export async function createAttachmentUploads(
   }));
   const declared = files.reduce((sum, file) => sum + file.size, 0);
   await transaction(async (tx) => {
-    await reserveUploadStorage(tx, organization.id, caseId, files, expiresAt);
+    await reserveUploadStorage(
+      tx,
+      organization.id,
+      caseId,
+      files.map((file) => ({ key: stagingKeyOf(file.key), size: file.size })),
+      expiresAt,
+    );
     recordAudit(tx, {
       action: 'evidence.attachment_uploads.created',
       organizationId: organization.id,
@@ -60,7 +69,7 @@ export async function createAttachmentUploads(
   const uploads = await Promise.all(
     files.map(async (file) => {
       const url = await storage.uploadUrl(
-        file.key,
+        stagingKeyOf(file.key),
         { contentType: file.contentType, size: file.size },
         UPLOAD_LINK_SECONDS,
       );

@@ -24,6 +24,8 @@ export const casePrefix = (caseId: string) => `cases/${caseId}/`;
  */
 export const STAGING_PREFIX = 'staging/';
 export const caseStagingPrefix = (caseId: string) => `${STAGING_PREFIX}${casePrefix(caseId)}`;
+/** The staging key an upload link writes for the evidence key it will become. */
+export const stagingKeyOf = (evidenceKey: string) => `${STAGING_PREFIX}${evidenceKey}`;
 
 /**
  * Where generated documents live (custody and report PDFs): outside the evidence location and its
@@ -38,7 +40,7 @@ export interface ObjectStorage {
    * Stores a stream of unknown length without holding it whole (S3: a multipart upload; a
    * directory: a temporary file renamed into place), so a reader never sees half an object.
    */
-  putStream(key: string, body: Readable, contentType: string): Promise<void>;
+  putStream(key: string, body: Readable, contentType: string): Promise<StoredVersion>;
   /** A time-limited URL that downloads the object without credentials. */
   downloadUrl(key: string, expiresInSeconds: number): Promise<string>;
   /**
@@ -52,14 +54,43 @@ export interface ObjectStorage {
   uploadUrl(key: string, file: { contentType: string; size: number }, expiresInSeconds: number): Promise<string>;
   /** The object's size in bytes; null when there is no such object. */
   size(key: string): Promise<number | null>;
+  /** The object's size, type and the version of its bytes (read() can insist on it); null when there is none. */
+  stat(key: string): Promise<ObjectStat | null>;
   /**
    * The object's bytes as a stream, to hash, copy or import without holding it whole, from byte
    * `start` (default 0: a resumed import continues at its checkpoint); null when there is no such
-   * object. A start at or past the end gives an empty stream.
+   * object. A start at or past the end gives an empty stream. With `version` (from stat or
+   * putStream) only those bytes are read: null when the object is no longer that version.
    */
-  read(key: string, options?: { start?: number }): Promise<Readable | null>;
+  read(key: string, options?: ReadOptions): Promise<Readable | null>;
   /** Removes the object; nothing happens when there is none. */
   delete(key: string): Promise<void>;
+  /**
+   * Ends what upload links of `key` can do: the local store refuses every later PUT to it (409).
+   * S3 cannot revoke a presigned link; there the callers' version checks (read with `version`)
+   * make a later PUT change nothing they read.
+   */
+  seal(key: string): Promise<void>;
+}
+
+/**
+ * Which bytes an object holds, opaque to callers: in S3 the object's VersionId (a versioned bucket)
+ * or else its ETag; locally the file's inode, size and modification time (an upload replaces the
+ * file, so a new upload is a new version).
+ */
+export interface StoredVersion {
+  version: string;
+}
+
+export interface ObjectStat extends StoredVersion {
+  size: number;
+  /** The type it was stored with, where the store keeps one (S3). */
+  contentType?: string;
+}
+
+export interface ReadOptions {
+  start?: number;
+  version?: string;
 }
 
 /** An object opened for a signed download: read twice from one open file (hashed, then served). */
@@ -148,16 +179,17 @@ export class S3Storage implements ObjectStorage {
     await (await this.s3()).send(new PutObjectCommand(this.writeParams(key, body, contentType)));
   }
 
-  async putStream(key: string, body: Readable, contentType: string): Promise<void> {
+  async putStream(key: string, body: Readable, contentType: string): Promise<StoredVersion> {
     const { Upload } = await import('@aws-sdk/lib-storage');
     // One PutObject below a part's size, a multipart upload above it; a failed multipart upload
     // is aborted (and the bucket's lifecycle rule removes any parts an abort leaves behind).
-    await new Upload({
+    const stored = await new Upload({
       client: await this.s3(),
       params: this.writeParams(key, body, contentType),
       partSize: PART_SIZE,
       queueSize: PARTS_IN_FLIGHT,
     }).done();
+    return { version: s3Version(stored) };
   }
 
   async downloadUrl(key: string, expiresInSeconds: number): Promise<string> {
@@ -194,10 +226,18 @@ export class S3Storage implements ObjectStorage {
   }
 
   async size(key: string): Promise<number | null> {
+    return (await this.stat(key))?.size ?? null;
+  }
+
+  async stat(key: string): Promise<ObjectStat | null> {
     const { HeadObjectCommand } = await import('@aws-sdk/client-s3');
     try {
       const head = await (await this.s3()).send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
-      return head.ContentLength ?? 0;
+      return {
+        size: head.ContentLength ?? 0,
+        version: s3Version(head),
+        ...(head.ContentType ? { contentType: head.ContentType } : {}),
+      };
     } catch (error) {
       // Without s3:ListBucket a missing key answers 403, not 404: either way there is no object.
       // Anything else (throttling, network) is not an answer about the object, and is thrown.
@@ -206,13 +246,18 @@ export class S3Storage implements ObjectStorage {
     }
   }
 
-  async read(key: string, options: { start?: number } = {}): Promise<Readable | null> {
+  async read(key: string, options: ReadOptions = {}): Promise<Readable | null> {
     const start = options.start ?? 0;
     assertByteOffset(start);
     const { GetObjectCommand } = await import('@aws-sdk/client-s3');
     try {
       const object = await (await this.s3()).send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: key, ...(start > 0 ? { Range: `bytes=${start}-` } : {}) }),
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          ...(start > 0 ? { Range: `bytes=${start}-` } : {}),
+          ...(options.version === undefined ? {} : s3VersionCondition(options.version)),
+        }),
       );
       // In Node the SDK's Body is an http.IncomingMessage: a Readable that streams as it arrives.
       return (object.Body as Readable | undefined) ?? null;
@@ -220,8 +265,9 @@ export class S3Storage implements ObjectStorage {
       // A range that starts at or past the end (416) of an object that is there: nothing left to read.
       const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
       if (status === 416) return Readable.from([]);
-      // 404, or 403 without s3:ListBucket: no object either way (as size()).
-      if (isMissingObject(error)) return null;
+      // 412: no longer the version asked for (If-Match); 404 (NoSuchVersion, NoSuchKey), or 403
+      // without s3:ListBucket: no object either way (as size()).
+      if (status === 412 || isMissingObject(error)) return null;
       throw error;
     }
   }
@@ -231,6 +277,23 @@ export class S3Storage implements ObjectStorage {
     // S3 answers 204 whether or not the key was there.
     await (await this.s3()).send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
   }
+
+  /** A presigned link cannot be revoked: readers pin the version instead (see ObjectStorage.seal). */
+  async seal(_key: string): Promise<void> {}
+}
+
+/** An S3 object's version token: its VersionId in a versioned bucket, else its ETag. */
+function s3Version(object: { VersionId?: string | undefined; ETag?: string | undefined }): string {
+  if (object.VersionId && object.VersionId !== 'null') return `id:${object.VersionId}`;
+  if (object.ETag) return `etag:${object.ETag}`;
+  throw new Error('S3 answered without a VersionId or an ETag');
+}
+
+/** The GetObject parameters that read only the version a token names. */
+function s3VersionCondition(version: string): { VersionId: string } | { IfMatch: string } {
+  if (version.startsWith('id:')) return { VersionId: version.slice(3) };
+  if (version.startsWith('etag:')) return { IfMatch: version.slice(5) };
+  throw new Error(`Not a version of this store: ${version}`);
 }
 
 /** The 16 bytes a Content-MD5 header carries (base64, as S3 takes it); null when it is not that. */
@@ -292,22 +355,29 @@ export class DirectoryStorage implements ObjectStorage {
     await writeFile(path, body);
   }
 
-  async putStream(key: string, body: Readable): Promise<void> {
+  async putStream(key: string, body: Readable): Promise<StoredVersion> {
     await this.streamInto(key, [body]);
+    const stored = await this.stat(key);
+    if (!stored) throw new Error(`The object ${key} vanished as it was stored`);
+    return { version: stored.version };
   }
 
   /**
    * Streams `stages` (a source, then transforms) into the key's file through a temporary file;
    * `beforeCommit` may still refuse the complete body (by throwing) before it takes the key.
    */
-  private async streamInto(key: string, stages: [Readable, ...Transform[]], beforeCommit?: () => void): Promise<void> {
+  private async streamInto(
+    key: string,
+    stages: [Readable, ...Transform[]],
+    beforeCommit?: () => void | Promise<void>,
+  ): Promise<void> {
     const path = this.pathOf(key);
     await mkdir(dirname(path), { recursive: true });
     // Beside the object (same file system, so the rename is atomic), under a name no reader asks for.
     const partial = join(dirname(path), `.${basename(path)}.${randomUUID()}.partial`);
     try {
       await pipeline([...stages, createWriteStream(partial, { flags: 'wx' })]);
-      beforeCommit?.();
+      await beforeCommit?.();
       await rename(partial, path);
     } catch (error) {
       await rm(partial, { force: true });
@@ -345,19 +415,21 @@ export class DirectoryStorage implements ObjectStorage {
     key: string,
     link: { expires: number; size: number; signature: string; contentType: string; contentMd5?: string },
     body: Readable,
-  ): Promise<'stored' | 'forbidden' | 'too-large' | 'bad-digest'> {
+  ): Promise<'stored' | 'forbidden' | 'too-large' | 'bad-digest' | 'sealed'> {
     if (
       !isSafeObjectKey(key) ||
       !Number.isSafeInteger(link.size) ||
       !this.isValidLink(`PUT\n${key}\n${link.contentType}\n${link.size}`, link.expires, link.signature)
     )
       return 'forbidden';
+    if (await this.isSealed(key)) return 'sealed';
     const expectedMd5 = link.contentMd5 === undefined ? undefined : md5Digest(link.contentMd5);
     if (expectedMd5 === null) return 'bad-digest';
     let received = 0;
     const md5 = createHash('md5');
     const tooLarge = new Error('The body is larger than the link allows');
     const badDigest = new Error('The body does not match its Content-MD5');
+    const sealed = new Error('The upload link was sealed');
     const counted = new Transform({
       transform(chunk: Buffer, _encoding, done) {
         received += chunk.length;
@@ -366,11 +438,14 @@ export class DirectoryStorage implements ObjectStorage {
       },
     });
     try {
-      await this.streamInto(key, [body, counted], () => {
+      await this.streamInto(key, [body, counted], async () => {
         if (expectedMd5 && !md5.digest().equals(expectedMd5)) throw badDigest;
+        // Sealed while the body was on its way: the upload came too late.
+        if (await this.isSealed(key)) throw sealed;
       });
       return 'stored';
     } catch (error) {
+      if (error === sealed) return 'sealed';
       if (error === tooLarge) return 'too-large';
       if (error === badDigest) return 'bad-digest';
       throw error;
@@ -388,11 +463,46 @@ export class DirectoryStorage implements ObjectStorage {
     }
   }
 
-  async read(key: string, options: { start?: number } = {}): Promise<Readable | null> {
+  async stat(key: string): Promise<ObjectStat | null> {
+    if (!isSafeObjectKey(key)) return null;
+    try {
+      const found = await stat(this.pathOf(key), { bigint: true });
+      return found.isFile() ? { size: Number(found.size), version: fileVersion(found) } : null;
+    } catch {
+      return null;
+    }
+  }
+
+  async read(key: string, options: ReadOptions = {}): Promise<Readable | null> {
     const start = options.start ?? 0;
     assertByteOffset(start);
     const file = await this.openFile(key);
-    return file ? file.handle.createReadStream({ start }) : null;
+    if (!file) return null;
+    // Compared on the open file: what is read is that version even if the key is replaced meanwhile.
+    if (options.version !== undefined && fileVersion(await file.handle.stat({ bigint: true })) !== options.version) {
+      await file.handle.close();
+      return null;
+    }
+    return file.handle.createReadStream({ start });
+  }
+
+  /** A marker beside the object: writeSignedStream refuses the key from then on. */
+  async seal(key: string): Promise<void> {
+    const marker = this.sealMarkerOf(key);
+    await mkdir(dirname(marker), { recursive: true });
+    await writeFile(marker, '');
+  }
+
+  private sealMarkerOf(key: string): string {
+    const path = this.pathOf(key);
+    return join(dirname(path), `.${basename(path)}.sealed`);
+  }
+
+  private async isSealed(key: string): Promise<boolean> {
+    return stat(this.sealMarkerOf(key)).then(
+      () => true,
+      () => false,
+    );
   }
 
   async delete(key: string): Promise<void> {
@@ -455,6 +565,11 @@ export class DirectoryStorage implements ObjectStorage {
   private sign(key: string, expires: number): string {
     return createHmac('sha256', this.secret).update(`${key}\n${expires}`).digest('base64url');
   }
+}
+
+/** A file's version: an upload writes a new file and renames it into place, so a new inode. */
+function fileVersion(found: { ino: bigint; size: bigint; mtimeNs: bigint }): string {
+  return `file:${found.ino}:${found.size}:${found.mtimeNs}`;
 }
 
 let storage: ObjectStorage | undefined;

@@ -7,7 +7,7 @@ import { UploadHeaders } from './material';
 /** Largest upload: one presigned PUT stores at most 5 GiB in S3. */
 export const MAX_IMPORT_BYTES = 5 * 1024 ** 3;
 
-export const IMPORT_STATUSES = ['awaiting_upload', 'queued', 'running', 'succeeded', 'failed'] as const;
+export const IMPORT_STATUSES = ['awaiting_upload', 'queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 
 export const ImportPath = z.object({ caseId: IdText, importId: IdText });
 
@@ -46,7 +46,7 @@ export const ImportEntity = z
     contentType: z.string(),
     sizeBytes: z.number(),
     profile: z.nullable(z.string()),
-    /** SHA-256 (hex) of the uploaded file, once the worker has read it; null before. */
+    /** SHA-256 (hex) of the uploaded file, taken as the worker copied it into the case's evidence; null before. */
     sha256: z.nullable(z.string()),
     status: z.enum(IMPORT_STATUSES),
     progress: z.object({

@@ -18,7 +18,7 @@ import {
 import { DomainError } from '../../lib/errors';
 import { importEmailFile } from '../../lib/material/importers/email';
 import { UPLOAD_LINK_SECONDS } from '../../lib/material/uploads';
-import { objectStorage } from '../../lib/storage';
+import { objectStorage, stagingKeyOf } from '../../lib/storage';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
 import { caseWithOwner } from './material-helpers';
@@ -228,7 +228,12 @@ describe('storage allowance of upload links', () => {
     // One of them fits, and is reserved with its key, case, declared size and the link's expiry
     const { uploads } = expectData(await uploadLinks(s, [600 * 1024 ** 2]));
     const [reservation] = await reservationsOf(s.organizationId);
-    expect(reservation).toMatchObject({ caseId: s.caseId, objectKey: uploads[0].key, bytes: 600 * 1024 ** 2 });
+    // Reserved where the link writes: the upload's staging key.
+    expect(reservation).toMatchObject({
+      caseId: s.caseId,
+      objectKey: stagingKeyOf(uploads[0].key),
+      bytes: 600 * 1024 ** 2,
+    });
     expect(reservation!.expiresAt.toISOString()).toBe(new Date(uploads[0].expiresAt).toISOString());
   });
 
@@ -328,7 +333,7 @@ describe('storage allowance of note imports', () => {
     );
     // Refused: the reservation is still there
     expect((await reservationsOf(s.organizationId)).map((r) => r.objectKey).sort()).toEqual(
-      [mine.key, theirs.key].sort(),
+      [stagingKeyOf(mine.key), stagingKeyOf(theirs.key)].sort(),
     );
     expect(await devicesOf(s.organizationId)).toHaveLength(0);
   });

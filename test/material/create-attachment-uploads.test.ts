@@ -7,7 +7,7 @@ import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import { deviceNotes } from '../../lib/db/schema';
 import { UPLOAD_LINK_SECONDS } from '../../lib/material/uploads';
-import { objectStorage } from '../../lib/storage';
+import { objectStorage, stagingKeyOf } from '../../lib/storage';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { mailSink } from '../harness/setup';
 import { caseWithOwner, memberWithAccess } from './material-helpers';
@@ -103,6 +103,8 @@ describe('POST /extraction/case/attachment-uploads', () => {
     expect((await put(link.url, new Uint8Array(4))).status).toBe(413);
     testClock.advance(UPLOAD_LINK_SECONDS + 1);
     expect((await put(link.url, new Uint8Array(3))).status).toBe(403);
+    // Nothing stored where the link writes (its staging key), nor as evidence.
+    expect(await objectStorage().size(stagingKeyOf(link.key))).toBeNull();
     expect(await objectStorage().size(link.key)).toBeNull();
   });
 

@@ -204,7 +204,8 @@ describe('the import worker against S3 and the queue (the cloud path)', () => {
       }),
       201,
     );
-    expect(created.upload.url.startsWith(`${s3.endpoint}/${s3.bucket}/cases/${s.caseId}/imports/`)).toBe(true);
+    // The link writes the upload's staging key; the worker copies it into the case's evidence.
+    expect(created.upload.url.startsWith(`${s3.endpoint}/${s3.bucket}/staging/cases/${s.caseId}/imports/`)).toBe(true);
     expect(created.upload.headers).toEqual({ 'content-type': 'application/mbox', 'content-length': String(sizeBytes) });
     // With the Content-MD5 every client adds (the cloud bucket's Object Lock requires it).
     const put = await fetch(created.upload.url, {
@@ -284,7 +285,8 @@ describe('the import worker against S3 and the queue (the cloud path)', () => {
 
     // Assess
     expect(first).toEqual({ batchItemFailures: [] });
-    expect(paused).toMatchObject({ status: 'running', progress: { itemsRead: 500, itemsImported: 500 } });
+    // Paused at a checkpoint: queued again, keeping its turn.
+    expect(paused).toMatchObject({ status: 'queued', progress: { itemsRead: 500, itemsImported: 500 } });
     expect(paused.progress.bytesRead).toBeGreaterThan(0);
     expect(paused.progress.bytesRead).toBeLessThan(Buffer.byteLength(text));
     expect(requeued).toEqual([JSON.stringify({ importId })]);

@@ -380,8 +380,9 @@ describe('resuming', () => {
     await db().update(evidenceImports).set({ status: 'queued' }).where(eq(evidenceImports.id, created.import.id));
     expect(await runImport(created.import.id, { batchSize: 1, shouldPause: () => true })).toBe('paused');
     const [paused] = await db().select().from(evidenceImports).where(eq(evidenceImports.id, created.import.id));
+    // Queued again at its checkpoint, keeping its turn: a pause is not a lost worker.
     expect(paused).toMatchObject({
-      status: 'running',
+      status: 'queued',
       itemsRead: 1,
       itemsImported: 1,
       bytesRead: message('p1', 'One').length,
@@ -406,7 +407,7 @@ describe('resuming', () => {
     // The crash: the worker held the import and never came back.
     await db()
       .update(evidenceImports)
-      .set({ leaseUntil: new Date(now().getTime() + 60_000) })
+      .set({ status: 'running', leaseUntil: new Date(now().getTime() + 60_000) })
       .where(eq(evidenceImports.id, created.import.id));
     expect(await requeueStalledImports()).toBeGreaterThanOrEqual(0);
     await drainLocalImports();

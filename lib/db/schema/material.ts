@@ -378,13 +378,26 @@ export const evidenceImports = pgTable(
     contentType: text('content_type').notNull(),
     sizeBytes: bigint('size_bytes', { mode: 'number' }).notNull(),
     profile: text('profile'),
-    /** Where the upload is stored (cases/{caseId}/imports/...): kept as the case's source evidence. */
+    /** The case's source evidence (cases/{caseId}/imports/...): no link covers it; the worker reads only it. */
     objectKey: text('object_key').notNull(),
-    /** SHA-256 of the uploaded file, computed by the worker before it imports. */
+    /**
+     * Where the upload link puts the file (staging/cases/{caseId}/imports/...); null for a file the
+     * admin command stored as evidence itself. The worker copies it into objectKey once, hashing.
+     */
+    stagingKey: text('staging_key'),
+    /** The upload's version when the import started: the worker copies only those bytes (UPLOAD_CHANGED otherwise). */
+    stagedVersion: text('staged_version'),
+    /** The evidence object's version the worker wrote: every later read pins it. */
+    evidenceVersion: text('evidence_version'),
+    /** SHA-256 of exactly the bytes imported, taken as they were copied into evidence; every later run re-checks it. */
     sha256: text('sha256'),
-    status: text('status', { enum: ['awaiting_upload', 'queued', 'running', 'succeeded', 'failed'] })
+    status: text('status', { enum: ['awaiting_upload', 'queued', 'running', 'succeeded', 'failed', 'cancelled'] })
       .notNull()
       .default('awaiting_upload'),
+    /** When it joined the queue (start, retry, pause): imports of one organization run one at a time in this order. */
+    queuedAt: timestamptz('queued_at'),
+    /** Runs that ended without finishing (the worker lost, or an unexpected error): bounded by MAX_IMPORT_ATTEMPTS. */
+    attempts: integer('attempts').notNull().default(0),
     /** The checkpoint: where the next batch starts (byte offset of the file, items before it). */
     bytesRead: bigint('bytes_read', { mode: 'number' }).notNull().default(0),
     itemsRead: integer('items_read').notNull().default(0),
@@ -403,5 +416,7 @@ export const evidenceImports = pgTable(
   (t) => [
     index('evidence_imports_case_idx').on(t.caseId, t.createdAt),
     index('evidence_imports_pending_idx').on(t.status).where(sql`${t.status} in ('queued', 'running')`),
+    // At most one running import per organization: one firm's export never holds two worker slots.
+    uniqueIndex('evidence_imports_one_running_idx').on(t.organizationId).where(sql`${t.status} = 'running'`),
   ],
 );

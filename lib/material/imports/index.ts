@@ -1,2 +1,2 @@
-export { createImport, getImport, importEntity, listImports, retryImport, startImport } from './jobs';
+export { cancelImport, createImport, getImport, importEntity, listImports, retryImport, startImport } from './jobs';
 export { drainLocalImports, enqueueImport, requeueStalledImports } from './queue';

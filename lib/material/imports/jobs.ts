@@ -12,12 +12,28 @@ import { idEquals, newId } from '../../ids';
 import type { OrganizationContext } from '../../organizations/context';
 import { assertStorageFits, lockAllowances, releasingReservations } from '../../organizations/allowances';
 import { type PagingInput, pageWindow, toPage } from '../../paging';
-import { casePrefix, objectStorage } from '../../storage';
-import { ImportAlreadyStartedError, ImportNotFailedError, ImportNotFoundError, UploadIncompleteError } from '../errors';
+import { casePrefix, objectStorage, stagingKeyOf } from '../../storage';
+import {
+  ImportAlreadyStartedError,
+  ImportNotCancellableError,
+  ImportNotFailedError,
+  ImportNotFoundError,
+  ImportNotRetryableError,
+  UploadIncompleteError,
+} from '../errors';
 import { keySafe, reserveUploadStorage, UPLOAD_LINK_SECONDS } from '../uploads';
-import { enqueueImport } from './queue';
+import { enqueueImport, enqueueNextImport } from './queue';
 
 export type ImportRow = typeof evidenceImports.$inferSelect;
+
+/**
+ * Runs of one import that may end without finishing (its worker lost: out of memory, killed, timed
+ * out; or an unexpected error) before it is failed for good with ATTEMPTS_EXHAUSTED: a file that
+ * kills every worker that reads it must not hold a worker slot forever. Pausing at a checkpoint (a
+ * worker out of time, by design) is not an attempt.
+ */
+export const MAX_IMPORT_ATTEMPTS = 3;
+
 type ImportAnswer = z.output<typeof ImportEntity>;
 
 interface CaseRequest {
@@ -63,9 +79,11 @@ export function importEntity(row: ImportRow): ImportAnswer {
 
 /**
  * POST /cases/{caseId}/imports: records the import (awaiting its upload) and hands out one signed
- * PUT link for the file, under the case's prefix (`cases/<caseId>/imports/<importId>-<name>`). The
- * declared size is reserved in the plan's storage until the link expires or the import starts (403
- * STORAGE_LIMIT_REACHED when it does not fit), as upload links for note attachments are.
+ * PUT link for the file, to its staging key (`staging/cases/<caseId>/imports/<importId>-<name>`);
+ * the worker later copies what was uploaded into the evidence key (`cases/<caseId>/imports/...`),
+ * which no link covers. The declared size is reserved in the plan's storage until the link expires
+ * or the import starts (403 STORAGE_LIMIT_REACHED when it does not fit), as upload links for note
+ * attachments are.
  */
 export async function createImport(
   ctx: CaseRequest & { actor: Actor },
@@ -78,9 +96,10 @@ export async function createImport(
   const caseId = ctx.caseContext.case.id;
   const id = newId();
   const objectKey = `${casePrefix(caseId)}imports/${id}-${keySafe(input.fileName)}`;
+  const stagingKey = stagingKeyOf(objectKey);
   const expiresAt = addSeconds(now(), UPLOAD_LINK_SECONDS);
   const row = await transaction(async (tx) => {
-    await reserveUploadStorage(tx, organization.id, caseId, [{ key: objectKey, size: input.sizeBytes }], expiresAt);
+    await reserveUploadStorage(tx, organization.id, caseId, [{ key: stagingKey, size: input.sizeBytes }], expiresAt);
     const [created] = await tx
       .insert(evidenceImports)
       .values({
@@ -94,6 +113,7 @@ export async function createImport(
         // A profile only names where network messages and tickets go; an email import has none.
         profile: input.kind === 'email' ? null : input.profile,
         objectKey,
+        stagingKey,
         createdById: ctx.actor.user.id,
       })
       .returning();
@@ -107,7 +127,7 @@ export async function createImport(
     return created!;
   });
   const url = await objectStorage().uploadUrl(
-    objectKey,
+    stagingKey,
     { contentType: input.contentType, size: input.sizeBytes },
     UPLOAD_LINK_SECONDS,
   );
@@ -133,36 +153,41 @@ async function findImport(caseId: string, importId: string): Promise<ImportRow> 
   return row;
 }
 
+/** Where the import's upload link stores its file (imports created before staging: the evidence key itself). */
+const uploadKeyOf = (row: ImportRow) => row.stagingKey ?? row.objectKey;
+
 /**
  * POST /cases/{caseId}/imports/{importId}/start: once the whole file is stored (its size as
  * declared, else 409 UPLOAD_INCOMPLETE), the import is queued for the worker (202) and its file
  * becomes the case's source evidence: its size moves from the link's reservation into the case's
  * storage, under the allowance lock (403 STORAGE_LIMIT_REACHED if the reservation lapsed and the
- * file no longer fits). Starting twice is 409 IMPORT_ALREADY_STARTED, concurrent starts included.
- * The worker is told after the commit; if that fails the import stays queued for maintenance.
+ * file no longer fits). The version of the upload is recorded: the worker copies only those bytes
+ * into evidence (UPLOAD_CHANGED if the link stored anything since), and the link is sealed (the
+ * local store refuses later PUTs; S3's link can only change what no one reads). Starting twice is
+ * 409 IMPORT_ALREADY_STARTED, concurrent starts included. The worker is told after the commit; if
+ * that fails the import stays queued for maintenance.
  */
 export async function startImport(ctx: CaseRequest, importId: string): Promise<ImportAnswer> {
   const caseId = ctx.caseContext.case.id;
   const found = await findImport(caseId, importId);
   if (found.status !== 'awaiting_upload') throw new ImportAlreadyStartedError(found.status);
-  const stored = await objectStorage().size(found.objectKey);
-  if (stored !== found.sizeBytes) throw new UploadIncompleteError(found.sizeBytes, stored);
+  const uploadKey = uploadKeyOf(found);
+  const storage = objectStorage();
+  const stored = await storage.stat(uploadKey);
+  if (stored?.size !== found.sizeBytes) throw new UploadIncompleteError(found.sizeBytes, stored?.size ?? null);
   const row = await transaction(async (tx, afterCommit) => {
     // Lock order as everywhere: the plan row, then the case row, then the import.
     const usage = await lockAllowances(tx, ctx.organization.id);
     const [queued] = await tx
       .update(evidenceImports)
-      .set({ status: 'queued' })
+      .set({ status: 'queued', queuedAt: now(), stagedVersion: stored.version })
       .where(and(eq(evidenceImports.id, found.id), eq(evidenceImports.status, 'awaiting_upload')))
       .returning();
     if (!queued) throw new ImportAlreadyStartedError('already queued');
     const released = await tx
       .delete(storageReservations)
       .where(
-        and(
-          eq(storageReservations.organizationId, ctx.organization.id),
-          eq(storageReservations.objectKey, found.objectKey),
-        ),
+        and(eq(storageReservations.organizationId, ctx.organization.id), eq(storageReservations.objectKey, uploadKey)),
       )
       .returning({ bytes: storageReservations.bytes, expiresAt: storageReservations.expiresAt });
     const stillReserved = released
@@ -180,6 +205,7 @@ export async function startImport(ctx: CaseRequest, importId: string): Promise<I
       target: { type: 'import', id: found.id },
       metadata: { kind: found.kind, fileName: found.fileName, sizeBytes: found.sizeBytes },
     });
+    if (found.stagingKey) afterCommit(() => storage.seal(uploadKey));
     afterCommit(() => enqueueImport(found.id));
     return queued;
   });
@@ -188,17 +214,33 @@ export async function startImport(ctx: CaseRequest, importId: string): Promise<I
 
 /**
  * POST /cases/{caseId}/imports/{importId}/retry: a failed import is queued again (202) and resumes
- * from its last committed batch; what is already in is skipped by the items' own keys. Any other
- * state is 409 IMPORT_NOT_FAILED.
+ * from its last committed batch; what is already in is skipped by the items' own keys, and the
+ * worker first re-checks the stored file's SHA-256 (UPLOAD_CHANGED on any difference). Any other
+ * state is 409 IMPORT_NOT_FAILED; one whose attempts are spent is 409 IMPORT_NOT_RETRYABLE.
  */
 export async function retryImport(ctx: CaseRequest, importId: string): Promise<ImportAnswer> {
   const caseId = ctx.caseContext.case.id;
   const found = await findImport(caseId, importId);
+  if (found.status === 'failed' && found.attempts >= MAX_IMPORT_ATTEMPTS)
+    throw new ImportNotRetryableError(found.attempts);
   const row = await transaction(async (tx, afterCommit) => {
     const [queued] = await tx
       .update(evidenceImports)
-      .set({ status: 'queued', errorCode: null, errorMessage: null, errorItemIndex: null, finishedAt: null })
-      .where(and(eq(evidenceImports.id, found.id), eq(evidenceImports.status, 'failed')))
+      .set({
+        status: 'queued',
+        queuedAt: now(),
+        errorCode: null,
+        errorMessage: null,
+        errorItemIndex: null,
+        finishedAt: null,
+      })
+      .where(
+        and(
+          eq(evidenceImports.id, found.id),
+          eq(evidenceImports.status, 'failed'),
+          sql`${evidenceImports.attempts} < ${MAX_IMPORT_ATTEMPTS}`,
+        ),
+      )
       .returning();
     if (!queued) throw new ImportNotFailedError(found.status);
     recordAudit(tx, {
@@ -213,6 +255,66 @@ export async function retryImport(ctx: CaseRequest, importId: string): Promise<I
   });
   return importEntity(row);
 }
+
+/**
+ * POST /cases/{caseId}/imports/{importId}/cancel: ends an import that has not ended (awaiting its
+ * upload, queued, running or failed): it is `cancelled` and never run again. What it imported stays
+ * (evidence is append-only), and so does its file once it became evidence; a file that never did
+ * (not yet copied by the worker) stops counting, and an upload link's reservation is released.
+ * The link is sealed. A running worker stops at its next batch without committing it; the
+ * organization's next queued import then takes its turn. A succeeded or cancelled import is 409
+ * IMPORT_NOT_CANCELLABLE.
+ */
+export async function cancelImport(ctx: CaseRequest, importId: string): Promise<ImportAnswer> {
+  const caseId = ctx.caseContext.case.id;
+  const found = await findImport(caseId, importId);
+  const uploadKey = uploadKeyOf(found);
+  const storage = objectStorage();
+  const row = await transaction(async (tx, afterCommit) => {
+    // Locked first, so the state it is cancelled from is the one decided on (a worker may be ending it).
+    const [current] = await tx.select().from(evidenceImports).where(eq(evidenceImports.id, found.id)).for('update');
+    if (!current || !CANCELLABLE.includes(current.status)) throw new ImportNotCancellableError(current?.status ?? '');
+    const [cancelled] = await tx
+      .update(evidenceImports)
+      .set({ status: 'cancelled', leaseUntil: null, finishedAt: now() })
+      .where(eq(evidenceImports.id, found.id))
+      .returning();
+    // Counted at start, but never copied into evidence and no worker copying it now: nothing is kept.
+    const neverKept = current.sha256 === null && (current.status === 'queued' || current.status === 'failed');
+    if (neverKept)
+      await tx
+        .update(cases)
+        .set({ storageBytes: sql`greatest(${cases.storageBytes} - ${current.sizeBytes}, 0)` })
+        .where(eq(cases.id, caseId));
+    await tx
+      .delete(storageReservations)
+      .where(
+        and(eq(storageReservations.organizationId, ctx.organization.id), eq(storageReservations.objectKey, uploadKey)),
+      );
+    recordAudit(tx, {
+      action: 'evidence.import.cancelled',
+      organizationId: ctx.organization.id,
+      caseId,
+      target: { type: 'import', id: found.id },
+      metadata: {
+        from: current.status,
+        itemsRead: current.itemsRead,
+        itemsImported: current.itemsImported,
+        fileKept: !neverKept && current.status !== 'awaiting_upload',
+      },
+    });
+    afterCommit(() => storage.seal(uploadKey));
+    // The upload is not evidence (the evidence copy, when made, has its own key).
+    if (found.stagingKey && current.status !== 'running') afterCommit(() => storage.delete(uploadKey));
+    if (current.status === 'queued' || current.status === 'running')
+      afterCommit(() => enqueueNextImport(ctx.organization.id));
+    return cancelled!;
+  });
+  return importEntity(row);
+}
+
+/** The states cancel ends; succeeded and cancelled imports have ended already. */
+const CANCELLABLE: ReadonlyArray<ImportRow['status']> = ['awaiting_upload', 'queued', 'running', 'failed'];
 
 /** GET /cases/{caseId}/imports/{importId}. */
 export async function getImport(ctx: CaseRequest, importId: string): Promise<ImportAnswer> {

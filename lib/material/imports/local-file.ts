@@ -3,6 +3,7 @@ import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { eq, sql } from 'drizzle-orm';
 import { recordAudit } from '../../audit';
+import { now } from '../../clock';
 import { db } from '../../db/client';
 import { cases, evidenceImports } from '../../db/schema';
 import { transaction } from '../../db/transaction';
@@ -58,6 +59,7 @@ export async function importLocalFile(
       profile: input.kind === 'email' ? null : (input.profileName ?? null),
       objectKey,
       status: 'queued',
+      queuedAt: now(),
       createdById: importingUserId(),
     });
     await tx

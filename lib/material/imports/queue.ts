@@ -1,4 +1,4 @@
-import { and, eq, isNull, lt, or } from 'drizzle-orm';
+import { and, asc, eq, isNull, lt, or } from 'drizzle-orm';
 import { addSeconds, now } from '../../clock';
 import { config } from '../../config';
 import { db } from '../../db/client';
@@ -48,6 +48,21 @@ export async function enqueueImport(importId: string): Promise<void> {
       logger.error('local import worker failed', { error, importId });
     }
   });
+}
+
+/**
+ * Sends the organization's next queued import (the oldest in the queue) to the worker: called when
+ * one of its imports ends, since imports that waited for their organization's turn were skipped
+ * by the worker when their message came.
+ */
+export async function enqueueNextImport(organizationId: string): Promise<void> {
+  const [next] = await db()
+    .select({ id: evidenceImports.id })
+    .from(evidenceImports)
+    .where(and(eq(evidenceImports.organizationId, organizationId), eq(evidenceImports.status, 'queued')))
+    .orderBy(asc(evidenceImports.queuedAt), asc(evidenceImports.id))
+    .limit(1);
+  if (next) await enqueueImport(next.id);
 }
 
 /** Resolves once the local worker has run every import queued so far (the tests, the admin command). */

@@ -1,17 +1,20 @@
-import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, eq, isNull, lt, ne, notExists, or, sql } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
 import { logger } from '../../log';
 import { recordAudit, SYSTEM_ACTOR, withAuditScope } from '../../audit';
 import { addSeconds, now } from '../../clock';
 import { db, type Tx } from '../../db/client';
+import { isUniqueViolation } from '../../db/errors';
 import { evidenceImports, evidenceObjects } from '../../db/schema';
 import { transaction } from '../../db/transaction';
 import { DomainError } from '../../errors';
 import * as businessMetrics from '../../observability/metrics';
 import { objectStorage } from '../../storage';
-import { hashStream } from '../evidence-hash';
+import { hashStream, hashWhileStreaming } from '../evidence-hash';
 import { type CommittedBatch, MalformedImportError } from '../importers/batch';
 import { importStream } from '../importers';
-import type { ImportRow } from './jobs';
+import { type ImportRow, MAX_IMPORT_ATTEMPTS } from './jobs';
+import { enqueueNextImport } from './queue';
 
 /**
  * How long a worker holds an import after each batch: longer than one worker invocation may run
@@ -20,7 +23,7 @@ import type { ImportRow } from './jobs';
  */
 export const IMPORT_LEASE_SECONDS = 16 * 60;
 
-export type ImportRunOutcome = 'finished' | 'paused' | 'failed' | 'skipped';
+export type ImportRunOutcome = 'finished' | 'paused' | 'failed' | 'cancelled' | 'skipped';
 
 export interface ImportRunOptions {
   /** Checked after each committed batch: true stops there, to continue in another run ('paused'). */
@@ -31,55 +34,133 @@ export interface ImportRunOptions {
   batchSize?: number;
 }
 
-/** Takes a queued import, or a running one whose worker's lease lapsed; null when there is none to take. */
+/**
+ * Takes a queued import, or a running one whose worker's lease lapsed (its worker was lost: one
+ * attempt spent); null when there is none to take. An organization runs one import at a time, in
+ * the order they were queued: an import waits while another of its organization runs or was queued
+ * before it (the one that ends sends the next: enqueueNextImport). Two workers claiming two imports
+ * of one organization at once: the unique index on running imports lets one through.
+ */
 async function claimImport(importId: string): Promise<ImportRow | null> {
   const at = now();
-  const [claimed] = await db()
-    .update(evidenceImports)
-    .set({
-      status: 'running',
-      startedAt: sql`coalesce(${evidenceImports.startedAt}, ${sql.param(at, evidenceImports.startedAt)})`,
-      leaseUntil: addSeconds(at, IMPORT_LEASE_SECONDS),
-    })
+  const other = alias(evidenceImports, 'other_import');
+  const aheadInItsOrganization = db()
+    .select({ id: other.id })
+    .from(other)
     .where(
       and(
-        eq(evidenceImports.id, importId),
+        eq(other.organizationId, evidenceImports.organizationId),
+        ne(other.id, evidenceImports.id),
         or(
-          eq(evidenceImports.status, 'queued'),
+          eq(other.status, 'running'),
           and(
-            eq(evidenceImports.status, 'running'),
-            or(isNull(evidenceImports.leaseUntil), lt(evidenceImports.leaseUntil, at)),
+            eq(other.status, 'queued'),
+            sql`(${other.queuedAt}, ${other.id}) < (${evidenceImports.queuedAt}, ${evidenceImports.id})`,
           ),
         ),
       ),
-    )
-    .returning();
-  return claimed ?? null;
+    );
+  try {
+    const [claimed] = await db()
+      .update(evidenceImports)
+      .set({
+        status: 'running',
+        startedAt: sql`coalesce(${evidenceImports.startedAt}, ${sql.param(at, evidenceImports.startedAt)})`,
+        leaseUntil: addSeconds(at, IMPORT_LEASE_SECONDS),
+        // Still running when claimed: the worker that held it never came back.
+        attempts: sql`${evidenceImports.attempts} + (case when ${evidenceImports.status} = 'running' then 1 else 0 end)`,
+      })
+      .where(
+        and(
+          eq(evidenceImports.id, importId),
+          or(
+            eq(evidenceImports.status, 'queued'),
+            and(
+              eq(evidenceImports.status, 'running'),
+              or(isNull(evidenceImports.leaseUntil), lt(evidenceImports.leaseUntil, at)),
+            ),
+          ),
+          notExists(aheadInItsOrganization),
+        ),
+      )
+      .returning();
+    return claimed ?? null;
+  } catch (error) {
+    if (isUniqueViolation(error, 'evidence_imports_one_running_idx')) return null;
+    throw error;
+  }
 }
 
-/** The stored upload is gone, or not the size it was uploaded with: the import fails with UPLOAD_CHANGED. */
+/** The upload is gone, or not the bytes the import started with or hashed: the import fails with UPLOAD_CHANGED. */
 class UploadChangedError extends Error {
   readonly code = 'UPLOAD_CHANGED';
 }
 
+/** The import was cancelled while this worker ran it: it stops without writing anything more. */
+class ImportCancelledError extends Error {}
+
 /**
- * The uploaded file's SHA-256, read once before the import: kept on the import and in
- * evidence_objects (downloads check it), so the source file is provable evidence like its items.
+ * The first run: the upload becomes the case's source evidence. The bytes the import started with
+ * (the staged version /start recorded; UPLOAD_CHANGED if the link stored anything since) are copied
+ * into the evidence key, which no link covers, and hashed as they are copied, so the SHA-256 is of
+ * exactly the bytes every later read takes (pinned to the version written). A file the admin command
+ * stored as evidence itself is hashed where it is. Then the staged upload is removed.
  */
-async function hashUpload(job: ImportRow): Promise<ImportRow> {
-  const body = await objectStorage().read(job.objectKey);
-  if (!body) throw new UploadChangedError('The uploaded file is no longer in storage');
-  const { sha256, sizeBytes } = await hashStream(body);
+async function secureUpload(job: ImportRow): Promise<ImportRow> {
+  const storage = objectStorage();
+  let sha256: string;
+  let sizeBytes: number;
+  let evidenceVersion: string;
+  if (job.stagingKey) {
+    const source = await storage.read(job.stagingKey, { version: job.stagedVersion ?? undefined });
+    if (!source)
+      throw new UploadChangedError(
+        'The uploaded file was replaced or removed after the import started; nothing was imported from it',
+      );
+    const copied = hashWhileStreaming(source);
+    ({ version: evidenceVersion } = await storage.putStream(job.objectKey, copied.stream, job.contentType));
+    ({ sha256, sizeBytes } = copied.digest());
+  } else {
+    const stored = await storage.stat(job.objectKey);
+    const body = stored && (await storage.read(job.objectKey, { version: stored.version }));
+    if (!stored || !body) throw new UploadChangedError('The imported file is no longer in storage');
+    evidenceVersion = stored.version;
+    ({ sha256, sizeBytes } = await hashStream(body));
+  }
   if (sizeBytes !== job.sizeBytes)
     throw new UploadChangedError(`The stored file is ${sizeBytes} bytes, not the ${job.sizeBytes} uploaded`);
-  return transaction(async (tx) => {
+  // Recorded even if the import was cancelled meanwhile: the copy is kept evidence either way.
+  const secured = await transaction(async (tx, afterCommit) => {
+    const [secured] = await tx
+      .update(evidenceImports)
+      .set({ sha256, evidenceVersion })
+      .where(eq(evidenceImports.id, job.id))
+      .returning();
     await tx
       .insert(evidenceObjects)
       .values({ key: job.objectKey, caseId: job.caseId, sha256, sizeBytes, recordedAt: now() })
       .onConflictDoNothing();
-    const [hashed] = await tx.update(evidenceImports).set({ sha256 }).where(eq(evidenceImports.id, job.id)).returning();
-    return hashed!;
+    // The link stays sealed (start sealed it); what it stored is no longer needed.
+    const stagingKey = job.stagingKey;
+    if (stagingKey) afterCommit(() => storage.delete(stagingKey));
+    return secured!;
   });
+  if (secured.status !== 'running') throw new ImportCancelledError();
+  return secured;
+}
+
+/**
+ * Every later run (a resumed or retried import) first checks that the evidence copy still hashes
+ * to what was recorded: the import continues only from the very bytes it started with.
+ */
+async function verifyEvidence(job: ImportRow): Promise<void> {
+  const changed = new UploadChangedError(
+    `The stored file is no longer the one hashed when the import started (SHA-256 ${job.sha256}); nothing more is imported from it`,
+  );
+  const body = await objectStorage().read(job.objectKey, { version: job.evidenceVersion ?? undefined });
+  if (!body) throw changed;
+  const { sha256, sizeBytes } = await hashStream(body);
+  if (sha256 !== job.sha256 || sizeBytes !== job.sizeBytes) throw changed;
 }
 
 /** The batch's progress and checkpoint, written in the batch's own transaction; the lease renewed. */
@@ -93,16 +174,24 @@ async function recordBatch(tx: Tx, importId: string, batch: CommittedBatch): Pro
       itemsSkipped: sql`${evidenceImports.itemsSkipped} + ${batch.skipped}`,
       leaseUntil: addSeconds(now(), IMPORT_LEASE_SECONDS),
     })
-    .where(eq(evidenceImports.id, importId))
+    .where(and(eq(evidenceImports.id, importId), eq(evidenceImports.status, 'running')))
     .returning();
-  return row!;
+  // Cancelled meanwhile: throwing rolls the batch back, and the worker stops.
+  if (!row) throw new ImportCancelledError();
+  return row;
 }
 
-/** The import's last state, with the `evidence.import.finished` event, in one transaction. */
+/**
+ * The import's last state, with the `evidence.import.finished` event, in one transaction; null when
+ * it was cancelled meanwhile (the cancel recorded its own event). The organization's next queued
+ * import is sent to the worker once this one has ended.
+ */
 async function finishImport(
   job: ImportRow,
-  outcome: { status: 'succeeded' } | { status: 'failed'; code: string; message: string; itemIndex?: number },
-): Promise<ImportRow> {
+  outcome:
+    | { status: 'succeeded' }
+    | { status: 'failed'; code: string; message: string; itemIndex?: number; attempts?: number },
+): Promise<ImportRow | null> {
   return transaction(async (tx, afterCommit) => {
     const failed = outcome.status === 'failed' ? outcome : null;
     const [row] = await tx
@@ -110,14 +199,16 @@ async function finishImport(
       .set({
         status: outcome.status,
         ...(failed ? {} : { bytesRead: job.sizeBytes }),
+        ...(failed?.attempts === undefined ? {} : { attempts: failed.attempts }),
         errorCode: failed?.code ?? null,
         errorMessage: failed?.message ?? null,
         errorItemIndex: failed?.itemIndex ?? null,
         leaseUntil: null,
         finishedAt: now(),
       })
-      .where(eq(evidenceImports.id, job.id))
+      .where(and(eq(evidenceImports.id, job.id), eq(evidenceImports.status, 'running')))
       .returning();
+    if (!row) return null;
     recordAudit(tx, {
       action: 'evidence.import.finished',
       organizationId: job.organizationId,
@@ -125,14 +216,15 @@ async function finishImport(
       target: { type: 'import', id: job.id },
       metadata: {
         status: outcome.status,
-        itemsRead: row!.itemsRead,
-        itemsImported: row!.itemsImported,
-        itemsSkipped: row!.itemsSkipped,
+        itemsRead: row.itemsRead,
+        itemsImported: row.itemsImported,
+        itemsSkipped: row.itemsSkipped,
         ...(failed ? { error: failed.code, itemIndex: failed.itemIndex ?? null } : {}),
       },
     });
-    afterCommit(async () => businessMetrics.importFinished(job.kind, outcome.status, row!.itemsImported));
-    return row!;
+    afterCommit(async () => businessMetrics.importFinished(job.kind, outcome.status, row.itemsImported));
+    afterCommit(() => enqueueNextImport(job.organizationId));
+    return row;
   });
 }
 
@@ -149,14 +241,26 @@ function failureOf(error: unknown): { code: string; message: string; itemIndex?:
   return null;
 }
 
+/** The failure of an import whose runs have all ended without finishing. */
+const attemptsExhausted = (attempts: number) => ({
+  code: 'ATTEMPTS_EXHAUSTED',
+  message:
+    `The import stopped ${attempts} times without finishing (its worker was lost or hit an unexpected error), ` +
+    "so it is not tried again. What it imported stays; cancel it, and contact support with this import's id.",
+  attempts,
+});
+
 /**
  * Runs one import as the worker does, in the cloud (infra/functions/import-worker.ts, one SQS
- * message each) and locally (the in-process queue, the admin command): claims it, hashes the
- * upload on the first run, then imports in batches from the last checkpoint, each batch
- * committing its items with the import's progress. 'paused' when `shouldPause` stopped it between
- * batches (the caller queues it again); 'failed' for a malformed file or a refusal (the error is on
- * the import; what earlier batches committed stays); 'skipped' when there was nothing to claim.
- * An unexpected error marks the import failed with INTERNAL (a retry resumes it) and is rethrown.
+ * message each) and locally (the in-process queue, the admin command): claims it, secures the
+ * upload as evidence on the first run (or re-checks its hash on a later one), then imports in
+ * batches from the last checkpoint, each batch committing its items with the import's progress.
+ * 'paused' when `shouldPause` stopped it between batches (it is queued again, keeping its turn; the
+ * caller sends it again); 'failed' for a malformed or changed file or a refusal (the error is on the
+ * import; what earlier batches committed stays) and once its attempts are spent; 'cancelled' when it
+ * was cancelled while running; 'skipped' when there was nothing to claim (or its organization's
+ * turn is another import's). An unexpected error marks the import failed with INTERNAL (a retry
+ * resumes it), spends an attempt, and is rethrown.
  */
 export async function runImport(importId: string, options: ImportRunOptions = {}): Promise<ImportRunOutcome> {
   const claimed = await claimImport(importId);
@@ -164,9 +268,16 @@ export async function runImport(importId: string, options: ImportRunOptions = {}
   // The worker's writes are the system's, on behalf of the user who created the import (each item's importedBy).
   return withAuditScope({ actor: SYSTEM_ACTOR, ip: null, userAgent: null, requestId: claimed.id }, async () => {
     let job = claimed;
+    if (job.attempts >= MAX_IMPORT_ATTEMPTS) {
+      const failed = await finishImport(job, { status: 'failed', ...attemptsExhausted(job.attempts) });
+      if (failed) options.onProgress?.(failed);
+      return failed ? 'failed' : 'cancelled';
+    }
     try {
-      if (!job.sha256) job = await hashUpload(job);
+      if (job.sha256) await verifyEvidence(job);
+      else job = await secureUpload(job);
       const storage = objectStorage();
+      const version = job.evidenceVersion ?? undefined;
       const result = await importStream(job.kind, {
         target: {
           caseId: job.caseId,
@@ -177,8 +288,8 @@ export async function runImport(importId: string, options: ImportRunOptions = {}
           ...(job.profile ? { profileName: job.profile } : {}),
         },
         open: async (start) => {
-          const body = await storage.read(job.objectKey, { start });
-          if (!body) throw new UploadChangedError('The uploaded file is no longer in storage');
+          const body = await storage.read(job.objectKey, { start, version });
+          if (!body) throw new UploadChangedError('The imported file is no longer in storage as it was hashed');
           return body;
         },
         from: { byteOffset: job.bytesRead, itemIndex: job.itemsRead },
@@ -192,25 +303,36 @@ export async function runImport(importId: string, options: ImportRunOptions = {}
         },
       });
       if (!result.finished) {
-        // Let the next run take it at once rather than after the lease.
-        await db().update(evidenceImports).set({ leaseUntil: null }).where(eq(evidenceImports.id, job.id));
+        // Queued again with its turn kept (its queuedAt), for the next run to take at once: a pause is not a lost worker.
+        await db()
+          .update(evidenceImports)
+          .set({ status: 'queued', leaseUntil: null })
+          .where(and(eq(evidenceImports.id, job.id), eq(evidenceImports.status, 'running')));
         return 'paused';
       }
       // Evaluated first: `onProgress?.(await …)` would skip the call's argument, the finish itself, without a listener.
       const succeeded = await finishImport(job, { status: 'succeeded' });
+      if (!succeeded) return 'cancelled';
       options.onProgress?.(succeeded);
       return 'finished';
     } catch (error) {
+      if (error instanceof ImportCancelledError) return 'cancelled';
       const failure = failureOf(error);
       if (!failure) logger.error('import failed unexpectedly', { error, importId: job.id });
-      const reason = failure ?? {
-        code: 'INTERNAL',
-        message: 'The import stopped on an unexpected error; retry resumes it',
-      };
+      const attempts = job.attempts + 1;
+      const reason =
+        failure ??
+        (attempts >= MAX_IMPORT_ATTEMPTS
+          ? attemptsExhausted(attempts)
+          : {
+              code: 'INTERNAL',
+              message: 'The import stopped on an unexpected error; retry resumes it',
+              attempts,
+            });
       const failed = await finishImport(job, { status: 'failed', ...reason });
-      options.onProgress?.(failed);
+      if (failed) options.onProgress?.(failed);
       if (!failure) throw error;
-      return 'failed';
+      return failed ? 'failed' : 'cancelled';
     }
   });
 }

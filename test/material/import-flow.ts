@@ -1,0 +1,69 @@
+import { createHash } from 'node:crypto';
+import { expect } from 'vitest';
+import { routes } from '../../functions/routes';
+import { drainLocalImports } from '../../lib/material/imports';
+import { expectData, invoke } from '../harness/invoke';
+import type { caseWithOwner } from './material-helpers';
+
+/**
+ * An import's journey through the real handlers and a local server (create, PUT the file to its
+ * link, start, the in-process worker), for the test files that need one: the server is theirs.
+ */
+export type Setup = Awaited<ReturnType<typeof caseWithOwner>>;
+
+export const sha256 = (text: string | Uint8Array) => createHash('sha256').update(text).digest('hex');
+export const md5Base64 = (body: string | Uint8Array) => createHash('md5').update(body).digest('base64');
+
+/** One mbox message with a Message-ID, a date, two parties and `subject`. */
+export const mboxMessage = (id: string, subject: string) =>
+  `From sender@example Mon Nov  2 10:00:00 2026\nMessage-ID: <${id}@lee-law.example>\nDate: Mon, 02 Nov 2026 10:00:00 +0000\nFrom: Ann Lee <ann@lee-law.example>\nTo: Bob Roe <bob@roe.example>\nSubject: ${subject}\n\n${subject} body.\n\n`;
+
+export const asOwner = (s: Setup) => ({ token: s.owner.accessToken, organization: s.organizationId });
+
+export function mboxImportBody(text: string, fileName = 'client.mbox') {
+  return { kind: 'email' as const, fileName, contentType: 'application/mbox', sizeBytes: Buffer.byteLength(text) };
+}
+
+export function importFlow(base: () => string) {
+  /** The link on the test's server (links name PUBLIC_BASE_URL, the configured local server). */
+  const onServer = (url: string) => {
+    const link = new URL(url);
+    return `${base()}${link.pathname}${link.search}`;
+  };
+
+  /** PUTs `body` as a client does (with Content-MD5): the response. */
+  const put = (link: { url: string; headers: Record<string, string> }, body: string | Uint8Array) => {
+    const { 'content-length': _length, ...headers } = link.headers;
+    return fetch(onServer(link.url), { method: 'PUT', headers: { ...headers, 'content-md5': md5Base64(body) }, body });
+  };
+
+  /** Creates an email import of `text` and uploads it: the create answer. */
+  async function createUploaded(s: Setup, text: string) {
+    const created = expectData(
+      await invoke(routes.createImport, { ...asOwner(s), path: { caseId: s.caseId }, body: mboxImportBody(text) }),
+      201,
+    );
+    const stored = await put(created.upload, text);
+    expect(stored.status, await stored.text()).toBe(200);
+    return created;
+  }
+
+  const pathOf = (s: Setup, importId: string) => ({ caseId: s.caseId, importId });
+
+  /** The import as GET answers it. */
+  const read = async (s: Setup, importId: string) =>
+    expectData(await invoke(routes.getImport, { ...asOwner(s), path: pathOf(s, importId) }));
+
+  /** Starts the import and waits for the in-process worker: the import as GET answers it then. */
+  async function startAndWait(
+    s: Setup,
+    importId: string,
+    route: typeof routes.startImport | typeof routes.retryImport = routes.startImport,
+  ) {
+    expectData(await invoke(route, { ...asOwner(s), path: pathOf(s, importId) }), 202);
+    await drainLocalImports();
+    return read(s, importId);
+  }
+
+  return { onServer, put, createUploaded, pathOf, read, startAndWait };
+}
