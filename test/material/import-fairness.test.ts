@@ -1,0 +1,100 @@
+import type { Server } from 'node:http';
+import { eq, inArray } from 'drizzle-orm';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { routes } from '../../functions/routes';
+import { createLocalServer, listen } from '../../infra/local/app';
+import { addSeconds, now } from '../../lib/clock';
+import { db } from '../../lib/db/client';
+import { evidenceImports } from '../../lib/db/schema';
+import { drainLocalImports } from '../../lib/material/imports';
+import { useLocalImportRunner } from '../../lib/material/imports/queue';
+import { runImport } from '../../lib/material/imports/run';
+import { expectData, invoke } from '../harness/invoke';
+import { mailSink } from '../harness/setup';
+import { asOwner, importFlow, mboxMessage, type Setup } from './import-flow';
+import { caseWithOwner } from './material-helpers';
+
+/**
+ * Issue 29, item 4: one tenant does not stall the others. An organization runs one import at a
+ * time, in the order it queued them; another organization's import is claimed meanwhile.
+ */
+
+let server: Server;
+let base: string;
+const flow = importFlow(() => base);
+
+beforeAll(async () => {
+  server = createLocalServer({ mailSink });
+  base = await listen(server, 0);
+});
+
+afterEach(() => drainLocalImports());
+
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+const text = (tag: string, count = 3) =>
+  Array.from({ length: count }, (_, i) => mboxMessage(`${tag}-${i}`, `${tag} ${i}`)).join('');
+
+/** Uploaded and started with no worker in this process: queued, for the test to run the worker. */
+async function queued(s: Setup, body: string): Promise<string> {
+  const created = await flow.createUploaded(s, body);
+  useLocalImportRunner(undefined);
+  try {
+    expectData(await invoke(routes.startImport, { ...asOwner(s), path: flow.pathOf(s, created.import.id) }), 202);
+  } finally {
+    useLocalImportRunner((importId) => runImport(importId));
+  }
+  return created.import.id;
+}
+
+const statusOf = async (importId: string) =>
+  (
+    await db().select({ status: evidenceImports.status }).from(evidenceImports).where(eq(evidenceImports.id, importId))
+  )[0]!.status;
+
+describe('fair sharing of the import worker', () => {
+  it("an organization's imports wait their turn in order; another organization's import runs meanwhile", async () => {
+    const x = await caseWithOwner();
+    const y = await caseWithOwner();
+    const x1 = await queued(x, text('x1'));
+    const x2 = await queued(x, text('x2'));
+    const y1 = await queued(y, text('y1'));
+
+    // x2 was queued after x1: it waits, even with no worker on x1 yet.
+    expect(await runImport(x2)).toBe('skipped');
+    // A worker holds x1 (its lease is live): x2 still waits, y1 does not.
+    await db()
+      .update(evidenceImports)
+      .set({ status: 'running', leaseUntil: addSeconds(now(), 600) })
+      .where(eq(evidenceImports.id, x1));
+    expect(await runImport(x2)).toBe('skipped');
+    expect(await runImport(y1)).toBe('finished');
+    // x1's worker ends it: x2 is sent to the worker then, without maintenance.
+    await db().update(evidenceImports).set({ status: 'queued', leaseUntil: null }).where(eq(evidenceImports.id, x1));
+    expect(await runImport(x1)).toBe('finished');
+    await drainLocalImports();
+
+    expect([await statusOf(x1), await statusOf(x2), await statusOf(y1)]).toEqual([
+      'succeeded',
+      'succeeded',
+      'succeeded',
+    ]);
+  });
+
+  it('two workers claiming two imports of one organization at once: one runs, the other waits and follows', async () => {
+    const x = await caseWithOwner();
+    const first = await queued(x, text('a', 20));
+    const second = await queued(x, text('b', 20));
+    // Neither ahead of the other in the queue: only the one-running-import rule decides.
+    await db()
+      .update(evidenceImports)
+      .set({ queuedAt: null })
+      .where(inArray(evidenceImports.id, [first, second]));
+
+    const outcomes = await Promise.all([first, second].map((id) => runImport(id, { batchSize: 1 })));
+    await drainLocalImports();
+
+    expect(outcomes.sort()).toEqual(['finished', 'skipped']);
+    expect([await statusOf(first), await statusOf(second)]).toEqual(['succeeded', 'succeeded']);
+  });
+});
