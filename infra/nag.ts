@@ -81,14 +81,14 @@ export function acknowledgeStackFindings(parts: {
   }
 }
 
-/** Object access by key prefix: `arn:aws:s3:::bucket/reports/*` is the narrowest resource for generated keys. */
+/** Object access by key prefix: `arn:aws:s3:::bucket/generated/*` is the narrowest resource for generated keys. */
 export function acknowledgePrefixWildcards(role: Role, objectArns: string[]): void {
   for (const arn of objectArns) {
     const resource = flattenCfnReference(Stack.of(role).resolve(arn));
     acknowledge(
       role,
       `AwsSolutions-IAM5[Resource::${resource}]`,
-      'Object keys contain generated ids; access is limited to the key prefix this function reads or writes, with GetObject/PutObject only.',
+      'Object keys contain generated ids; access is limited to the key prefixes this function reads, writes or deletes, with GetObject/PutObject/DeleteObject only.',
     );
   }
 }

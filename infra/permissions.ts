@@ -7,8 +7,9 @@
  *   - mail:     the bundle contains lib/mail/transport.ts (SES sender; the outbox delivers
  *               queued mail after commit)                      -> ses:SendEmail as the identity
  *   - payments: the bundle contains the Stripe SDK (only the processor loads it) -> read the Stripe secret
- *   - storage:  the bundle contains lib/storage                 -> s3:GetObject/PutObject on
- *               the object bucket, under the prefixes below
+ *   - storage:  the bundle contains lib/storage                 -> s3:GetObject/PutObject (and
+ *               s3:DeleteObject where named) under the prefixes below, each on its bucket: `staging/`
+ *               and `generated/` on the work bucket, the rest on the evidence bucket (ObjectStore.objectArns)
  * and one grant that is named, not derived:
  *   - importQueue: sends `{ importId }` to the import queue      -> sqs:SendMessage on it, and
  *               IMPORT_QUEUE_URL (without it lib/material/imports/queue.ts runs imports in-process)
@@ -24,39 +25,51 @@ import { REPOSITORY_ROOT } from './bundling';
 export interface FunctionPermissions {
   mail: boolean;
   payments: boolean;
-  /** Object key prefixes (e.g. `reports/`) the function may read (GetObject, HEAD, presigned GET) and write (PutObject). */
-  storage: { read: string[]; write: string[] };
+  /**
+   * Object key prefixes (e.g. `cases/`) the function may read (GetObject, HEAD, presigned GET),
+   * write (PutObject, presigned PUT, a copy's destination) and delete (DeleteObject).
+   */
+  storage: { read: string[]; write: string[]; delete: string[] };
   /** May send to the import queue (sqs:SendMessage) and is told its URL (IMPORT_QUEUE_URL). */
   importQueue: boolean;
 }
 
 /**
- * Prefixes a storage-using function gets when no override names them: the key layout of
- * lib/storage users, `cases/<caseId>/...` for evidence (importers, device-note attachments) and
- * `reports/<organizationId>/...` for billing reports.
+ * Prefixes a storage-using function gets when no override names them (read and write, never
+ * delete): the key layout of lib/storage users, `cases/<caseId>/...` for evidence (importers,
+ * device-note attachments) and `generated/...` for generated documents (custody and report PDFs).
+ * Never `staging/`: only the routes that sign upload links, and what copies out of them, get it.
  */
-export const DEFAULT_STORAGE_PREFIXES = ['cases/', 'reports/'];
+export const DEFAULT_STORAGE_PREFIXES = ['cases/', 'generated/'];
+
+const NO_OBJECTS: FunctionPermissions['storage'] = { read: [], write: [], delete: [] };
 
 /** Per operationId (or `maintenance`): fields given here replace the derived ones. */
 export const PERMISSION_OVERRIDES: Readonly<Record<string, Partial<FunctionPermissions>>> = {
-  // lib/billing/report.ts writes reports/<organizationId>/... and presigns a GET for it.
-  createBillingReport: { storage: { read: ['reports/'], write: ['reports/'] } },
-  // lib/material/notes.ts only checks that attachments exist under cases/<caseId>/ (HeadObject).
-  importCaseNotes: { storage: { read: ['cases/'], write: [] } },
-  // lib/material/uploads.ts presigns PUTs under cases/<caseId>/notes/ for the desktop extractor.
-  createAttachmentUploads: { storage: { read: [], write: ['cases/'] } },
-  // lib/material/imports/jobs.ts: createImport presigns the upload's PUT under cases/<caseId>/imports/,
-  // startImport checks the uploaded size (HeadObject); retry, list and get touch no object.
-  createImport: { storage: { read: [], write: ['cases/'] } },
-  startImport: { storage: { read: ['cases/'], write: [] } },
-  retryImport: { storage: { read: [], write: [] } },
-  listImports: { storage: { read: [], write: [] } },
-  getImport: { storage: { read: [], write: [] } },
-  // The import worker (infra/functions/import-worker.ts) reads uploads and stores extracted attachments.
-  importWorker: { storage: { read: ['cases/'], write: ['cases/'] } },
-  // Maintenance only sends stalled imports to the queue; the worker code its bundle holds for the
-  // local in-process queue never runs where IMPORT_QUEUE_URL is set.
-  maintenance: { storage: { read: [], write: [] } },
+  // lib/billing/report.ts and lib/material/custody.ts write their PDF under generated/, reuse it
+  // while nothing it covers changed, and presign a GET for it.
+  createBillingReport: { storage: { read: ['generated/'], write: ['generated/'], delete: [] } },
+  getCaseCustody: { storage: { read: ['generated/'], write: ['generated/'], delete: [] } },
+  // lib/material/uploads.ts presigns PUTs under staging/cases/<caseId>/notes/ for the desktop
+  // extractor; lib/material/notes.ts copies the attachments into cases/<caseId>/ (evidence) and
+  // removes them from staging.
+  createAttachmentUploads: { storage: { read: [], write: ['staging/'], delete: [] } },
+  importCaseNotes: { storage: { read: ['staging/'], write: ['cases/'], delete: ['staging/'] } },
+  // lib/material/imports/jobs.ts: createImport presigns the upload's PUT under
+  // staging/cases/<caseId>/imports/, startImport checks the upload (HeadObject); retry, list and
+  // get touch no object.
+  createImport: { storage: { read: [], write: ['staging/'], delete: [] } },
+  startImport: { storage: { read: ['staging/'], write: [], delete: [] } },
+  retryImport: { storage: NO_OBJECTS },
+  listImports: { storage: NO_OBJECTS },
+  getImport: { storage: NO_OBJECTS },
+  // The import worker (infra/functions/import-worker.ts) copies the upload out of staging into the
+  // case's evidence and removes it from staging, reads that copy, and stores extracted attachments.
+  importWorker: { storage: { read: ['staging/', 'cases/'], write: ['cases/'], delete: ['staging/'] } },
+  // Maintenance removes uploads never started and expired generated documents (the work bucket's
+  // lifecycle rules are the backstop), and sends stalled imports to the queue: the worker code its
+  // bundle holds for the local in-process queue never runs where IMPORT_QUEUE_URL is set.
+  maintenance: { storage: { read: [], write: [], delete: ['staging/', 'generated/'] } },
 };
 
 /**
@@ -103,9 +116,7 @@ export function permissionsFor(name: string, sources: readonly string[]): Functi
   const derived: FunctionPermissions = {
     mail: contains(sources, MAIL_SOURCES),
     payments: contains(sources, PAYMENT_SOURCES),
-    storage: usesStorage
-      ? { read: DEFAULT_STORAGE_PREFIXES, write: DEFAULT_STORAGE_PREFIXES }
-      : { read: [], write: [] },
+    storage: usesStorage ? { read: DEFAULT_STORAGE_PREFIXES, write: DEFAULT_STORAGE_PREFIXES, delete: [] } : NO_OBJECTS,
     importQueue: IMPORT_QUEUE_SENDERS.has(name),
   };
   return { ...derived, ...PERMISSION_OVERRIDES[name] };

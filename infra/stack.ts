@@ -33,7 +33,7 @@ export interface CaseEvidenceStackProps extends StackProps {
 
 /**
  * The service in one environment: every route of the route table as its own Lambda function
- * behind one HTTP API, over RDS PostgreSQL behind RDS Proxy, with the object bucket, the SES
+ * behind one HTTP API, over RDS PostgreSQL behind RDS Proxy, with the evidence and work buckets, the SES
  * identity, secrets, a scheduled maintenance function, the evidence import queue and its worker,
  * a migration step and per-route alarms.
  */
@@ -45,7 +45,10 @@ export class CaseEvidenceStack extends Stack {
   readonly alarmTopic: ITopic;
   readonly routeStacks: RouteStack[];
   readonly proxy: DatabaseProxy;
+  /** The evidence bucket (Object Lock). */
   readonly bucket: Bucket;
+  /** Staging uploads and generated documents (expiring, no Object Lock). */
+  readonly workBucket: Bucket;
   readonly importQueue: ImportQueue;
   readonly importWorker: ImportWorker;
 
@@ -67,6 +70,7 @@ export class CaseEvidenceStack extends Stack {
     const objectStore = new ObjectStore(this, settings);
     new Backup(this, 'Backup', { settings, database, objectStore });
     this.bucket = objectStore.bucket;
+    this.workBucket = objectStore.workBucket;
     const mail = new Mail(this, settings);
     const importQueue = new ImportQueue(this, settings);
     this.importQueue = importQueue;
@@ -153,6 +157,10 @@ export class CaseEvidenceStack extends Stack {
       description: `DNS: ${settings.edge.originDomain} CNAME (or alias) this API Gateway regional domain`,
     });
     new CfnOutput(this, 'ObjectBucketName', { value: this.bucket.bucketName });
+    new CfnOutput(this, 'WorkBucketName', {
+      value: this.workBucket.bucketName,
+      description: 'Staging uploads and generated documents (expire; infra/README.md)',
+    });
     new CfnOutput(this, 'StripeSecretArn', {
       value: secrets.stripe.secretArn,
       description: 'Put STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET here',

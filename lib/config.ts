@@ -53,8 +53,13 @@ const ConfigSchema = z.object({
   FEATURE_SELF_SERVE_PLANS: flag(true),
   FEATURE_CREDITS: flag(true),
   FEATURE_BILLING_REPORTS: flag(true),
-  /** S3 bucket for attachments and reports; unset means DATA_DIR/objects with signed local links. */
+  /** S3 bucket for evidence (every key outside the work bucket's); unset means DATA_DIR/objects with signed local links. */
   STORAGE_BUCKET: z.optional(z.string().check(z.minLength(3))),
+  /**
+   * S3 bucket for staging uploads and generated documents (keys under `staging/` and `generated/`),
+   * outside the evidence bucket's Object Lock; required with STORAGE_BUCKET (lib/storage).
+   */
+  WORK_BUCKET: z.optional(z.string().check(z.minLength(3))),
   /** SQS queue of evidence imports (the import worker's); unset means the local in-process worker. */
   IMPORT_QUEUE_URL: z.optional(z.string().check(z.url())),
   /** Public base URL of this API, for links it makes to itself; unset: where the local server listens (see publicBaseUrl). */

@@ -114,19 +114,19 @@ export class FunctionWiring {
         }),
       );
     }
-    const { read, write } = permissions.storage;
-    if (read.length > 0 || write.length > 0) {
+    const storage = permissions.storage;
+    if (storage.read.length > 0 || storage.write.length > 0 || storage.delete.length > 0) {
+      // Both buckets: lib/storage picks a key's bucket by its prefix.
       construct.function.addEnvironment('STORAGE_BUCKET', objectStore.bucketName);
-      if (read.length > 0)
-        construct.addToRolePolicy(
-          new PolicyStatement({ actions: ['s3:GetObject'], resources: objectStore.objectArns(read) }),
-        );
-      if (write.length > 0)
-        construct.addToRolePolicy(
-          new PolicyStatement({ actions: ['s3:PutObject'], resources: objectStore.objectArns(write) }),
-        );
+      construct.function.addEnvironment('WORK_BUCKET', objectStore.workBucketName);
+      const actions = { read: 's3:GetObject', write: 's3:PutObject', delete: 's3:DeleteObject' } as const;
+      for (const [access, action] of Object.entries(actions) as Array<[keyof typeof actions, string]>)
+        if (storage[access].length > 0)
+          construct.addToRolePolicy(
+            new PolicyStatement({ actions: [action], resources: objectStore.objectArns(storage[access]) }),
+          );
       acknowledgePrefixWildcards(construct.role, [
-        ...new Set([...objectStore.objectArns(read), ...objectStore.objectArns(write)]),
+        ...new Set(objectStore.objectArns([...storage.read, ...storage.write, ...storage.delete])),
       ]);
     }
     if (permissions.importQueue) {

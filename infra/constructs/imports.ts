@@ -62,8 +62,9 @@ export class ImportQueue {
 
 /**
  * The import worker (infra/functions/import-worker.ts): one SQS message per invocation, 15
- * minutes each, its own memory size; it reads uploads and writes extracted attachments under
- * `cases/`, and sends paused imports back to the queue. Alarms when a message reaches the
+ * minutes each, its own memory size; it copies uploads out of `staging/` (work bucket) into
+ * `cases/` (evidence bucket), reads them there, writes extracted attachments under `cases/`, and
+ * sends paused imports back to the queue. Alarms when a message reaches the
  * dead-letter queue and when an invocation fails. Built in the stack's scope (see Network).
  */
 export class ImportWorker {

@@ -131,18 +131,46 @@ function isMissingObject(error: unknown): boolean {
 }
 
 /**
- * Amazon S3 with presigned GET and PUT URLs; the SDK is imported on first use. `clientConfig`
- * is for S3-compatible endpoints (the emulator in tests: endpoint, path-style addressing,
- * credentials, checksum settings); the cloud passes none and the SDK reads the Lambda role.
+ * Keys the cloud keeps in the work bucket (staging uploads, generated documents), every other key
+ * in the evidence bucket. The evidence bucket's Object Lock is a default retention of the whole
+ * bucket (7 years, compliance mode, in prod), so nothing written there can be removed; what must
+ * expire lives in a bucket without it. The stack grants each prefix on its bucket by the same rule
+ * (infra/constructs/object-store.ts).
+ */
+export const WORK_BUCKET_PREFIXES: readonly string[] = [STAGING_PREFIX, GENERATED_PREFIX];
+
+export function isWorkBucketKey(key: string): boolean {
+  return WORK_BUCKET_PREFIXES.some((prefix) => key.startsWith(prefix));
+}
+
+/** The cloud's two buckets: `evidence` (STORAGE_BUCKET, Object Lock) and `work` (WORK_BUCKET, expiring). */
+export interface S3Buckets {
+  evidence: string;
+  work: string;
+}
+
+/**
+ * Amazon S3 with presigned GET and PUT URLs; the SDK is imported on first use. Each key goes to its
+ * bucket (isWorkBucketKey); one bucket name serves every key (an emulator with a single bucket).
+ * `clientConfig` is for S3-compatible endpoints (the emulator in tests: endpoint, path-style
+ * addressing, credentials, checksum settings); the cloud passes none and the SDK reads the Lambda role.
  */
 export class S3Storage implements ObjectStorage {
   private client: Promise<S3Client> | undefined;
   private presigningClient: Promise<S3Client> | undefined;
+  private readonly buckets: S3Buckets;
 
   constructor(
-    private readonly bucket: string,
+    buckets: string | S3Buckets,
     private readonly clientConfig: S3ClientConfig = {},
-  ) {}
+  ) {
+    this.buckets = typeof buckets === 'string' ? { evidence: buckets, work: buckets } : buckets;
+  }
+
+  /** The bucket that holds `key`. */
+  private bucketOf(key: string): string {
+    return isWorkBucketKey(key) ? this.buckets.work : this.buckets.evidence;
+  }
 
   private s3() {
     this.client ??= import('@aws-sdk/client-s3').then(({ S3Client }) => traced(new S3Client(this.clientConfig)));
@@ -165,7 +193,7 @@ export class S3Storage implements ObjectStorage {
   /** What every server-side write of an object sends: KMS encryption and the checksum Object Lock requires. */
   private writeParams<B>(key: string, body: B, contentType: string) {
     return {
-      Bucket: this.bucket,
+      Bucket: this.bucketOf(key),
       Key: key,
       Body: body,
       ContentType: contentType,
@@ -197,7 +225,7 @@ export class S3Storage implements ObjectStorage {
       import('@aws-sdk/client-s3'),
       import('@aws-sdk/s3-request-presigner'),
     ]);
-    return getSignedUrl(await this.presigner(), new GetObjectCommand({ Bucket: this.bucket, Key: key }), {
+    return getSignedUrl(await this.presigner(), new GetObjectCommand({ Bucket: this.bucketOf(key), Key: key }), {
       expiresIn: expiresInSeconds,
     });
   }
@@ -215,7 +243,12 @@ export class S3Storage implements ObjectStorage {
     // unsigned unless asked, and the local store holds uploads to it, so it is signed too.
     const url = await getSignedUrl(
       await this.presigner(),
-      new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: file.contentType, ContentLength: file.size }),
+      new PutObjectCommand({
+        Bucket: this.bucketOf(key),
+        Key: key,
+        ContentType: file.contentType,
+        ContentLength: file.size,
+      }),
       { expiresIn: expiresInSeconds, signableHeaders: new Set(['content-type', 'content-length']) },
     );
     const signed = new URL(url).searchParams.get('X-Amz-SignedHeaders')?.split(';') ?? [];
@@ -232,7 +265,7 @@ export class S3Storage implements ObjectStorage {
   async stat(key: string): Promise<ObjectStat | null> {
     const { HeadObjectCommand } = await import('@aws-sdk/client-s3');
     try {
-      const head = await (await this.s3()).send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      const head = await (await this.s3()).send(new HeadObjectCommand({ Bucket: this.bucketOf(key), Key: key }));
       return {
         size: head.ContentLength ?? 0,
         version: s3Version(head),
@@ -253,7 +286,7 @@ export class S3Storage implements ObjectStorage {
     try {
       const object = await (await this.s3()).send(
         new GetObjectCommand({
-          Bucket: this.bucket,
+          Bucket: this.bucketOf(key),
           Key: key,
           ...(start > 0 ? { Range: `bytes=${start}-` } : {}),
           ...(options.version === undefined ? {} : s3VersionCondition(options.version)),
@@ -275,7 +308,7 @@ export class S3Storage implements ObjectStorage {
   async delete(key: string): Promise<void> {
     const { DeleteObjectCommand } = await import('@aws-sdk/client-s3');
     // S3 answers 204 whether or not the key was there.
-    await (await this.s3()).send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    await (await this.s3()).send(new DeleteObjectCommand({ Bucket: this.bucketOf(key), Key: key }));
   }
 
   /** A presigned link cannot be revoked: readers pin the version instead (see ObjectStorage.seal). */
@@ -575,12 +608,21 @@ function fileVersion(found: { ino: bigint; size: bigint; mtimeNs: bigint }): str
 let storage: ObjectStorage | undefined;
 
 export function objectStorage(): ObjectStorage {
-  const { STORAGE_BUCKET, DATA_DIR } = config();
-  // Locally the links have a key of their own, never JWT_SECRET: one secret, one purpose.
-  storage ??= STORAGE_BUCKET
-    ? new S3Storage(STORAGE_BUCKET)
-    : new DirectoryStorage(join(DATA_DIR, 'objects'), localSecret(DATA_DIR, 'object-link-secret'));
+  storage ??= configuredStorage();
   return storage;
+}
+
+function configuredStorage(): ObjectStorage {
+  const { STORAGE_BUCKET, WORK_BUCKET, DATA_DIR } = config();
+  // Locally the links have a key of their own, never JWT_SECRET: one secret, one purpose.
+  if (!STORAGE_BUCKET)
+    return new DirectoryStorage(join(DATA_DIR, 'objects'), localSecret(DATA_DIR, 'object-link-secret'));
+  // In the evidence bucket, staging uploads and generated documents would be kept for good.
+  if (!WORK_BUCKET)
+    throw new Error(
+      'WORK_BUCKET must be set with STORAGE_BUCKET: staging and generated objects cannot go under Object Lock',
+    );
+  return new S3Storage({ evidence: STORAGE_BUCKET, work: WORK_BUCKET });
 }
 
 export function useObjectStorage(next: ObjectStorage | undefined): void {

@@ -119,6 +119,7 @@ describe('physical names', () => {
         'AWS::RDS::DBProxy DBProxyName=case-evidence-prod',
         'AWS::RDS::DBInstance DBInstanceIdentifier=case-evidence-prod',
         'AWS::S3::Bucket BucketName=case-evidence-prod-objects-<account>-us-east-1',
+        'AWS::S3::Bucket BucketName=case-evidence-prod-work-<account>-us-east-1',
         'AWS::Logs::LogGroup LogGroupName=/aws/rds/instance/case-evidence-prod/postgresql',
         'AWS::Backup::BackupVault BackupVaultName=case-evidence-prod',
         'AWS::Backup::BackupVault BackupVaultName=case-evidence-prod-copy',

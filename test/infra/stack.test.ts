@@ -74,6 +74,15 @@ const routeFunction = (stack: CaseEvidenceStack, route: RouteDefinition) => {
   return resourcesOfFunction(deployed);
 };
 
+/** The role's S3 grants: action -> object ARNs, sorted (however CDK merges the statements). */
+const s3GrantsOf = (role: Parameters<typeof statementsOf>[0]) => {
+  const grants: Record<string, string[]> = {};
+  for (const { actions, resources } of statementsOf(role))
+    for (const action of actions.filter((a) => a.startsWith('s3:')))
+      grants[action] = [...(grants[action] ?? []), ...resources].sort();
+  return grants;
+};
+
 /** Actions of every statement of the role's inline policy, with their resources. */
 const statementsOf = (role: { Properties: { Policies?: Array<{ PolicyDocument: { Statement: any[] } }> } }) =>
   (role.Properties.Policies ?? [])
@@ -282,40 +291,41 @@ describe('the synthesized stack', () => {
       const s3 = statementsOf(role).filter((s) => s.actions.some((a) => a.startsWith('s3:')));
       expect(s3.flatMap((s) => s.actions).sort()).toEqual(['s3:GetObject', 's3:PutObject']);
       for (const statement of s3)
-        expect(statement.resources).toEqual([
-          `arn:aws:s3:::case-evidence-dev-objects-111111111111-us-east-1/reports/*`,
-        ]);
+        expect(statement.resources).toEqual([`arn:aws:s3:::case-evidence-dev-work-111111111111-us-east-1/generated/*`]);
       expect(fn.Properties.Environment.Variables.STORAGE_BUCKET).toBe(
         'case-evidence-dev-objects-111111111111-us-east-1',
       );
+      expect(fn.Properties.Environment.Variables.WORK_BUCKET).toBe('case-evidence-dev-work-111111111111-us-east-1');
     }
 
-    // Device-note import only looks attachments up, under the case key layout (cases/<caseId>/...).
-    const importNotes = routeFunction(dev, routeList.find((r) => r.operationId === 'importCaseNotes')!);
-    const importS3 = statementsOf(importNotes.role).filter((s) => s.actions.some((a) => a.startsWith('s3:')));
-    expect(importS3.flatMap((s) => s.actions)).toEqual(['s3:GetObject']);
-    expect(importS3.flatMap((s) => s.resources)).toEqual([
-      `arn:aws:s3:::case-evidence-dev-objects-111111111111-us-east-1/cases/*`,
-    ]);
-    // Its upload links are presigned PUTs: the signing role may put objects there, nothing else.
-    const uploads = routeFunction(dev, routeList.find((r) => r.operationId === 'createAttachmentUploads')!);
-    const uploadS3 = statementsOf(uploads.role).filter((s) => s.actions.some((a) => a.startsWith('s3:')));
-    expect(uploadS3.flatMap((s) => s.actions)).toEqual(['s3:PutObject']);
-    expect(uploadS3.flatMap((s) => s.resources)).toEqual([
-      `arn:aws:s3:::case-evidence-dev-objects-111111111111-us-east-1/cases/*`,
-    ]);
-
-    // Imports: the upload link is a presigned PUT, start checks the uploaded size, retry touches no object.
+    // Upload links put files into the work bucket's staging/ (test/infra/object-buckets.test.ts):
+    // device-note import copies its attachments out of there into the case's evidence.
+    const evidenceObjects = (prefix: string) => [
+      `arn:aws:s3:::case-evidence-dev-objects-111111111111-us-east-1/${prefix}*`,
+    ];
+    const workObjects = (prefix: string) => [`arn:aws:s3:::case-evidence-dev-work-111111111111-us-east-1/${prefix}*`];
+    /** The role's S3 grants, action -> object ARNs (however CDK merges the statements). */
     const s3Of = (operationId: string) => {
       const { role } = routeFunction(dev, routeList.find((r) => r.operationId === operationId)!);
-      return statementsOf(role).filter((s) => s.actions.some((a) => a.startsWith('s3:')));
+      return s3GrantsOf(role);
     };
-    const casesObjects = ['arn:aws:s3:::case-evidence-dev-objects-111111111111-us-east-1/cases/*'];
-    expect(s3Of('createImport')).toEqual([{ actions: ['s3:PutObject'], resources: casesObjects }]);
-    expect(s3Of('startImport')).toEqual([{ actions: ['s3:GetObject'], resources: casesObjects }]);
-    for (const operationId of ['retryImport', 'listImports', 'getImport']) expect(s3Of(operationId)).toEqual([]);
+    expect(s3Of('importCaseNotes')).toEqual({
+      's3:GetObject': workObjects('staging/'),
+      's3:PutObject': evidenceObjects('cases/'),
+      's3:DeleteObject': workObjects('staging/'),
+    });
+    // Its upload links are presigned PUTs: the signing role may put objects there, nothing else.
+    expect(s3Of('createAttachmentUploads')).toEqual({ 's3:PutObject': workObjects('staging/') });
+
+    // Imports: the upload link is a presigned PUT, start checks the upload, retry touches no object.
+    expect(s3Of('createImport')).toEqual({ 's3:PutObject': workObjects('staging/') });
+    expect(s3Of('startImport')).toEqual({ 's3:GetObject': workObjects('staging/') });
+    for (const operationId of ['retryImport', 'listImports', 'getImport']) expect(s3Of(operationId)).toEqual({});
+    // Maintenance removes unstarted uploads and expired generated documents, nothing else.
     const maintenance = resourcesOfFunction(dev.functions.find((f) => f.name === 'maintenance')!);
-    expect(statementsOf(maintenance.role).filter((s) => s.actions.some((a) => a.startsWith('s3:')))).toEqual([]);
+    expect(s3GrantsOf(maintenance.role)).toEqual({
+      's3:DeleteObject': [...workObjects('generated/'), ...workObjects('staging/')],
+    });
 
     // Every function: SES iff its bundle holds the SES transport, Stripe iff it holds the processor.
     for (const deployed of dev.functions) {
@@ -392,6 +402,7 @@ describe('the synthesized stack', () => {
       expect(fn.Properties.Environment.Variables).toMatchObject({
         IMPORT_QUEUE_URL: { Ref: queueId },
         STORAGE_BUCKET: `case-evidence-${stack.settings.name}-objects-${stack.settings.account}-us-east-1`,
+        WORK_BUCKET: `case-evidence-${stack.settings.name}-work-${stack.settings.account}-us-east-1`,
         DB_STATEMENT_TIMEOUT_MS: '60000',
       });
       // The young-generation cap the import benchmark's memory figure was measured with.
@@ -434,14 +445,18 @@ describe('the synthesized stack', () => {
       ).toEqual(['startImport', 'retryImport']);
     }
 
-    // The worker reads uploads and stores attachments under cases/ (aborting a failed multipart
-    // upload), consumes its queue and nothing else.
+    // The worker copies uploads out of staging/ into cases/ and removes them from staging, reads
+    // and stores attachments under cases/ (aborting a failed multipart upload), consumes its queue
+    // and nothing else.
     const worker = resourcesOfFunction(dev.functions.find((f) => f.name === 'importWorker')!);
-    const s3 = statementsOf(worker.role).filter((s) => s.actions.some((a) => a.startsWith('s3:')));
-    expect(s3.flatMap((s) => s.actions).sort()).toEqual(['s3:AbortMultipartUpload', 's3:GetObject', 's3:PutObject']);
-    expect([...new Set(s3.flatMap((s) => s.resources))]).toEqual([
-      'arn:aws:s3:::case-evidence-dev-objects-111111111111-us-east-1/cases/*',
-    ]);
+    const cases = 'arn:aws:s3:::case-evidence-dev-objects-111111111111-us-east-1/cases/*';
+    const staging = 'arn:aws:s3:::case-evidence-dev-work-111111111111-us-east-1/staging/*';
+    expect(s3GrantsOf(worker.role)).toEqual({
+      's3:GetObject': [cases, staging],
+      's3:PutObject': [cases],
+      's3:DeleteObject': [staging],
+      's3:AbortMultipartUpload': [cases],
+    });
     const [parent] = templates.get(dev)!;
     const consume = Object.values(parent!.findResources('AWS::IAM::Policy')).filter((policy: any) =>
       policy.Properties.Roles.some(

@@ -1,0 +1,222 @@
+import type { CfnElement } from 'aws-cdk-lib';
+import { describe, expect, it } from 'vitest';
+import { type EnvironmentName, environments } from '../../infra/environments';
+import type { CaseEvidenceStack } from '../../infra/stack';
+import { resourcesOfFunction, synthesizeForThisFile } from './synth';
+
+/**
+ * Issue 29, the staging/evidence split in the cloud: staging uploads and generated documents live
+ * in a work bucket of their own, without the evidence bucket's Object Lock (a default retention of
+ * the whole bucket, which would keep them for good), and expire there; each function gets its
+ * prefixes on the right bucket only.
+ */
+
+const ENVIRONMENTS: EnvironmentName[] = ['dev', 'prod'];
+const ROUTES = [
+  'createImport',
+  'startImport',
+  'retryImport',
+  'createAttachmentUploads',
+  'importCaseNotes',
+  'getCaseCustody',
+  'createBillingReport',
+];
+const synthesized = synthesizeForThisFile(ENVIRONMENTS, ROUTES);
+
+const resourceOf = (stack: CaseEvidenceStack, construct: { node: { defaultChild?: unknown } }) => {
+  const id = stack.getLogicalId(construct.node.defaultChild as CfnElement);
+  const [parent] = synthesized.templates(stack.settings.name);
+  return { id, resource: parent!.toJSON().Resources[id] };
+};
+
+const bucketNames = (environment: EnvironmentName) => {
+  const { account, region } = environments[environment];
+  return {
+    evidence: `case-evidence-${environment}-objects-${account}-${region}`,
+    work: `case-evidence-${environment}-work-${account}-${region}`,
+  };
+};
+
+/** The role's S3 grants: action -> object ARNs, sorted (however the statements group them). */
+function s3Grants(role: { Properties: { Policies?: Array<{ PolicyDocument: { Statement: any[] } }> } }) {
+  const grants: Record<string, string[]> = {};
+  for (const statement of (role.Properties.Policies ?? []).flatMap((policy) => policy.PolicyDocument.Statement))
+    for (const action of [statement.Action].flat() as string[])
+      if (action.startsWith('s3:')) grants[action] = [...(grants[action] ?? []), ...[statement.Resource].flat()].sort();
+  return grants;
+}
+
+describe('the work bucket', () => {
+  it('holds staging uploads and generated documents: no Object Lock, no versions, SSE-KMS, private, TLS only, CORS for browser uploads', () => {
+    for (const environment of ENVIRONMENTS) {
+      const stack = synthesized.stacks[environment];
+      const settings = environments[environment];
+      const { id, resource: bucket } = resourceOf(stack, stack.workBucket);
+      const [parent] = synthesized.templates(environment);
+
+      expect(bucket.Properties.BucketName).toBe(bucketNames(environment).work);
+      expect(bucket.Properties.ObjectLockEnabled).toBeUndefined();
+      expect(bucket.Properties.ObjectLockConfiguration).toBeUndefined();
+      // Unversioned: an expiration or a delete removes the bytes, not just the current version.
+      expect(bucket.Properties.VersioningConfiguration).toBeUndefined();
+      expect(bucket.Properties.BucketEncryption).toEqual({
+        ServerSideEncryptionConfiguration: [
+          { ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms' }, BucketKeyEnabled: true },
+        ],
+      });
+      expect(bucket.Properties.PublicAccessBlockConfiguration).toEqual({
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      });
+      expect(bucket.Properties.OwnershipControls).toEqual({ Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] });
+      // Presigned uploads from the web app, and downloads of generated documents.
+      expect(bucket.Properties.CorsConfiguration).toEqual({
+        CorsRules: [
+          { AllowedMethods: ['GET', 'PUT'], AllowedOrigins: settings.corsOrigins, AllowedHeaders: ['*'], MaxAge: 3600 },
+        ],
+      });
+      expect(bucket.Properties.LoggingConfiguration).toMatchObject({ LogFilePrefix: 'work/' });
+      // Named and kept in prod like the evidence bucket (infra/constructs/retention.ts).
+      expect(bucket.DeletionPolicy).toBe(settings.retainData ? 'RetainExceptOnCreate' : 'Delete');
+      expect(bucket.UpdateReplacePolicy).toBe(settings.retainData ? 'Retain' : 'Delete');
+      const policy = Object.values(parent!.findResources('AWS::S3::BucketPolicy')).find(
+        (candidate: any) => candidate.Properties.Bucket.Ref === id,
+      ) as any;
+      expect(policy.Properties.PolicyDocument.Statement).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          expect.objectContaining({ Effect: 'Deny', Condition: { NumericLessThan: { 's3:TlsVersion': 1.2 } } }),
+        ]),
+      );
+    }
+  });
+
+  it('expires staging uploads after 2 days, generated documents after 8, incomplete multipart uploads after 1', () => {
+    for (const environment of ENVIRONMENTS) {
+      const stack = synthesized.stacks[environment];
+      const { resource: bucket } = resourceOf(stack, stack.workBucket);
+      const rules = bucket.Properties.LifecycleConfiguration.Rules;
+      expect(rules).toHaveLength(3);
+      expect(rules).toEqual(
+        expect.arrayContaining([
+          { Prefix: 'staging/', ExpirationInDays: 2, Status: 'Enabled' },
+          { Prefix: 'generated/', ExpirationInDays: 8, Status: 'Enabled' },
+          { AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' },
+        ]),
+      );
+    }
+  });
+
+  it('leaves the evidence bucket as it was: Object Lock, versions, its lifecycle rules, its CORS', () => {
+    for (const environment of ENVIRONMENTS) {
+      const stack = synthesized.stacks[environment];
+      const settings = environments[environment];
+      const { resource: bucket } = resourceOf(stack, stack.bucket);
+      expect(bucket.Properties).toMatchObject({
+        BucketName: bucketNames(environment).evidence,
+        ObjectLockEnabled: true,
+        ObjectLockConfiguration: {
+          ObjectLockEnabled: 'Enabled',
+          Rule: { DefaultRetention: { Mode: settings.objectLock.mode, Days: settings.objectLock.retentionDays } },
+        },
+        VersioningConfiguration: { Status: 'Enabled' },
+        LifecycleConfiguration: {
+          Rules: [
+            { AbortIncompleteMultipartUpload: { DaysAfterInitiation: 7 }, Status: 'Enabled' },
+            {
+              NoncurrentVersionExpiration: { NoncurrentDays: settings.retainData ? 365 : 30 },
+              Status: 'Enabled',
+            },
+          ],
+        },
+        CorsConfiguration: {
+          CorsRules: [
+            {
+              AllowedMethods: ['GET', 'PUT'],
+              AllowedOrigins: settings.corsOrigins,
+              AllowedHeaders: ['*'],
+              MaxAge: 3600,
+            },
+          ],
+        },
+        LoggingConfiguration: { LogFilePrefix: 'objects/' },
+      });
+    }
+  });
+});
+
+describe('object permissions per function', () => {
+  const { evidence, work } = bucketNames('dev');
+  const evidenceObjects = (prefix: string) => `arn:aws:s3:::${evidence}/${prefix}*`;
+  const workObjects = (prefix: string) => `arn:aws:s3:::${work}/${prefix}*`;
+
+  /** What each function may do, and where (one bucket or the other, by prefix). */
+  const EXPECTED: Record<string, Record<string, string[]>> = {
+    // Upload links: presigned PUTs under staging/, nothing in the evidence bucket.
+    createImport: { 's3:PutObject': [workObjects('staging/')] },
+    createAttachmentUploads: { 's3:PutObject': [workObjects('staging/')] },
+    // The upload's size (HeadObject).
+    startImport: { 's3:GetObject': [workObjects('staging/')] },
+    retryImport: {},
+    // Copies attachments out of staging into the case's evidence, then removes them from staging.
+    importCaseNotes: {
+      's3:GetObject': [workObjects('staging/')],
+      's3:PutObject': [evidenceObjects('cases/')],
+      's3:DeleteObject': [workObjects('staging/')],
+    },
+    // Copies the upload into evidence, reads that copy, stores extracted attachments.
+    importWorker: {
+      's3:GetObject': [evidenceObjects('cases/'), workObjects('staging/')],
+      's3:PutObject': [evidenceObjects('cases/')],
+      's3:DeleteObject': [workObjects('staging/')],
+      's3:AbortMultipartUpload': [evidenceObjects('cases/')],
+    },
+    // Generated documents: written, reused and linked under generated/.
+    getCaseCustody: {
+      's3:GetObject': [workObjects('generated/')],
+      's3:PutObject': [workObjects('generated/')],
+    },
+    createBillingReport: {
+      's3:GetObject': [workObjects('generated/')],
+      's3:PutObject': [workObjects('generated/')],
+    },
+    // Removes unstarted uploads and expired documents.
+    maintenance: { 's3:DeleteObject': [workObjects('generated/'), workObjects('staging/')] },
+  };
+
+  it.each(Object.keys(EXPECTED))('%s gets its prefixes on the right bucket, nothing else', (name) => {
+    const stack = synthesized.stacks.dev;
+    const deployed = stack.functions.find((candidate) => candidate.name === name);
+    if (!deployed) throw new Error(`no function ${name}`);
+    const { fn, role } = resourcesOfFunction(deployed);
+    expect(s3Grants(role)).toEqual(EXPECTED[name]);
+    const variables = fn.Properties.Environment.Variables;
+    if (Object.keys(EXPECTED[name]!).length > 0) {
+      // Every storage function learns both buckets: lib/storage picks the bucket by the key.
+      expect(variables.STORAGE_BUCKET).toBe(evidence);
+      expect(variables.WORK_BUCKET).toBe(work);
+    } else {
+      expect(variables.STORAGE_BUCKET).toBeUndefined();
+      expect(variables.WORK_BUCKET).toBeUndefined();
+    }
+  });
+
+  it('grants nothing under staging/ or generated/ in the evidence bucket, nothing else in the work bucket, and no delete in the evidence bucket', () => {
+    for (const environment of ENVIRONMENTS) {
+      const names = bucketNames(environment);
+      for (const deployed of synthesized.stacks[environment].functions) {
+        const grants = s3Grants(resourcesOfFunction(deployed).role);
+        for (const [action, resources] of Object.entries(grants))
+          for (const resource of resources) {
+            const [bucket, ...key] = resource.replace('arn:aws:s3:::', '').split('/');
+            const prefix = key.join('/');
+            const inWork = prefix.startsWith('staging/') || prefix.startsWith('generated/');
+            expect(bucket, `${deployed.name} ${action} ${resource}`).toBe(inWork ? names.work : names.evidence);
+            if (bucket === names.evidence) expect(action, deployed.name).not.toBe('s3:DeleteObject');
+          }
+      }
+    }
+  });
+});
