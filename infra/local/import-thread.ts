@@ -1,0 +1,25 @@
+import { parentPort, threadId, workerData } from 'node:worker_threads';
+import { overrideConfig } from '../../lib/config';
+import { openPostgres, useConnection } from '../../lib/db/client';
+import { runImport } from '../../lib/material/imports/run';
+import type { ImportThreadReply, ImportThreadRequest, ImportThreadData } from './import-threads';
+
+/**
+ * One local import worker thread (infra/local/import-threads.ts): runs runImport for each import
+ * id the local server posts, one at a time, on its own event loop and its own connections to the
+ * Postgres server, as the cloud's import worker function does; answers each with the outcome.
+ */
+const { config, databaseUrl } = workerData as ImportThreadData;
+overrideConfig(config);
+// A small pool of its own, as the cloud's import worker has behind RDS Proxy.
+useConnection(await openPostgres(databaseUrl, { max: 2 }));
+
+parentPort!.on('message', async ({ importId }: ImportThreadRequest) => {
+  let reply: ImportThreadReply;
+  try {
+    reply = { importId, threadId, outcome: await runImport(importId) };
+  } catch (error) {
+    reply = { importId, threadId, error: error instanceof Error ? error.message : String(error) };
+  }
+  parentPort!.postMessage(reply);
+});
