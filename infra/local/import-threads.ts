@@ -40,8 +40,9 @@ interface PooledThread {
  * The local server's import worker off its event loop: worker threads, each with its own event
  * loop and its own connections to the Postgres server, each running one import at a time with the
  * same runImport as the cloud's worker. So a long synchronous step of an importer (parsing a large
- * header block, say) stalls that thread, never the API's answers. Threads start when first needed
- * and are kept; one that dies (out of memory, a crash) fails its run and is replaced on the next.
+ * header block, say) stalls that thread, never the API's answers. `warm` threads start at once
+ * (loading one takes a few seconds), others when first needed; all are kept; one that dies (out of
+ * memory, a crash) fails its run and is replaced on the next.
  * PGlite cannot be shared this way: one process owns its data directory (see infra/local/server.ts).
  */
 export function startImportThreads(options: {
@@ -49,6 +50,8 @@ export function startImportThreads(options: {
   databaseUrl: string;
   /** Another thread module (the tests' stand-in for runImport); the real one by default. */
   entry?: URL;
+  /** Threads to start at once, so that the first imports do not wait for a thread to load. */
+  warm?: number;
 }): ImportThreads {
   const threads: PooledThread[] = [];
   const ranOn = new Map<string, number>();
@@ -82,6 +85,7 @@ export function startImportThreads(options: {
     return thread;
   };
 
+  for (let i = 0; i < (options.warm ?? 0); i++) spawn();
   return {
     ranOn,
     run: (importId) => {

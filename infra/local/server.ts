@@ -21,7 +21,9 @@ useMailTransport(mailSink);
 // imports at once. With a Postgres server each runs in a worker thread, off the API's event loop.
 // PGlite belongs to this process alone (one process owns its data directory), so there the imports
 // run in-process, sharing the event loop between their batches' database round trips.
-const importThreads = DATABASE_URL ? startImportThreads({ config: config(), databaseUrl: DATABASE_URL }) : undefined;
+const importThreads = DATABASE_URL
+  ? startImportThreads({ config: config(), databaseUrl: DATABASE_URL, warm: LOCAL_IMPORT_SLOTS })
+  : undefined;
 useLocalImportRunner(importThreads?.run ?? runImport, LOCAL_IMPORT_SLOTS);
 const stopMaintenance = startMaintenanceLoop(10_000);
 const server = createLocalServer({ mailSink });
