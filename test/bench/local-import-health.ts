@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import postgres from 'postgres';
+import { type SQL, sql } from 'drizzle-orm';
+import { openPglite } from '../../lib/db/client';
+import { migrateDatabase } from '../../lib/db/migrate';
 import { freshBenchDatabase } from './fresh-database';
 import { writeMbox } from './import-files';
 import { freePort, ServerProcess } from './server-process';
@@ -13,6 +15,7 @@ import { freePort, ServerProcess } from './server-process';
  * Postgres server, imports in worker threads, LOCAL_IMPORT_SLOTS) while it imports a 1 GiB mbox
  * of 100,000 messages (BENCH_HEALTH_SCALE shrinks it), and how long a one-message import of
  * another organization, started once the big one is under way, takes to finish.
+ * BENCH_HEALTH_DATABASE=pglite measures the same on PGlite, where imports run in-process.
  *
  *   npx tsx test/bench/local-import-health.ts      (BENCH_DATABASE_URL, default the local server's postgres)
  *
@@ -24,6 +27,7 @@ import { freePort, ServerProcess } from './server-process';
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
 const SCALE = Number(process.env.BENCH_HEALTH_SCALE ?? '1');
 const SLOTS = process.env.LOCAL_IMPORT_SLOTS ?? '2';
+const DATABASE = process.env.BENCH_HEALTH_DATABASE === 'pglite' ? 'pglite' : 'postgres';
 const JWT_SECRET = 'cebs-bench-only-jwt-secret-0123456789abcdefghijk';
 process.env.JWT_SECRET ??= JWT_SECRET;
 const HEALTH_EVERY_MS = 20;
@@ -40,29 +44,47 @@ const workDir = mkdtempSync(join(tmpdir(), 'cebs-bench-health-'));
 const dataDir = join(workDir, 'data');
 let server: ServerProcess | undefined;
 try {
-  const { url, connection } = await freshBenchDatabase(ADMIN_URL, 'cebs_bench_local_health');
-  await connection.close();
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  // PGlite: seeded here, closed, then opened by the server (one process at a time owns it).
+  const { url, connection } =
+    DATABASE === 'postgres'
+      ? await freshBenchDatabase(ADMIN_URL, 'cebs_bench_local_health')
+      : { url: undefined, connection: await openPglite(join(dataDir, 'pglite')) };
+  if (DATABASE === 'pglite') await migrateDatabase(connection.db, 'pglite');
+  /** The rows of a statement, on either driver. */
+  const rows = async (query: SQL) => {
+    const result = (await connection.db.execute(query)) as unknown as { rows?: { id: string }[] };
+    return result.rows ?? (result as unknown as { id: string }[]);
+  };
   /** An organization with an owner, a large plan, a case and a signed-in session. */
   const tenant = async (name: string) => {
     const slug = name.toLowerCase().replace(/\W+/g, '-');
-    const [user] =
-      await sql`insert into users (id, email, name, password_hash, created_at, updated_at) values (gen_random_uuid(), ${`${slug}@example.com`}, ${name}, 'x', now(), now()) returning id`;
-    const [org] =
-      await sql`insert into organizations (id, name, slug, email, created_at, updated_at) values (gen_random_uuid(), ${name}, ${slug}, ${`${slug}@example.com`}, now(), now()) returning id`;
-    await sql`insert into organization_members (organization_id, user_id, role, created_at, updated_at) values (${org!.id}, ${user!.id}, 'owner', now(), now())`;
-    await sql`insert into organization_plans (id, organization_id, type, seats, devices, storage_bytes, created_at, updated_at) values (gen_random_uuid(), ${org!.id}, 'free', 5, 2, ${1024 ** 4}, now(), now())`;
-    const [legal] =
-      await sql`insert into cases (id, organization_id, name, created_at, updated_at) values (gen_random_uuid(), ${org!.id}, 'Mailbox', now(), now()) returning id`;
-    await sql`insert into case_access (case_id, user_id, access, created_at, updated_at) values (${legal!.id}, ${user!.id}, 'owner', now(), now())`;
-    const [session] =
-      await sql`insert into sessions (id, user_id, kind, token_hash, expires_at, created_at, updated_at) values (gen_random_uuid(), ${user!.id}, 'login', ${slug}, now() + interval '1 day', now(), now()) returning id`;
+    const [user] = await rows(
+      sql`insert into users (id, email, name, password_hash, created_at, updated_at) values (gen_random_uuid(), ${`${slug}@example.com`}, ${name}, 'x', now(), now()) returning id`,
+    );
+    const [org] = await rows(
+      sql`insert into organizations (id, name, slug, email, created_at, updated_at) values (gen_random_uuid(), ${name}, ${slug}, ${`${slug}@example.com`}, now(), now()) returning id`,
+    );
+    await rows(
+      sql`insert into organization_members (organization_id, user_id, role, created_at, updated_at) values (${org!.id}, ${user!.id}, 'owner', now(), now())`,
+    );
+    await rows(
+      sql`insert into organization_plans (id, organization_id, type, seats, devices, storage_bytes, created_at, updated_at) values (gen_random_uuid(), ${org!.id}, 'free', 5, 2, ${1024 ** 4}, now(), now())`,
+    );
+    const [legal] = await rows(
+      sql`insert into cases (id, organization_id, name, created_at, updated_at) values (gen_random_uuid(), ${org!.id}, 'Mailbox', now(), now()) returning id`,
+    );
+    await rows(
+      sql`insert into case_access (case_id, user_id, access, created_at, updated_at) values (${legal!.id}, ${user!.id}, 'owner', now(), now())`,
+    );
+    const [session] = await rows(
+      sql`insert into sessions (id, user_id, kind, token_hash, expires_at, created_at, updated_at) values (gen_random_uuid(), ${user!.id}, 'login', ${slug}, now() + interval '1 day', now(), now()) returning id`,
+    );
     const { token } = await signAccessToken({ userId: user!.id, sessionId: session!.id });
-    return { organizationId: org!.id as string, caseId: legal!.id as string, token };
+    return { organizationId: org!.id, caseId: legal!.id, token };
   };
   const big = await tenant('Big Mailbox LLP');
   const small = await tenant('Small Firm PC');
-  await sql.end();
+  await connection.close();
 
   const messages = Math.max(1, Math.round(100_000 * SCALE));
   console.error(`health: writing an mbox of ${messages} messages (scale ${SCALE})`);
@@ -75,10 +97,10 @@ try {
 
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const { STORAGE_BUCKET: _bucket, IMPORT_QUEUE_URL: _queue, ...inherited } = process.env;
+  const { STORAGE_BUCKET: _bucket, IMPORT_QUEUE_URL: _queue, DATABASE_URL: _url, ...inherited } = process.env;
   server = new ServerProcess('service', 'infra/local/server.ts', base, {
     ...inherited,
-    DATABASE_URL: url,
+    ...(url ? { DATABASE_URL: url } : {}),
     DATA_DIR: dataDir,
     PORT: String(port),
     HOST: '127.0.0.1',
@@ -176,6 +198,7 @@ try {
       node: process.version,
       loadAverage: { before: loadBefore, after: round(loadavg()[0] ?? 0, 2) },
     },
+    database: DATABASE,
     slots: Number(SLOTS),
     bigImport: {
       bytes: file.bytes,
@@ -198,10 +221,10 @@ try {
     passed: bigStatus.status === 'succeeded' && percentile(sorted, 99) < TARGET_P99_MS,
   };
   console.log(JSON.stringify(result, null, 2));
-  writeFileSync(
-    join(import.meta.dirname, 'results', 'local-import-health.json'),
-    `${JSON.stringify(result, null, 2)}\n`,
-  );
+  // One entry per database, each kept until measured again.
+  const resultsFile = join(import.meta.dirname, 'results', 'local-import-health.json');
+  const kept = existsSync(resultsFile) ? JSON.parse(readFileSync(resultsFile, 'utf8')) : {};
+  writeFileSync(resultsFile, `${JSON.stringify({ ...kept, [DATABASE]: result }, null, 2)}\n`);
   process.exitCode = result.passed ? 0 : 1;
 } finally {
   await server?.stop();

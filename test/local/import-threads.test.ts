@@ -183,6 +183,17 @@ describe('imports in worker threads', () => {
     expect(threads.ranOn.get(blocking)).not.toBe(other);
   });
 
+  it('fails the run of a thread that dies, and runs the next import in a new thread', async () => {
+    threads = startImportThreads({
+      config: config(),
+      databaseUrl: 'postgres://unused',
+      entry: new URL('./fixtures/stub-import-thread.ts', import.meta.url),
+    });
+    await expect(threads.run('crash')).rejects.toThrow('Import thread exited with code 1');
+    expect(await threads.run('next')).toBe('finished');
+    expect(threads.ranOn.get('next')).not.toBe(threadId);
+  });
+
   it.runIf(inject('databaseTemplate').kind === 'postgres')(
     'runs a real import in a thread with its own connections to the Postgres server',
     async () => {
