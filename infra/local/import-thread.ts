@@ -9,10 +9,16 @@ import type { ImportThreadReply, ImportThreadRequest, ImportThreadData } from '.
  * id the local server posts, one at a time, on its own event loop and its own connections to the
  * Postgres server, as the cloud's import worker function does; answers each with the outcome.
  */
+/**
+ * The longest statement, as the cloud's import worker has it (infra/constructs/imports.ts): a batch
+ * commits in a few statements of seconds; the API's 8 s limit is for requests.
+ */
+const STATEMENT_TIMEOUT_MS = 60_000;
+
 const { config, databaseUrl } = workerData as ImportThreadData;
 overrideConfig(config);
 // A small pool of its own, as the cloud's import worker has behind RDS Proxy.
-useConnection(await openPostgres(databaseUrl, { max: 2 }));
+useConnection(await openPostgres(databaseUrl, { max: 2, statementTimeoutMs: STATEMENT_TIMEOUT_MS }));
 
 parentPort!.on('message', async ({ importId }: ImportThreadRequest) => {
   let reply: ImportThreadReply;
