@@ -60,8 +60,13 @@ const ConfigSchema = z.object({
    * outside the evidence bucket's Object Lock; required with STORAGE_BUCKET (lib/storage).
    */
   WORK_BUCKET: z.optional(z.string().check(z.minLength(3))),
-  /** SQS queue of evidence imports (the import worker's); unset means the local in-process worker. */
+  /** SQS queue of evidence imports (the import worker's); unset means the local worker (LOCAL_IMPORT_SLOTS). */
   IMPORT_QUEUE_URL: z.optional(z.string().check(z.url())),
+  /**
+   * Imports the local server runs at once (its worker's slots; at most one per organization), in
+   * worker threads with a Postgres server, in-process with PGlite.
+   */
+  LOCAL_IMPORT_SLOTS: positiveInt(2),
   /** Public base URL of this API, for links it makes to itself; unset: where the local server listens (see publicBaseUrl). */
   PUBLIC_BASE_URL: z.optional(z.string().check(z.url())),
   LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),

@@ -8,6 +8,8 @@ export interface HttpRequestLike {
   url: string;
   headers: Record<string, string | string[] | undefined>;
   body?: string;
+  /** The body is base64 of bytes that are not UTF-8 text, as API Gateway delivers a binary body. */
+  bodyIsBase64?: boolean;
   sourceIp?: string;
 }
 
@@ -70,7 +72,7 @@ export function buildApiGatewayEvent(
       timeEpoch: at.getTime(),
     },
     body: request.body === undefined || request.body === '' ? undefined : request.body,
-    isBase64Encoded: false,
+    isBase64Encoded: request.bodyIsBase64 === true,
   };
 }
 

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -63,8 +64,17 @@ function requestUrl(req: IncomingMessage): URL | null {
   }
 }
 
-async function readBody(req: IncomingMessage): Promise<string | null> {
-  return (await readAtMost(req, MAX_BODY_BYTES))?.toString('utf8') ?? null;
+/**
+ * The body as the event carries it: text when it is UTF-8, else base64 (as API Gateway delivers a
+ * binary body), so the handler refuses bad bytes itself and both paths answer alike; null when it
+ * is larger than MAX_BODY_BYTES.
+ */
+async function readBody(req: IncomingMessage): Promise<{ body: string; bodyIsBase64: boolean } | null> {
+  const bytes = await readAtMost(req, MAX_BODY_BYTES);
+  if (!bytes) return null;
+  return isUtf8(bytes)
+    ? { body: bytes.toString('utf8'), bodyIsBase64: false }
+    : { body: bytes.toString('base64'), bodyIsBase64: true };
 }
 
 /**
@@ -111,11 +121,11 @@ export function createLocalServer(options: { mailSink: LocalMailSink }): Server 
         });
       // A request without Content-Length or Transfer-Encoding has no body (RFC 9112 6.3): not read.
       const hasBody = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
-      const body = hasBody ? await readBody(req) : '';
-      if (body === null) return sendError(res, 'PAYLOAD_TOO_LARGE', 'The request body is larger than 6 MB');
+      const read = hasBody ? await readBody(req) : { body: '', bodyIsBase64: false };
+      if (read === null) return sendError(res, 'PAYLOAD_TOO_LARGE', 'The request body is larger than 6 MB');
       const event = buildApiGatewayEvent(
         match.route,
-        { method, url: req.url ?? '/', headers: req.headers, body, sourceIp: req.socket.remoteAddress },
+        { method, url: req.url ?? '/', headers: req.headers, ...read, sourceIp: req.socket.remoteAddress },
         match.pathParameters,
       );
       const handler = await loadHandler(match.route);

@@ -98,7 +98,7 @@ export async function handleDevRoute(req: IncomingMessage, res: ServerResponse, 
       size: Number(url.searchParams.get('size')),
       signature: url.searchParams.get('signature') ?? '',
       contentType: String(req.headers['content-type'] ?? ''),
-      // Checked when sent, as S3 does (the cloud bucket's Object Lock requires it there).
+      // Required and checked, as S3 does: the cloud bucket's Object Lock refuses an upload without it.
       contentMd5: req.headers['content-md5']?.toString(),
     };
     // Streamed to disk through a pass-through, so a refused body can end without destroying the
@@ -120,8 +120,16 @@ export async function handleDevRoute(req: IncomingMessage, res: ServerResponse, 
       sendError(res, 'FORBIDDEN', 'The link is invalid or has expired, or the content type differs');
     else if (outcome === 'sealed')
       sendError(res, 'CONFLICT', 'The file of this link is already in use as evidence: it can no longer be replaced');
+    else if (outcome === 'missing-md5')
+      sendError(
+        res,
+        'BAD_REQUEST',
+        'The Content-MD5 header is missing: send the base64 MD5 of the body (S3 requires it under Object Lock)',
+      );
     else if (outcome === 'bad-digest')
       sendError(res, 'BAD_REQUEST', 'The Content-MD5 header is not the base64 MD5 of the body (S3: BadDigest)');
+    else if (outcome === 'incomplete')
+      sendError(res, 'BAD_REQUEST', 'The body is shorter than the size the link was made for (S3: IncompleteBody)');
     else sendError(res, 'PAYLOAD_TOO_LARGE', 'The body is larger than the size the link was made for');
     return true;
   }

@@ -6,18 +6,25 @@ import { startMaintenanceLoop } from '../../lib/maintenance';
 import { useLocalImportRunner } from '../../lib/material/imports/queue';
 import { runImport } from '../../lib/material/imports/run';
 import { createLocalServer, listen } from './app';
+import { startImportThreads } from './import-threads';
 
 /**
  * `npm start`: migrates the database (PGlite in DATA_DIR, or DATABASE_URL) and serves every route
  * of functions/routes.ts on HOST:PORT, mail going to the local sink (GET /_dev/emails).
  */
-const { HOST, PORT, DATA_DIR, DATABASE_URL } = config();
+const { HOST, PORT, DATA_DIR, DATABASE_URL, LOCAL_IMPORT_SLOTS } = config();
 const { db, driver } = await connectDb();
 await migrateDatabase(db, driver);
 const mailSink = new LocalMailSink(DATA_DIR);
 useMailTransport(mailSink);
-// The server is its own import worker, one import at a time (the cloud's is an SQS-driven function).
-useLocalImportRunner(runImport);
+// The server is its own import worker (the cloud's is an SQS-driven function), LOCAL_IMPORT_SLOTS
+// imports at once. With a Postgres server each runs in a worker thread, off the API's event loop.
+// PGlite belongs to this process alone (one process owns its data directory), so there the imports
+// run in-process, sharing the event loop between their batches' database round trips.
+const importThreads = DATABASE_URL
+  ? startImportThreads({ config: config(), databaseUrl: DATABASE_URL, warm: LOCAL_IMPORT_SLOTS })
+  : undefined;
+useLocalImportRunner(importThreads?.run ?? runImport, LOCAL_IMPORT_SLOTS);
 const stopMaintenance = startMaintenanceLoop(10_000);
 const server = createLocalServer({ mailSink });
 const url = await listen(server, PORT, HOST);
@@ -36,6 +43,8 @@ const shutdown = async () => {
   const drained = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
   await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, DRAIN_MS).unref())]);
+  // An import cut short stays running; maintenance sends it again once its lease lapses.
+  await importThreads?.close();
   await closeDb();
   process.exit(0);
 };

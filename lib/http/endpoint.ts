@@ -14,7 +14,7 @@ import { caseContext } from './case-context';
 import { answerBeforeTimeout } from './deadline';
 import { CORS_HEADERS, corsOrigins } from './cors';
 import { errorEnvelope } from './error-envelope';
-import { ValidationFailedError } from './errors';
+import { BadRequestError, ValidationFailedError } from './errors';
 import { idempotencyClaim, idempotencyRecord, takesIdempotencyKey } from './idempotency';
 import { organizationContext, usesOrganizationContext } from './organization-context';
 import { rateLimit } from './rate-limit';
@@ -48,10 +48,26 @@ export interface HandlerInput<R extends RouteDefinition, S extends RequestSchema
 /** The content types middy's parser reads as JSON: application/json and application/*+json. */
 const JSON_CONTENT_TYPE = /^application\/([a-z0-9.+-]+\+)?json(;|$)/i;
 
+/** Refuses bytes that are not UTF-8 rather than decoding them with U+FFFD; keeps a BOM, as before. */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * The text of a body API Gateway delivered base64-encoded (the local server too, for bytes that
+ * are not UTF-8): JSON is UTF-8 text, so anything else is 400 MALFORMED_JSON, never text with
+ * U+FFFD in place of the bad bytes that a route would then store.
+ */
+function utf8Body(base64: string): string {
+  try {
+    return strictUtf8.decode(Buffer.from(base64, 'base64'));
+  } catch {
+    throw new BadRequestError('The request body is not valid UTF-8, so it is not valid JSON', 'MALFORMED_JSON');
+  }
+}
+
 /**
  * middy's JSON body parser, for any content type: clients send JSON as text/plain or with no
- * type. With a JSON content type a body that does not parse is 400 MALFORMED_JSON; with another
- * type it stays text, which the validation refuses. No body at all is skipped: clients often send
+ * type. Bytes that are not UTF-8 are 400 MALFORMED_JSON whatever the type (utf8Body). With a JSON
+ * content type a body that does not parse is 400 MALFORMED_JSON; with another type it stays text, which the validation refuses. No body at all is skipped: clients often send
  * `Content-Type: application/json` on GET and DELETE. `null` is refused where the route reads a body.
  */
 function jsonBody(readsBody: boolean): ApiMiddleware {
@@ -61,6 +77,10 @@ function jsonBody(readsBody: boolean): ApiMiddleware {
     before: (request) => {
       const { event } = request;
       if (event.body === undefined || event.body === null || event.body === '') return;
+      if (event.isBase64Encoded) {
+        event.body = utf8Body(event.body);
+        event.isBase64Encoded = false;
+      }
       try {
         parser.before!(request);
       } catch (error) {

@@ -439,16 +439,18 @@ export class DirectoryStorage implements ObjectStorage {
 
   /**
    * Stores the body of a signed, unexpired upload link (the local server's /_local/uploads/{key}):
-   * 'stored', or why not. Streamed into place, never held whole (an uploaded export of several
-   * GB), and refused ('too-large', nothing stored) once it passes the link's size. A `contentMd5`
-   * (the request's Content-MD5 header) is checked as S3 checks it: not the base64 of 16 bytes, or
-   * not the MD5 of the body, is 'bad-digest' and nothing is stored.
+   * 'stored', or why not, as strict as S3 under Object Lock. Streamed into place, never held whole
+   * (an uploaded export of several GB). A `contentMd5` (the request's Content-MD5 header) is
+   * required ('missing-md5': S3 refuses an Object Lock upload without an integrity header) and
+   * checked as S3 checks it: not the base64 of 16 bytes, or not the MD5 of the body, is
+   * 'bad-digest'. The body must be exactly the signed size: 'too-large' once it passes it,
+   * 'incomplete' when it ends short (S3's IncompleteBody). Nothing is stored unless 'stored'.
    */
   async writeSignedStream(
     key: string,
     link: { expires: number; size: number; signature: string; contentType: string; contentMd5?: string },
     body: Readable,
-  ): Promise<'stored' | 'forbidden' | 'too-large' | 'bad-digest' | 'sealed'> {
+  ): Promise<'stored' | 'forbidden' | 'missing-md5' | 'too-large' | 'incomplete' | 'bad-digest' | 'sealed'> {
     if (
       !isSafeObjectKey(key) ||
       !Number.isSafeInteger(link.size) ||
@@ -456,11 +458,13 @@ export class DirectoryStorage implements ObjectStorage {
     )
       return 'forbidden';
     if (await this.isSealed(key)) return 'sealed';
-    const expectedMd5 = link.contentMd5 === undefined ? undefined : md5Digest(link.contentMd5);
+    if (link.contentMd5 === undefined) return 'missing-md5';
+    const expectedMd5 = md5Digest(link.contentMd5);
     if (expectedMd5 === null) return 'bad-digest';
     let received = 0;
     const md5 = createHash('md5');
     const tooLarge = new Error('The body is larger than the link allows');
+    const incomplete = new Error('The body is shorter than the link allows');
     const badDigest = new Error('The body does not match its Content-MD5');
     const sealed = new Error('The upload link was sealed');
     const counted = new Transform({
@@ -472,7 +476,8 @@ export class DirectoryStorage implements ObjectStorage {
     });
     try {
       await this.streamInto(key, [body, counted], async () => {
-        if (expectedMd5 && !md5.digest().equals(expectedMd5)) throw badDigest;
+        if (received < link.size) throw incomplete;
+        if (!md5.digest().equals(expectedMd5)) throw badDigest;
         // Sealed while the body was on its way: the upload came too late.
         if (await this.isSealed(key)) throw sealed;
       });
@@ -480,6 +485,7 @@ export class DirectoryStorage implements ObjectStorage {
     } catch (error) {
       if (error === sealed) return 'sealed';
       if (error === tooLarge) return 'too-large';
+      if (error === incomplete) return 'incomplete';
       if (error === badDigest) return 'bad-digest';
       throw error;
     }

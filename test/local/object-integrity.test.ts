@@ -13,6 +13,7 @@ import { objectStorage } from '../../lib/storage';
 import { auditEventsOf } from '../harness/audit';
 import { ownDataDir } from '../harness/data-dir';
 import { expectData, invoke } from '../harness/invoke';
+import { uploadHeaders } from '../harness/uploads';
 import {
   caseWithOwner,
   extractorDevice,
@@ -61,7 +62,11 @@ async function uploadNoteAttachment(s: Awaited<ReturnType<typeof caseWithOwner>>
     }),
   );
   const [upload] = uploads;
-  const put = await fetch(onServer(upload.url), { method: 'PUT', headers: upload.headers, body: bytes });
+  const put = await fetch(onServer(upload.url), {
+    method: 'PUT',
+    headers: uploadHeaders(upload.headers, bytes),
+    body: bytes,
+  });
   expect(put.status).toBe(200);
   expectData(
     await invoke(routes.importCaseNotes, {

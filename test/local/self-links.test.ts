@@ -10,6 +10,7 @@ import { LocalMailSink } from '../../lib/mail/transport';
 import { useObjectStorage } from '../../lib/storage';
 import { createUser, emailsTo } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
+import { uploadHeaders } from '../harness/uploads';
 import { caseWithOwner } from '../material/material-helpers';
 
 /**
@@ -112,11 +113,8 @@ describe('links built by the routes', () => {
       }),
     );
     expect(uploads[0].url.startsWith(`${base}/_local/uploads/`)).toBe(true);
-    const put = await fetch(uploads[0].url, {
-      method: 'PUT',
-      headers: uploads[0].headers,
-      body: new Uint8Array([1, 2, 3]),
-    });
+    const body = new Uint8Array([1, 2, 3]);
+    const put = await fetch(uploads[0].url, { method: 'PUT', headers: uploadHeaders(uploads[0].headers, body), body });
     expect(put.status).toBe(200);
   });
 

@@ -9,6 +9,7 @@ import { createLocalServer, listen } from '../../infra/local/app';
 import { overrideConfig } from '../../lib/config';
 import { LocalMailSink } from '../../lib/mail/transport';
 import { DirectoryStorage, objectStorage, useObjectStorage } from '../../lib/storage';
+import { uploadHeaders } from '../harness/uploads';
 
 /**
  * Issue 12 (6): local signed object links are signed with a random secret kept in DATA_DIR (not a
@@ -93,10 +94,11 @@ describe('local signed object links', () => {
 
   it('round-trips an upload link made by the storage', async () => {
     const link = await objectStorage().uploadUrl('cases/c1/photo.jpg', { contentType: 'image/jpeg', size: 3 }, 600);
+    const body = new Uint8Array([7, 8, 9]);
     const response = await fetch(localPath(link), {
       method: 'PUT',
-      headers: { 'content-type': 'image/jpeg' },
-      body: new Uint8Array([7, 8, 9]),
+      headers: uploadHeaders({ 'content-type': 'image/jpeg' }, body),
+      body,
     });
     expect(response.status).toBe(200);
     expect(await objectStorage().size('cases/c1/photo.jpg')).toBe(3);

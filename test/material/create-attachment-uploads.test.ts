@@ -12,6 +12,7 @@ import { expectData, expectError, invoke } from '../harness/invoke';
 import { mailSink } from '../harness/setup';
 import { caseWithOwner, memberWithAccess } from './material-helpers';
 import { describeSecurity } from '../harness/security';
+import { uploadHeaders } from '../harness/uploads';
 
 /**
  * The desktop extractor's upload step: signed PUT links under the case's prefix, an upload through
@@ -54,10 +55,11 @@ describe('POST /extraction/case/attachment-uploads', () => {
     );
     // Act: upload the photo as the extractor would, then import a note that references it
     const [image, pdf] = uploads;
+    const photoBytes = new Uint8Array([1, 2, 3]);
     const put = await fetch(onServer(image.url), {
       method: 'PUT',
-      headers: image.headers,
-      body: new Uint8Array([1, 2, 3]),
+      headers: uploadHeaders(image.headers, photoBytes),
+      body: photoBytes,
     });
     const imported = expectData(
       await invoke(routes.importCaseNotes, {
@@ -93,7 +95,7 @@ describe('POST /extraction/case/attachment-uploads', () => {
     // The body's own length goes on the wire (fetch computes it), whatever the link was made for.
     const { 'content-length': _signedLength, ...signedHeaders } = link.headers;
     const put = (url: string, body: Uint8Array, headers: Record<string, string> = signedHeaders) =>
-      fetch(onServer(url), { method: 'PUT', headers, body });
+      fetch(onServer(url), { method: 'PUT', headers: uploadHeaders(headers, body), body });
     const otherKey = link.url.replace('/notes/', '/notes/x');
     const biggerSize = link.url.replace('size=3', 'size=30');
 

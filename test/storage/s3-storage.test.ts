@@ -294,7 +294,7 @@ describe('the local upload route checks Content-MD5 as S3 does', () => {
   };
 
   it.each([
-    ['no Content-MD5 (optional locally, as for a bucket without Object Lock)', () => undefined, 200],
+    ['no Content-MD5 (required, as S3 requires it of an upload under Object Lock)', () => undefined, 400],
     ['the MD5 of the body', (body: Buffer) => md5Base64(body), 200],
     ['the MD5 of another body (S3: 400 BadDigest)', () => md5Base64(Buffer.from('something else')), 400],
     ['a value that is no MD5 (S3: 400 InvalidDigest)', () => 'not-an-md5', 400],
