@@ -313,13 +313,12 @@ async function countAttachmentBytes(
     tx
       .delete(storageReservations)
       .where(and(eq(storageReservations.organizationId, organizationId), inArray(storageReservations.objectKey, keys)))
-      .returning({ bytes: storageReservations.bytes, expiresAt: storageReservations.expiresAt }),
+      .returning({ bytes: storageReservations.bytes }),
   ]);
   const counted = new Set(linkedBefore.map((row) => row.key));
   const bytes = keys.filter((key) => !counted.has(key)).reduce((sum, key) => sum + (sizes.get(key) ?? 0), 0);
-  // Only unexpired reservations were counted in the usage; expired ones are simply cleared.
-  const at = now();
-  const released = consumed.filter((row) => row.expiresAt > at).reduce((sum, row) => sum + row.bytes, 0);
+  // Every reservation counts in the usage until it is taken over or its lapsed upload removed, expired or not.
+  const released = consumed.reduce((sum, row) => sum + row.bytes, 0);
   assertStorageFits(releasingReservations(usage, released), bytes);
   if (bytes > 0)
     await tx
