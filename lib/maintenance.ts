@@ -6,6 +6,7 @@ import { deliverDueEmails } from './mail/outbox';
 import { requeueStalledImports } from './material/imports/queue';
 import { removeLapsedUploads } from './material/lapsed-uploads';
 import { pruneRateLimitCounters } from './rate-limit';
+import { removeExpiredDocuments } from './storage/generated-documents';
 
 /**
  * Periodic upkeep: retry due emails from the outbox, drop old rate-limit windows and idempotency
@@ -22,6 +23,7 @@ export async function runMaintenance(): Promise<{
   invoicesVoided: number;
   importsRequeued: number;
   lapsedUploadsRemoved: number;
+  documentsRemoved: number;
 }> {
   const emailsSent = await deliverDueEmails();
   await pruneRateLimitCounters();
@@ -31,7 +33,16 @@ export async function runMaintenance(): Promise<{
   const invoicesVoided = await retryVoidedInvoices();
   const importsRequeued = await requeueStalledImports();
   const lapsedUploadsRemoved = await removeLapsedUploads();
-  return { emailsSent, customersCreated, chargesRetried, invoicesVoided, importsRequeued, lapsedUploadsRemoved };
+  const documentsRemoved = await removeExpiredDocuments();
+  return {
+    emailsSent,
+    customersCreated,
+    chargesRetried,
+    invoicesVoided,
+    importsRequeued,
+    lapsedUploadsRemoved,
+    documentsRemoved,
+  };
 }
 
 export function startMaintenanceLoop(intervalMs: number): () => void {
