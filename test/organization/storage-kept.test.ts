@@ -4,6 +4,7 @@ import { routes } from '../../functions/routes';
 import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import { cases, organizationPlans, storageReservations } from '../../lib/db/schema';
+import { rowBytesOf, storedTextBytes } from '../../lib/material/importers/run-batches';
 import { drainLocalImports } from '../../lib/material/imports/queue';
 import { UPLOAD_LINK_SECONDS } from '../../lib/material/uploads';
 import { runMaintenance } from '../../lib/maintenance';
@@ -157,6 +158,78 @@ describe('an upload never started', () => {
     expect(done.status).toBe('succeeded');
     expect((await usage(s)).storageUsed).toBe(used);
     expect(used).toBeGreaterThanOrEqual(Buffer.byteLength(text));
+  });
+});
+
+describe('taking over a reservation after its link lapsed', () => {
+  const noteRow = (note: unknown) => rowBytesOf('deviceNote', 1, storedTextBytes(note));
+
+  it('a note import that links the upload releases its reservation, expired or not', async () => {
+    // Prepare: a plan of the link's 100 bytes and the note's row; the upload is 70 bytes
+    const s = await caseWithOwner();
+    await setStorageCap(s.organizationId, 100);
+    const [link] = expectData(await uploadLinks(s, [100])).uploads;
+    const note = { id: 1, title: 'Upload', attachments: [link.key] };
+    await setStorageCap(s.organizationId, 100 + noteRow(note));
+    await objectStorage().put(link.key, new Uint8Array(70), 'application/octet-stream');
+    await later(s, UPLOAD_LINK_SECONDS + 60);
+    // Act: imported after the link lapsed, within the day maintenance waits
+    expectData(
+      await invoke(routes.importCaseNotes, {
+        token: s.owner.accessToken,
+        organization: s.organizationId,
+        query: { caseId: s.caseId },
+        body: {
+          deviceId: 'device-1',
+          deviceType: 'ios',
+          systemId: 'sys-1',
+          appVersion: '3.2.0',
+          osDetails: { cpus: {}, extraInformation: {} },
+          notes: [note],
+        },
+      }),
+    );
+    // Assess: the reservation is gone and the 30 bytes it no longer holds are free
+    expect(await reservationsOf(s.caseId)).toEqual([]);
+    expectData(await uploadLinks(s, [30]));
+    expectError(await uploadLinks(s, [1]), 403, 'STORAGE_LIMIT_REACHED');
+  });
+  // Skipped until startImport (lib/material/imports/jobs.ts, the lead's) releases every reservation
+  // row it deletes, expired ones included, as note imports do: today it releases only unexpired
+  // ones, so an import started after its link lapsed is counted twice in its own check.
+  it.skip('an import started after its link lapsed releases its reservation, expired or not', async () => {
+    // Prepare: a plan of exactly the file's size, promised to its link
+    const s = await caseWithOwner();
+    const text = 'CONVERSATION ID,CONVERSATION TITLE,FROM,TO,DATE,SUBJECT,CONTENT,FOLDER\n';
+    await setStorageCap(s.organizationId, Buffer.byteLength(text));
+    const created = expectData(
+      await invoke(routes.createImport, {
+        token: s.owner.accessToken,
+        organization: s.organizationId,
+        path: { caseId: s.caseId },
+        body: {
+          kind: 'professional-network',
+          fileName: 'messages.csv',
+          contentType: 'text/csv',
+          sizeBytes: Buffer.byteLength(text),
+          profile: 'ann.lee',
+        },
+      }),
+      201,
+    );
+    const [reservation] = await reservationsOf(s.caseId);
+    await objectStorage().put(reservation!.objectKey, Buffer.from(text), 'text/csv');
+    await later(s, UPLOAD_LINK_SECONDS + 60);
+    // Act / Assess: the file takes the reservation's place
+    expectData(
+      await invoke(routes.startImport, {
+        token: s.owner.accessToken,
+        organization: s.organizationId,
+        path: { caseId: s.caseId, importId: created.import.id },
+      }),
+      202,
+    );
+    expect(await reservationsOf(s.caseId)).toEqual([]);
   });
 });
 
