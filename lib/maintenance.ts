@@ -4,13 +4,16 @@ import { pruneIdempotencyKeys } from './idempotency';
 import { logger } from './log';
 import { deliverDueEmails } from './mail/outbox';
 import { requeueStalledImports } from './material/imports/queue';
+import { removeLapsedUploads } from './material/lapsed-uploads';
 import { pruneRateLimitCounters } from './rate-limit';
+import { removeExpiredDocuments } from './storage/generated-documents';
 
 /**
  * Periodic upkeep: retry due emails from the outbox, drop old rate-limit windows and idempotency
  * answers past their 24 hours, and create the
- * payment-processor customers and invoices that could not be created (or voided) at the time, and
- * send stalled evidence imports to the worker again. The local
+ * payment-processor customers and invoices that could not be created (or voided) at the time,
+ * send stalled evidence imports to the worker again, and remove uploads never started (their
+ * objects, then their reservations) and generated documents past their expiry. The local
  * server runs it on a timer; in the cloud a scheduled function runs the same call.
  */
 export async function runMaintenance(): Promise<{
@@ -19,6 +22,8 @@ export async function runMaintenance(): Promise<{
   chargesRetried: number;
   invoicesVoided: number;
   importsRequeued: number;
+  lapsedUploadsRemoved: number;
+  documentsRemoved: number;
 }> {
   const emailsSent = await deliverDueEmails();
   await pruneRateLimitCounters();
@@ -27,7 +32,17 @@ export async function runMaintenance(): Promise<{
   const chargesRetried = await retryStuckCharges();
   const invoicesVoided = await retryVoidedInvoices();
   const importsRequeued = await requeueStalledImports();
-  return { emailsSent, customersCreated, chargesRetried, invoicesVoided, importsRequeued };
+  const lapsedUploadsRemoved = await removeLapsedUploads();
+  const documentsRemoved = await removeExpiredDocuments();
+  return {
+    emailsSent,
+    customersCreated,
+    chargesRetried,
+    invoicesVoided,
+    importsRequeued,
+    lapsedUploadsRemoved,
+    documentsRemoved,
+  };
 }
 
 export function startMaintenanceLoop(intervalMs: number): () => void {

@@ -1,4 +1,4 @@
-import { and, count, eq, gte, lte, type SQL } from 'drizzle-orm';
+import { and, count, eq, gte, lte, max, type SQL } from 'drizzle-orm';
 import { addSeconds, now } from '../clock';
 import { config } from '../config';
 import { db } from '../db/client';
@@ -10,8 +10,9 @@ import { recordAudit, recordAuditNow } from '../audit';
 import type { Actor } from '../auth/actor';
 import { InvalidInputError } from '../errors';
 import type { OrganizationContext } from '../organizations/context';
-import { idIn, newId } from '../ids';
+import { idIn } from '../ids';
 import { objectStorage } from '../storage';
+import { generatedDocument } from '../storage/generated-documents';
 import { CHARGED_STATUSES } from './charges';
 import { BillingReportsOffError, ReportTooLargeError } from './errors';
 import { recordBillingHistory } from './history';
@@ -163,9 +164,15 @@ export async function createBillingReport(
   // Ids that are not UUIDs match nothing: a list of only those filters every row out.
   if (query.caseIds?.length) filters.push(idIn(billingRows.caseId, query.caseIds));
   const where = and(...filters);
-  const [{ rows: rowCount }] = (await db().select({ rows: count() }).from(billingRows).where(where)) as [
-    { rows: number },
-  ];
+  // The newest row covered (created or changed) is part of what a stored PDF covers.
+  const [{ rows: rowCount, newestCreated, newestUpdated }] = (await db()
+    .select({
+      rows: count(),
+      newestCreated: max(billingRows.createdAt),
+      newestUpdated: max(billingRows.updatedAt),
+    })
+    .from(billingRows)
+    .where(where)) as [{ rows: number; newestCreated: Date | null; newestUpdated: Date | null }];
   if (rowCount > MAX_REPORT_ROWS) throw new ReportTooLargeError(rowCount, MAX_REPORT_ROWS);
 
   const reported = {
@@ -196,16 +203,36 @@ export async function createBillingReport(
     } satisfies BillingReport;
   }
 
-  // The PDF is written page by page as the rows stream in: neither the rows nor the page
-  // operators are held, only each finished page's compressed content.
-  const { BillingReportPdf } = await import('./report-pdf');
-  const pdf = await BillingReportPdf.start(heading, at);
-  const totals = await writeSections(where, pdf);
-  const bytes = await pdf.finish(totals, totals.totalChargedCents);
+  // A generated document (lib/storage/generated-documents.ts), kept a week under
+  // generated/organizations/<orgId>/reports/ and counted in storage: the same parameters over the
+  // same rows (none added or changed since) hand out the same PDF. An end left to default ("now")
+  // covers the same rows until a newer one comes.
+  const covers = JSON.stringify({
+    heading: { ...heading, window: { startDate: heading.window.startDate, endDate: query.endDate ? endDate : 'now' } },
+    caseIds: query.caseIds ? [...query.caseIds].sort() : null,
+    rowCount,
+    newestCreated,
+    newestUpdated,
+  });
   const fileName = `billing-report-${organization!.slug}-${startDate.toISOString().slice(0, 10)}-${endDate.toISOString().slice(0, 10)}.pdf`;
-  const reportId = newId();
-  const key = `reports/${organizationId}/${reportId}/${fileName}`;
-  await objectStorage().put(key, bytes, 'application/pdf');
+  const document = await generatedDocument({
+    organizationId,
+    caseId: null,
+    kind: 'billing-report',
+    covers,
+    fileName,
+    contentType: 'application/pdf',
+    linkSeconds: DOWNLOAD_LINK_SECONDS,
+    render: async () => {
+      // The PDF is written page by page as the rows stream in: neither the rows nor the page
+      // operators are held, only each finished page's compressed content.
+      const { BillingReportPdf } = await import('./report-pdf');
+      const pdf = await BillingReportPdf.start(heading, at);
+      const totals = await writeSections(where, pdf);
+      return { bytes: await pdf.finish(totals, totals.totalChargedCents), details: {} };
+    },
+  });
+  const key = document.objectKey;
   const downloadUrl = await objectStorage().downloadUrl(key, DOWNLOAD_LINK_SECONDS);
   const expiresAt = addSeconds(at, DOWNLOAD_LINK_SECONDS).toISOString();
   await transaction(async (tx) => {
@@ -218,14 +245,14 @@ export async function createBillingReport(
     recordAudit(tx, {
       action: 'billing.report.created',
       organizationId,
-      target: { type: 'billing_report', id: reportId },
-      metadata: { ...reported, storageKey: key, sizeBytes: bytes.byteLength, linkExpiresAt: expiresAt },
+      target: { type: 'billing_report', id: document.id },
+      metadata: { ...reported, storageKey: key, sizeBytes: document.bytes, linkExpiresAt: expiresAt },
     });
   });
   return {
-    fileName,
+    fileName: document.fileName,
     contentType: 'application/pdf' as const,
-    sizeBytes: bytes.byteLength,
+    sizeBytes: document.bytes,
     storageKey: key,
     rowCount,
     downloadUrl,

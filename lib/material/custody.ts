@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNotNull, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNotNull, ne, sql } from 'drizzle-orm';
 import type * as z from 'zod/mini';
 import type { CaseCustodyEntity, CaseCustodyQuery, CustodyItemEntity } from '../../schemas/material/custody';
 import { auditEventEntity, GENESIS_HASH } from '../audit';
@@ -17,8 +17,8 @@ import {
   networkMessages,
   supportTickets,
 } from '../db/schema';
-import { newId } from '../ids';
 import { objectStorage } from '../storage';
+import { generatedDocument } from '../storage/generated-documents';
 
 /** How long the PDF's download link works, as for the billing report. */
 export const CUSTODY_LINK_SECONDS = 15 * 60;
@@ -186,34 +186,80 @@ function noteAttachments(
 }
 
 /**
+ * What a custody PDF covers, as it stands: the case's last audit event but the custody reads
+ * themselves. Every change of its evidence records an event in the same transaction (imports,
+ * notes, the case renamed or deleted), so a PDF made at the same last event lists the same items
+ * and events; a read of the custody record adds nothing to the custody of the evidence.
+ */
+async function custodyCovers(caseId: string, organizationId: string): Promise<string> {
+  const [last] = await db()
+    .select({ sequence: auditEvents.sequence, hash: auditEvents.hash })
+    .from(auditEvents)
+    .where(
+      and(
+        eq(auditEvents.organizationId, organizationId),
+        eq(auditEvents.caseId, caseId),
+        ne(auditEvents.action, 'evidence.custody.read'),
+      ),
+    )
+    .orderBy(desc(auditEvents.sequence))
+    .limit(1);
+  return last ? `${last.sequence}:${last.hash}` : 'no events';
+}
+
+/**
  * GET /cases/{caseId}/custody (extension): the case's chain of custody (every evidence item with
  * its hash, the case's audit events oldest first, the organization's chain head) as JSON, or
  * stored as a PDF with a time-limited download link. The endpoint records the read itself.
+ *
+ * The PDF is a generated document (lib/storage/generated-documents.ts), kept under
+ * `generated/cases/<caseId>/custody/` for a week and counted in the organization's storage: asked
+ * for again while nothing it covers changed (custodyCovers), the same PDF is handed out, as of
+ * when it was made.
  */
 export async function getCaseCustody(ctx: { caseContext: CaseContext }, query: z.output<typeof CaseCustodyQuery>) {
   const { id: caseId, organizationId, name: caseName } = ctx.caseContext.case;
   const at = now();
-  const { items, events, chainHead } = await readCustody(caseId, organizationId);
-  const generatedAt = at.toISOString();
-  if ((query.format ?? 'json') === 'json') return { caseId, generatedAt, items, events, chainHead };
+  if ((query.format ?? 'json') === 'json') {
+    const { items, events, chainHead } = await readCustody(caseId, organizationId);
+    return { caseId, generatedAt: at.toISOString(), items, events, chainHead };
+  }
 
-  const { renderCustodyPdf } = await import('./custody-pdf');
-  const bytes = await renderCustodyPdf({ caseId, caseName, items, events, chainHead }, at);
-  const fileName = `custody-${caseId}-${generatedAt.slice(0, 10)}.pdf`;
-  // Beside the billing reports, not under the case's prefix: that holds evidence, which this is not.
-  const key = `reports/${organizationId}/custody/${newId()}/${fileName}`;
-  await objectStorage().put(key, bytes, 'application/pdf');
+  const document = await generatedDocument({
+    organizationId,
+    caseId,
+    kind: 'custody',
+    covers: await custodyCovers(caseId, organizationId),
+    fileName: `custody-${caseId}-${at.toISOString().slice(0, 10)}.pdf`,
+    contentType: 'application/pdf',
+    linkSeconds: CUSTODY_LINK_SECONDS,
+    render: async () => {
+      const { items, events, chainHead } = await readCustody(caseId, organizationId);
+      const { renderCustodyPdf } = await import('./custody-pdf');
+      const bytes = await renderCustodyPdf({ caseId, caseName, items, events, chainHead }, at);
+      return {
+        bytes,
+        details: { generatedAt: at.toISOString(), itemCount: items.length, eventCount: events.length, chainHead },
+      };
+    },
+  });
+  const details = document.details as {
+    generatedAt: string;
+    itemCount: number;
+    eventCount: number;
+    chainHead: CaseCustody['chainHead'];
+  };
   return {
     caseId,
-    generatedAt,
-    fileName,
+    generatedAt: details.generatedAt,
+    fileName: document.fileName,
     contentType: 'application/pdf' as const,
-    sizeBytes: bytes.byteLength,
-    storageKey: key,
-    itemCount: items.length,
-    eventCount: events.length,
-    chainHead,
-    downloadUrl: await objectStorage().downloadUrl(key, CUSTODY_LINK_SECONDS),
+    sizeBytes: document.bytes,
+    storageKey: document.objectKey,
+    itemCount: details.itemCount,
+    eventCount: details.eventCount,
+    chainHead: details.chainHead,
+    downloadUrl: await objectStorage().downloadUrl(document.objectKey, CUSTODY_LINK_SECONDS),
     expiresAt: addSeconds(at, CUSTODY_LINK_SECONDS).toISOString(),
   };
 }

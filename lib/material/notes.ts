@@ -12,15 +12,11 @@ import { InvalidInputError } from '../errors';
 import * as businessMetrics from '../observability/metrics';
 import type { PlanUsage } from '../organizations/active-plan';
 import type { OrganizationContext } from '../organizations/context';
-import {
-  assertDeviceFits,
-  assertStorageFits,
-  lockAllowances,
-  releasingReservations,
-} from '../organizations/allowances';
+import { assertDeviceFits, lockAllowances, releasingReservations } from '../organizations/allowances';
 import { logger } from '../log';
 import { casePrefix, objectStorage, stagingKeyOf } from '../storage';
 import { type EvidenceHash, hashCanonical, hashStream, hashWhileStreaming } from './evidence-hash';
+import { countBatch, rowBytesOf, storedTextBytes } from './importers/run-batches';
 
 /** Most fields a 400 names at once (a request may carry thousands of notes). */
 const MAX_DETAILS = 50;
@@ -160,10 +156,12 @@ export async function importCaseNotes(
   );
 
   // The allowance lock is needed when the import may consume an allowance: a device not yet
-  // registered, or attachments that may add bytes. Deciding it from a read without a lock is safe:
+  // registered, or notes and attachments that may add bytes. Deciding it from a read without a lock is safe:
   // devices are only ever deleted with their organization, so a registered device stays so; if it
   // were gone by the time it is locked, the import starts over with the allowance lock.
-  const needsAllowances = references.length > 0 || !(await deviceRegistered(organization.id, input.deviceId));
+  // Notes count in the plan's storage too (their rows), so any note needs it.
+  const needsAllowances =
+    input.notes.length > 0 || references.length > 0 || !(await deviceRegistered(organization.id, input.deviceId));
   const run = (holdAllowances: boolean) =>
     importInTransaction(organization.id, actor, caseId, input, lookup, holdAllowances);
   const { imported, deviceRowId } = await run(needsAllowances).catch((error: unknown) => {
@@ -261,6 +259,8 @@ async function importInTransaction(
       await tx.update(devices).set({ metadata, deviceType: input.deviceType }).where(eq(devices.id, deviceRowId));
     }
     if (input.notes.length === 0) return { imported: 0, deviceRowId };
+    // Each note's stored text is counted from the note as the request sent it (rowBytesOf).
+    const textOf = new Map(input.notes.map((note) => [note.id, storedTextBytes(note)]));
     const inserted = await tx
       .insert(deviceNotes)
       .values(
@@ -280,8 +280,13 @@ async function importInTransaction(
         })),
       )
       .onConflictDoNothing()
-      .returning({ id: deviceNotes.id, attachmentKeys: deviceNotes.attachmentKeys });
-    await countAttachmentBytes(tx, { organizationId, caseId, usage }, inserted, lookup.sizes);
+      .returning({ id: deviceNotes.id, noteId: deviceNotes.noteId, attachmentKeys: deviceNotes.attachmentKeys });
+    const rowBytes = rowBytesOf(
+      'deviceNote',
+      inserted.length,
+      inserted.reduce((sum, note) => sum + (textOf.get(note.noteId) ?? 0), 0),
+    );
+    await countImportedBytes(tx, { organizationId, caseId, usage }, inserted, lookup.sizes, rowBytes);
     const linked = [...new Set(inserted.flatMap((note) => note.attachmentKeys))];
     await recordEvidenceObjects(
       tx,
@@ -310,24 +315,30 @@ async function importInTransaction(
 
 /**
  * Adds the bytes of the attachments that the notes just inserted link to the case's storage (what
- * the plan's storage figures and storage-stats add up). A key counts once per case: one an
- * earlier note of the case already links is not counted again. The bytes must fit in the plan's
- * storage (403 STORAGE_LIMIT_REACHED, and the whole import is rolled back), counted under the
- * allowance lock without the upload-link reservations of the linked keys: those are consumed here,
- * their declared sizes replaced by the actual ones.
+ * the plan's storage figures and storage-stats add up), and the bytes of the notes' rows
+ * (`rowBytes`). A key counts once per case: one an earlier note of the case already links is not
+ * counted again. The bytes must fit in the plan's storage (403 STORAGE_LIMIT_REACHED, and the
+ * whole import is rolled back), counted under the allowance lock without the upload-link
+ * reservations of the linked keys: those are consumed here, their declared sizes replaced by the
+ * actual ones.
  */
-async function countAttachmentBytes(
+async function countImportedBytes(
   tx: Tx,
   target: { organizationId: string; caseId: string; usage: PlanUsage | null },
   inserted: Array<{ id: string; attachmentKeys: string[] }>,
   sizes: Map<string, number | null>,
+  rowBytes: number,
 ) {
   const { organizationId, caseId } = target;
-  const keys = [...new Set(inserted.flatMap((note) => note.attachmentKeys))];
-  if (keys.length === 0) return;
-  // Attachments always come with the allowance lock (importCaseNotes takes it when there are any).
+  if (inserted.length === 0) return;
+  // Notes always come with the allowance lock (importCaseNotes takes it when there are any).
   const usage = target.usage;
   if (!usage) throw new AllowanceLockNeeded();
+  const keys = [...new Set(inserted.flatMap((note) => note.attachmentKeys))];
+  if (keys.length === 0) {
+    await countBatch(tx, caseId, usage, { rowBytes });
+    return;
+  }
   const keyArray = sql`array[${sql.join(
     keys.map((key) => sql`${key}`),
     sql`, `,
@@ -355,19 +366,13 @@ async function countAttachmentBytes(
           inArray(storageReservations.objectKey, [...keys, ...keys.map(stagingKeyOf)]),
         ),
       )
-      .returning({ bytes: storageReservations.bytes, expiresAt: storageReservations.expiresAt }),
+      .returning({ bytes: storageReservations.bytes }),
   ]);
   const counted = new Set(linkedBefore.map((row) => row.key));
   const bytes = keys.filter((key) => !counted.has(key)).reduce((sum, key) => sum + (sizes.get(key) ?? 0), 0);
-  // Only unexpired reservations were counted in the usage; expired ones are simply cleared.
-  const at = now();
-  const released = consumed.filter((row) => row.expiresAt > at).reduce((sum, row) => sum + row.bytes, 0);
-  assertStorageFits(releasingReservations(usage, released), bytes);
-  if (bytes > 0)
-    await tx
-      .update(cases)
-      .set({ storageBytes: sql`${cases.storageBytes} + ${bytes}` })
-      .where(eq(cases.id, caseId));
+  // Every reservation counts in the usage until it is taken over or its lapsed upload removed, expired or not.
+  const released = consumed.reduce((sum, row) => sum + row.bytes, 0);
+  await countBatch(tx, caseId, releasingReservations(usage, released), { objectBytes: bytes, rowBytes });
 }
 
 /**

@@ -1,4 +1,3 @@
-import { and, eq, lte } from 'drizzle-orm';
 import type * as z from 'zod/mini';
 import type { CreateAttachmentUploadsDto } from '../../schemas/material/material';
 import { recordAudit } from '../audit';
@@ -88,10 +87,12 @@ export async function createAttachmentUploads(
 }
 
 /**
- * Reserves the declared sizes of upload links until they expire (403 STORAGE_LIMIT_REACHED when
- * they do not fit in the plan's storage, counting what the cases hold and what other unexpired
- * links promise): under the allowance lock, in the caller's transaction, in a fixed number of
- * statements. What an import later stores replaces its key's reservation.
+ * Reserves the declared sizes of upload links (403 STORAGE_LIMIT_REACHED when they do not fit in
+ * the plan's storage, counting what the cases hold and what other links promise): under the
+ * allowance lock, in the caller's transaction, in a fixed number of statements. What an import
+ * later stores replaces its key's reservation; a reservation whose link lapsed unused keeps
+ * counting until maintenance removes its upload (lib/material/lapsed-uploads.ts), since the
+ * uploaded object is kept until then.
  */
 export async function reserveUploadStorage(
   tx: Tx,
@@ -105,10 +106,6 @@ export async function reserveUploadStorage(
     usage,
     files.reduce((sum, file) => sum + file.size, 0),
   );
-  // Expired reservations no longer count; clear the organization's while its lock is held.
-  await tx
-    .delete(storageReservations)
-    .where(and(eq(storageReservations.organizationId, organizationId), lte(storageReservations.expiresAt, now())));
   await tx
     .insert(storageReservations)
     .values(files.map((file) => ({ organizationId, caseId, objectKey: file.key, bytes: file.size, expiresAt })));

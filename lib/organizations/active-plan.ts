@@ -1,7 +1,15 @@
-import { and, count, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
+import { and, count, eq, gt, inArray, sql } from 'drizzle-orm';
 import { now } from '../clock';
 import type { Executor } from '../db/client';
-import { cases, devices, invitations, organizationMembers, organizationPlans, storageReservations } from '../db/schema';
+import {
+  cases,
+  devices,
+  generatedDocuments,
+  invitations,
+  organizationMembers,
+  organizationPlans,
+  storageReservations,
+} from '../db/schema';
 
 type PlanRow = typeof organizationPlans.$inferSelect;
 
@@ -9,15 +17,25 @@ export interface PlanUsage {
   plan: PlanRow;
   seatsUsed: number;
   devicesUsed: number;
+  /** Bytes kept: the cases' objects and derived rows (deleted cases too), and generated documents not yet removed. */
   storageUsed: number;
-  /** Declared bytes of upload links issued and not yet used or expired (held against the cap, not shown as used). */
+  /**
+   * Declared bytes of upload links not yet used: unexpired, or lapsed with their object not yet
+   * removed by maintenance (held against the cap, not shown as used).
+   */
   storageReserved: number;
 }
 
 /**
  * Each organization's plan with what it uses, in one query whatever the number of organizations:
- * seats (members plus unexpired pending invitations), devices, bytes of cases not deleted, and
- * bytes promised to unexpired upload links.
+ * seats (members plus unexpired pending invitations), devices, the bytes it keeps and the bytes
+ * promised to upload links.
+ *
+ * Storage counts what is kept until it is removed: a case's objects (storage_bytes) and the rows
+ * derived from its files (row_bytes), also once the case is deleted (a soft delete removes
+ * nothing); generated documents until maintenance removes them; and every upload link's
+ * reservation until an import takes it over or maintenance removes its lapsed upload
+ * (lib/material/lapsed-uploads.ts), whether or not the link has expired.
  */
 export async function planUsageByOrganization(
   executor: Executor,
@@ -44,24 +62,23 @@ export async function planUsageByOrganization(
     .from(devices)
     .where(eq(devices.organizationId, organizationPlans.organizationId));
   const storage = executor
-    .select({ n: sql`coalesce(sum(${cases.storageBytes}), 0)` })
+    .select({ n: sql`coalesce(sum(${cases.storageBytes} + ${cases.rowBytes}), 0)` })
     .from(cases)
-    .where(and(eq(cases.organizationId, organizationPlans.organizationId), isNull(cases.deletedAt)));
+    .where(eq(cases.organizationId, organizationPlans.organizationId));
+  const generated = executor
+    .select({ n: sql`coalesce(sum(${generatedDocuments.bytes}), 0)` })
+    .from(generatedDocuments)
+    .where(eq(generatedDocuments.organizationId, organizationPlans.organizationId));
   const reserved = executor
     .select({ n: sql`coalesce(sum(${storageReservations.bytes}), 0)` })
     .from(storageReservations)
-    .where(
-      and(
-        eq(storageReservations.organizationId, organizationPlans.organizationId),
-        gt(storageReservations.expiresAt, at),
-      ),
-    );
+    .where(eq(storageReservations.organizationId, organizationPlans.organizationId));
   const rows = await executor
     .select({
       plan: organizationPlans,
       seatsUsed: sql<number>`((${members}) + (${pending}))::int`,
       devicesUsed: sql<number>`(${deviceCount})::int`,
-      storageUsed: sql<number>`(${storage})::bigint`.mapWith(Number),
+      storageUsed: sql<number>`((${storage}) + (${generated}))::bigint`.mapWith(Number),
       storageReserved: sql<number>`(${reserved})::bigint`.mapWith(Number),
     })
     .from(organizationPlans)

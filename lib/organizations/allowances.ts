@@ -55,7 +55,8 @@ export function assertDeviceFits(usage: PlanUsage): void {
 /**
  * The usage as it is once `releasedBytes` of upload-link reservations are consumed: an import that
  * links reserved keys replaces their declared sizes with the objects' actual ones, so its own
- * reservations must not count against it.
+ * reservations must not count against it. Every reservation row counts in the usage, its link
+ * expired or not (planUsageByOrganization), so `releasedBytes` is the sum of every row taken over.
  */
 export function releasingReservations(usage: PlanUsage, releasedBytes: number): PlanUsage {
   return { ...usage, storageReserved: Math.max(0, usage.storageReserved - releasedBytes) };

@@ -366,7 +366,8 @@ describe('POST /billing/report records billing.report.created', () => {
       action: 'billing.report.created',
       organizationId: owner.organizationId,
       targetType: 'billing_report',
-      targetId: data.storageKey.split('/')[2],
+      // generated/organizations/<orgId>/reports/<documentId>/<fileName>
+      targetId: data.storageKey.split('/')[4],
       metadata: {
         format: 'pdf',
         ...window,

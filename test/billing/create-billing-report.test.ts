@@ -381,10 +381,10 @@ describe('POST /billing/report', () => {
       contentType: 'application/pdf',
       sizeBytes: expect.any(Number),
       storageKey: expect.stringMatching(
-        new RegExp(`^reports/${owner.organizationId}/[0-9a-f-]+/billing-report-.+\\.pdf$`),
+        new RegExp(`^generated/organizations/${owner.organizationId}/reports/[0-9a-f-]+/billing-report-.+\\.pdf$`),
       ),
       rowCount: 11,
-      downloadUrl: expect.stringMatching(new RegExp(`^${publicBaseUrl()}/_local/objects/reports/`)),
+      downloadUrl: expect.stringMatching(new RegExp(`^${publicBaseUrl()}/_local/objects/generated/`)),
       expiresAt: addSeconds(at, 15 * 60).toISOString(),
     });
     const stored = readFileSync(join(storageRoot, data.storageKey));

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eq, inArray } from 'drizzle-orm';
@@ -17,11 +17,17 @@ import {
 } from '../../lib/db/schema';
 import { DomainError } from '../../lib/errors';
 import { importEmailFile } from '../../lib/material/importers/email';
+import { rowBytesOf, storedTextBytes } from '../../lib/material/importers/run-batches';
+import { LAPSED_UPLOAD_GRACE_SECONDS } from '../../lib/material/lapsed-uploads';
 import { UPLOAD_LINK_SECONDS } from '../../lib/material/uploads';
+import { runMaintenance } from '../../lib/maintenance';
 import { objectStorage, stagingKeyOf } from '../../lib/storage';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
-import { caseWithOwner } from './material-helpers';
+import { caseWithOwner, rowBytesOfMbox } from './material-helpers';
+
+/** What a note's row counts in storage (issue 29): its stored text and the per-note overhead. */
+const noteRow = (note: unknown) => rowBytesOf('deviceNote', 1, storedTextBytes(note));
 
 /**
  * Issue 11: the plan's device and storage allowances hold, also under concurrency. Storage is
@@ -161,10 +167,12 @@ describe.runIf(onServer)('allowances under concurrency (PostgreSQL server)', () 
   it('concurrent upload links and imports never promise or store more than the storage cap', async () => {
     // Prepare: 10,000 bytes of storage; three imports of 2,000 actual bytes each (three cases,
     // so they do not queue on one case row) and five link requests of 2,000 declared bytes each
+    // (and room for the three notes' rows, which count too: issue 29)
     const s = await caseWithOwner();
-    await setPlan(s.organizationId, { storageBytes: 10_000, devices: 10 });
     const caseIds = [s.caseId, await anotherCase(s), await anotherCase(s)];
     const keys = await Promise.all(caseIds.map((caseId) => stored(caseId, 'scan.pdf', 2_000)));
+    const rowOfEach = noteRow({ id: 1, title: 'Scan', attachments: [keys[0]] });
+    await setPlan(s.organizationId, { storageBytes: 10_000 + 3 * rowOfEach, devices: 10 });
     // Act
     const results = await Promise.all([
       ...caseIds.map((caseId, index) =>
@@ -237,7 +245,7 @@ describe('storage allowance of upload links', () => {
     expect(reservation!.expiresAt.toISOString()).toBe(new Date(uploads[0].expiresAt).toISOString());
   });
 
-  it('counts links issued earlier and not used against later requests, until they expire', async () => {
+  it('counts links issued earlier and not used against later requests, until maintenance removes their lapsed uploads', async () => {
     const s = await caseWithOwner();
     await setPlan(s.organizationId, { storageBytes: 10_000 });
     const other = await anotherCase(s);
@@ -251,9 +259,15 @@ describe('storage allowance of upload links', () => {
     s.owner.accessToken = expectData(
       await invoke(routes.login, { body: { email: s.owner.email, password: s.owner.password } }),
     ).accessToken;
-    // Assess: their bytes are free again
+    // Assess: what was uploaded through them is kept until maintenance removes it (a day after
+    // the links lapse), so they still count (issue 29)
+    expectError(await uploadLinks(s, [1]), 403, 'STORAGE_LIMIT_REACHED');
+    testClock.advance(LAPSED_UPLOAD_GRACE_SECONDS);
+    await runMaintenance();
+    s.owner.accessToken = expectData(
+      await invoke(routes.login, { body: { email: s.owner.email, password: s.owner.password } }),
+    ).accessToken;
     expectData(await uploadLinks(s, [10_000]));
-    // Expired reservations are cleared when the next links are issued.
     expect((await reservationsOf(s.organizationId)).map((r) => r.bytes)).toEqual([10_000]);
   });
 
@@ -275,7 +289,8 @@ describe('storage allowance of upload links', () => {
 
 describe('storage allowance of note imports', () => {
   it('refuses an import whose attachments exceed the remaining storage: nothing imported, no device registered', async () => {
-    // Prepare: 5 GiB plan, the case holds all but 100 bytes of it; objects of 60 and 50 bytes
+    // Prepare: 5 GiB plan, the case holds all but 100 bytes of it; objects of 60 and 50 bytes.
+    // The notes' rows count too (issue 29): the plan also has room for those of notes 1 and 3.
     const s = await caseWithOwner();
     await db()
       .update(cases)
@@ -283,6 +298,12 @@ describe('storage allowance of note imports', () => {
       .where(eq(cases.id, s.caseId));
     const a = await stored(s.caseId, 'a.bin', 60);
     const b = await stored(s.caseId, 'b.bin', 50);
+    await setPlan(s.organizationId, {
+      storageBytes:
+        5 * 1024 ** 3 +
+        noteRow({ id: 1, title: 'A', attachments: [a] }) +
+        noteRow({ id: 3, title: 'A again', attachments: [a] }),
+    });
     // Act
     const refused = await importNotes(s, 'new-device', [
       { id: 1, title: 'A', attachments: [a] },
@@ -305,14 +326,17 @@ describe('storage allowance of note imports', () => {
   });
 
   it("consumes the reservations of the keys it links: rows gone, the case's storage grows by the actual size", async () => {
-    // Prepare: a 100-byte plan, fully promised to one link of 100 declared bytes; 70 bytes uploaded
+    // Prepare: a plan of 100 bytes and the note's row, fully promised to one link of 100 declared
+    // bytes and the note; 70 bytes uploaded
     const s = await caseWithOwner();
     await setPlan(s.organizationId, { storageBytes: 100 });
     const [link] = expectData(await uploadLinks(s, [100])).uploads;
+    const note = { id: 1, title: 'Upload', attachments: [link.key] };
+    await setPlan(s.organizationId, { storageBytes: 100 + noteRow(note) });
     await objectStorage().put(link.key, new Uint8Array(70), 'application/octet-stream');
-    expectError(await uploadLinks(s, [1]), 403, 'STORAGE_LIMIT_REACHED');
+    expectError(await uploadLinks(s, [noteRow(note) + 1]), 403, 'STORAGE_LIMIT_REACHED');
     // Act: the import's own reservation does not count against it
-    expectData(await importNotes(s, 'device-1', [{ id: 1, title: 'Upload', attachments: [link.key] }]));
+    expectData(await importNotes(s, 'device-1', [note]));
     // Assess
     expect(await reservationsOf(s.organizationId)).toHaveLength(0);
     expect(await storageOfCase(s.caseId)).toBe(70);
@@ -389,12 +413,14 @@ describe("the organization's plan row decides the caps", () => {
 
 describe('storage allowance of the email importer', () => {
   it('refuses a message whose attachments exceed the remaining storage, and stores nothing of it', async () => {
-    // Prepare: 1,000 bytes of storage, 100 of them promised to an upload link
+    // Prepare: 1,000 bytes of storage and the room of one message's row (issue 29: rows count
+    // too), 100 of them promised to an upload link
     const s = await caseWithOwner();
-    await setPlan(s.organizationId, { storageBytes: 1_000 });
+    const row = await rowBytesOfMbox(readFileSync(emlFile('probe.eml', 'fits@lee-law.example', 900), 'utf8'));
+    await setPlan(s.organizationId, { storageBytes: 1_000 + row });
     expectData(await uploadLinks(s, [100]));
     // Act / Assess: 901 bytes do not fit
-    const refused = await importEmailFile(s.caseId, emlFile('big.eml', 'big@lee-law.example', 901)).catch(
+    const refused = await importEmailFile(s.caseId, emlFile('over.eml', 'over@lee-law.example', 901)).catch(
       (error: unknown) => error,
     );
     expect(refused).toBeInstanceOf(DomainError);

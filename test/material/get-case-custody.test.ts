@@ -450,12 +450,12 @@ describe('GET /cases/{caseId}/custody', () => {
       contentType: 'application/pdf',
       sizeBytes: expect.any(Number),
       storageKey: expect.stringMatching(
-        new RegExp(`^reports/${owner.organizationId}/custody/[0-9a-f-]+/custody-${caseId}-.+\\.pdf$`),
+        new RegExp(`^generated/cases/${caseId}/custody/[0-9a-f-]+/custody-${caseId}-.+\\.pdf$`),
       ),
       itemCount: json.items.length,
       eventCount: json.events.length + 1,
       chainHead: { sequence: json.chainHead.sequence + 1, hash: expect.stringMatching(HEX64) },
-      downloadUrl: expect.stringMatching(new RegExp(`^${publicBaseUrl()}/_local/objects/reports/`)),
+      downloadUrl: expect.stringMatching(new RegExp(`^${publicBaseUrl()}/_local/objects/generated/`)),
       expiresAt: addSeconds(at, 15 * 60).toISOString(),
     });
     const link = new URL(data.downloadUrl);

@@ -25,7 +25,7 @@ import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
 import { mailSink } from '../harness/setup';
 import { uploadHeaders } from '../harness/uploads';
-import { caseWithOwner, memberWithAccess } from './material-helpers';
+import { caseWithOwner, memberWithAccess, rowBytesOfMbox } from './material-helpers';
 
 /**
  * Issue 17: self-serve imports as jobs, through the real handlers: create (an upload link), PUT
@@ -349,10 +349,12 @@ describe('storage', () => {
 
 describe('resuming', () => {
   it('a failure mid-file (attachments over the storage cap) resumes on retry, adding only what was missing', async () => {
-    // Prepare: a mailbox of three messages with 1,000-byte attachments; room for the file and two of them.
+    // Prepare: a mailbox of three messages with 1,000-byte attachments; room for the file and two
+    // of them, with their rows (issue 29: rows count too).
     const s = await caseWithOwner();
     const text = [withAttachment('a1', 1000), withAttachment('a2', 1000), withAttachment('a3', 1000)].join('');
-    await setStorage(s.organizationId, Buffer.byteLength(text) + 2500);
+    const rows = await rowBytesOfMbox(text);
+    await setStorage(s.organizationId, Buffer.byteLength(text) + 2500 + (2 * rows) / 3);
     // Act: the first run stops at the third message
     const failed = await importThrough(s, 'email', text);
     expect(failed).toMatchObject({
@@ -362,7 +364,7 @@ describe('resuming', () => {
     });
     expect(await countOf('email', s.caseId)).toBe(2);
     // ... and resumes once the plan has room
-    await setStorage(s.organizationId, Buffer.byteLength(text) + 5000);
+    await setStorage(s.organizationId, Buffer.byteLength(text) + 5000 + rows);
     const path = { caseId: s.caseId, importId: failed.id };
     expect(expectData(await invoke(routes.retryImport, { ...asOwner(s), path }), 202)).toMatchObject({
       status: 'queued',

@@ -2,6 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { eq } from 'drizzle-orm';
 import { db } from '../../lib/db/client';
 import {
   caseAccess,
@@ -13,6 +15,7 @@ import {
   organizationMembers,
   tags,
 } from '../../lib/db/schema';
+import { FILE_START, importEmailStream } from '../../lib/material/importers';
 import { createUser, type TestUser } from '../harness/actors';
 
 /** An organization owner with a case they own. */
@@ -150,3 +153,23 @@ export const extractorDevice = (deviceId: string) => ({
     extraInformation: {},
   },
 });
+
+/**
+ * What the rows of the messages of `mbox` count in a case's storage (issue 29: stored text plus
+ * the per-item overhead), learned by importing them into a case of their own.
+ */
+export async function rowBytesOfMbox(mbox: string): Promise<number> {
+  const probe = await caseWithOwner();
+  await importEmailStream({
+    target: {
+      caseId: probe.caseId,
+      organizationId: probe.organizationId,
+      importSource: 'probe.mbox',
+      importedById: probe.owner.id,
+    },
+    open: async (start) => Readable.from([Buffer.from(mbox).subarray(start)]),
+    from: FILE_START,
+  });
+  const [row] = await db().select({ bytes: cases.rowBytes }).from(cases).where(eq(cases.id, probe.caseId));
+  return row!.bytes;
+}

@@ -29,7 +29,7 @@ import {
   type StreamImportOptions,
 } from '../../lib/material/importers';
 import { MboxMessageTooLargeError, mboxMessages } from '../../lib/material/importers/mbox';
-import { caseWithOwner } from './material-helpers';
+import { caseWithOwner, rowBytesOfMbox } from './material-helpers';
 import { auditEventsOf } from '../harness/audit';
 import { ownDataDir } from '../harness/data-dir';
 
@@ -394,13 +394,15 @@ function mboxWithAttachments(n: number, bytes: number) {
 
 describe('email import and the storage allowance', () => {
   it('commits the messages of a batch that fit, then refuses the first that does not, storing nothing of it', async () => {
-    // Prepare: 1,000 bytes of storage, four messages of 400 attachment bytes each, one batch
+    // Prepare: four messages of 400 attachment bytes each, one batch; room for 1,000 bytes and
+    // the rows of two messages (issue 29: rows count too)
     const s = await caseWithOwner();
+    const box = mboxWithAttachments(4, 400);
+    const rowsOfTwo = (await rowBytesOfMbox(box.text)) / 2;
     await db()
       .update(organizationPlans)
-      .set({ storageBytes: 1_000 })
+      .set({ storageBytes: 1_000 + rowsOfTwo })
       .where(eq(organizationPlans.organizationId, s.organizationId));
-    const box = mboxWithAttachments(4, 400);
     const file = write('box.mbox', box.text);
     const run = newRun();
     // Act

@@ -116,24 +116,25 @@ describe('GET /organization/{orgId}/usages-stat', () => {
     expect(expectData(await usage(owner, owner.organizationId))).toMatchObject({ devicesUsed: 2, remainingDevices: 0 });
   });
 
-  it('counts the storage of cases not deleted (archived ones included), in bytes and binary units', async () => {
+  it('counts the storage of every case, archived and deleted ones included (kept until removed), in bytes and binary units', async () => {
     // Prepare
     const owner = await createUser();
     const other = await createUser();
     await createCaseRow(owner.organizationId, { storageBytes: 1.5 * GiB });
     await createCaseRow(owner.organizationId, { storageBytes: 512 * MiB, archivedAt: now() });
-    await createCaseRow(owner.organizationId, { storageBytes: 3 * GiB, deletedAt: now() });
+    // A soft-deleted case keeps its objects and rows (issue 29), so they still count.
+    await createCaseRow(owner.organizationId, { storageBytes: 1 * GiB, deletedAt: now() });
     await createCaseRow(other.organizationId, { storageBytes: 1 * GiB });
     // Act
     const data = expectData(await usage(owner, owner.organizationId));
     // Assess
     expect(data).toMatchObject({
       storage: 5 * GiB,
-      storageUsed: 2 * GiB,
-      remainingStorage: 3 * GiB,
-      storageUsedInKb: 2 * 1024 * 1024,
-      storageUsedInMb: 2048,
-      storageUsedInGb: 2,
+      storageUsed: 3 * GiB,
+      remainingStorage: 2 * GiB,
+      storageUsedInKb: 3 * 1024 * 1024,
+      storageUsedInMb: 3072,
+      storageUsedInGb: 3,
       storageUsedInTb: 0,
     });
   });

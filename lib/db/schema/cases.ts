@@ -17,6 +17,12 @@ export const cases = pgTable(
     isPro: boolean('is_pro').notNull().default(false),
     /** Bytes of evidence stored for the case, kept up to date by the importers. */
     storageBytes: bigint('storage_bytes', { mode: 'number' }).notNull().default(0),
+    /**
+     * Bytes of the rows derived from the case's files (emails, network messages, support tickets,
+     * device notes): their stored text plus a fixed per-item overhead (ROW_OVERHEAD_BYTES, lib/material/importers/run-batches.ts).
+     * Kept apart from storageBytes (the objects), counted with it in the plan's storage.
+     */
+    rowBytes: bigint('row_bytes', { mode: 'number' }).notNull().default(0),
     archivedAt: timestamptz('archived_at'),
     deletedAt: timestamptz('deleted_at'),
     ...timestamps,

@@ -6,4 +6,5 @@ export * from './billing';
 export * from './material';
 export * from './idempotency';
 export * from './audit';
+export * from './storage';
 export * from './relations';

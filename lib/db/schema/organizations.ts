@@ -159,8 +159,9 @@ export const invitations = pgTable(
 
 /**
  * Storage promised to upload links that are not used yet: the declared size of each file, held
- * against the plan's storage cap until the link expires or an import links the object (which then
- * counts its actual size on the case instead).
+ * against the plan's storage cap until an import links the object (which then counts its actual
+ * size on the case instead) or, once the link has lapsed unused, maintenance removes its object
+ * and then the row (lib/material/lapsed-uploads.ts).
  */
 export const storageReservations = pgTable(
   'storage_reservations',
@@ -178,5 +179,6 @@ export const storageReservations = pgTable(
   (t) => [
     uniqueIndex('storage_reservations_object_key').on(t.objectKey),
     index('storage_reservations_organization_idx').on(t.organizationId, t.expiresAt),
+    index('storage_reservations_expiry_idx').on(t.expiresAt),
   ],
 );

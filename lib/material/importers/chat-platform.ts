@@ -3,13 +3,21 @@ import { Assembler } from 'stream-json/core/assembler.js';
 import { jsonParser } from 'stream-json/core/parser.js';
 import * as z from 'zod/mini';
 import { supportTickets } from '../../db/schema';
-import { transaction } from '../../db/transaction';
 import { hashCanonical } from '../evidence-hash';
 import { type BatchCounts, MalformedImportError, type StreamImportOptions, type StreamImportResult } from './batch';
 import type { ImportSummary } from './email';
 import { fileImport } from './file-import';
 import { ensureProfile } from './profiles';
-import { batchSizeOf, endBatch, importInBatches, insertRows, type ReadItem } from './run-batches';
+import {
+  batchSizeOf,
+  batchTransaction,
+  countBatch,
+  endBatch,
+  importInBatches,
+  insertItems,
+  type ReadItem,
+  rowBytesOf,
+} from './run-batches';
 
 const Comment = z.object({
   author: z.optional(z.union([z.string(), z.number()])),
@@ -320,19 +328,24 @@ async function commitTickets(
   firstItemIndex: number,
 ): Promise<BatchCounts> {
   const { caseId, profileName, importSource, importedById } = options.target;
-  return transaction(async (tx) => {
+  return batchTransaction(options, async (tx, usage) => {
     const profileId = await ensureProfile(tx, caseId, 'chat_platform', profileName!);
-    const inserted = await insertRows(
+    const inserted = await insertItems(
       tx,
       supportTickets,
-      batch.map(({ item }) => ({ ...item.values, caseId, profileId, importSource, importedById })),
-      { returning: { id: supportTickets.id } },
+      batch.map(({ item }) => ({
+        row: { ...item.values, caseId, profileId, importSource, importedById },
+        content: item.values,
+      })),
     );
+    await countBatch(tx, caseId, usage, {
+      rowBytes: rowBytesOf('supportTicket', inserted.ids.length, inserted.textBytes),
+    });
     return endBatch(tx, options, batch, {
       action: 'evidence.support_tickets.imported',
       target: { type: 'profile', id: profileId },
       firstItemIndex,
-      imported: inserted.length,
+      imported: inserted.ids.length,
     });
   });
 }

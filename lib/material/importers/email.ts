@@ -3,17 +3,27 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import { type AddressObject, simpleParser } from 'mailparser';
 import { now } from '../../clock';
 import { db, type Tx } from '../../db/client';
-import { attachments, cases, emails, emailThreads, evidenceObjects } from '../../db/schema';
-import { transaction } from '../../db/transaction';
+import { attachments, emails, emailThreads, evidenceObjects } from '../../db/schema';
 import { newId } from '../../ids';
 import { planUsageByOrganization } from '../../organizations/active-plan';
-import { assertStorageFits, lockAllowances } from '../../organizations/allowances';
+import { assertStorageFits } from '../../organizations/allowances';
 import { casePrefix, objectStorage } from '../../storage';
 import { hashBytes } from '../evidence-hash';
 import { type BatchCounts, MalformedImportError, type StreamImportOptions, type StreamImportResult } from './batch';
 import { fileImport } from './file-import';
 import { FROM_, MboxMessageTooLargeError, mboxMessages } from './mbox';
-import { batchSizeOf, endBatch, importInBatches, insertRows, type ReadItem } from './run-batches';
+import {
+  batchSizeOf,
+  batchTransaction,
+  countBatch,
+  endBatch,
+  importInBatches,
+  insertItems,
+  insertRows,
+  type ReadItem,
+  rowBytesOf,
+  storedTextBytes,
+} from './run-batches';
 
 export interface EmailImportOptions {
   /** Which mailbox the evidence came from (grantId of the records). */
@@ -244,9 +254,10 @@ type EmailBatch = Array<ReadItem<ParsedEmail> & { emailId: string; isNew: boolea
 /**
  * Commits one batch of messages. Before the transaction: messages the case already holds (same
  * Message-ID, or an earlier one of the batch) are skipped and their attachments not stored; the
- * attachments of the new ones must fit the plan's storage, or the batch commits up to the first
- * message that does not fit and then that refusal is thrown (STORAGE_LIMIT_REACHED), no object of
- * it stored. The transaction checks the storage again under the allowance lock.
+ * attachments and rows (rowBytesOf) of the new ones must fit the plan's storage, or the batch
+ * commits up to the first message that does not fit and then that refusal is thrown
+ * (STORAGE_LIMIT_REACHED), no object of it stored. The transaction checks the storage again under
+ * the allowance lock (countBatch).
  */
 async function commitEmails(
   options: StreamImportOptions,
@@ -272,19 +283,21 @@ async function commitEmails(
 
   let accepted = batch;
   let refusal: unknown = null;
-  if (batch.some((m) => m.isNew && m.item.attachmentBytes > 0)) {
+  if (batch.some((m) => m.isNew)) {
     const usage = (await planUsageByOrganization(db(), [organizationId])).get(organizationId);
     let bytes = 0;
     for (const [index, message] of batch.entries()) {
       if (!usage || !message.isNew) continue;
+      // Its attachments and its row (what countBatch counts for it once written).
+      const cost = message.item.attachmentBytes + rowBytesOf('email', 1, storedTextBytes(message.item.fields));
       try {
-        assertStorageFits({ ...usage, storageUsed: usage.storageUsed + bytes }, message.item.attachmentBytes);
+        assertStorageFits({ ...usage, storageUsed: usage.storageUsed + bytes }, cost);
       } catch (error) {
         accepted = batch.slice(0, index);
         refusal = error;
         break;
       }
-      bytes += message.item.attachmentBytes;
+      bytes += cost;
     }
   }
 
@@ -300,7 +313,7 @@ async function writeEmails(
   firstItemIndex: number,
 ): Promise<BatchCounts> {
   const { target } = options;
-  const { caseId, organizationId } = target;
+  const { caseId } = target;
   const candidates = batch.filter((m) => m.isNew);
   const objects = candidates.flatMap((m) =>
     m.item.attachments.map((attachment) => ({
@@ -314,35 +327,36 @@ async function writeEmails(
     storage.put(key, attachment.content, attachment.contentType),
   );
 
-  return transaction(async (tx) => {
-    const newBytes = candidates.reduce((sum, m) => sum + m.item.attachmentBytes, 0);
-    // The allowance lock first (before the case row is written), as on every path that consumes an allowance.
-    const usage = newBytes > 0 ? await lockAllowances(tx, organizationId) : null;
+  // The allowance lock first (before the case row is written), as on every path that consumes an allowance.
+  return batchTransaction(options, async (tx, usage) => {
     let imported: EmailBatch = [];
     let threadIds = new Map<string, string>();
+    let textBytes = 0;
     if (candidates.length) {
       threadIds = await upsertThreads(tx, caseId, candidates);
       const grantId = target.grantId ?? `import:${target.importSource}`;
-      const inserted = await insertRows(
+      const inserted = await insertItems(
         tx,
         emails,
         candidates.map((m) => ({
-          ...m.item.fields,
-          id: m.emailId,
-          caseId,
-          threadId: threadIds.get(m.item.rootId)!,
-          grantId,
-          sourceEmail: target.sourceEmail ?? m.item.firstTo ?? '',
-          importSource: target.importSource,
-          importedById: target.importedById,
+          row: {
+            ...m.item.fields,
+            id: m.emailId,
+            caseId,
+            threadId: threadIds.get(m.item.rootId)!,
+            grantId,
+            sourceEmail: target.sourceEmail ?? m.item.firstTo ?? '',
+            importSource: target.importSource,
+            importedById: target.importedById,
+          },
+          content: m.item.fields,
         })),
-        { returning: { id: emails.id } },
       );
-      const insertedIds = new Set(inserted.map((row) => row.id));
+      const insertedIds = new Set(inserted.ids);
       imported = candidates.filter((m) => insertedIds.has(m.emailId));
+      textBytes = inserted.textBytes;
     }
     const bytes = imported.reduce((sum, m) => sum + m.item.attachmentBytes, 0);
-    if (usage) assertStorageFits(usage, bytes);
     const importedIds = new Set(imported.map((m) => m.emailId));
     const stored = objects.filter((object) => importedIds.has(object.emailId));
     await insertRows(
@@ -370,11 +384,10 @@ async function writeEmails(
       })),
     );
     if (imported.length) await countIntoThreads(tx, imported, threadIds);
-    if (bytes)
-      await tx
-        .update(cases)
-        .set({ storageBytes: sql`${cases.storageBytes} + ${bytes}` })
-        .where(eq(cases.id, caseId));
+    await countBatch(tx, caseId, usage, {
+      objectBytes: bytes,
+      rowBytes: rowBytesOf('email', imported.length, textBytes),
+    });
     return endBatch(tx, options, batch, {
       action: 'evidence.emails.imported',
       firstItemIndex,

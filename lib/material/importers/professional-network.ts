@@ -2,13 +2,22 @@ import { createHash } from 'node:crypto';
 import { CsvError, parse } from 'csv-parse';
 import { sql } from 'drizzle-orm';
 import { networkConversations, networkMessages } from '../../db/schema';
-import { transaction } from '../../db/transaction';
 import { hashCanonical } from '../evidence-hash';
 import { type BatchCounts, MalformedImportError, type StreamImportOptions, type StreamImportResult } from './batch';
 import type { ImportSummary } from './email';
 import { fileImport } from './file-import';
 import { ensureProfile } from './profiles';
-import { batchSizeOf, endBatch, importInBatches, insertRows, type ReadItem } from './run-batches';
+import {
+  batchSizeOf,
+  batchTransaction,
+  countBatch,
+  endBatch,
+  importInBatches,
+  insertItems,
+  insertRows,
+  type ReadItem,
+  rowBytesOf,
+} from './run-batches';
 
 const REQUIRED = ['CONVERSATION ID', 'FROM', 'DATE', 'CONTENT'] as const;
 
@@ -116,7 +125,7 @@ async function commitRows(
   firstItemIndex: number,
 ): Promise<BatchCounts> {
   const { caseId, profileName } = options.target;
-  return transaction(async (tx) => {
+  return batchTransaction(options, async (tx, usage) => {
     const profileId = await ensureProfile(tx, caseId, 'professional_network', profileName!);
     const conversations = new Map<string, { title: string | null; participants: Set<string> }>();
     for (const { item } of batch) {
@@ -148,22 +157,22 @@ async function commitRows(
       },
     );
     const idOf = new Map(upserted.map((c) => [c.externalId, c.id]));
-    const inserted = await insertRows(
+    const inserted = await insertItems(
       tx,
       networkMessages,
       batch.map(({ item }) => ({
-        ...item.values,
-        caseId,
-        profileId,
-        conversationId: idOf.get(item.conversationId)!,
+        row: { ...item.values, caseId, profileId, conversationId: idOf.get(item.conversationId)! },
+        content: item.values,
       })),
-      { returning: { id: networkMessages.id } },
     );
+    await countBatch(tx, caseId, usage, {
+      rowBytes: rowBytesOf('networkMessage', inserted.ids.length, inserted.textBytes),
+    });
     return endBatch(tx, options, batch, {
       action: 'evidence.network_messages.imported',
       target: { type: 'profile', id: profileId },
       firstItemIndex,
-      imported: inserted.length,
+      imported: inserted.ids.length,
     });
   });
 }

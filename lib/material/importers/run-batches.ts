@@ -1,6 +1,11 @@
-import { type Column, getTableColumns, type SQL, sql, type Table } from 'drizzle-orm';
+import { type Column, eq, getTableColumns, type SQL, sql, type Table } from 'drizzle-orm';
 import { type AuditEventInput, recordAudit } from '../../audit';
 import type { Tx } from '../../db/client';
+import { cases } from '../../db/schema';
+import { transaction } from '../../db/transaction';
+import { newId } from '../../ids';
+import type { PlanUsage } from '../../organizations/active-plan';
+import { assertStorageFits, lockAllowances } from '../../organizations/allowances';
 import {
   type BatchCounts,
   type ImportPosition,
@@ -82,6 +87,97 @@ export async function insertRows<T extends Table, R extends Record<string, Colum
     sql`insert into ${table} (${names}) select ${names} from jsonb_to_recordset(${JSON.stringify(records)}::jsonb) as batch(${types}) ${options.onConflict ?? sql`on conflict do nothing`}${returning}`,
   )) as unknown as Array<{ [K in keyof R]: string }> | { rows: Array<{ [K in keyof R]: string }> };
   return Array.isArray(result) ? result : result.rows;
+}
+
+/**
+ * What one row of each kind of item takes in the database beyond its stored text (storedTextBytes):
+ * the row's other columns and header, its indexes (full-text ones included), its share of its
+ * thread or conversation and of the batch's audit event. Measured on the PostgreSQL server
+ * (pg_total_relation_size of the evidence tables and their indexes before and after importing
+ * items of each kind, less their stored text, per item); the figures are in docs/decisions.md
+ * ("Issue 29: storage counts what we keep").
+ */
+export const ROW_OVERHEAD_BYTES = {
+  /** Measured 413 to 438 (5,000 one-line messages, ten to a thread). */
+  email: 440,
+  /** Measured 375 to 419 (5,000 one-line messages, 50 conversations). */
+  networkMessage: 420,
+  /** Measured 280 to 300 (5,000 tickets of one comment). */
+  supportTicket: 300,
+  /** Measured 289 to 296 (5,000 one-line notes of one device). */
+  deviceNote: 300,
+} as const;
+
+export type RowKind = keyof typeof ROW_OVERHEAD_BYTES;
+
+/** The bytes an item's content takes as stored text: the UTF-8 length of its JSON. */
+export function storedTextBytes(content: unknown): number {
+  return Buffer.byteLength(JSON.stringify(content));
+}
+
+/** What `items` items of `kind` with `textBytes` of stored text count in the plan's storage. */
+export function rowBytesOf(kind: RowKind, items: number, textBytes: number): number {
+  return textBytes + items * ROW_OVERHEAD_BYTES[kind];
+}
+
+/**
+ * Inserts one batch's items (insertRows: one statement, a row already there skipped) and measures
+ * what the written ones hold: each item's `content` is what its stored text is counted from
+ * (storedTextBytes). Rows without an id get one here, so the written rows are known by the ids
+ * returned. Returns those ids and the stored text of their items.
+ */
+export async function insertItems<T extends Table & { id: Column }>(
+  tx: Tx,
+  table: T,
+  items: Array<{ row: T['$inferInsert']; content: unknown }>,
+  options: { onConflict?: SQL } = {},
+): Promise<{ ids: string[]; textBytes: number }> {
+  const textOf = new Map<string, number>();
+  const rows = items.map(({ row, content }) => {
+    const id = ((row as { id?: string }).id ?? newId()) as string;
+    textOf.set(id, storedTextBytes(content));
+    return { ...row, id };
+  });
+  const written = await insertRows(tx, table, rows, { ...options, returning: { id: table.id } });
+  const ids = written.map((row) => row.id);
+  return { ids, textBytes: ids.reduce((sum, id) => sum + (textOf.get(id) ?? 0), 0) };
+}
+
+/**
+ * One batch's transaction, the allowance lock taken first (the organization's plan row, before the
+ * batch writes the case's rows: the lock order of lib/organizations/allowances.ts), so what the
+ * batch adds is counted against the plan's storage under it (countBatch).
+ */
+export function batchTransaction<R>(
+  options: StreamImportOptions,
+  work: (tx: Tx, usage: PlanUsage) => Promise<R>,
+): Promise<R> {
+  return transaction(async (tx) => work(tx, await lockAllowances(tx, options.target.organizationId)));
+}
+
+/**
+ * Counts what a batch added on its case, in one statement, under the allowance lock its
+ * transaction took first (batchTransaction): `objectBytes` of stored objects (attachments) and
+ * `rowBytes` of rows (rowBytesOf). When they do not fit in the plan's storage the batch fails with
+ * 403 STORAGE_LIMIT_REACHED and rolls back whole: what earlier batches committed stays, and the
+ * import stops at this batch's first item.
+ */
+export async function countBatch(
+  tx: Tx,
+  caseId: string,
+  usage: PlanUsage,
+  added: { objectBytes?: number; rowBytes: number },
+): Promise<void> {
+  const objectBytes = added.objectBytes ?? 0;
+  assertStorageFits(usage, objectBytes + added.rowBytes);
+  if (objectBytes === 0 && added.rowBytes === 0) return;
+  await tx
+    .update(cases)
+    .set({
+      storageBytes: sql`${cases.storageBytes} + ${objectBytes}`,
+      rowBytes: sql`${cases.rowBytes} + ${added.rowBytes}`,
+    })
+    .where(eq(cases.id, caseId));
 }
 
 /**

@@ -189,11 +189,10 @@ export async function startImport(ctx: CaseRequest, importId: string): Promise<I
       .where(
         and(eq(storageReservations.organizationId, ctx.organization.id), eq(storageReservations.objectKey, uploadKey)),
       )
-      .returning({ bytes: storageReservations.bytes, expiresAt: storageReservations.expiresAt });
-    const stillReserved = released
-      .filter((reservation) => reservation.expiresAt > now())
-      .reduce((sum, reservation) => sum + reservation.bytes, 0);
-    assertStorageFits(releasingReservations(usage, stillReserved), found.sizeBytes);
+      .returning({ bytes: storageReservations.bytes });
+    // Every reservation counts until it is taken over or its upload removed, lapsed or not.
+    const reserved = released.reduce((sum, reservation) => sum + reservation.bytes, 0);
+    assertStorageFits(releasingReservations(usage, reserved), found.sizeBytes);
     await tx
       .update(cases)
       .set({ storageBytes: sql`${cases.storageBytes} + ${found.sizeBytes}` })
