@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
 import { sql } from 'drizzle-orm';
 import { networkConversations, networkMessages } from '../../db/schema';
@@ -7,6 +8,7 @@ import { hashCanonical } from '../evidence-hash';
 import { type BatchCounts, MalformedImportError, type StreamImportOptions, type StreamImportResult } from './batch';
 import type { ImportSummary } from './email';
 import { fileImport } from './file-import';
+import { atMostMaxItems, IMPORT_LIMITS, sizeText } from './limits';
 import { ensureProfile } from './profiles';
 import { batchSizeOf, endBatch, importInBatches, insertRows, type ReadItem } from './run-batches';
 
@@ -17,12 +19,30 @@ const DEFAULT_BATCH_SIZE = 2_000;
 
 type Row = Record<string, string | undefined>;
 
+/** A row with more fields than IMPORT_LIMITS.csvFields, found by csv-parse's cast at `line`. */
+class TooManyFieldsError extends Error {
+  constructor(readonly line: number) {
+    super(`more than ${IMPORT_LIMITS.csvFields} fields`);
+  }
+}
+
+/**
+ * Counts each field as csv-parse reads it (its cast, which returns the field as it is), so a row
+ * of a million empty fields is refused at the limit: max_record_size counts characters only.
+ */
+function boundFields(value: string, context: { index: number; lines: number }): string {
+  if (context.index >= IMPORT_LIMITS.csvFields) throw new TooManyFieldsError(context.lines);
+  return value;
+}
+
 /** One row of messages.csv, ready to write but for the profile and conversation ids. */
 interface NetworkMessage {
   conversationId: string;
   conversationTitle: string | undefined;
   participants: string[];
   values: Omit<typeof networkMessages.$inferInsert, 'caseId' | 'profileId' | 'conversationId'>;
+  /** The row's characters: what the batch holds in memory for it, about. */
+  weight: number;
 }
 
 /** The export's date form, "2026-11-02 10:00:00 UTC", as an instant; Invalid Date when it is none. */
@@ -36,7 +56,7 @@ const dateOf = (text: string) => new Date(text.replace(' UTC', 'Z').replace(' ',
 async function* readRows(options: StreamImportOptions): AsyncGenerator<ReadItem<NetworkMessage>> {
   const { importSource, importedById } = options.target;
   const input = await options.open(0);
-  const records = parse({
+  const parser = parse({
     // The header as written (only a byte-order mark removed) is what each row's hash is keyed by.
     columns: (header: string[]) => {
       const names = new Set(header.map((column) => column.trim().toUpperCase()));
@@ -46,20 +66,24 @@ async function* readRows(options: StreamImportOptions): AsyncGenerator<ReadItem<
       return header;
     },
     skip_empty_lines: true,
-    relax_column_count: true,
+    // Rows with fewer or more fields than the header are read (relax_column_count, as two flags
+    // so that csv-parse casts every field, the ones past the header's too: boundFields counts them).
+    relax_column_count_less: true,
+    relax_column_count_more: true,
+    cast: boundFields,
+    // A row over it (an unclosed quote gathers the rest of the file into one) fails at the limit.
+    max_record_size: IMPORT_LIMITS.csvRecordChars,
     bom: true,
     info: true,
   });
-  input.on('error', (error) => records.destroy(error));
-  input.pipe(records);
   let index = 0;
+  // The line the next row starts on, about (the header's last line + 1, then the last row's + 1).
+  let nextLine = 2;
   try {
-    for await (const { record, info } of records as AsyncIterable<{
-      record: Row;
-      info: { lines: number; bytes: number };
-    }>) {
+    for await (const { record, info } of recordsOf(parser, input)) {
       const itemIndex = index;
       index += 1;
+      nextLine = info.lines + 1;
       if (itemIndex < options.from.itemIndex) continue;
       // What the import reads: the same row under trimmed, upper-case column names.
       const row: Row = {};
@@ -70,8 +94,11 @@ async function* readRows(options: StreamImportOptions): AsyncGenerator<ReadItem<
       const date = dateOf(row.DATE ?? '');
       if (Number.isNaN(date.getTime()))
         throw new MalformedImportError(`Line ${info.lines}: DATE "${row.DATE ?? ''}" is not a date`, itemIndex);
+      let weight = 0;
+      for (const value of Object.values(record)) weight += value?.length ?? 0;
       yield {
         item: {
+          weight,
           conversationId,
           conversationTitle: row['CONVERSATION TITLE'],
           participants: [row.FROM, ...(row.TO ?? '').split(',')]
@@ -98,15 +125,58 @@ async function* readRows(options: StreamImportOptions): AsyncGenerator<ReadItem<
       };
     }
   } catch (error) {
+    if (error instanceof CsvError && error.code === 'CSV_MAX_RECORD_SIZE')
+      throw new MalformedImportError(
+        `Line ${nextLine}: the row is longer than ${sizeText(IMPORT_LIMITS.csvRecordChars)} (a quote left open?)`,
+        index,
+      );
+    if (error instanceof TooManyFieldsError)
+      throw new MalformedImportError(
+        `Line ${error.line}: the row has more than ${IMPORT_LIMITS.csvFields.toLocaleString('en-US')} fields`,
+        index,
+      );
     if (error instanceof CsvError)
       // The parser's error names its line; it is at the row after the `index` rows read.
       throw new MalformedImportError(`Line ${(error as CsvError & { lines: number }).lines}: ${error.message}`, index);
     throw error;
   } finally {
-    input.unpipe(records);
     input.destroy();
-    records.destroy();
+    parser.destroy();
   }
+}
+
+type ParsedRecord = { record: Row; info: { lines: number; bytes: number } };
+
+/** The synchronous parser behind csv-parse's stream (its `api`, which the stream's own transform calls). */
+type CsvApi = {
+  parse(
+    chunk: Buffer | undefined,
+    end: boolean,
+    push: (record: ParsedRecord) => void,
+    close: () => void,
+  ): Error | undefined;
+};
+
+/**
+ * The records of `input`, fed to csv-parse a chunk at a time through the parser the stream itself
+ * drives. Not through the stream: a stream that errs drops the records it holds unread, so a row
+ * that fails after valid rows of the same chunk would take them with it and the import would name
+ * the wrong row. Here every row parsed before an error is yielded, then the error is thrown; and
+ * the file is read only as fast as its rows are consumed.
+ */
+async function* recordsOf(parser: ReturnType<typeof parse>, input: Readable): AsyncGenerator<ParsedRecord> {
+  const { api } = parser as unknown as { api: CsvApi };
+  const close = () => {};
+  for await (const chunk of input as AsyncIterable<Buffer>) {
+    const parsed: ParsedRecord[] = [];
+    const error = api.parse(chunk, false, (record) => parsed.push(record), close);
+    yield* parsed;
+    if (error) throw error;
+  }
+  const parsed: ParsedRecord[] = [];
+  const error = api.parse(undefined, true, (record) => parsed.push(record), close);
+  yield* parsed;
+  if (error) throw error;
 }
 
 /** One batch of rows: its conversations (participants merged, title filled) and messages, one transaction. */
@@ -184,8 +254,12 @@ export async function importNetworkMessagesStream(options: StreamImportOptions):
   if (!options.target.profileName) throw new Error('A professional-network import needs the profile it goes to');
   return importInBatches(
     options,
-    readRows(options),
-    { size: batchSizeOf(options, DEFAULT_BATCH_SIZE) },
+    atMostMaxItems(readRows(options)),
+    {
+      size: batchSizeOf(options, DEFAULT_BATCH_SIZE),
+      maxWeight: IMPORT_LIMITS.batchChars,
+      weigh: (row) => row.weight,
+    },
     (batch, firstItemIndex) => commitRows(options, batch, firstItemIndex),
   );
 }
