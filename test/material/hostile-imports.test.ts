@@ -107,6 +107,13 @@ describe('a file that would grow memory without bound fails MALFORMED_FILE namin
     },
     {
       kind: 'professional-network',
+      what: 'a CSV header whose quote never closes',
+      body: () => `CONVERSATION ID,"${'h'.repeat(IMPORT_LIMITS.csvRecordChars)}\n${csvRow(1)}\n`,
+      itemIndex: 0,
+      names: [/^Line 1:/, /longer than 4 MiB/],
+    },
+    {
+      kind: 'professional-network',
       what: 'a CSV row of endless empty fields',
       body: () =>
         `${[CSV_HEADER, csvRow(1)].join('\n')}\nc2,${','.repeat(IMPORT_LIMITS.csvFields + 10)}\n${csvRow(3)}\n`,

@@ -56,6 +56,8 @@ const dateOf = (text: string) => new Date(text.replace(' UTC', 'Z').replace(' ',
 async function* readRows(options: StreamImportOptions): AsyncGenerator<ReadItem<NetworkMessage>> {
   const { importSource, importedById } = options.target;
   const input = await options.open(0);
+  // The line the next row starts on (the header's line, then the line after the last row read).
+  let nextLine = 1;
   const parser = parse({
     // The header as written (only a byte-order mark removed) is what each row's hash is keyed by.
     columns: (header: string[]) => {
@@ -63,6 +65,7 @@ async function* readRows(options: StreamImportOptions): AsyncGenerator<ReadItem<
       const missing = REQUIRED.filter((column) => !names.has(column));
       if (missing.length)
         throw new MalformedImportError(`Line 1: messages.csv lacks the columns ${missing.join(', ')}`, 0);
+      nextLine = parser.info.lines + 1;
       return header;
     },
     skip_empty_lines: true,
@@ -77,8 +80,6 @@ async function* readRows(options: StreamImportOptions): AsyncGenerator<ReadItem<
     info: true,
   });
   let index = 0;
-  // The line the next row starts on, about (the header's last line + 1, then the last row's + 1).
-  let nextLine = 2;
   try {
     for await (const { record, info } of recordsOf(parser, input)) {
       const itemIndex = index;
