@@ -182,6 +182,17 @@ describe('a file that would grow memory without bound fails MALFORMED_FILE namin
   }
 });
 
+it('an error message quotes at most 200 characters of the file', async () => {
+  const s = await caseWithOwner();
+  const failed = await importThrough(
+    s,
+    'professional-network',
+    `${CSV_HEADER}\nc1,,Ann,Bob,${'9'.repeat(100_000)},,Hi,INBOX\n`,
+  );
+  expect(failed).toMatchObject({ status: 'failed', error: { code: 'MALFORMED_FILE', itemIndex: 0 } });
+  expect(failed.error.message).toMatch(/^Line 2: DATE "9{200}… \(100,000 characters\)" is not a date$/);
+});
+
 /** An endless stream of `piece` after `head`, counting the bytes handed out. */
 function endless(head: string, piece: string) {
   const counter = { bytes: 0 };

@@ -8,7 +8,7 @@ import { hashCanonical } from '../evidence-hash';
 import { type BatchCounts, MalformedImportError, type StreamImportOptions, type StreamImportResult } from './batch';
 import type { ImportSummary } from './email';
 import { fileImport } from './file-import';
-import { atMostMaxItems, IMPORT_LIMITS, sizeText } from './limits';
+import { atMostMaxItems, IMPORT_LIMITS, quoted, sizeText } from './limits';
 import { ensureProfile } from './profiles';
 import { batchSizeOf, endBatch, importInBatches, insertRows, type ReadItem } from './run-batches';
 
@@ -105,7 +105,7 @@ class TicketTokens {
   private tooLarge(what: string): MalformedImportError {
     const index = this.reading?.index ?? this.count;
     const key = this.reading?.key ?? null;
-    return new MalformedImportError(`Ticket ${index + 1}${key === null ? '' : ` (key "${key}")`}: ${what}`, index);
+    return new MalformedImportError(`${ticketName(index, key)}: ${what}`, index);
   }
 
   /** Counts a streamed piece of a value: throws once the value or the ticket is over its limit. */
@@ -215,9 +215,13 @@ interface TicketRecord {
   values: Omit<typeof supportTickets.$inferInsert, 'caseId' | 'profileId' | 'importSource' | 'importedById'>;
 }
 
+/** A ticket as an error names it: "Ticket 3", or "Ticket 3 (key "1042")" when the file keys tickets by id. */
+const ticketName = (index: number, key: string | null) =>
+  `Ticket ${index + 1}${key === null ? '' : ` (key "${quoted(key)}")`}`;
+
 /** Validates one ticket as read; what its row holds, with its evidence hash over the ticket as the file has it. */
 function ticketRecord({ index, key, value, chars }: TicketValue): TicketRecord {
-  const name = `Ticket ${index + 1}${key === null ? '' : ` (key "${key}")`}`;
+  const name = ticketName(index, key);
   const parsed = Ticket.safeParse(value);
   if (!parsed.success) {
     const [issue] = parsed.error.issues;

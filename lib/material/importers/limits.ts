@@ -87,6 +87,11 @@ export async function* atMostMaxItems<T extends { next: { itemIndex: number } }>
   }
 }
 
+/** Text from the file quoted in an error message, cut to 200 characters: a message names the item, it does not carry it. */
+export function quoted(text: string): string {
+  return text.length <= 200 ? text : `${text.slice(0, 200)}… (${text.length.toLocaleString('en-US')} characters)`;
+}
+
 /** A short hash of `text`: 8 hex digits of its SHA-256, enough to tell apart two names cut to the same prefix. */
 export const shortHash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 8);
 

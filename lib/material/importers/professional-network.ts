@@ -8,7 +8,7 @@ import { hashCanonical } from '../evidence-hash';
 import { type BatchCounts, MalformedImportError, type StreamImportOptions, type StreamImportResult } from './batch';
 import type { ImportSummary } from './email';
 import { fileImport } from './file-import';
-import { atMostMaxItems, IMPORT_LIMITS, sizeText } from './limits';
+import { atMostMaxItems, IMPORT_LIMITS, quoted, sizeText } from './limits';
 import { ensureProfile } from './profiles';
 import { batchSizeOf, endBatch, importInBatches, insertRows, type ReadItem } from './run-batches';
 
@@ -94,7 +94,7 @@ async function* readRows(options: StreamImportOptions): AsyncGenerator<ReadItem<
         throw new MalformedImportError(`Line ${info.lines}: the row has no CONVERSATION ID`, itemIndex);
       const date = dateOf(row.DATE ?? '');
       if (Number.isNaN(date.getTime()))
-        throw new MalformedImportError(`Line ${info.lines}: DATE "${row.DATE ?? ''}" is not a date`, itemIndex);
+        throw new MalformedImportError(`Line ${info.lines}: DATE "${quoted(row.DATE ?? '')}" is not a date`, itemIndex);
       let weight = 0;
       for (const value of Object.values(record)) weight += value?.length ?? 0;
       yield {
@@ -138,7 +138,10 @@ async function* readRows(options: StreamImportOptions): AsyncGenerator<ReadItem<
       );
     if (error instanceof CsvError)
       // The parser's error names its line; it is at the row after the `index` rows read.
-      throw new MalformedImportError(`Line ${(error as CsvError & { lines: number }).lines}: ${error.message}`, index);
+      throw new MalformedImportError(
+        `Line ${(error as CsvError & { lines: number }).lines}: ${quoted(error.message)}`,
+        index,
+      );
     throw error;
   } finally {
     input.destroy();
