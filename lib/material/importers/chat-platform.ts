@@ -70,8 +70,9 @@ interface TicketValue {
  */
 class TicketTokens {
   private readonly tokenize = jsonParser({ streamValues: true, packValues: true });
-  /** Characters of the string, key or number being read. */
+  /** Characters of the string, key or number being read, and which of them it is. */
   private valueChars = 0;
+  private valueKind = 'string';
   private shape: 'start' | 'array' | 'object' | 'list' | 'metadata' | 'end' = 'start';
   /** Nesting depth before the next token. */
   private depth = 0;
@@ -110,11 +111,14 @@ class TicketTokens {
 
   /** Counts a streamed piece of a value: throws once the value or the ticket is over its limit. */
   private measure(token: Token): void {
-    if (token.name.startsWith('start')) this.valueChars = 0;
+    if (token.name.startsWith('start')) {
+      this.valueChars = 0;
+      this.valueKind = token.name.slice('start'.length).toLowerCase();
+    }
     const chars = token.name.endsWith('Chunk') ? (token.value as string).length : 0;
     this.valueChars += chars;
     if (this.valueChars > IMPORT_LIMITS.jsonValueChars)
-      throw this.tooLarge(`a value (string, key or number) longer than ${sizeText(IMPORT_LIMITS.jsonValueChars)}`);
+      throw this.tooLarge(`a ${this.valueKind} longer than ${sizeText(IMPORT_LIMITS.jsonValueChars)}`);
     if (this.reading) {
       this.reading.chars += chars;
       if (this.reading.chars > IMPORT_LIMITS.jsonTicketChars)
