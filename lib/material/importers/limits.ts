@@ -22,7 +22,10 @@ export const IMPORT_LIMITS = {
    * times that, and what an unclosed quote gathers before it is refused.
    */
   csvRecordChars: 4 * MiB,
-  /** Fields in one row: the export has about ten columns; a row of millions of empty fields (commas) is no row. */
+  /**
+   * Fields in the row being read, counted between chunks of the file: the export has about ten
+   * columns; a row of millions of empty fields (commas) is no row.
+   */
   csvFields: 10_000,
   /**
    * One JSON string, key or number of the ticket file, in characters: a ticket comment is text a

@@ -19,20 +19,11 @@ const DEFAULT_BATCH_SIZE = 2_000;
 
 type Row = Record<string, string | undefined>;
 
-/** A row with more fields than IMPORT_LIMITS.csvFields, found by csv-parse's cast at `line`. */
+/** A row with more fields than IMPORT_LIMITS.csvFields, found at `line`. */
 class TooManyFieldsError extends Error {
   constructor(readonly line: number) {
     super(`more than ${IMPORT_LIMITS.csvFields} fields`);
   }
-}
-
-/**
- * Counts each field as csv-parse reads it (its cast, which returns the field as it is), so a row
- * of a million empty fields is refused at the limit: max_record_size counts characters only.
- */
-function boundFields(value: string, context: { index: number; lines: number }): string {
-  if (context.index >= IMPORT_LIMITS.csvFields) throw new TooManyFieldsError(context.lines);
-  return value;
 }
 
 /** One row of messages.csv, ready to write but for the profile and conversation ids. */
@@ -69,11 +60,7 @@ async function* readRows(options: StreamImportOptions): AsyncGenerator<ReadItem<
       return header;
     },
     skip_empty_lines: true,
-    // Rows with fewer or more fields than the header are read (relax_column_count, as two flags
-    // so that csv-parse casts every field, the ones past the header's too: boundFields counts them).
-    relax_column_count_less: true,
-    relax_column_count_more: true,
-    cast: boundFields,
+    relax_column_count: true,
     // A row over it (an unclosed quote gathers the rest of the file into one) fails at the limit.
     max_record_size: IMPORT_LIMITS.csvRecordChars,
     bom: true,
@@ -153,6 +140,9 @@ type ParsedRecord = { record: Row; info: { lines: number; bytes: number } };
 
 /** The synchronous parser behind csv-parse's stream (its `api`, which the stream's own transform calls). */
 type CsvApi = {
+  /** The row being read: its fields so far. */
+  state: { record: unknown[] };
+  info: { lines: number };
   parse(
     chunk: Buffer | undefined,
     end: boolean,
@@ -167,6 +157,10 @@ type CsvApi = {
  * that fails after valid rows of the same chunk would take them with it and the import would name
  * the wrong row. Here every row parsed before an error is yielded, then the error is thrown; and
  * the file is read only as fast as its rows are consumed.
+ *
+ * After each chunk the row being read has its fields counted: max_record_size counts characters
+ * only, so a row of endless commas (empty fields) would fill an array; a chunk adds at most one
+ * field a byte to it before the count refuses it (TooManyFieldsError).
  */
 async function* recordsOf(parser: ReturnType<typeof parse>, input: Readable): AsyncGenerator<ParsedRecord> {
   const { api } = parser as unknown as { api: CsvApi };
@@ -176,6 +170,7 @@ async function* recordsOf(parser: ReturnType<typeof parse>, input: Readable): As
     const error = api.parse(chunk, false, (record) => parsed.push(record), close);
     yield* parsed;
     if (error) throw error;
+    if (api.state.record.length > IMPORT_LIMITS.csvFields) throw new TooManyFieldsError(api.info.lines);
   }
   const parsed: ParsedRecord[] = [];
   const error = api.parse(undefined, true, (record) => parsed.push(record), close);
