@@ -29,7 +29,7 @@ export type ImportSummary = BatchCounts;
 /** Messages per batch: measured on the bench mailbox (about 10 KB a message), larger batches gain nothing. */
 const DEFAULT_BATCH_SIZE = 500;
 /** A batch also closes once its messages hold this many bytes, so big messages do not pile up in memory. */
-const MAX_BATCH_BYTES = 32 * 1024 ** 2;
+const MAX_BATCH_BYTES = IMPORT_LIMITS.emailBatchBytes;
 /** The largest message read (a whole .eml, or one message of an mbox): larger ones are refused as malformed. */
 export const MAX_MESSAGE_BYTES = IMPORT_LIMITS.emailMessageBytes;
 /** The longest header block of a message (up to its first empty line): longer ones are refused as malformed. */

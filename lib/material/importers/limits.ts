@@ -44,6 +44,8 @@ export const IMPORT_LIMITS = {
    * send 25 to 35 MB at most (base64 included).
    */
   emailMessageBytes: 64 * MiB,
+  /** What one batch of emails holds before it commits, in bytes of the messages as the file holds them. */
+  emailBatchBytes: 32 * MiB,
   /**
    * What one batch of rows or tickets holds before it commits (the importers' batch sizes are
    * counts, measured on typical items: 2,000 rows of 4 MiB would be 8 GiB).
