@@ -18,8 +18,8 @@ const MiB = 1024 ** 2;
 export const IMPORT_LIMITS = {
   /**
    * One row of messages.csv, in characters (csv-parse's max_record_size): a message of the
-   * professional network is capped at a few thousand characters; 4 MiB is a row of a thousand
-   * times that, and what an unclosed quote gathers before it is refused.
+   * professional network is text a person typed (kilobytes); 4 MiB is a thousand times that, and
+   * what an unclosed quote gathers before it is refused.
    */
   csvRecordChars: 4 * MiB,
   /**
@@ -40,8 +40,8 @@ export const IMPORT_LIMITS = {
    */
   emailHeaderBytes: 1 * MiB,
   /**
-   * One email message with its attachments, in bytes as the file holds it: Gmail and Outlook.com
-   * send 25 to 35 MB at most (base64 included).
+   * One email message with its attachments, in bytes as the file holds it: mail services cap a
+   * message at tens of megabytes (Gmail: 25 MB of attachments, about 34 MB once base64-encoded).
    */
   emailMessageBytes: 64 * MiB,
   /** What one batch of emails holds before it commits, in bytes of the messages as the file holds them. */
