@@ -67,6 +67,11 @@ const ConfigSchema = z.object({
    * worker threads with a Postgres server, in-process with PGlite.
    */
   LOCAL_IMPORT_SLOTS: positiveInt(2),
+  /**
+   * The most items (messages, rows, tickets) one import reads: the next fails the import
+   * TOO_MANY_ITEMS, what came before it imported. 2,000,000 is twenty 1 GiB mailboxes' worth.
+   */
+  IMPORT_MAX_ITEMS: positiveInt(2_000_000),
   /** Public base URL of this API, for links it makes to itself; unset: where the local server listens (see publicBaseUrl). */
   PUBLIC_BASE_URL: z.optional(z.string().check(z.url())),
   LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),

@@ -5,6 +5,7 @@ import type { CaseContext } from '../cases/context';
 import { addSeconds, now } from '../clock';
 import type { Tx } from '../db/client';
 import { storageReservations } from '../db/schema';
+import { IMPORT_LIMITS, shortHash } from './importers/limits';
 import { transaction } from '../db/transaction';
 import { newId } from '../ids';
 import type { OrganizationContext } from '../organizations/context';
@@ -14,12 +15,20 @@ import { casePrefix, objectStorage, stagingKeyOf } from '../storage';
 /** How long an upload link works: long enough for a large file on a slow line, short enough to leak little. */
 export const UPLOAD_LINK_SECONDS = 60 * 60;
 
-/** A file name as the last part of an object key: letters, digits, dot, dash and underscore. */
-export const keySafe = (name: string) =>
-  name
-    .replace(/[^\w.-]+/g, '_')
-    .replace(/^\.+/, '_')
-    .slice(0, 120) || 'attachment';
+/**
+ * A file name as the last part of an object key: letters, digits, dot, dash and underscore (ASCII,
+ * so its length is its bytes), at most IMPORT_LIMITS.keyNameChars. A longer name is cut and ends
+ * with `~` and a short hash of the whole name (then its extension, when short), so two long names
+ * that begin alike still make two keys; the name itself is kept in full where a row records it.
+ */
+export function keySafe(name: string): string {
+  const safe = name.replace(/[^\w.-]+/g, '_').replace(/^\.+/, '_') || 'attachment';
+  const max = IMPORT_LIMITS.keyNameChars;
+  if (safe.length <= max) return safe;
+  const extension = /\.\w{1,10}$/.exec(safe)?.[0] ?? '';
+  const suffix = `~${shortHash(name)}${extension}`;
+  return `${safe.slice(0, max - suffix.length)}${suffix}`;
+}
 
 /**
  * POST /extraction/case/attachment-uploads?caseId=...: one signed PUT link per file. Each file is

@@ -311,3 +311,55 @@ export async function writeMessagesCsv(path: string, spec: CsvSpec): Promise<Gen
   const bytes = await close(out);
   return { path, bytes, items: written };
 }
+
+/** The three hostile files of issue 29: each one item that never ends, meant to be refused in bounded memory. */
+export const HOSTILE_FILES = ['csv-unclosed-quote', 'json-giant-string', 'mbox-giant-header'] as const;
+export type HostileFile = (typeof HOSTILE_FILES)[number];
+
+/**
+ * A hostile export of about `bytes` bytes, written as a stream: a messages.csv whose third row
+ * (line 4) opens a quote that never closes (text with line breaks to the end of the file); a ticket JSON
+ * whose third ticket's subject is one string to the end of the file (closed there, so the file is
+ * valid JSON); an mbox whose third message's header is folded line after line to the end of the
+ * file (a few "Received:"-like continuation lines, no empty line). Two valid items come first, so
+ * the import must keep them and name the third (itemIndex 2).
+ */
+export async function writeHostileFile(path: string, kind: HostileFile, bytes: number): Promise<GeneratedFile> {
+  const out = createWriteStream(path);
+  const heads: Record<HostileFile, string> = {
+    'csv-unclosed-quote':
+      'CONVERSATION ID,CONVERSATION TITLE,FROM,TO,DATE,SUBJECT,CONTENT,FOLDER\n' +
+      'c1,Offer,Ann Lee,Bob Roe,2026-11-02 10:00:00 UTC,Offer,We offer terms,INBOX\n' +
+      'c1,Offer,Bob Roe,Ann Lee,2026-11-02 11:00:00 UTC,Re: Offer,Counter terms,INBOX\n' +
+      'c2,Filing,Ann Lee,Bob Roe,2026-11-03 09:00:00 UTC,Filing,"the quote that never closes\n',
+    'json-giant-string':
+      '[{"id": 1, "subject": "Refund", "comments": []}, {"id": 2, "subject": "Account", "comments": []}, {"id": 3, "subject": "',
+    'mbox-giant-header': [1, 2]
+      .map(
+        (n) =>
+          `From ann@lee.example Mon Nov  2 10:00:00 2026\nMessage-ID: <m${n}@lee.example>\nFrom: ann@lee.example\nTo: bob@roe.example\nSubject: Message ${n}\n\nBody ${n}.\n\n`,
+      )
+      .join('')
+      .concat('From ann@lee.example Mon Nov  2 10:00:00 2026\nMessage-ID: <m3@lee.example>\nX-Folded: start\n'),
+  };
+  const pieces: Record<HostileFile, string> = {
+    'csv-unclosed-quote': 'settlement terms, as discussed with counsel; see the attached draft\n',
+    'json-giant-string': 'settlement terms as discussed with counsel, see the attached draft. ',
+    'mbox-giant-header': '\tby relay.lee.example (Postfix) with ESMTPS id 4F2A1B; Mon, 2 Nov 2026\n',
+  };
+  const tails: Record<HostileFile, string> = {
+    'csv-unclosed-quote': '',
+    'json-giant-string': '"}]\n',
+    'mbox-giant-header': '\nBody 3.\n',
+  };
+  await write(out, heads[kind]);
+  // About 1 MiB at a time: a string the generator reuses, never the file.
+  const block = pieces[kind].repeat(Math.ceil(1024 ** 2 / pieces[kind].length));
+  let written = Buffer.byteLength(heads[kind]);
+  while (written < bytes) {
+    await write(out, block);
+    written += block.length;
+  }
+  await write(out, tails[kind]);
+  return { path, bytes: await close(out), items: 2 };
+}

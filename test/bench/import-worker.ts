@@ -14,7 +14,7 @@ import { importLocalFile } from '../../lib/material/imports/local-file';
  * about every 10 seconds.
  */
 export interface ImportWorkerSpec {
-  kind: 'email' | 'professional-network';
+  kind: 'email' | 'professional-network' | 'chat-platform';
   caseId: string;
   file: string;
   profileName?: string;
@@ -23,6 +23,8 @@ export interface ImportWorkerSpec {
 export interface ImportWorkerResult {
   status: ImportRow['status'];
   error: string | null;
+  /** The failing item (0-based) of a failed import. */
+  errorItemIndex: number | null;
   read: number;
   imported: number;
   skipped: number;
@@ -63,6 +65,7 @@ await closeDb();
 const result: ImportWorkerResult = {
   status: done.status,
   error: done.errorCode ? `${done.errorCode}: ${done.errorMessage}` : null,
+  errorItemIndex: done.errorItemIndex,
   read: done.itemsRead,
   imported: done.itemsImported,
   skipped: done.itemsSkipped,

@@ -7,7 +7,14 @@ import postgres from 'postgres';
 import { IMPORT_WORKER_NODE_FLAGS } from '../../infra/functions/import-worker-node-options';
 import { bundleWorker } from './bundle-worker';
 import { freshBenchDatabase } from './fresh-database';
-import { type GeneratedFile, writeMbox, writeMessagesCsv } from './import-files';
+import {
+  type GeneratedFile,
+  HOSTILE_FILES,
+  type HostileFile,
+  writeHostileFile,
+  writeMbox,
+  writeMessagesCsv,
+} from './import-files';
 import type { ImportWorkerResult, ImportWorkerSpec } from './import-worker';
 
 /** Issue 17's figures, at scale 1: 100,000 messages in 1 GiB of mbox, 1,000,000 CSV rows. */
@@ -19,9 +26,37 @@ const TARGETS = {
   'professional-network': { itemsPerSecond: 10_000, peakRssMb: 256 },
 } as const;
 const PROFILE = 'Ann Lee';
+/** Issue 29: a hostile file of 1 GiB fails MALFORMED_FILE at its third item, the worker under 256 MB. */
+const FULL_HOSTILE_BYTES = 1024 ** 3;
+const HOSTILE_TARGET = { peakRssMb: 256, itemIndex: 2 } as const;
+const HOSTILE_KINDS: Record<HostileFile, ImportWorkerSpec['kind']> = {
+  'csv-unclosed-quote': 'professional-network',
+  'json-giant-string': 'chat-platform',
+  'mbox-giant-header': 'email',
+};
+
+/** A hostile file's import: how it ended, how long it took to be refused, and the worker's peak RSS. */
+export interface HostileRun {
+  file: HostileFile;
+  kind: ImportWorkerSpec['kind'];
+  bytes: number;
+  generateSeconds: number;
+  /** The worker's outcome: `failed`, with `MALFORMED_FILE: <message>` and the item it names. */
+  status: string;
+  error: string | null;
+  errorItemIndex: number | null;
+  imported: number;
+  seconds: number;
+  storeSeconds: number;
+  jobSeconds: number;
+  peakRssMb: number;
+  startRssMb: number;
+  target: { code: 'MALFORMED_FILE'; itemIndex: number; peakRssMb: number };
+  passed: boolean;
+}
 
 export interface ImportRun {
-  kind: ImportWorkerSpec['kind'];
+  kind: keyof typeof TARGETS;
   file: Omit<GeneratedFile, 'path'> & { generateSeconds: number };
   read: number;
   imported: number;
@@ -44,8 +79,11 @@ export interface ImportBenchResult {
   scale: number;
   /** Node options of the worker processes: the deployed worker's unless BENCH_IMPORT_NODE_FLAGS says otherwise. */
   nodeFlags: string[];
-  email: ImportRun;
-  professionalNetwork: ImportRun;
+  /** Absent when BENCH_IMPORT_CASES leaves the export files out. */
+  email?: ImportRun;
+  professionalNetwork?: ImportRun;
+  /** Issue 29's hostile files; absent when BENCH_IMPORT_CASES leaves them out. */
+  hostile?: HostileRun[];
   passed: boolean;
   failures: string[];
 }
@@ -92,9 +130,9 @@ async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
  */
 export async function benchImports(
   adminUrl: string,
-  options: { scale: number; nodeFlags?: string[]; env?: NodeJS.ProcessEnv },
+  options: { scale: number; nodeFlags?: string[]; env?: NodeJS.ProcessEnv; cases?: ImportCases },
 ): Promise<ImportBenchResult> {
-  const { scale, nodeFlags = [] } = options;
+  const { scale, nodeFlags = [], cases = importCases() } = options;
   const workDir = mkdtempSync(join(tmpdir(), 'cebs-bench-imports-'));
   try {
     const { url, connection } = await freshBenchDatabase(adminUrl, 'cebs_bench_imports');
@@ -104,8 +142,8 @@ export async function benchImports(
     const [org] =
       await sql`insert into organizations (id, name, slug, email, created_at, updated_at) values (gen_random_uuid(), 'Import Bench LLP', 'import-bench-llp', 'imports@example.com', now(), now()) returning id`;
     await sql`insert into organization_plans (id, organization_id, type, seats, devices, storage_bytes, created_at, updated_at) values (gen_random_uuid(), ${org!.id}, 'free', 5, 2, ${1024 ** 4}, now(), now())`;
-    const [emailCase, networkCase] =
-      await sql`insert into cases (id, organization_id, name, created_at, updated_at) select gen_random_uuid(), ${org!.id}, name, now(), now() from unnest(array['Mailbox import', 'Network export import']) name returning id`;
+    const [emailCase, networkCase, ...hostileCases] =
+      await sql`insert into cases (id, organization_id, name, created_at, updated_at) select gen_random_uuid(), ${org!.id}, name, now(), now() from unnest(${['Mailbox import', 'Network export import', ...HOSTILE_FILES]}::text[]) name returning id`;
 
     // As on the local server: objects in a directory, no bucket, no queue; the worker's own Node flags.
     const {
@@ -117,7 +155,7 @@ export async function benchImports(
     const env = { ...inherited, DATABASE_URL: url, DATA_DIR: join(workDir, 'data'), LOG_LEVEL: 'ERROR' };
     const worker = await bundleWorker(resolve(import.meta.dirname, 'import-worker.ts'), workDir);
     const run = async (
-      kind: ImportWorkerSpec['kind'],
+      kind: keyof typeof TARGETS,
       caseId: string,
       generate: (path: string) => Promise<GeneratedFile>,
       fileName: string,
@@ -165,7 +203,83 @@ export async function benchImports(
       };
     };
 
+    /**
+     * Issue 29: a hostile file in a fresh worker must fail MALFORMED_FILE naming its third item,
+     * the two before it imported, with the worker's peak RSS within the target.
+     */
+    const runHostile = async (file: HostileFile, caseId: string): Promise<HostileRun> => {
+      const kind = HOSTILE_KINDS[file];
+      const bytes = Math.round(FULL_HOSTILE_BYTES * scale);
+      console.error(`imports: writing the hostile ${file} (${(bytes / 1024 / 1024).toFixed(0)} MB)`);
+      const [{ path, ...generated }, generateSeconds] = await timed(() =>
+        writeHostileFile(join(workDir, file), file, bytes),
+      );
+      const result = await runWorker(
+        worker,
+        { kind, caseId, file: path, ...(kind === 'email' ? {} : { profileName: PROFILE }) },
+        env,
+        nodeFlags,
+      );
+      rmSync(path, { force: true });
+      rmSync(join(workDir, 'data'), { recursive: true, force: true });
+      const target = { code: 'MALFORMED_FILE', ...HOSTILE_TARGET } as const;
+      return {
+        file,
+        kind,
+        bytes: generated.bytes,
+        generateSeconds: round(generateSeconds),
+        status: result.status,
+        error: result.error,
+        errorItemIndex: result.errorItemIndex,
+        imported: result.imported,
+        seconds: round(result.elapsedMs / 1000),
+        storeSeconds: round(result.storeMs / 1000),
+        jobSeconds: round(result.jobMs / 1000),
+        peakRssMb: result.peakRssMb,
+        startRssMb: result.startRssMb,
+        target,
+        passed:
+          result.status === 'failed' &&
+          (result.error ?? '').startsWith(`${target.code}:`) &&
+          result.errorItemIndex === target.itemIndex &&
+          result.imported === target.itemIndex &&
+          result.peakRssMb <= target.peakRssMb,
+      };
+    };
+
     try {
+      const exports = cases.exports ? await runExports() : {};
+      const hostile: HostileRun[] = [];
+      if (cases.hostile)
+        for (const [index, file] of HOSTILE_FILES.entries())
+          hostile.push(await runHostile(file, hostileCases[index]!.id));
+      const failures = [
+        ...[exports.email, exports.professionalNetwork]
+          .filter((r): r is ImportRun => r !== undefined && !r.passed)
+          .map(
+            (r) =>
+              `${r.kind}: ${r.itemsPerSecond} items/s (target >= ${r.target.itemsPerSecond}), peak RSS ${r.peakRssMb} MB (target <= ${r.target.peakRssMb})`,
+          ),
+        ...hostile
+          .filter((r) => !r.passed)
+          .map(
+            (r) =>
+              `hostile ${r.file}: ${r.status} (${r.error ?? 'no error'}, item ${r.errorItemIndex}, ${r.imported} imported), peak RSS ${r.peakRssMb} MB (target: ${r.target.code} at item ${r.target.itemIndex}, <= ${r.target.peakRssMb} MB)`,
+          ),
+      ];
+      return {
+        scale,
+        nodeFlags,
+        ...exports,
+        ...(cases.hostile ? { hostile } : {}),
+        passed: failures.length === 0,
+        failures,
+      };
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+
+    async function runExports(): Promise<Pick<ImportBenchResult, 'email' | 'professionalNetwork'>> {
       const email = await run(
         'email',
         emailCase!.id,
@@ -190,15 +304,8 @@ export async function benchImports(
         'messages.csv',
         async (caseId) => (await sql`select count(*)::int as n from network_messages where case_id = ${caseId}`)[0]!.n,
       );
-      const failures = [email, professionalNetwork]
-        .filter((r) => !r.passed)
-        .map(
-          (r) =>
-            `${r.kind}: ${r.itemsPerSecond} items/s (target >= ${r.target.itemsPerSecond}), peak RSS ${r.peakRssMb} MB (target <= ${r.target.peakRssMb})`,
-        );
-      return { scale, nodeFlags, email, professionalNetwork, passed: failures.length === 0, failures };
-    } finally {
-      await sql.end({ timeout: 5 });
+      rmSync(join(workDir, 'data'), { recursive: true, force: true });
+      return { email, professionalNetwork };
     }
   } finally {
     rmSync(workDir, { recursive: true, force: true });
@@ -214,17 +321,38 @@ export function importsReport(result: ImportBenchResult): string {
     ['mbox', result.email],
     ['messages.csv', result.professionalNetwork],
   ] as const) {
+    if (!r) continue;
     const unit = r.kind === 'email' ? 'messages' : 'rows';
     lines.push(
       `  ${label}: ${r.imported.toLocaleString('en-US')} ${unit}, ${(r.file.bytes / 1024 / 1024).toFixed(0)} MB, in ${r.seconds} s (file stored in ${r.storeSeconds} s, job ${r.jobSeconds} s)`,
       `    ${r.itemsPerSecond} ${unit}/s (target >= ${r.target.itemsPerSecond})   ${r.megabytesPerSecond} MB/s   peak RSS ${r.peakRssMb} MB (target <= ${r.target.peakRssMb}; ${r.startRssMb} MB before the import)   load average ${r.loadAverage.before} -> ${r.loadAverage.after}`,
     );
   }
-  lines.push(
-    `  mbox: ${result.email.file.withAttachments} messages with attachments (${result.email.file.attachments} attachments), ${result.email.file.replies} replies; files written in ${result.email.file.generateSeconds} s and ${result.professionalNetwork.file.generateSeconds} s`,
-    result.passed ? '  targets met' : `  TARGET MISSED: ${result.failures.join('; ')}`,
-  );
+  if (result.email && result.professionalNetwork)
+    lines.push(
+      `  mbox: ${result.email.file.withAttachments} messages with attachments (${result.email.file.attachments} attachments), ${result.email.file.replies} replies; files written in ${result.email.file.generateSeconds} s and ${result.professionalNetwork.file.generateSeconds} s`,
+    );
+  for (const r of result.hostile ?? [])
+    lines.push(
+      `  hostile ${r.file}, ${(r.bytes / 1024 / 1024).toFixed(0)} MB (${r.kind}): ${r.status} ${r.error ?? ''}`,
+      `    item ${r.errorItemIndex} named, ${r.imported} imported, in ${r.seconds} s (file stored in ${r.storeSeconds} s, job ${r.jobSeconds} s)   peak RSS ${r.peakRssMb} MB (target <= ${r.target.peakRssMb}; ${r.startRssMb} MB before the import)   ${r.passed ? 'met' : 'MISSED'}`,
+    );
+  lines.push(result.passed ? '  targets met' : `  TARGET MISSED: ${result.failures.join('; ')}`);
   return lines.join('\n');
+}
+
+/** Which imports run: the two export files (`exports`), the three hostile files (`hostile`). */
+export interface ImportCases {
+  exports: boolean;
+  hostile: boolean;
+}
+
+/** BENCH_IMPORT_CASES: a comma-separated list of `exports`, `hostile` (default both). */
+export function importCases(): ImportCases {
+  const given = (process.env.BENCH_IMPORT_CASES ?? 'exports,hostile').split(',').map((c) => c.trim());
+  const unknown = given.filter((c) => c !== 'exports' && c !== 'hostile');
+  if (unknown.length) throw new Error(`BENCH_IMPORT_CASES takes exports and hostile, not ${unknown.join(', ')}`);
+  return { exports: given.includes('exports'), hostile: given.includes('hostile') };
 }
 
 /** BENCH_IMPORT_SCALE (default 1): 0.05 imports 5,000 messages (51 MB) and 50,000 rows. */

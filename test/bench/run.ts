@@ -365,15 +365,19 @@ function soakReport(soak: SoakResult, machine: { node: string; postgres: string;
  * Writes the parts that ran into results/latest.json over the file's previous content, so a run of
  * one part (BENCH_ONLY=soak) keeps the others' last figures; partsMeasuredAt says when each ran.
  */
-function writeResults(parts: Record<string, unknown>): void {
-  let previous: Record<string, unknown> = {};
+function previousResults(): Record<string, unknown> {
   if (existsSync(RESULTS_FILE)) {
     try {
-      previous = JSON.parse(readFileSync(RESULTS_FILE, 'utf8')) as Record<string, unknown>;
+      return JSON.parse(readFileSync(RESULTS_FILE, 'utf8')) as Record<string, unknown>;
     } catch {
       console.error(`${RESULTS_FILE} is not JSON: replaced`);
     }
   }
+  return {};
+}
+
+function writeResults(parts: Record<string, unknown>): void {
+  const previous = previousResults();
   const measuredAt = new Date().toISOString();
   const partsMeasuredAt = {
     ...(typeof previous.partsMeasuredAt === 'object' ? previous.partsMeasuredAt : {}),
@@ -572,7 +576,8 @@ async function main(): Promise<void> {
         : {}),
       ...(billingReport ? { billingReport } : {}),
       ...(material ? { material } : {}),
-      ...(imports ? { imports } : {}),
+      // A run of some of the import cases (BENCH_IMPORT_CASES) keeps the others' last figures.
+      ...(imports ? { imports: { ...(previousResults().imports as object | undefined), ...imports } } : {}),
       ...(soak ? { soak } : {}),
     });
     console.error(`results written to ${RESULTS_FILE}`);

@@ -3,6 +3,7 @@ import { expect } from 'vitest';
 import { routes } from '../../functions/routes';
 import { drainLocalImports } from '../../lib/material/imports';
 import { expectData, invoke } from '../harness/invoke';
+import { uploadHeaders } from '../harness/uploads';
 import type { caseWithOwner } from './material-helpers';
 
 /**
@@ -12,7 +13,6 @@ import type { caseWithOwner } from './material-helpers';
 export type Setup = Awaited<ReturnType<typeof caseWithOwner>>;
 
 export const sha256 = (text: string | Uint8Array) => createHash('sha256').update(text).digest('hex');
-export const md5Base64 = (body: string | Uint8Array) => createHash('md5').update(body).digest('base64');
 
 /** One mbox message with a Message-ID, a date, two parties and `subject`. */
 export const mboxMessage = (id: string, subject: string) =>
@@ -34,7 +34,7 @@ export function importFlow(base: () => string) {
   /** PUTs `body` as a client does (with Content-MD5): the response. */
   const put = (link: { url: string; headers: Record<string, string> }, body: string | Uint8Array) => {
     const { 'content-length': _length, ...headers } = link.headers;
-    return fetch(onServer(link.url), { method: 'PUT', headers: { ...headers, 'content-md5': md5Base64(body) }, body });
+    return fetch(onServer(link.url), { method: 'PUT', headers: uploadHeaders(headers, body), body });
   };
 
   /** Creates an email import of `text` and uploads it: the create answer. */

@@ -76,7 +76,8 @@ export interface StreamImportResult extends BatchCounts {
  * the import's progress ends exactly at the failing item; nothing is half-written.
  */
 export class MalformedImportError extends Error {
-  readonly code = 'MALFORMED_FILE';
+  /** MALFORMED_FILE; TOO_MANY_ITEMS for the one subclass that stops at an item for its count (limits.ts). */
+  readonly code: 'MALFORMED_FILE' | 'TOO_MANY_ITEMS' = 'MALFORMED_FILE';
 
   constructor(
     message: string,

@@ -7,6 +7,7 @@ import { hashCanonical } from '../evidence-hash';
 import { type BatchCounts, MalformedImportError, type StreamImportOptions, type StreamImportResult } from './batch';
 import type { ImportSummary } from './email';
 import { fileImport } from './file-import';
+import { atMostMaxItems, IMPORT_LIMITS, quoted, sizeText } from './limits';
 import { ensureProfile } from './profiles';
 import {
   batchSizeOf,
@@ -41,11 +42,26 @@ const DEFAULT_BATCH_SIZE = 500;
 
 type Token = { name: string; value?: unknown };
 
+/** The tokens that stream a string, key or number's text as it is read; its packed value follows them. */
+const STREAMED = new Set([
+  'startString',
+  'stringChunk',
+  'endString',
+  'startKey',
+  'keyChunk',
+  'endKey',
+  'startNumber',
+  'numberChunk',
+  'endNumber',
+]);
+
 /** A value read where the file keeps its tickets: the `index`th, under `key` when the file keys them by id. */
 interface TicketValue {
   index: number;
   key: string | null;
   value: unknown;
+  /** Its size in characters, about: what a batch holds in memory for it. */
+  chars: number;
 }
 
 /**
@@ -54,15 +70,30 @@ interface TicketValue {
  * of a top-level object, whose other entries are then the export's metadata (a count, a next page)
  * and are passed over; or else the values of a top-level object keyed by ticket id (values that
  * are not objects are metadata, passed over). Tickets before `firstKept` are passed over unassembled.
+ *
+ * The tokenizer streams each string, key and number in pieces before it packs the whole value:
+ * their lengths are counted as they arrive, so a value over IMPORT_LIMITS.jsonValueChars, or a
+ * ticket over IMPORT_LIMITS.jsonTicketChars, fails MALFORMED_FILE within one chunk of the file of
+ * its limit, before it is assembled.
  */
 class TicketTokens {
-  private readonly tokenize = jsonParser({ streamValues: false });
+  private readonly tokenize = jsonParser({ streamValues: true, packValues: true });
+  /** Characters of the string, key or number being read, and which of them it is. */
+  private valueChars = 0;
+  private valueKind = 'string';
   private shape: 'start' | 'array' | 'object' | 'list' | 'metadata' | 'end' = 'start';
   /** Nesting depth before the next token. */
   private depth = 0;
   private key: string | null = null;
   /** The ticket being read: its assembler (null when passed over) and the depth its value started at. */
-  private reading: { assembler: Assembler | null; depth: number; index: number; key: string | null } | null = null;
+  private reading: {
+    assembler: Assembler | null;
+    depth: number;
+    index: number;
+    key: string | null;
+    /** Its characters so far: those of its strings, keys and numbers, and 1 for each other token. */
+    chars: number;
+  } | null = null;
   /** The depth a passed-over value started at. */
   private skipping: number | null = null;
   private count = 0;
@@ -79,7 +110,36 @@ class TicketTokens {
     return tickets;
   }
 
+  /** The ticket being read, or the next one (a value between tickets is named by it), for an error. */
+  private tooLarge(what: string): MalformedImportError {
+    const index = this.reading?.index ?? this.count;
+    const key = this.reading?.key ?? null;
+    return new MalformedImportError(`${ticketName(index, key)}: ${what}`, index);
+  }
+
+  /** Counts a streamed piece of a value: throws once the value or the ticket is over its limit. */
+  private measure(token: Token): void {
+    if (token.name.startsWith('start')) {
+      this.valueChars = 0;
+      this.valueKind = token.name.slice('start'.length).toLowerCase();
+    }
+    const chars = token.name.endsWith('Chunk') ? (token.value as string).length : 0;
+    this.valueChars += chars;
+    if (this.valueChars > IMPORT_LIMITS.jsonValueChars)
+      throw this.tooLarge(`a ${this.valueKind} longer than ${sizeText(IMPORT_LIMITS.jsonValueChars)}`);
+    if (this.reading) {
+      this.reading.chars += chars;
+      if (this.reading.chars > IMPORT_LIMITS.jsonTicketChars)
+        throw this.tooLarge(`the ticket is larger than ${sizeText(IMPORT_LIMITS.jsonTicketChars)}`);
+    }
+  }
+
   private take(token: Token, tickets: TicketValue[]): void {
+    if (STREAMED.has(token.name)) {
+      this.measure(token);
+      return;
+    }
+    if (this.reading) this.reading.chars += 1;
     const opens = token.name === 'startObject' || token.name === 'startArray';
     const closes = token.name === 'endObject' || token.name === 'endArray';
     if (this.reading) {
@@ -149,26 +209,31 @@ class TicketTokens {
     const index = this.count++;
     const assembler = index >= this.firstKept ? new Assembler() : null;
     assembler?.consume(token as never);
-    this.reading = { assembler, depth: this.depth, index, key };
+    this.reading = { assembler, depth: this.depth, index, key, chars: 1 };
     if (opens) this.depth += 1;
     // A scalar where a ticket belongs is complete at once (and not a ticket: it fails validation).
     else this.complete(tickets);
   }
 
   private complete(tickets: TicketValue[]): void {
-    const { assembler, index, key } = this.reading!;
+    const { assembler, index, key, chars } = this.reading!;
     this.reading = null;
-    if (assembler) tickets.push({ index, key, value: assembler.current });
+    if (assembler) tickets.push({ index, key, value: assembler.current, chars });
   }
 }
 
 interface TicketRecord {
+  weight: number;
   values: Omit<typeof supportTickets.$inferInsert, 'caseId' | 'profileId' | 'importSource' | 'importedById'>;
 }
 
+/** A ticket as an error names it: "Ticket 3", or "Ticket 3 (key "1042")" when the file keys tickets by id. */
+const ticketName = (index: number, key: string | null) =>
+  `Ticket ${index + 1}${key === null ? '' : ` (key "${quoted(key)}")`}`;
+
 /** Validates one ticket as read; what its row holds, with its evidence hash over the ticket as the file has it. */
-function ticketRecord({ index, key, value }: TicketValue): TicketRecord {
-  const name = `Ticket ${index + 1}${key === null ? '' : ` (key "${key}")`}`;
+function ticketRecord({ index, key, value, chars }: TicketValue): TicketRecord {
+  const name = ticketName(index, key);
   const parsed = Ticket.safeParse(value);
   if (!parsed.success) {
     const [issue] = parsed.error.issues;
@@ -180,6 +245,7 @@ function ticketRecord({ index, key, value }: TicketValue): TicketRecord {
   if (!Number.isSafeInteger(ticketId)) throw new MalformedImportError(`${name}: no numeric id`, index);
   const createdAt = ticket.created_at ? new Date(ticket.created_at) : null;
   return {
+    weight: chars,
     values: {
       ...hashCanonical(value),
       ticketId,
@@ -364,8 +430,12 @@ export async function importSupportTicketsStream(options: StreamImportOptions): 
   if (!options.target.profileName) throw new Error('A chat-platform import needs the profile it goes to');
   return importInBatches(
     options,
-    readTickets(options),
-    { size: batchSizeOf(options, DEFAULT_BATCH_SIZE) },
+    atMostMaxItems(readTickets(options)),
+    {
+      size: batchSizeOf(options, DEFAULT_BATCH_SIZE),
+      maxWeight: IMPORT_LIMITS.batchChars,
+      weigh: (ticket) => ticket.weight,
+    },
     (batch, firstItemIndex) => commitTickets(options, batch, firstItemIndex),
   );
 }

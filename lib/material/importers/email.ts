@@ -9,9 +9,11 @@ import { planUsageByOrganization } from '../../organizations/active-plan';
 import { assertStorageFits } from '../../organizations/allowances';
 import { casePrefix, objectStorage } from '../../storage';
 import { hashBytes } from '../evidence-hash';
+import { keySafe } from '../uploads';
 import { type BatchCounts, MalformedImportError, type StreamImportOptions, type StreamImportResult } from './batch';
 import { fileImport } from './file-import';
-import { FROM_, MboxMessageTooLargeError, mboxMessages } from './mbox';
+import { assertStorableKey, atMostMaxItems, IMPORT_LIMITS, sizeText } from './limits';
+import { FROM_, HeaderBlockWatch, MboxHeaderTooLargeError, MboxMessageTooLargeError, mboxMessages } from './mbox';
 import {
   batchSizeOf,
   batchTransaction,
@@ -37,9 +39,13 @@ export type ImportSummary = BatchCounts;
 /** Messages per batch: measured on the bench mailbox (about 10 KB a message), larger batches gain nothing. */
 const DEFAULT_BATCH_SIZE = 500;
 /** A batch also closes once its messages hold this many bytes, so big messages do not pile up in memory. */
-const MAX_BATCH_BYTES = 32 * 1024 ** 2;
+const MAX_BATCH_BYTES = IMPORT_LIMITS.emailBatchBytes;
 /** The largest message read (a whole .eml, or one message of an mbox): larger ones are refused as malformed. */
-export const MAX_MESSAGE_BYTES = 64 * 1024 ** 2;
+export const MAX_MESSAGE_BYTES = IMPORT_LIMITS.emailMessageBytes;
+/** The longest header block of a message (up to its first empty line): longer ones are refused as malformed. */
+const MAX_HEADER_BYTES = IMPORT_LIMITS.emailHeaderBytes;
+/** An email's id as its attachments' keys hold it (a UUID, drawn at commit): its length is what the key check needs. */
+const EMAIL_ID_STAND_IN = '00000000-0000-0000-0000-000000000000';
 /** Attachments stored at once: enough to keep the disk or S3 busy, few enough to bound memory and sockets. */
 const CONCURRENT_OBJECT_WRITES = 8;
 
@@ -93,8 +99,13 @@ function ownCopy(bytes: Buffer): Buffer {
   return copy;
 }
 
-/** Parses one message; `name` says which it is in the file ("Message 3 (byte 1234)"). */
+/**
+ * Parses one message; `name` says which it is in the file ("Message 3 (byte 1234)"). Its
+ * attachments' object keys carry their names bounded (keySafe); a key the store would still refuse
+ * fails the message MALFORMED_FILE here, before anything of it is stored.
+ */
 async function parseEmail(
+  caseId: string,
   raw: Buffer,
   content: Buffer,
   mbox: { flags: string[]; labels: string[] },
@@ -124,9 +135,11 @@ async function parseEmail(
   const found = parsed.attachments.map((file, index): ParsedAttachment => {
     // The decoded bytes, exactly what is stored: the download check hashes the object again.
     const { sha256, sizeBytes } = hashBytes(file.content);
+    const keyName = `${index}-${keySafe(file.filename ?? 'attachment')}`;
+    assertStorableKey(attachmentKey(caseId, EMAIL_ID_STAND_IN, keyName), `${name}, attachment ${index + 1}`, itemIndex);
     return {
       name: file.filename ?? `attachment-${index + 1}`,
-      keyName: `${index}-${(file.filename ?? 'attachment').replace(/[^\w.-]+/g, '_')}`,
+      keyName,
       contentType: file.contentType,
       content: ownCopy(file.content),
       size: file.size,
@@ -167,6 +180,10 @@ async function parseEmail(
   };
 }
 
+/** Where an attachment of an email is stored. */
+const attachmentKey = (caseId: string, emailId: string, keyName: string) =>
+  `${casePrefix(caseId)}emails/${emailId}/${keyName}`;
+
 /** The first `bytes` bytes of `input` and all of it again, so a reader can look before it reads. */
 async function peek(input: Readable, bytes: number): Promise<{ head: Buffer; chunks: AsyncGenerator<Buffer> }> {
   const iterator = (input as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
@@ -201,8 +218,9 @@ async function* readEmails(options: StreamImportOptions): AsyncGenerator<ReadIte
     if (head.equals(FROM_)) {
       let index = itemIndex;
       try {
-        for await (const message of mboxMessages(chunks, byteOffset, MAX_MESSAGE_BYTES)) {
+        for await (const message of mboxMessages(chunks, byteOffset, MAX_MESSAGE_BYTES, MAX_HEADER_BYTES)) {
           const item = await parseEmail(
+            options.target.caseId,
             message.raw,
             message.content,
             message,
@@ -215,7 +233,12 @@ async function* readEmails(options: StreamImportOptions): AsyncGenerator<ReadIte
       } catch (error) {
         if (error instanceof MboxMessageTooLargeError)
           throw new MalformedImportError(
-            `Message ${index + 1} (byte ${error.offset}) is larger than ${MAX_MESSAGE_BYTES / 1024 ** 2} MiB`,
+            `Message ${index + 1} (byte ${error.offset}) is larger than ${sizeText(MAX_MESSAGE_BYTES)}`,
+            index,
+          );
+        if (error instanceof MboxHeaderTooLargeError)
+          throw new MalformedImportError(
+            `Message ${index + 1} (byte ${error.offset}): its header block is longer than ${sizeText(MAX_HEADER_BYTES)} (no empty line ends it)`,
             index,
           );
         throw error;
@@ -226,14 +249,27 @@ async function* readEmails(options: StreamImportOptions): AsyncGenerator<ReadIte
       throw new Error(`The import's checkpoint (byte ${byteOffset}) is not at the start of a message`);
     const parts: Buffer[] = [];
     let size = 0;
+    const header = new HeaderBlockWatch(MAX_HEADER_BYTES);
     for await (const chunk of chunks) {
       size += chunk.length;
       if (size > MAX_MESSAGE_BYTES)
-        throw new MalformedImportError(`Message 1 is larger than ${MAX_MESSAGE_BYTES / 1024 ** 2} MiB`, itemIndex);
+        throw new MalformedImportError(`Message 1 is larger than ${sizeText(MAX_MESSAGE_BYTES)}`, itemIndex);
+      if (!header.feed(chunk))
+        throw new MalformedImportError(
+          `Message 1: its header block is longer than ${sizeText(MAX_HEADER_BYTES)} (no empty line ends it)`,
+          itemIndex,
+        );
       parts.push(chunk);
     }
     const content = Buffer.concat(parts, size);
-    const item = await parseEmail(content, content, { flags: [], labels: [] }, 'Message 1', itemIndex);
+    const item = await parseEmail(
+      options.target.caseId,
+      content,
+      content,
+      { flags: [], labels: [] },
+      'Message 1',
+      itemIndex,
+    );
     yield { item, next: { byteOffset: size, itemIndex: itemIndex + 1 } };
   } finally {
     input.destroy();
@@ -318,7 +354,7 @@ async function writeEmails(
   const objects = candidates.flatMap((m) =>
     m.item.attachments.map((attachment) => ({
       emailId: m.emailId,
-      key: `${casePrefix(caseId)}emails/${m.emailId}/${attachment.keyName}`,
+      key: attachmentKey(caseId, m.emailId, attachment.keyName),
       attachment,
     })),
   );
@@ -476,7 +512,7 @@ async function countIntoThreads(tx: Tx, imported: EmailBatch, threadIds: Map<str
 export async function importEmailStream(options: StreamImportOptions): Promise<StreamImportResult> {
   return importInBatches(
     options,
-    readEmails(options),
+    atMostMaxItems(readEmails(options)),
     {
       size: batchSizeOf(options, DEFAULT_BATCH_SIZE),
       maxWeight: MAX_BATCH_BYTES,

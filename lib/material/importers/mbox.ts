@@ -46,21 +46,68 @@ export class MboxMessageTooLargeError extends Error {
   }
 }
 
+/** A header block longer than a reader holds before the message's first empty line: the file is refused. */
+export class MboxHeaderTooLargeError extends Error {
+  constructor(
+    readonly offset: number,
+    readonly maxBytes: number,
+  ) {
+    super(`The header block of the message at byte ${offset} is longer than ${maxBytes} bytes`);
+    this.name = 'MboxHeaderTooLargeError';
+  }
+}
+
+const BLANK_LINE = Buffer.from('\n\n', 'latin1');
+const BLANK_CRLF_LINE = Buffer.from('\n\r\n', 'latin1');
+
+/**
+ * Watches a message's bytes as they stream for the empty line that ends its header block, so a
+ * header that never ends is refused once it passes a limit rather than gathered. Starts after a
+ * line end (the mbox separator line is part of what it is fed; an .eml starts at its first line).
+ */
+export class HeaderBlockWatch {
+  /** The last bytes fed (at most two), which may begin an empty line the next bytes end. */
+  private tail: Buffer = Buffer.from('\n', 'latin1');
+  private fed = 0;
+  ended = false;
+
+  constructor(readonly maxBytes: number) {}
+
+  /** Feeds the message's next bytes; false when its header block is longer than `maxBytes`, ended or not. */
+  feed(bytes: Buffer): boolean {
+    if (this.ended || bytes.length === 0) return true;
+    // Where the empty line starts (its first LF ends the header's last line): across the join, or in the bytes.
+    const joint = Buffer.concat([this.tail, bytes.subarray(0, 2)]);
+    const inJoint = Math.min(...[joint.indexOf(BLANK_LINE), joint.indexOf(BLANK_CRLF_LINE)].filter((at) => at >= 0));
+    const inBytes = Math.min(...[bytes.indexOf(BLANK_LINE), bytes.indexOf(BLANK_CRLF_LINE)].filter((at) => at >= 0));
+    const end = Number.isFinite(inJoint) ? inJoint - this.tail.length : inBytes;
+    this.ended = Number.isFinite(end);
+    const length = this.fed + (this.ended ? Math.max(0, end) : bytes.length);
+    this.fed += bytes.length;
+    this.tail = Buffer.from(bytes.subarray(Math.max(0, bytes.length - 2)));
+    return length <= this.maxBytes;
+  }
+}
+
 /**
  * The messages of an mbox read from `input`, which starts at byte `start` of the file, on a `From `
  * separator line (the file's start, or a message's `offset`). The file is read once, a chunk at a
  * time; a message's bytes are kept only until its end is seen, and a message over
- * `maxMessageBytes` throws MboxMessageTooLargeError. Separators are the lines that start with
- * `From ` (lines end at LF), as mbox-reader found them.
+ * `maxMessageBytes` throws MboxMessageTooLargeError, a header block (from the separator line to the
+ * first empty line) over `maxHeaderBytes` MboxHeaderTooLargeError, as soon as the bytes read pass
+ * the limit. Separators are the lines that start with `From ` (lines end at LF), as mbox-reader
+ * found them.
  */
 export async function* mboxMessages(
   input: AsyncIterable<Buffer>,
   start = 0,
   maxMessageBytes = Number.POSITIVE_INFINITY,
+  maxHeaderBytes = Number.POSITIVE_INFINITY,
 ): AsyncGenerator<MboxMessage> {
   let parts: Buffer[] = [];
   let size = 0;
   let offset = start;
+  let header = new HeaderBlockWatch(maxHeaderBytes);
   // The last bytes of the previous chunk, not yet given to a message: they may begin a separator this chunk ends.
   let carry: Buffer | null = null;
   const take = (bytes: Buffer) => {
@@ -68,6 +115,7 @@ export async function* mboxMessages(
     parts.push(bytes);
     size += bytes.length;
     if (size > maxMessageBytes) throw new MboxMessageTooLargeError(offset, maxMessageBytes);
+    if (!header.feed(bytes)) throw new MboxHeaderTooLargeError(offset, maxHeaderBytes);
   };
   const finish = (): MboxMessage => {
     const whole = parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
@@ -75,6 +123,7 @@ export async function* mboxMessages(
     parts = [];
     offset += size;
     size = 0;
+    header = new HeaderBlockWatch(maxHeaderBytes);
     return message;
   };
   for await (const incoming of input) {
