@@ -352,13 +352,17 @@ export async function getOrganizationUsage(
   };
 }
 
-/** GET /organization/{orgId}/storage-stats: live cases only (not archived, not deleted), largest first. */
+/**
+ * GET /organization/{orgId}/storage-stats: live cases only (not archived, not deleted), largest
+ * first. A case's storage is what the plan counts of it: its files and the rows derived from them.
+ */
 export async function getStorageStats(
   { organization }: { organization: OrganizationContext },
   query: z.output<typeof StorageStatsQuery>,
 ) {
+  const caseStorage = sql<number>`${cases.storageBytes} + ${cases.rowBytes}`.mapWith(Number);
   const rows = await db()
-    .select({ caseId: cases.id, caseName: cases.name, storage: cases.storageBytes })
+    .select({ caseId: cases.id, caseName: cases.name, storage: caseStorage })
     .from(cases)
     .where(
       and(
@@ -369,7 +373,7 @@ export async function getStorageStats(
         query.caseIds?.length ? idIn(cases.id, query.caseIds) : undefined,
       ),
     )
-    .orderBy(desc(cases.storageBytes), asc(cases.name));
+    .orderBy(desc(caseStorage), asc(cases.name));
   return { totalStorage: rows.reduce((sum, row) => sum + row.storage, 0), cases: rows };
 }
 

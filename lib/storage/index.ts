@@ -46,10 +46,11 @@ export interface ObjectStorage {
   /**
    * A time-limited URL that uploads the object with one PUT of exactly `size` bytes, without
    * credentials. The upload must send `content-type: <contentType>` and `content-length: <size>`
-   * (S3 signs both into the URL; the local store holds it to the type and to at most `size` bytes),
-   * and `content-md5: <base64 of the body's MD5>`: the cloud bucket is under S3 Object Lock, which
-   * refuses an upload without an integrity header (Content-MD5 is the one a presigned URL allows
-   * unsigned). A body that does not match it is refused (400 BadDigest), by the local store too.
+   * (S3 signs both into the URL; the local store holds it to the type and to exactly `size` bytes),
+   * and `content-md5: <base64 of the body's MD5>`. Uploads land in the work bucket (staging/), which
+   * has no Object Lock, so S3 checks the header when sent (400 BadDigest on a mismatch) but does
+   * not insist on it; the local store requires it, as the evidence bucket's Object Lock would, so a
+   * client built against the local server works with either bucket.
    */
   uploadUrl(key: string, file: { contentType: string; size: number }, expiresInSeconds: number): Promise<string>;
   /** The object's size in bytes; null when there is no such object. */

@@ -53,6 +53,23 @@ describe('GET /organization/{orgId}/storage-stats', () => {
     });
   });
 
+  it("counts a case's imported rows with its files, as the plan does (issue 29)", async () => {
+    const owner = await createUser();
+    const files = await createCaseRow(owner.organizationId, { name: 'Files', storageBytes: 5_000 });
+    const rows = await createCaseRow(owner.organizationId, { name: 'Rows', storageBytes: 1_000 });
+    await db().update(cases).set({ rowBytes: 7_000 }).where(eq(cases.id, rows.id));
+
+    const data = expectData(await storageStats(owner, owner.organizationId));
+
+    expect(data).toEqual({
+      totalStorage: 13_000,
+      cases: [
+        { caseId: rows.id, caseName: 'Rows', storage: 8_000 },
+        { caseId: files.id, caseName: 'Files', storage: 5_000 },
+      ],
+    });
+  });
+
   it('orders cases of equal size by name', async () => {
     const owner = await createUser();
     const beta = await createCaseRow(owner.organizationId, { name: 'Beta', storageBytes: 10 });
