@@ -1,18 +1,14 @@
-import type { Server } from 'node:http';
 import { and, eq } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
-import { createLocalServer, listen } from '../../infra/local/app';
 import { db } from '../../lib/db/client';
 import { auditEvents, cases, emails, evidenceImports, storageReservations } from '../../lib/db/schema';
 import { drainLocalImports } from '../../lib/material/imports';
-import { useLocalImportRunner } from '../../lib/material/imports/queue';
 import { runImport } from '../../lib/material/imports/run';
 import { createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
-import { mailSink } from '../harness/setup';
-import { asOwner, importFlow, mboxImportBody, mboxMessage, type Setup } from './import-flow';
+import { asOwner, importServer, mboxImportBody, mboxMessage, type Setup } from './import-flow';
 import { caseWithOwner } from './material-helpers';
 
 /**
@@ -21,18 +17,7 @@ import { caseWithOwner } from './material-helpers';
  * its link sealed, and the event is in the audit trail; a succeeded or cancelled import is 409.
  */
 
-let server: Server;
-let base: string;
-const flow = importFlow(() => base);
-
-beforeAll(async () => {
-  server = createLocalServer({ mailSink });
-  base = await listen(server, 0);
-});
-
-afterEach(() => drainLocalImports());
-
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+const flow = importServer();
 
 const TEXT = [mboxMessage('c1', 'One'), mboxMessage('c2', 'Two'), mboxMessage('c3', 'Three')].join('');
 const SIZE = Buffer.byteLength(TEXT);
@@ -48,15 +33,6 @@ const storageOf = async (caseId: string) =>
 
 const emailCount = async (caseId: string) =>
   (await db().select({ id: emails.id }).from(emails).where(eq(emails.caseId, caseId))).length;
-
-async function withoutWorker<T>(act: () => Promise<T>): Promise<T> {
-  useLocalImportRunner(undefined);
-  try {
-    return await act();
-  } finally {
-    useLocalImportRunner((importId) => runImport(importId));
-  }
-}
 
 describe('cancelling an import', () => {
   it('awaiting its upload: cancelled, the reservation released, the link refuses the file', async () => {
@@ -82,9 +58,7 @@ describe('cancelling an import', () => {
   it('queued and never copied into evidence: the file stops counting and no worker runs it', async () => {
     const s = await caseWithOwner();
     const created = await flow.createUploaded(s, TEXT);
-    await withoutWorker(async () =>
-      expectData(await invoke(routes.startImport, { ...asOwner(s), path: flow.pathOf(s, created.import.id) }), 202),
-    );
+    await flow.startQueued(s, created.import.id);
     expect(await storageOf(s.caseId)).toBe(SIZE);
 
     expect(expectData(await cancel(s, created.import.id))).toMatchObject({ status: 'cancelled' });
@@ -99,9 +73,7 @@ describe('cancelling an import', () => {
     // Many one-message batches: the cancel sent after the first lands long before the last.
     const long = Array.from({ length: 100 }, (_, i) => mboxMessage(`r${i}`, `Message ${i}`)).join('');
     const created = await flow.createUploaded(s, long);
-    await withoutWorker(async () =>
-      expectData(await invoke(routes.startImport, { ...asOwner(s), path: flow.pathOf(s, created.import.id) }), 202),
-    );
+    await flow.startQueued(s, created.import.id);
     let batches = 0;
 
     const outcome = await runImport(created.import.id, {

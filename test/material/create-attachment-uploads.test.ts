@@ -10,7 +10,7 @@ import { UPLOAD_LINK_SECONDS } from '../../lib/material/uploads';
 import { objectStorage, stagingKeyOf } from '../../lib/storage';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { mailSink } from '../harness/setup';
-import { caseWithOwner, memberWithAccess } from './material-helpers';
+import { caseWithOwner, importNotesOf, memberWithAccess } from './material-helpers';
 import { describeSecurity } from '../harness/security';
 import { uploadHeaders } from '../harness/uploads';
 
@@ -61,21 +61,7 @@ describe('POST /extraction/case/attachment-uploads', () => {
       headers: uploadHeaders(image.headers, photoBytes),
       body: photoBytes,
     });
-    const imported = expectData(
-      await invoke(routes.importCaseNotes, {
-        token: s.owner.accessToken,
-        organization: s.organizationId,
-        query: { caseId: s.caseId },
-        body: {
-          deviceId: 'device-1',
-          deviceType: 'ios',
-          systemId: 'sys-1',
-          appVersion: '3.2.0',
-          osDetails: { cpus: {}, extraInformation: {} },
-          notes: [{ id: 1, title: 'With photo', attachments: [image.key] }],
-        },
-      }),
-    );
+    const imported = expectData(await importNotesOf(s, [{ id: 1, title: 'With photo', attachments: [image.key] }]));
     // Assess
     expect(image).toMatchObject({ name: 'IMG 0001.jpg', method: 'PUT', headers: { 'content-type': 'image/jpeg' } });
     expect(image.key).toMatch(new RegExp(`^cases/${s.caseId}/notes/[0-9a-f-]{36}-IMG_0001\\.jpg$`));

@@ -11,7 +11,7 @@ import { signIn } from '../harness/actors';
 import { ownDataDir } from '../harness/data-dir';
 import { expectData, invoke } from '../harness/invoke';
 import { insertRows as insertBillingRows } from '../billing/billing-helpers';
-import { caseWithOwner } from './material-helpers';
+import { caseWithOwner, importNotesOf } from './material-helpers';
 
 /**
  * Issue 29, item 6: generated documents (custody and billing-report PDFs) live under generated/,
@@ -57,20 +57,7 @@ const filesUnder = (prefix: string): string[] => {
     .map((entry) => entry.name);
 };
 
-const importNote = (s: Setup, id: number) =>
-  invoke(routes.importCaseNotes, {
-    token: s.owner.accessToken,
-    organization: s.organizationId,
-    query: { caseId: s.caseId },
-    body: {
-      deviceId: 'device-1',
-      deviceType: 'ios',
-      systemId: 'sys-1',
-      appVersion: '3.2.0',
-      osDetails: { cpus: {}, extraInformation: {} },
-      notes: [{ id, title: `Note ${id}` }],
-    },
-  });
+const importNote = (s: Setup, id: number) => importNotesOf(s, [{ id, title: `Note ${id}` }]);
 
 async function later(s: Setup, seconds: number) {
   testClock.advance(seconds);

@@ -1,18 +1,14 @@
-import type { Server } from 'node:http';
 import { eq } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
-import { createLocalServer, listen } from '../../infra/local/app';
 import { addSeconds, now, testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import { emails, evidenceImports } from '../../lib/db/schema';
 import { drainLocalImports, requeueStalledImports } from '../../lib/material/imports';
 import { MAX_IMPORT_ATTEMPTS } from '../../lib/material/imports/jobs';
-import { useLocalImportRunner } from '../../lib/material/imports/queue';
 import { runImport } from '../../lib/material/imports/run';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { mailSink } from '../harness/setup';
-import { asOwner, importFlow, mboxMessage, type Setup } from './import-flow';
+import { asOwner, importServer, mboxMessage, type Setup, withoutWorker } from './import-flow';
 import { caseWithOwner } from './material-helpers';
 
 /**
@@ -21,18 +17,7 @@ import { caseWithOwner } from './material-helpers';
  * pause at a checkpoint is not an attempt.
  */
 
-let server: Server;
-let base: string;
-const flow = importFlow(() => base);
-
-beforeAll(async () => {
-  server = createLocalServer({ mailSink });
-  base = await listen(server, 0);
-});
-
-afterEach(() => drainLocalImports());
-
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+const flow = importServer();
 
 /** More messages than attempts, so a worker pausing after each message never reaches the end. */
 const MESSAGES = MAX_IMPORT_ATTEMPTS + 3;
@@ -41,22 +26,10 @@ const TEXT = Array.from({ length: MESSAGES }, (_, i) => mboxMessage(`m${i}`, `Me
 const rowOf = async (importId: string) =>
   (await db().select().from(evidenceImports).where(eq(evidenceImports.id, importId)))[0]!;
 
-/** Runs `act` with no worker in this process: the import it queues waits for the test to run the worker. */
-async function withoutWorker<T>(act: () => Promise<T>): Promise<T> {
-  useLocalImportRunner(undefined);
-  try {
-    return await act();
-  } finally {
-    useLocalImportRunner((importId) => runImport(importId));
-  }
-}
-
 /** An uploaded import, started with no worker in this process. */
 async function startedWithoutWorker(s: Setup) {
   const created = await flow.createUploaded(s, TEXT);
-  await withoutWorker(async () =>
-    expectData(await invoke(routes.startImport, { ...asOwner(s), path: flow.pathOf(s, created.import.id) }), 202),
-  );
+  await flow.startQueued(s, created.import.id);
   return created.import.id as string;
 }
 

@@ -1,19 +1,14 @@
-import type { Server } from 'node:http';
 import type { Readable } from 'node:stream';
 import { eq } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
-import { createLocalServer, listen } from '../../infra/local/app';
 import { db } from '../../lib/db/client';
 import { emails, evidenceImports, evidenceObjects } from '../../lib/db/schema';
-import { drainLocalImports } from '../../lib/material/imports';
-import { useLocalImportRunner } from '../../lib/material/imports/queue';
 import { runImport } from '../../lib/material/imports/run';
 import { objectStorage, stagingKeyOf } from '../../lib/storage';
 import { expectData, invoke } from '../harness/invoke';
-import { mailSink } from '../harness/setup';
-import { asOwner, importFlow, mboxMessage, sha256 } from './import-flow';
-import { caseWithOwner } from './material-helpers';
+import { asOwner, importServer, mboxMessage, sha256 } from './import-flow';
+import { caseWithOwner, importNotesOf } from './material-helpers';
 
 /**
  * Issue 29, item 1: the bytes imported are the bytes hashed, and nothing can change them after.
@@ -21,18 +16,7 @@ import { caseWithOwner } from './material-helpers';
  * link covers it), hashing exactly what it copies, and every later run re-checks that hash.
  */
 
-let server: Server;
-let base: string;
-const flow = importFlow(() => base);
-
-beforeAll(async () => {
-  server = createLocalServer({ mailSink });
-  base = await listen(server, 0);
-});
-
-afterEach(() => drainLocalImports());
-
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+const flow = importServer();
 
 /** An mbox message the importer refuses ("not a header"), and a forged one of exactly the same length. */
 const MALFORMED = 'From sender@example Mon Nov  2 10:00:00 2026\nthis line is not a header\n\nbody\n';
@@ -99,13 +83,8 @@ describe('an upload cannot be swapped once its import started', () => {
     const s = await caseWithOwner();
     const text = `${mboxMessage('one', 'One')}${mboxMessage('two', 'Two')}`;
     const created = await flow.createUploaded(s, text);
-    // No worker in this process for the start: the test runs it once the upload was replaced.
-    useLocalImportRunner(undefined);
-    try {
-      expectData(await invoke(routes.startImport, { ...asOwner(s), path: flow.pathOf(s, created.import.id) }), 202);
-    } finally {
-      useLocalImportRunner((importId) => runImport(importId));
-    }
+    // No worker in this process: the test runs it.
+    await flow.startQueued(s, created.import.id);
     const row = await rowOf(created.import.id);
     // What S3 would do with a PUT through the still-valid presigned link.
     await objectStorage().put(row.stagingKey!, Buffer.from(text.replace('Two', 'Owt')), 'application/mbox');
@@ -147,20 +126,7 @@ describe('a device-note attachment, once imported, is immutable', () => {
       }),
     ).uploads;
     expect((await flow.put(link, new Uint8Array([1, 2, 3]))).status).toBe(200);
-    expectData(
-      await invoke(routes.importCaseNotes, {
-        ...asOwner(s),
-        query: { caseId: s.caseId },
-        body: {
-          deviceId: 'device-1',
-          deviceType: 'ios',
-          systemId: 'sys-1',
-          appVersion: '3.2.0',
-          osDetails: { cpus: {}, extraInformation: {} },
-          notes: [{ id: 1, title: 'With photo', attachments: [link.key] }],
-        },
-      }),
-    );
+    expectData(await importNotesOf(s, [{ id: 1, title: 'With photo', attachments: [link.key] }]));
 
     const overwrite = await flow.put(link, new Uint8Array([9, 9, 9]));
 

@@ -1,17 +1,11 @@
-import type { Server } from 'node:http';
 import { eq, inArray } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { routes } from '../../functions/routes';
-import { createLocalServer, listen } from '../../infra/local/app';
+import { describe, expect, it } from 'vitest';
 import { addSeconds, now } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import { evidenceImports } from '../../lib/db/schema';
 import { drainLocalImports } from '../../lib/material/imports';
-import { useLocalImportRunner } from '../../lib/material/imports/queue';
 import { runImport } from '../../lib/material/imports/run';
-import { expectData, invoke } from '../harness/invoke';
-import { mailSink } from '../harness/setup';
-import { asOwner, importFlow, mboxMessage, type Setup } from './import-flow';
+import { importServer, mboxMessage, type Setup } from './import-flow';
 import { caseWithOwner } from './material-helpers';
 
 /**
@@ -19,18 +13,7 @@ import { caseWithOwner } from './material-helpers';
  * time, in the order it queued them; another organization's import is claimed meanwhile.
  */
 
-let server: Server;
-let base: string;
-const flow = importFlow(() => base);
-
-beforeAll(async () => {
-  server = createLocalServer({ mailSink });
-  base = await listen(server, 0);
-});
-
-afterEach(() => drainLocalImports());
-
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+const flow = importServer();
 
 const text = (tag: string, count = 3) =>
   Array.from({ length: count }, (_, i) => mboxMessage(`${tag}-${i}`, `${tag} ${i}`)).join('');
@@ -38,12 +21,8 @@ const text = (tag: string, count = 3) =>
 /** Uploaded and started with no worker in this process: queued, for the test to run the worker. */
 async function queued(s: Setup, body: string): Promise<string> {
   const created = await flow.createUploaded(s, body);
-  useLocalImportRunner(undefined);
-  try {
-    expectData(await invoke(routes.startImport, { ...asOwner(s), path: flow.pathOf(s, created.import.id) }), 202);
-  } finally {
-    useLocalImportRunner((importId) => runImport(importId));
-  }
+  // No worker in this process: the test runs it.
+  await flow.startQueued(s, created.import.id);
   return created.import.id;
 }
 

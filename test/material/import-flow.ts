@@ -1,8 +1,13 @@
 import { createHash } from 'node:crypto';
-import { expect } from 'vitest';
+import type { Server } from 'node:http';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { routes } from '../../functions/routes';
+import { createLocalServer, listen } from '../../infra/local/app';
 import { drainLocalImports } from '../../lib/material/imports';
+import { useLocalImportRunner } from '../../lib/material/imports/queue';
+import { runImport } from '../../lib/material/imports/run';
 import { expectData, invoke } from '../harness/invoke';
+import { mailSink } from '../harness/setup';
 import { uploadHeaders } from '../harness/uploads';
 import type { caseWithOwner } from './material-helpers';
 
@@ -65,5 +70,37 @@ export function importFlow(base: () => string) {
     return read(s, importId);
   }
 
-  return { onServer, put, createUploaded, pathOf, read, startAndWait };
+  /** Starts the import with no worker in this process: it stays queued for the test to run the worker (runImport). */
+  const startQueued = (s: Setup, importId: string) =>
+    withoutWorker(async () =>
+      expectData(await invoke(routes.startImport, { ...asOwner(s), path: pathOf(s, importId) }), 202),
+    );
+
+  return { onServer, put, createUploaded, pathOf, read, startAndWait, startQueued };
+}
+
+/**
+ * A local server for the test file's uploads (started before its tests, closed after them, the
+ * in-process worker drained after each test) and the import flow on it.
+ */
+export function importServer() {
+  let server: Server;
+  let base = '';
+  beforeAll(async () => {
+    server = createLocalServer({ mailSink });
+    base = await listen(server, 0);
+  });
+  afterEach(() => drainLocalImports());
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return importFlow(() => base);
+}
+
+/** Runs `act` with no worker in this process: an import it queues waits for the test to run the worker (runImport). */
+export async function withoutWorker<T>(act: () => Promise<T>): Promise<T> {
+  useLocalImportRunner(undefined);
+  try {
+    return await act();
+  } finally {
+    useLocalImportRunner((importId) => runImport(importId));
+  }
 }

@@ -16,7 +16,9 @@ import {
   tags,
 } from '../../lib/db/schema';
 import { FILE_START, importEmailStream } from '../../lib/material/importers';
+import { routes } from '../../functions/routes';
 import { createUser, type TestUser } from '../harness/actors';
+import { invoke } from '../harness/invoke';
 
 /** An organization owner with a case they own. */
 export async function caseWithOwner() {
@@ -172,4 +174,21 @@ export async function rowBytesOfMbox(mbox: string): Promise<number> {
   });
   const [row] = await db().select({ bytes: cases.rowBytes }).from(cases).where(eq(cases.id, probe.caseId));
   return row!.bytes;
+}
+
+/** POST /extraction/case/import-notes into the case as its owner, from one desktop device: `notes` as sent. */
+export function importNotesOf(s: { owner: TestUser; organizationId: string; caseId: string }, notes: unknown[]) {
+  return invoke(routes.importCaseNotes, {
+    token: s.owner.accessToken,
+    organization: s.organizationId,
+    query: { caseId: s.caseId },
+    body: {
+      deviceId: 'device-1',
+      deviceType: 'ios',
+      systemId: 'sys-1',
+      appVersion: '3.2.0',
+      osDetails: { cpus: {}, extraInformation: {} },
+      notes,
+    },
+  });
 }

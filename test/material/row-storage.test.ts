@@ -17,7 +17,7 @@ import { ROW_OVERHEAD_BYTES, type RowKind } from '../../lib/material/importers/r
 import { ownDataDir } from '../harness/data-dir';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
-import { caseWithOwner } from './material-helpers';
+import { caseWithOwner, importNotesOf } from './material-helpers';
 
 /**
  * Issue 29, item 5: the rows derived from a case's files count in its storage (their stored text
@@ -73,21 +73,6 @@ const notes = (n: number, from = 0) =>
     title: `Note ${pad(from + i)}`,
     htmlContent: `<p>Met Bob about the offer ${pad(from + i)}.</p>`,
   }));
-
-const importNotes = (s: Setup, list: unknown[]) =>
-  invoke(routes.importCaseNotes, {
-    token: s.owner.accessToken,
-    organization: s.organizationId,
-    query: { caseId: s.caseId },
-    body: {
-      deviceId: 'device-1',
-      deviceType: 'ios',
-      systemId: 'sys-1',
-      appVersion: '3.2.0',
-      osDetails: { cpus: {}, extraInformation: {} },
-      notes: list,
-    },
-  });
 
 const bytesOf = async (caseId: string) =>
   (
@@ -146,18 +131,18 @@ describe("rows count in the case's storage", () => {
 
   it('device notes: stored text plus the per-item overhead, once per note', async () => {
     const s = await caseWithOwner();
-    expectData(await importNotes(s, notes(50)));
+    expectData(await importNotesOf(s, notes(50)));
     const { rows } = await bytesOf(s.caseId);
     expect(rows).toBeGreaterThan(50 * ROW_OVERHEAD_BYTES.deviceNote + 50 * 20);
     expect(await storageUsed(s)).toBe(rows);
-    expectData(await importNotes(s, notes(50)));
+    expectData(await importNotesOf(s, notes(50)));
     expect((await bytesOf(s.caseId)).rows).toBe(rows);
   });
 
   it('refuses notes whose rows do not fit: 403 STORAGE_LIMIT_REACHED, nothing imported', async () => {
     const s = await caseWithOwner();
     await setStorageCap(s.organizationId, 100);
-    expectError(await importNotes(s, notes(5)), 403, 'STORAGE_LIMIT_REACHED');
+    expectError(await importNotesOf(s, notes(5)), 403, 'STORAGE_LIMIT_REACHED');
     expect((await bytesOf(s.caseId)).rows).toBe(0);
   });
 });
@@ -248,7 +233,7 @@ describe.runIf(process.env.MEASURE_ROW_OVERHEAD && inject('databaseTemplate').ki
       await measure('email', (s) => importEmailFile(s.caseId, write('m.mbox', mbox(N))));
       await measure('supportTicket', (s) => importSupportTicketsJson(s.caseId, write('t.json', tickets(N)), 'p'));
       await measure('deviceNote', async (s) => {
-        for (let from = 0; from < N; from += 1_000) expectData(await importNotes(s, notes(1_000, from)));
+        for (let from = 0; from < N; from += 1_000) expectData(await importNotesOf(s, notes(1_000, from)));
       });
     });
   },

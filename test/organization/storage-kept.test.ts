@@ -12,7 +12,7 @@ import { objectStorage, stagingKeyOf } from '../../lib/storage';
 import { signIn } from '../harness/actors';
 import { ownDataDir } from '../harness/data-dir';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { caseWithOwner } from '../material/material-helpers';
+import { caseWithOwner, importNotesOf } from '../material/material-helpers';
 
 /**
  * Issue 29, item 6: bytes kept count until they are removed. An upload never started counts until
@@ -174,21 +174,7 @@ describe('taking over a reservation after its link lapsed', () => {
     await objectStorage().put(stagingKeyOf(link.key), new Uint8Array(70), 'application/octet-stream');
     await later(s, UPLOAD_LINK_SECONDS + 60);
     // Act: imported after the link lapsed, within the day maintenance waits
-    expectData(
-      await invoke(routes.importCaseNotes, {
-        token: s.owner.accessToken,
-        organization: s.organizationId,
-        query: { caseId: s.caseId },
-        body: {
-          deviceId: 'device-1',
-          deviceType: 'ios',
-          systemId: 'sys-1',
-          appVersion: '3.2.0',
-          osDetails: { cpus: {}, extraInformation: {} },
-          notes: [note],
-        },
-      }),
-    );
+    expectData(await importNotesOf(s, [note]));
     // Assess: the reservation is gone and the 30 bytes it no longer holds are free
     expect(await reservationsOf(s.caseId)).toEqual([]);
     expectData(await uploadLinks(s, [30]));
