@@ -61,6 +61,8 @@ export const PERMISSION_OVERRIDES: Readonly<Record<string, Partial<FunctionPermi
   createImport: { storage: { read: [], write: ['staging/'], delete: [] } },
   startImport: { storage: { read: ['staging/'], write: [], delete: [] } },
   retryImport: { storage: NO_OBJECTS },
+  // cancelImport removes an upload the import never copied into evidence (staging/).
+  cancelImport: { storage: { read: [], write: [], delete: ['staging/'] } },
   listImports: { storage: NO_OBJECTS },
   getImport: { storage: NO_OBJECTS },
   // The import worker (infra/functions/import-worker.ts) copies the upload out of staging into the
@@ -74,12 +76,14 @@ export const PERMISSION_OVERRIDES: Readonly<Record<string, Partial<FunctionPermi
 
 /**
  * Functions that send imports to the worker's queue (lib/material/imports/queue.ts enqueueImport):
- * the routes that start and retry an import, maintenance (requeueStalledImports) and the worker
+ * the routes that start, retry and cancel an import, maintenance (requeueStalledImports) and the worker
  * itself (a paused import goes back to the queue).
  */
 export const IMPORT_QUEUE_SENDERS: ReadonlySet<string> = new Set([
   'startImport',
   'retryImport',
+  // A cancelled import gives its organization's turn to the next queued one.
+  'cancelImport',
   'maintenance',
   'importWorker',
 ]);

@@ -421,8 +421,8 @@ describe('the synthesized stack', () => {
     }
   });
 
-  it('lets only the start and retry routes, maintenance and the worker send to the import queue, and tells only them its URL', () => {
-    const senders = new Set(['startImport', 'retryImport', 'maintenance', 'importWorker']);
+  it('lets only the start, retry and cancel routes, maintenance and the worker send to the import queue, and tells only them its URL', () => {
+    const senders = new Set(['startImport', 'retryImport', 'cancelImport', 'maintenance', 'importWorker']);
     for (const stack of [dev, prod]) {
       const queueArn = stack.resolve(stack.importQueue.queue.queueArn);
       const withSend: string[] = [];
@@ -442,7 +442,7 @@ describe('the synthesized stack', () => {
       expect(withSend.sort()).toEqual([...senders].sort());
       expect(
         stack.functions.filter((f) => f.route && withSend.includes(f.name)).map((f) => f.route!.operationId),
-      ).toEqual(['startImport', 'retryImport']);
+      ).toEqual(['startImport', 'retryImport', 'cancelImport']);
     }
 
     // The worker copies uploads out of staging/ into cases/ and removes them from staging, reads
