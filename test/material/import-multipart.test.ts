@@ -3,11 +3,13 @@ import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { createLocalServer, listen } from '../../infra/local/app';
+import { testClock } from '../../lib/clock';
 import { overrideConfig } from '../../lib/config';
 import { db } from '../../lib/db/client';
-import { evidenceImports } from '../../lib/db/schema';
+import { evidenceImports, organizationPlans, storageReservations } from '../../lib/db/schema';
 import { drainLocalImports } from '../../lib/material/imports';
 import { partPlan } from '../../lib/material/imports/multipart';
+import { removeLapsedUploads } from '../../lib/material/lapsed-uploads';
 import { objectStorage, stagingKeyOf } from '../../lib/storage';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
@@ -183,6 +185,59 @@ describe('a file uploaded in parts through the local server', () => {
     expectData(await invoke(routes.cancelImport, { ...asOwner(s), path: flow.pathOf(s, created.import.id) }));
     expect(await objectStorage().listParts(row!.stagingKey!, row!.multipartUploadId!)).toBeNull();
     expect((await putPart(part!.url, partBytes(1))).status).toBe(409);
+  });
+});
+
+describe('an upload in parts never started', () => {
+  afterEach(() => testClock.reset());
+
+  it('is kept a day for its parts to arrive, then maintenance removes its parts with it', async () => {
+    const s = await caseWithOwner();
+    const created = await createMultipart(s);
+    // A day to send the parts, not the hour of a single link.
+    expect(Date.parse(created.upload.expiresAt) - Date.now()).toBeGreaterThan(23 * 3600 * 1000);
+    await uploadParts(s, created.import.id, [1]);
+    const [row] = await db().select().from(evidenceImports).where(eqId(created.import.id));
+
+    testClock.advance(2 * 24 * 3600 + 60);
+    await removeLapsedUploads();
+
+    expect(await objectStorage().listParts(row!.stagingKey!, row!.multipartUploadId!)).toBeNull();
+  });
+});
+
+describe('a file over 5 GiB', () => {
+  it('goes in parts without asking, in parts S3 takes (at least 64 MiB, at most 10,000), its size reserved', async () => {
+    const s = await caseWithOwner();
+    const size = 6 * 1024 ** 3 + 1;
+    await db()
+      .update(organizationPlans)
+      .set({ storageBytes: 10 * 1024 ** 3 })
+      .where(eq(organizationPlans.organizationId, s.organizationId));
+    const created = expectData(
+      await invoke(routes.createImport, {
+        ...asOwner(s),
+        path: { caseId: s.caseId },
+        body: { ...mboxImportBody(FILE), sizeBytes: size },
+      }),
+      201,
+    );
+    expect(created.upload).toMatchObject({ method: 'MULTIPART', partSize: 64 * 1024 ** 2, partCount: 97 });
+    const reserved = await db().select().from(storageReservations).where(eq(storageReservations.caseId, s.caseId));
+    expect(reserved.map((r) => r.bytes)).toEqual([size]);
+    const { parts } = expectData(await signParts(s, created.import.id, [96, 97]));
+    expect(parts.map((p: { sizeBytes: number }) => p.sizeBytes)).toEqual([64 * 1024 ** 2, 1]);
+    // Past 5 TiB: S3 keeps no larger object.
+    expectError(
+      await invoke(routes.createImport, {
+        ...asOwner(s),
+        path: { caseId: s.caseId },
+        body: { ...mboxImportBody(FILE), sizeBytes: 5 * 1024 ** 4 + 1 },
+      }),
+      400,
+      'VALIDATION_FAILED',
+      ['body.sizeBytes'],
+    );
   });
 });
 

@@ -23,7 +23,7 @@ import {
 } from '../errors';
 import { keySafe, reserveUploadStorage, UPLOAD_LINK_SECONDS } from '../uploads';
 import { findImport, type ImportRow } from './find';
-import { completeImportUpload, partPlan, partsUrlOf } from './multipart';
+import { completeImportUpload, MULTIPART_UPLOAD_SECONDS, partPlan, partsUrlOf } from './multipart';
 import { enqueueImport, enqueueNextImport } from './queue';
 
 export type { ImportRow };
@@ -98,8 +98,8 @@ export async function createImport(
   const id = newId();
   const objectKey = `${casePrefix(caseId)}imports/${id}-${keySafe(input.fileName)}`;
   const stagingKey = stagingKeyOf(objectKey);
-  const expiresAt = addSeconds(now(), UPLOAD_LINK_SECONDS);
   const multipart = input.sizeBytes > MAX_SINGLE_UPLOAD_BYTES || input.upload === 'multipart';
+  const expiresAt = addSeconds(now(), multipart ? MULTIPART_UPLOAD_SECONDS : UPLOAD_LINK_SECONDS);
   // Opened before the row, so an import never names an upload that does not exist; one whose row
   // then fails to commit is left to the staging prefix's clean-up (lifecycle rule, maintenance).
   const multipartUploadId = multipart

@@ -16,6 +16,13 @@ import { findImport, type ImportRow } from './find';
  * 10,000 parts: a 5 TiB file goes in 10,000 parts of 525 MiB, well under S3's 5 GiB part ceiling.
  */
 export const MIN_PART_BYTES = 64 * 1024 ** 2;
+
+/**
+ * How long a file may take to arrive in parts (its reservation's term; each part link still works
+ * an hour, signed when asked): a 50 GB export on a 10 Mbit/s line takes about 11 hours. A day, as
+ * the work bucket's lifecycle rule aborts an incomplete multipart upload a day after it began.
+ */
+export const MULTIPART_UPLOAD_SECONDS = 24 * 60 * 60;
 const MIB = 1024 ** 2;
 
 export interface PartPlan {
