@@ -121,9 +121,9 @@ export async function handleDevRoute(req: IncomingMessage, res: ServerResponse, 
     if (outcome === 'stored') {
       // A part's ETag, as S3 answers UploadPart (the client may keep it; the parts route lists it too).
       const etag =
-        part && key
-          ? (await storage.listParts(key, part.uploadId))?.find((p) => p.partNumber === part.partNumber)?.etag
-          : undefined;
+        part && key && storage instanceof DirectoryStorage
+          ? await storage.partEtag(key, part.uploadId, part.partNumber)
+          : null;
       res.writeHead(200, { 'Content-Type': 'text/plain', ...(etag ? { ETag: etag } : {}) });
       res.end('Stored');
     } else if (outcome === 'forbidden')

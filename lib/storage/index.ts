@@ -39,8 +39,9 @@ export interface ObjectStorage {
   /**
    * Stores a stream of unknown length without holding it whole (S3: a multipart upload; a
    * directory: a temporary file renamed into place), so a reader never sees half an object.
+   * `size`, when known, lets S3 cut parts large enough for S3's 10,000 (a copied 5 TiB import).
    */
-  putStream(key: string, body: Readable, contentType: string): Promise<StoredVersion>;
+  putStream(key: string, body: Readable, contentType: string, options?: { size?: number }): Promise<StoredVersion>;
   /** A time-limited URL that downloads the object without credentials. */
   downloadUrl(key: string, expiresInSeconds: number): Promise<string>;
   /**
@@ -241,15 +242,24 @@ export class S3Storage implements ObjectStorage {
     await (await this.s3()).send(new PutObjectCommand(this.writeParams(key, body, contentType)));
   }
 
-  async putStream(key: string, body: Readable, contentType: string): Promise<StoredVersion> {
+  async putStream(
+    key: string,
+    body: Readable,
+    contentType: string,
+    options: { size?: number } = {},
+  ): Promise<StoredVersion> {
     const { Upload } = await import('@aws-sdk/lib-storage');
+    // 8 MiB parts hold 78 GiB in 10,000 parts; a larger object gets larger parts, fewer in flight
+    // (about 32 MiB buffered, at least one part: 525 MiB for 5 TiB).
+    const partSize = Math.max(PART_SIZE, Math.ceil((options.size ?? 0) / MAX_PARTS / 1024 ** 2) * 1024 ** 2);
+    const queueSize = Math.max(1, Math.min(PARTS_IN_FLIGHT, Math.floor((PART_SIZE * PARTS_IN_FLIGHT) / partSize)));
     // One PutObject below a part's size, a multipart upload above it; a failed multipart upload
     // is aborted (and the bucket's lifecycle rule removes any parts an abort leaves behind).
     const stored = await new Upload({
       client: await this.s3(),
       params: this.writeParams(key, body, contentType),
-      partSize: PART_SIZE,
-      queueSize: PARTS_IN_FLIGHT,
+      partSize,
+      queueSize,
     }).done();
     return { version: s3Version(stored) };
   }
@@ -795,6 +805,13 @@ export class DirectoryStorage implements ObjectStorage {
     }
     await this.streamInto(key, [Readable.from(joined(), { objectMode: false })]);
     await rm(dir, { recursive: true, force: true });
+  }
+
+  /** The ETag of a part that arrived (what S3's UploadPart answers); null when there is none. */
+  async partEtag(key: string, uploadId: string, partNumber: number): Promise<string | null> {
+    if (!isSafeObjectKey(key) || !isLocalUploadId(uploadId) || !Number.isSafeInteger(partNumber)) return null;
+    const path = join(this.partsDirOf(key, uploadId), `${partFileName(partNumber)}.etag`);
+    return readFile(path, 'utf8').catch(() => null);
   }
 
   async abortMultipartUpload(key: string, uploadId: string): Promise<void> {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Server } from 'node:http';
 import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -83,6 +84,8 @@ async function uploadParts(s: Setup, importId: string, partNumbers: number[]) {
   for (const part of parts as PartLink[]) {
     const stored = await putPart(part.url, partBytes(part.partNumber));
     expect(stored.status, await stored.text()).toBe(200);
+    // As S3's UploadPart: the part's ETag, its MD5.
+    expect(stored.headers.get('etag')).toBe(`"${createHash('md5').update(partBytes(part.partNumber)).digest('hex')}"`);
   }
   return parts as PartLink[];
 }
