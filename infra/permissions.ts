@@ -29,7 +29,15 @@ export interface FunctionPermissions {
    * Object key prefixes (e.g. `cases/`) the function may read (GetObject, HEAD, presigned GET),
    * write (PutObject, presigned PUT, a copy's destination) and delete (DeleteObject).
    */
-  storage: { read: string[]; write: string[]; delete: string[] };
+  storage: {
+    read: string[];
+    write: string[];
+    delete: string[];
+    /** Lists the parts of multipart uploads (s3:ListMultipartUploadParts): an import uploaded in parts. */
+    listParts?: string[];
+    /** Aborts multipart uploads (s3:AbortMultipartUpload), removing their parts. */
+    abortUpload?: string[];
+  };
   /** May send to the import queue (sqs:SendMessage) and is told its URL (IMPORT_QUEUE_URL). */
   importQueue: boolean;
 }
@@ -56,10 +64,16 @@ export const PERMISSION_OVERRIDES: Readonly<Record<string, Partial<FunctionPermi
   createAttachmentUploads: { storage: { read: [], write: ['staging/'], delete: [] } },
   importCaseNotes: { storage: { read: ['staging/'], write: ['cases/'], delete: ['staging/'] } },
   // lib/material/imports/jobs.ts: createImport presigns the upload's PUT under
-  // staging/cases/<caseId>/imports/, startImport checks the upload (HeadObject); retry, list and
-  // get touch no object.
+  // staging/cases/<caseId>/imports/, or opens its multipart upload (CreateMultipartUpload is
+  // s3:PutObject); startImport checks the upload (HeadObject), and for one sent in parts lists
+  // them and completes it (CompleteMultipartUpload is s3:PutObject); retry, list and get touch no
+  // object. cancelImport aborts an upload in parts and removes the staged file.
   createImport: { storage: { read: [], write: ['staging/'], delete: [] } },
-  startImport: { storage: { read: ['staging/'], write: [], delete: [] } },
+  startImport: { storage: { read: ['staging/'], write: ['staging/'], delete: [], listParts: ['staging/'] } },
+  cancelImport: { storage: { read: [], write: [], delete: ['staging/'], abortUpload: ['staging/'] } },
+  // lib/material/imports/multipart.ts: presigned UploadPart links (s3:PutObject), ListParts.
+  signImportParts: { storage: { read: [], write: ['staging/'], delete: [] } },
+  listImportParts: { storage: { read: [], write: [], delete: [], listParts: ['staging/'] } },
   retryImport: { storage: NO_OBJECTS },
   // cancelImport removes an upload the import never copied into evidence (staging/).
   cancelImport: { storage: { read: [], write: [], delete: ['staging/'] } },
@@ -71,7 +85,7 @@ export const PERMISSION_OVERRIDES: Readonly<Record<string, Partial<FunctionPermi
   // Maintenance removes uploads never started and expired generated documents (the work bucket's
   // lifecycle rules are the backstop), and sends stalled imports to the queue: the worker code its
   // bundle holds for the local in-process queue never runs where IMPORT_QUEUE_URL is set.
-  maintenance: { storage: { read: [], write: [], delete: ['staging/', 'generated/'] } },
+  maintenance: { storage: { read: [], write: [], delete: ['staging/', 'generated/'], abortUpload: ['staging/'] } },
 };
 
 /**

@@ -72,6 +72,11 @@ const ConfigSchema = z.object({
    * TOO_MANY_ITEMS, what came before it imported. 2,000,000 is twenty 1 GiB mailboxes' worth.
    */
   IMPORT_MAX_ITEMS: positiveInt(2_000_000),
+  /**
+   * Part size of multipart import uploads when smaller than the one chosen by size (at least 64 MiB,
+   * lib/material/imports/multipart.ts): tests upload a file in parts of a few bytes. Unset in the cloud.
+   */
+  IMPORT_MULTIPART_PART_BYTES: z.optional(z.pipe(z.string().check(z.regex(/^[1-9]\d*$/)), z.transform(Number))),
   /** Public base URL of this API, for links it makes to itself; unset: where the local server listens (see publicBaseUrl). */
   PUBLIC_BASE_URL: z.optional(z.string().check(z.url())),
   LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),

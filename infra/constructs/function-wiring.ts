@@ -114,20 +114,24 @@ export class FunctionWiring {
         }),
       );
     }
-    const storage = permissions.storage;
-    if (storage.read.length > 0 || storage.write.length > 0 || storage.delete.length > 0) {
+    const storage = { listParts: [], abortUpload: [], ...permissions.storage };
+    if (Object.values(storage).some((prefixes) => prefixes.length > 0)) {
       // Both buckets: lib/storage picks a key's bucket by its prefix.
       construct.function.addEnvironment('STORAGE_BUCKET', objectStore.bucketName);
       construct.function.addEnvironment('WORK_BUCKET', objectStore.workBucketName);
-      const actions = { read: 's3:GetObject', write: 's3:PutObject', delete: 's3:DeleteObject' } as const;
+      const actions = {
+        read: 's3:GetObject',
+        write: 's3:PutObject',
+        delete: 's3:DeleteObject',
+        listParts: 's3:ListMultipartUploadParts',
+        abortUpload: 's3:AbortMultipartUpload',
+      } as const;
       for (const [access, action] of Object.entries(actions) as Array<[keyof typeof actions, string]>)
         if (storage[access].length > 0)
           construct.addToRolePolicy(
             new PolicyStatement({ actions: [action], resources: objectStore.objectArns(storage[access]) }),
           );
-      acknowledgePrefixWildcards(construct.role, [
-        ...new Set(objectStore.objectArns([...storage.read, ...storage.write, ...storage.delete])),
-      ]);
+      acknowledgePrefixWildcards(construct.role, [...new Set(objectStore.objectArns(Object.values(storage).flat()))]);
     }
     if (permissions.importQueue) {
       construct.function.addEnvironment('IMPORT_QUEUE_URL', importQueue.queue.queueUrl);

@@ -105,19 +105,31 @@ export async function handleDevRoute(req: IncomingMessage, res: ServerResponse, 
     // request's socket under the answer: the rest is read and dropped, then the answer is sent.
     const body = new PassThrough();
     req.pipe(body);
+    // With uploadId and partNumber: a part of a multipart upload (S3's presigned UploadPart).
+    const uploadId = url.searchParams.get('uploadId');
+    const part = uploadId === null ? null : { uploadId, partNumber: Number(url.searchParams.get('partNumber')) };
     const outcome =
-      key !== null && storage instanceof DirectoryStorage
-        ? await storage.writeSignedStream(key, link, body)
-        : 'forbidden';
+      key === null || !(storage instanceof DirectoryStorage)
+        ? 'forbidden'
+        : part
+          ? await storage.writeSignedPart(key, { ...link, ...part }, body)
+          : await storage.writeSignedStream(key, link, body);
     if (outcome !== 'stored') {
       req.unpipe(body);
       req.resume();
     }
     if (outcome === 'stored') {
-      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      // A part's ETag, as S3 answers UploadPart (the client may keep it; the parts route lists it too).
+      const etag =
+        part && key && storage instanceof DirectoryStorage
+          ? await storage.partEtag(key, part.uploadId, part.partNumber)
+          : null;
+      res.writeHead(200, { 'Content-Type': 'text/plain', ...(etag ? { ETag: etag } : {}) });
       res.end('Stored');
     } else if (outcome === 'forbidden')
       sendError(res, 'FORBIDDEN', 'The link is invalid or has expired, or the content type differs');
+    else if (outcome === 'no-such-upload')
+      sendError(res, 'NOT_FOUND', 'The multipart upload was completed or aborted (S3: NoSuchUpload)');
     else if (outcome === 'sealed')
       sendError(res, 'CONFLICT', 'The file of this link is already in use as evidence: it can no longer be replaced');
     else if (outcome === 'missing-md5')

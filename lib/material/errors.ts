@@ -37,6 +37,24 @@ export class UploadIncompleteError extends DomainError {
   }
 }
 
+/** Start of a multipart import before every part arrived at its size: names the parts still missing. */
+export class UploadPartsMissingError extends DomainError {
+  constructor(missing: number[], partCount: number) {
+    const shown = missing.slice(0, 20).join(', ');
+    super(
+      'UPLOAD_INCOMPLETE',
+      `${missing.length} of the ${partCount} parts have not arrived at their size: part${missing.length === 1 ? '' : 's'} ${shown}${missing.length > 20 ? ', ...' : ''}`,
+    );
+  }
+}
+
+/** Parts asked of an import that is not sent in parts (its file takes one PUT). */
+export class ImportNotMultipartError extends DomainError {
+  constructor() {
+    super('IMPORT_NOT_MULTIPART', 'This import uploads its file with one PUT, not in parts');
+  }
+}
+
 export class ImportAlreadyStartedError extends DomainError {
   constructor(status: string) {
     super('IMPORT_ALREADY_STARTED', `The import has already started (it is ${status})`);

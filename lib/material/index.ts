@@ -5,4 +5,13 @@ export { listChatProfiles, listNetworkProfiles, searchNetworkMessages } from './
 export { importCaseNotes } from './notes';
 export { createAttachmentUploads, UPLOAD_LINK_SECONDS } from './uploads';
 export { getCaseCustody } from './custody';
-export { cancelImport, createImport, getImport, listImports, retryImport, startImport } from './imports';
+export {
+  cancelImport,
+  createImport,
+  getImport,
+  listImportParts,
+  listImports,
+  retryImport,
+  signImportParts,
+  startImport,
+} from './imports';

@@ -1,4 +1,4 @@
-import { and, asc, eq, exists, inArray, lte, ne, or, type SQL } from 'drizzle-orm';
+import { and, asc, eq, exists, inArray, lte, ne, or, type SQL, sql } from 'drizzle-orm';
 import { addSeconds, now } from '../clock';
 import { db } from '../db/client';
 import { evidenceImports, evidenceObjects, storageReservations } from '../db/schema';
@@ -33,6 +33,12 @@ export async function removeLapsedUploads(): Promise<number> {
       .select({
         id: storageReservations.id,
         objectKey: storageReservations.objectKey,
+        // An import's upload in parts: its parts go too (in the cloud the lifecycle rule aborts it as well).
+        multipartUploadId: sql<string | null>`(${db()
+          .select({ id: evidenceImports.multipartUploadId })
+          .from(evidenceImports)
+          .where(eq(evidenceImports.stagingKey, storageReservations.objectKey))
+          .limit(1)})`,
         inUse: or(
           exists(db().select().from(evidenceObjects).where(eq(evidenceObjects.key, storageReservations.objectKey))),
           exists(
@@ -59,7 +65,10 @@ export async function removeLapsedUploads(): Promise<number> {
     const unused = lapsed.filter((reservation) => !reservation.inUse);
     for (let next = 0; next < unused.length; next += CONCURRENT_DELETES)
       await Promise.all(
-        unused.slice(next, next + CONCURRENT_DELETES).map((reservation) => storage.delete(reservation.objectKey)),
+        unused.slice(next, next + CONCURRENT_DELETES).map(async ({ objectKey, multipartUploadId }) => {
+          if (multipartUploadId) await storage.abortMultipartUpload(objectKey, multipartUploadId);
+          await storage.delete(objectKey);
+        }),
       );
     await db()
       .delete(storageReservations)

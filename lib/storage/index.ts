@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { type FileHandle, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -39,8 +39,9 @@ export interface ObjectStorage {
   /**
    * Stores a stream of unknown length without holding it whole (S3: a multipart upload; a
    * directory: a temporary file renamed into place), so a reader never sees half an object.
+   * `size`, when known, lets S3 cut parts large enough for S3's 10,000 (a copied 5 TiB import).
    */
-  putStream(key: string, body: Readable, contentType: string): Promise<StoredVersion>;
+  putStream(key: string, body: Readable, contentType: string, options?: { size?: number }): Promise<StoredVersion>;
   /** A time-limited URL that downloads the object without credentials. */
   downloadUrl(key: string, expiresInSeconds: number): Promise<string>;
   /**
@@ -72,7 +73,41 @@ export interface ObjectStorage {
    * make a later PUT change nothing they read.
    */
   seal(key: string): Promise<void>;
+  /**
+   * Opens a multipart upload of `key` (a file larger than one PUT can store): its upload id. The
+   * parts go through partUploadUrl, completeMultipartUpload joins them into the object.
+   */
+  createMultipartUpload(key: string, contentType: string): Promise<string>;
+  /**
+   * A time-limited URL that uploads part `partNumber` of the upload with one PUT of exactly `size`
+   * bytes and its Content-MD5, as uploadUrl does for a whole object; a link of one part writes no
+   * other part, upload or key.
+   */
+  partUploadUrl(key: string, uploadId: string, part: PartSpec, expiresInSeconds: number): Promise<string>;
+  /** The parts that arrived, by part number; null when there is no such upload (completed or aborted). */
+  listParts(key: string, uploadId: string): Promise<UploadedPart[] | null>;
+  /** Joins `parts` (all of them, in order) into the object, which then exists as a whole; the upload ends. */
+  completeMultipartUpload(key: string, uploadId: string, parts: UploadedPart[]): Promise<void>;
+  /** Ends the upload and removes its parts; nothing happens when there is none. */
+  abortMultipartUpload(key: string, uploadId: string): Promise<void>;
 }
+
+export interface PartSpec {
+  /** 1 to MAX_PARTS. */
+  partNumber: number;
+  size: number;
+}
+
+/** A part that arrived: its number, size and ETag (what completing the upload names it by). */
+export interface UploadedPart {
+  partNumber: number;
+  sizeBytes: number;
+  etag: string;
+}
+
+/** S3's limits of a multipart upload: at most 10,000 parts of at most 5 GiB each (the last may be smaller than 5 MiB). */
+export const MAX_PARTS = 10_000;
+export const MAX_PART_BYTES = 5 * 1024 ** 3;
 
 /**
  * Which bytes an object holds, opaque to callers: in S3 the object's VersionId (a versioned bucket)
@@ -208,15 +243,24 @@ export class S3Storage implements ObjectStorage {
     await (await this.s3()).send(new PutObjectCommand(this.writeParams(key, body, contentType)));
   }
 
-  async putStream(key: string, body: Readable, contentType: string): Promise<StoredVersion> {
+  async putStream(
+    key: string,
+    body: Readable,
+    contentType: string,
+    options: { size?: number } = {},
+  ): Promise<StoredVersion> {
     const { Upload } = await import('@aws-sdk/lib-storage');
+    // 8 MiB parts hold 78 GiB in 10,000 parts; a larger object gets larger parts, fewer in flight
+    // (about 32 MiB buffered, at least one part: 525 MiB for 5 TiB).
+    const partSize = Math.max(PART_SIZE, Math.ceil((options.size ?? 0) / MAX_PARTS / 1024 ** 2) * 1024 ** 2);
+    const queueSize = Math.max(1, Math.min(PARTS_IN_FLIGHT, Math.floor((PART_SIZE * PARTS_IN_FLIGHT) / partSize)));
     // One PutObject below a part's size, a multipart upload above it; a failed multipart upload
     // is aborted (and the bucket's lifecycle rule removes any parts an abort leaves behind).
     const stored = await new Upload({
       client: await this.s3(),
       params: this.writeParams(key, body, contentType),
-      partSize: PART_SIZE,
-      queueSize: PARTS_IN_FLIGHT,
+      partSize,
+      queueSize,
     }).done();
     return { version: s3Version(stored) };
   }
@@ -314,6 +358,99 @@ export class S3Storage implements ObjectStorage {
 
   /** A presigned link cannot be revoked: readers pin the version instead (see ObjectStorage.seal). */
   async seal(_key: string): Promise<void> {}
+
+  async createMultipartUpload(key: string, contentType: string): Promise<string> {
+    const { CreateMultipartUploadCommand } = await import('@aws-sdk/client-s3');
+    // Uploaded parts carry their Content-MD5 (as single uploads do): no checksum algorithm here.
+    const created = await (await this.s3()).send(
+      new CreateMultipartUploadCommand({ Bucket: this.bucketOf(key), Key: key, ContentType: contentType }),
+    );
+    if (!created.UploadId) throw new Error('S3 answered CreateMultipartUpload without an UploadId');
+    return created.UploadId;
+  }
+
+  async partUploadUrl(key: string, uploadId: string, part: PartSpec, expiresInSeconds: number): Promise<string> {
+    assertPart(part);
+    const [{ UploadPartCommand }, { getSignedUrl }] = await Promise.all([
+      import('@aws-sdk/client-s3'),
+      import('@aws-sdk/s3-request-presigner'),
+    ]);
+    // The upload id and part number are in the signed query, the length in the signed headers:
+    // the link writes exactly this part of this upload.
+    const url = await getSignedUrl(
+      await this.presigner(),
+      new UploadPartCommand({
+        Bucket: this.bucketOf(key),
+        Key: key,
+        UploadId: uploadId,
+        PartNumber: part.partNumber,
+        ContentLength: part.size,
+      }),
+      { expiresIn: expiresInSeconds, signableHeaders: new Set(['content-length']) },
+    );
+    const signed = new URL(url).searchParams.get('X-Amz-SignedHeaders')?.split(';') ?? [];
+    if (!signed.includes('content-length'))
+      throw new Error(`Presigned part upload does not sign its length (signed: ${signed.join(';')})`);
+    return url;
+  }
+
+  async listParts(key: string, uploadId: string): Promise<UploadedPart[] | null> {
+    const { ListPartsCommand } = await import('@aws-sdk/client-s3');
+    const parts: UploadedPart[] = [];
+    let marker: string | undefined;
+    try {
+      // At most 1,000 parts an answer: up to ten calls for the 10,000 parts an upload may have.
+      for (;;) {
+        const page = await (await this.s3()).send(
+          new ListPartsCommand({
+            Bucket: this.bucketOf(key),
+            Key: key,
+            UploadId: uploadId,
+            ...(marker ? { PartNumberMarker: marker } : {}),
+          }),
+        );
+        for (const part of page.Parts ?? [])
+          parts.push({ partNumber: part.PartNumber ?? 0, sizeBytes: part.Size ?? 0, etag: part.ETag ?? '' });
+        if (!page.IsTruncated || !page.NextPartNumberMarker) break;
+        marker = page.NextPartNumberMarker;
+      }
+    } catch (error) {
+      // NoSuchUpload: completed or aborted.
+      if (isMissingObject(error)) return null;
+      throw error;
+    }
+    return parts.sort((a, b) => a.partNumber - b.partNumber);
+  }
+
+  async completeMultipartUpload(key: string, uploadId: string, parts: UploadedPart[]): Promise<void> {
+    const { CompleteMultipartUploadCommand } = await import('@aws-sdk/client-s3');
+    await (await this.s3()).send(
+      new CompleteMultipartUploadCommand({
+        Bucket: this.bucketOf(key),
+        Key: key,
+        UploadId: uploadId,
+        MultipartUpload: { Parts: parts.map((part) => ({ PartNumber: part.partNumber, ETag: part.etag })) },
+      }),
+    );
+  }
+
+  async abortMultipartUpload(key: string, uploadId: string): Promise<void> {
+    const { AbortMultipartUploadCommand } = await import('@aws-sdk/client-s3');
+    try {
+      await (await this.s3()).send(
+        new AbortMultipartUploadCommand({ Bucket: this.bucketOf(key), Key: key, UploadId: uploadId }),
+      );
+    } catch (error) {
+      if (!isMissingObject(error)) throw error;
+    }
+  }
+}
+
+function assertPart(part: PartSpec): void {
+  if (!Number.isSafeInteger(part.partNumber) || part.partNumber < 1 || part.partNumber > MAX_PARTS)
+    throw new Error(`A part number is 1 to ${MAX_PARTS}, not ${part.partNumber}`);
+  if (!Number.isSafeInteger(part.size) || part.size < 1 || part.size > MAX_PART_BYTES)
+    throw new Error(`A part takes 1 to ${MAX_PART_BYTES} bytes, not ${part.size}`);
 }
 
 /** An S3 object's version token: its VersionId in a versioned bucket, else its ETag. */
@@ -405,7 +542,14 @@ export class DirectoryStorage implements ObjectStorage {
     stages: [Readable, ...Transform[]],
     beforeCommit?: () => void | Promise<void>,
   ): Promise<void> {
-    const path = this.pathOf(key);
+    await this.streamIntoPath(this.pathOf(key), stages, beforeCommit);
+  }
+
+  private async streamIntoPath(
+    path: string,
+    stages: [Readable, ...Transform[]],
+    beforeCommit?: () => void | Promise<void>,
+  ): Promise<void> {
     await mkdir(dirname(path), { recursive: true });
     // Beside the object (same file system, so the rename is atomic), under a name no reader asks for.
     const partial = join(dirname(path), `.${basename(path)}.${randomUUID()}.partial`);
@@ -451,7 +595,7 @@ export class DirectoryStorage implements ObjectStorage {
     key: string,
     link: { expires: number; size: number; signature: string; contentType: string; contentMd5?: string },
     body: Readable,
-  ): Promise<'stored' | 'forbidden' | 'missing-md5' | 'too-large' | 'incomplete' | 'bad-digest' | 'sealed'> {
+  ): Promise<SignedWriteOutcome> {
     if (
       !isSafeObjectKey(key) ||
       !Number.isSafeInteger(link.size) ||
@@ -459,6 +603,62 @@ export class DirectoryStorage implements ObjectStorage {
     )
       return 'forbidden';
     if (await this.isSealed(key)) return 'sealed';
+    return this.receiveExact(this.pathOf(key), link, body, async () => {
+      // Sealed while the body was on its way: the upload came too late.
+      if (await this.isSealed(key)) return 'sealed';
+    });
+  }
+
+  /**
+   * Stores the body of a signed, unexpired part link (the local server's /_local/uploads/{key} with
+   * `uploadId` and `partNumber`): as strict as writeSignedStream (Content-MD5 required and checked,
+   * exactly the signed size), and 'no-such-upload' once the upload was completed or aborted (S3's
+   * NoSuchUpload), 'sealed' once its import started.
+   */
+  async writeSignedPart(
+    key: string,
+    link: {
+      uploadId: string;
+      partNumber: number;
+      expires: number;
+      size: number;
+      signature: string;
+      contentMd5?: string;
+    },
+    body: Readable,
+  ): Promise<SignedWriteOutcome | 'no-such-upload'> {
+    if (
+      !isSafeObjectKey(key) ||
+      !isLocalUploadId(link.uploadId) ||
+      !Number.isSafeInteger(link.partNumber) ||
+      link.partNumber < 1 ||
+      link.partNumber > MAX_PARTS ||
+      !Number.isSafeInteger(link.size) ||
+      !this.isValidLink(partMessage(key, link.uploadId, link), link.expires, link.signature)
+    )
+      return 'forbidden';
+    if (await this.isSealed(key)) return 'sealed';
+    const parts = this.partsDirOf(key, link.uploadId);
+    if (!(await isDirectory(parts))) return 'no-such-upload';
+    const partPath = join(parts, partFileName(link.partNumber));
+    return this.receiveExact(partPath, link, body, async (md5) => {
+      if (await this.isSealed(key)) return 'sealed';
+      if (!(await isDirectory(parts))) return 'no-such-upload';
+      // The ETag S3 gives a part is its MD5; kept beside it, so listing never reads the parts.
+      await writeFile(`${partPath}.etag`, `"${md5}"`);
+    });
+  }
+
+  /**
+   * Streams a body of exactly `link.size` bytes matching its Content-MD5 into `path` through a
+   * temporary file; `lastCheck` (given the body's MD5 in hex) may still refuse it with an outcome.
+   */
+  private async receiveExact<Refusal extends string>(
+    path: string,
+    link: { size: number; contentMd5?: string },
+    body: Readable,
+    lastCheck: (md5: string) => Promise<Refusal | undefined>,
+  ): Promise<SignedWriteOutcome | Refusal> {
     if (link.contentMd5 === undefined) return 'missing-md5';
     const expectedMd5 = md5Digest(link.contentMd5);
     if (expectedMd5 === null) return 'bad-digest';
@@ -467,7 +667,8 @@ export class DirectoryStorage implements ObjectStorage {
     const tooLarge = new Error('The body is larger than the link allows');
     const incomplete = new Error('The body is shorter than the link allows');
     const badDigest = new Error('The body does not match its Content-MD5');
-    const sealed = new Error('The upload link was sealed');
+    let refusal: Refusal | undefined;
+    const refused = new Error('Refused as it was committed');
     const counted = new Transform({
       transform(chunk: Buffer, _encoding, done) {
         received += chunk.length;
@@ -476,15 +677,16 @@ export class DirectoryStorage implements ObjectStorage {
       },
     });
     try {
-      await this.streamInto(key, [body, counted], async () => {
+      await this.streamIntoPath(path, [body, counted], async () => {
         if (received < link.size) throw incomplete;
-        if (!md5.digest().equals(expectedMd5)) throw badDigest;
-        // Sealed while the body was on its way: the upload came too late.
-        if (await this.isSealed(key)) throw sealed;
+        const digest = md5.digest();
+        if (!digest.equals(expectedMd5)) throw badDigest;
+        refusal = await lastCheck(digest.toString('hex'));
+        if (refusal) throw refused;
       });
       return 'stored';
     } catch (error) {
-      if (error === sealed) return 'sealed';
+      if (error === refused && refusal) return refusal;
       if (error === tooLarge) return 'too-large';
       if (error === incomplete) return 'incomplete';
       if (error === badDigest) return 'bad-digest';
@@ -549,6 +751,74 @@ export class DirectoryStorage implements ObjectStorage {
     await rm(this.pathOf(key), { force: true });
   }
 
+  /** Where the parts of an upload wait: a directory beside the object, under a name no reader asks for. */
+  private partsDirOf(key: string, uploadId: string): string {
+    if (!isLocalUploadId(uploadId)) throw new Error('Invalid upload id');
+    const path = this.pathOf(key);
+    return join(dirname(path), `.${basename(path)}.${uploadId}.parts`);
+  }
+
+  async createMultipartUpload(key: string): Promise<string> {
+    const uploadId = randomUUID();
+    await mkdir(this.partsDirOf(key, uploadId), { recursive: true });
+    return uploadId;
+  }
+
+  async partUploadUrl(key: string, uploadId: string, part: PartSpec, expiresInSeconds: number): Promise<string> {
+    assertSafeObjectKey(key);
+    assertPart(part);
+    if (!isLocalUploadId(uploadId)) throw new Error('Invalid upload id');
+    const expires = Math.floor(addSeconds(now(), expiresInSeconds).getTime() / 1000);
+    const url = selfLink(`/_local/uploads/${key.split('/').map(encodeURIComponent).join('/')}`);
+    url.searchParams.set('uploadId', uploadId);
+    url.searchParams.set('partNumber', String(part.partNumber));
+    url.searchParams.set('expires', String(expires));
+    url.searchParams.set('size', String(part.size));
+    url.searchParams.set('signature', this.sign(partMessage(key, uploadId, part), expires));
+    return url.toString();
+  }
+
+  async listParts(key: string, uploadId: string): Promise<UploadedPart[] | null> {
+    if (!isSafeObjectKey(key) || !isLocalUploadId(uploadId)) return null;
+    const dir = this.partsDirOf(key, uploadId);
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch {
+      return null;
+    }
+    const parts: UploadedPart[] = [];
+    for (const name of names.filter((entry) => /^\d{5}$/.test(entry)).sort()) {
+      const [found, etag] = await Promise.all([
+        stat(join(dir, name)).catch(() => null),
+        readFile(join(dir, `${name}.etag`), 'utf8').catch(() => null),
+      ]);
+      if (found?.isFile() && etag !== null) parts.push({ partNumber: Number(name), sizeBytes: found.size, etag });
+    }
+    return parts;
+  }
+
+  /** Concatenates the parts into the object, streaming (one part's read buffer at a time), then removes them. */
+  async completeMultipartUpload(key: string, uploadId: string, parts: UploadedPart[]): Promise<void> {
+    const dir = this.partsDirOf(key, uploadId);
+    async function* joined() {
+      for (const part of parts) yield* createReadStream(join(dir, partFileName(part.partNumber)));
+    }
+    await this.streamInto(key, [Readable.from(joined(), { objectMode: false })]);
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  /** The ETag of a part that arrived (what S3's UploadPart answers); null when there is none. */
+  async partEtag(key: string, uploadId: string, partNumber: number): Promise<string | null> {
+    if (!isSafeObjectKey(key) || !isLocalUploadId(uploadId) || !Number.isSafeInteger(partNumber)) return null;
+    const path = join(this.partsDirOf(key, uploadId), `${partFileName(partNumber)}.etag`);
+    return readFile(path, 'utf8').catch(() => null);
+  }
+
+  async abortMultipartUpload(key: string, uploadId: string): Promise<void> {
+    await rm(this.partsDirOf(key, uploadId), { recursive: true, force: true });
+  }
+
   /** The bytes of a signed, unexpired link; null otherwise. Whole in memory: tests only; downloads use openSigned. */
   async readSigned(key: string, expires: number, signature: string): Promise<Buffer | null> {
     if (!isSafeObjectKey(key) || !this.isValidLink(key, expires, signature)) return null;
@@ -606,6 +876,33 @@ export class DirectoryStorage implements ObjectStorage {
     return createHmac('sha256', this.secret).update(`${key}\n${expires}`).digest('base64url');
   }
 }
+
+/** What a signed upload to the directory store comes to: 'stored', or why not. */
+export type SignedWriteOutcome =
+  | 'stored'
+  | 'forbidden'
+  | 'missing-md5'
+  | 'too-large'
+  | 'incomplete'
+  | 'bad-digest'
+  | 'sealed';
+
+/** The directory store's upload ids are UUIDs (they name a directory: nothing else gets near a path). */
+const isLocalUploadId = (uploadId: string) =>
+  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(uploadId);
+
+/** What a part link signs: the key, the upload, the part number and its exact size. */
+const partMessage = (key: string, uploadId: string, part: { partNumber: number; size: number }) =>
+  `PART\n${key}\n${uploadId}\n${part.partNumber}\n${part.size}`;
+
+/** A part's file in its upload's directory: the number padded, so names sort as numbers. */
+const partFileName = (partNumber: number) => String(partNumber).padStart(5, '0');
+
+const isDirectory = (path: string) =>
+  stat(path).then(
+    (found) => found.isDirectory(),
+    () => false,
+  );
 
 /** A file's version: an upload writes a new file and renames it into place, so a new inode. */
 function fileVersion(found: { ino: bigint; size: bigint; mtimeNs: bigint }): string {

@@ -4,8 +4,14 @@ import { DateTime, Id, IdText } from '../common/fields';
 import { PageEntity, PagingQuery } from '../common/paging';
 import { UploadHeaders } from './material';
 
-/** Largest upload: one presigned PUT stores at most 5 GiB in S3. */
-export const MAX_IMPORT_BYTES = 5 * 1024 ** 3;
+/** Largest file sent with one PUT: one presigned PUT stores at most 5 GiB in S3; larger files go in parts. */
+export const MAX_SINGLE_UPLOAD_BYTES = 5 * 1024 ** 3;
+
+/** Largest import: S3's largest object, 5 TiB, uploaded in parts (multipart). */
+export const MAX_IMPORT_BYTES = 5 * 1024 ** 4;
+
+/** Part links one call of the parts route signs. */
+export const MAX_PARTS_PER_CALL = 100;
 
 export const IMPORT_STATUSES = ['awaiting_upload', 'queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 
@@ -23,16 +29,23 @@ const ImportFile = {
 };
 
 /**
+ * How the file is sent: one PUT (up to 5 GiB, the default there) or in parts (multipart: always
+ * above 5 GiB, and for any size when asked, so a client can resume a dropped upload).
+ */
+const UploadChoice = { upload: z.optional(z.enum(['single', 'multipart'])) };
+
+/**
  * An mbox or .eml import needs only its file; a messages.csv or ticket export also names the
  * profile its items go to (a union on `kind`, so the API description says so too).
  */
 export const CreateImportDto = z
   .discriminatedUnion('kind', [
-    z.object({ kind: z.literal('email'), ...ImportFile }),
+    z.object({ kind: z.literal('email'), ...ImportFile, ...UploadChoice }),
     z.object({
       kind: z.enum(['professional-network', 'chat-platform']),
       ...ImportFile,
       profile: z.string().check(z.trim(), z.minLength(1), z.maxLength(200)),
+      ...UploadChoice,
     }),
   ])
   .register(z.globalRegistry, { id: 'CreateImportDto' });
@@ -75,14 +88,65 @@ export const ImportEntity = z
 
 export const ImportPageEntity = PageEntity(ImportEntity).register(z.globalRegistry, { id: 'ImportPageEntity' });
 
+/** A file sent in parts: where to ask for part links, and how the file is cut. */
+const MultipartUpload = z.object({
+  method: z.literal('MULTIPART'),
+  /** Bytes of every part but the last, which is the remainder. */
+  partSize: z.number(),
+  partCount: z.number(),
+  /** POST here `{ partNumbers }` for signed PUT links of parts; GET it for the parts that arrived. */
+  partsUrl: z.string(),
+  /** Until when parts may be uploaded (the reservation of the declared size lasts as long). */
+  expiresAt: DateTime,
+});
+
 export const CreateImportResponseEntity = z
   .object({
     import: ImportEntity,
-    upload: z.object({
-      method: z.literal('PUT'),
-      url: z.string(),
-      headers: UploadHeaders,
-      expiresAt: DateTime,
-    }),
+    upload: z.union([
+      z.object({
+        method: z.literal('PUT'),
+        url: z.string(),
+        headers: UploadHeaders,
+        expiresAt: DateTime,
+      }),
+      MultipartUpload,
+    ]),
   })
   .register(z.globalRegistry, { id: 'CreateImportResponseEntity' });
+
+export const SignImportPartsDto = z
+  .object({
+    /** Part numbers (1 to the import's partCount), at most 100 a call, each once. */
+    partNumbers: z.array(z.int().check(z.minimum(1), z.maximum(10_000))).check(
+      z.minLength(1),
+      z.maxLength(MAX_PARTS_PER_CALL),
+      z.refine((numbers) => new Set(numbers).size === numbers.length, 'Each part number at most once'),
+    ),
+  })
+  .register(z.globalRegistry, { id: 'SignImportPartsDto' });
+
+export const ImportPartLinksEntity = z
+  .object({
+    parts: z.array(
+      z.object({
+        partNumber: z.number(),
+        /** The part's exact size: the PUT sends these bytes and their Content-MD5. */
+        sizeBytes: z.number(),
+        method: z.literal('PUT'),
+        url: z.string(),
+        headers: UploadHeaders,
+      }),
+    ),
+    expiresAt: DateTime,
+  })
+  .register(z.globalRegistry, { id: 'ImportPartLinksEntity' });
+
+export const ImportPartsEntity = z
+  .object({
+    partSize: z.number(),
+    partCount: z.number(),
+    /** The parts that arrived, by number: a client whose upload dropped sends the others. */
+    parts: z.array(z.object({ partNumber: z.number(), sizeBytes: z.number(), etag: z.string() })),
+  })
+  .register(z.globalRegistry, { id: 'ImportPartsEntity' });

@@ -16,6 +16,9 @@ const ROUTES = [
   'createImport',
   'startImport',
   'retryImport',
+  'cancelImport',
+  'signImportParts',
+  'listImportParts',
   'createAttachmentUploads',
   'importCaseNotes',
   'getCaseCustody',
@@ -157,8 +160,20 @@ describe('object permissions per function', () => {
     // Upload links: presigned PUTs under staging/, nothing in the evidence bucket.
     createImport: { 's3:PutObject': [workObjects('staging/')] },
     createAttachmentUploads: { 's3:PutObject': [workObjects('staging/')] },
-    // The upload's size (HeadObject).
-    startImport: { 's3:GetObject': [workObjects('staging/')] },
+    // Parts of a multipart upload: presigned UploadParts (PutObject), listed.
+    signImportParts: { 's3:PutObject': [workObjects('staging/')] },
+    listImportParts: { 's3:ListMultipartUploadParts': [workObjects('staging/')] },
+    // The upload's size (HeadObject); one in parts listed and completed (PutObject).
+    startImport: {
+      's3:GetObject': [workObjects('staging/')],
+      's3:PutObject': [workObjects('staging/')],
+      's3:ListMultipartUploadParts': [workObjects('staging/')],
+    },
+    // Removes the staged upload; aborts one in parts.
+    cancelImport: {
+      's3:DeleteObject': [workObjects('staging/')],
+      's3:AbortMultipartUpload': [workObjects('staging/')],
+    },
     retryImport: {},
     // Copies attachments out of staging into the case's evidence, then removes them from staging.
     importCaseNotes: {
@@ -183,7 +198,10 @@ describe('object permissions per function', () => {
       's3:PutObject': [workObjects('generated/')],
     },
     // Removes unstarted uploads and expired documents.
-    maintenance: { 's3:DeleteObject': [workObjects('generated/'), workObjects('staging/')] },
+    maintenance: {
+      's3:DeleteObject': [workObjects('generated/'), workObjects('staging/')],
+      's3:AbortMultipartUpload': [workObjects('staging/')],
+    },
   };
 
   it.each(Object.keys(EXPECTED))('%s gets its prefixes on the right bucket, nothing else', (name) => {

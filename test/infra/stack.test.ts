@@ -317,14 +317,27 @@ describe('the synthesized stack', () => {
     // Its upload links are presigned PUTs: the signing role may put objects there, nothing else.
     expect(s3Of('createAttachmentUploads')).toEqual({ 's3:PutObject': workObjects('staging/') });
 
-    // Imports: the upload link is a presigned PUT, start checks the upload, retry touches no object.
+    // Imports: the upload link is a presigned PUT (or a multipart upload, its parts presigned
+    // UploadParts), start checks the upload (listing and completing one in parts), cancel aborts
+    // one in parts, retry touches no object.
     expect(s3Of('createImport')).toEqual({ 's3:PutObject': workObjects('staging/') });
-    expect(s3Of('startImport')).toEqual({ 's3:GetObject': workObjects('staging/') });
+    expect(s3Of('startImport')).toEqual({
+      's3:GetObject': workObjects('staging/'),
+      's3:PutObject': workObjects('staging/'),
+      's3:ListMultipartUploadParts': workObjects('staging/'),
+    });
+    expect(s3Of('signImportParts')).toEqual({ 's3:PutObject': workObjects('staging/') });
+    expect(s3Of('listImportParts')).toEqual({ 's3:ListMultipartUploadParts': workObjects('staging/') });
+    expect(s3Of('cancelImport')).toEqual({
+      's3:DeleteObject': workObjects('staging/'),
+      's3:AbortMultipartUpload': workObjects('staging/'),
+    });
     for (const operationId of ['retryImport', 'listImports', 'getImport']) expect(s3Of(operationId)).toEqual({});
     // Maintenance removes unstarted uploads and expired generated documents, nothing else.
     const maintenance = resourcesOfFunction(dev.functions.find((f) => f.name === 'maintenance')!);
     expect(s3GrantsOf(maintenance.role)).toEqual({
       's3:DeleteObject': [...workObjects('generated/'), ...workObjects('staging/')],
+      's3:AbortMultipartUpload': workObjects('staging/'),
     });
 
     // Every function: SES iff its bundle holds the SES transport, Stripe iff it holds the processor.

@@ -1446,6 +1446,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/cases/{caseId}/imports/{importId}/parts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The parts of a multipart import upload that arrived, so an interrupted upload resumes
+         * @description Bearer token. An automation token needs the `material:import` scope.
+         *
+         *     Needs any role (owner, admin, full_access, employee, billing, member, user, client) in the organization of the `organization` header; 403 otherwise.
+         *
+         *     Needs owner, admin access to the case; 403 otherwise. A case of another organization than the header is 403.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        get: operations["listImportParts"];
+        put?: never;
+        /**
+         * Signed PUT links for parts of an import uploaded in parts (multipart), at most 100 a call (409 once started or for a single-PUT import)
+         * @description Bearer token. An automation token needs the `material:import` scope.
+         *
+         *     Needs any role (owner, admin, full_access, employee, billing, member, user, client) in the organization of the `organization` header; 403 otherwise.
+         *
+         *     Needs owner, admin access to the case; 403 otherwise. A case of another organization than the header is 403.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        post: operations["signImportParts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/cases/{caseId}/imports/{importId}": {
         parameters: {
             query?: never;
@@ -1904,6 +1940,8 @@ export interface components {
             fileName: string;
             contentType: string;
             sizeBytes: number;
+            /** @enum {string} */
+            upload?: "single" | "multipart";
         } | {
             /** @enum {string} */
             kind: "professional-network" | "chat-platform";
@@ -1913,6 +1951,8 @@ export interface components {
             sizeBytes: number;
             /** @description Trimmed: leading and trailing white space is removed. */
             profile: string;
+            /** @enum {string} */
+            upload?: "single" | "multipart";
         };
         CreateImportResponseEntity: {
             import: components["schemas"]["ImportEntity"];
@@ -1924,6 +1964,14 @@ export interface components {
                 headers: {
                     [key: string]: string;
                 };
+                /** Format: date-time */
+                expiresAt: string;
+            } | {
+                /** @constant */
+                method: "MULTIPART";
+                partSize: number;
+                partCount: number;
+                partsUrl: string;
                 /** Format: date-time */
                 expiresAt: string;
             };
@@ -2202,6 +2250,30 @@ export interface components {
             nextPage: number | null;
             previousPage: number | null;
             data: components["schemas"]["ImportEntity"][] | null;
+        };
+        ImportPartLinksEntity: {
+            parts: {
+                partNumber: number;
+                sizeBytes: number;
+                /** @constant */
+                method: "PUT";
+                url: string;
+                /** @description Headers the PUT must carry exactly (the link is signed over them). Also send Content-MD5, the base64 MD5 of the body: the bucket is under S3 Object Lock and refuses an upload without it; a body that does not match it is refused with 400. */
+                headers: {
+                    [key: string]: string;
+                };
+            }[];
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        ImportPartsEntity: {
+            partSize: number;
+            partCount: number;
+            parts: {
+                partNumber: number;
+                sizeBytes: number;
+                etag: string;
+            }[];
         };
         InvitationEntity: {
             /** Format: uuid */
@@ -2590,6 +2662,9 @@ export interface components {
             ip: string | null;
             current: boolean;
         };
+        SignImportPartsDto: {
+            partNumbers: number[];
+        };
         StorageStatsEntity: {
             totalStorage: number;
             cases: {
@@ -2750,7 +2825,7 @@ export interface components {
             timestamp: string;
             error: {
                 /** @enum {string} */
-                code: "BAD_REQUEST" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "TERMS_NOT_ACCEPTED" | "ORGANIZATION_NAME_TAKEN" | "USER_NOT_CREATED" | "UNSUPPORTED_SCOPE" | "TOKEN_EXPIRED" | "TOKEN_REVOKED" | "USER_GONE" | "WRONG_PASSWORD" | "EMAIL_ALREADY_VERIFIED" | "INVITATION_NOT_PENDING" | "INVITEE_DETAILS_REQUIRED" | "NO_ACTIVE_PLAN_RECORD" | "LAST_OWNER" | "EMAIL_TAKEN" | "NOTHING_TO_CHANGE" | "INVALID_SIGNATURE" | "REPORT_TOO_LARGE" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "ACCOUNT_INACTIVE" | "INVITE_ROLE_NOT_ALLOWED" | "FORBIDDEN" | "FEATURE_DISABLED" | "INSUFFICIENT_SCOPE" | "NOT_A_MEMBER" | "INSUFFICIENT_ROLE" | "NO_ACTIVE_PLAN" | "SEAT_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED" | "STORAGE_LIMIT_REACHED" | "DELINQUENT" | "MEMBER_OF_OTHER_ORGANIZATIONS" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "UPLOAD_INCOMPLETE" | "IMPORT_ALREADY_STARTED" | "IMPORT_NOT_FAILED" | "IMPORT_NOT_RETRYABLE" | "IMPORT_NOT_CANCELLABLE" | "PLAN_BELOW_USAGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL" | "SERVICE_UNAVAILABLE";
+                code: "BAD_REQUEST" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "TERMS_NOT_ACCEPTED" | "ORGANIZATION_NAME_TAKEN" | "USER_NOT_CREATED" | "UNSUPPORTED_SCOPE" | "TOKEN_EXPIRED" | "TOKEN_REVOKED" | "USER_GONE" | "WRONG_PASSWORD" | "EMAIL_ALREADY_VERIFIED" | "INVITATION_NOT_PENDING" | "INVITEE_DETAILS_REQUIRED" | "NO_ACTIVE_PLAN_RECORD" | "LAST_OWNER" | "EMAIL_TAKEN" | "NOTHING_TO_CHANGE" | "INVALID_SIGNATURE" | "REPORT_TOO_LARGE" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "ACCOUNT_INACTIVE" | "INVITE_ROLE_NOT_ALLOWED" | "FORBIDDEN" | "FEATURE_DISABLED" | "INSUFFICIENT_SCOPE" | "NOT_A_MEMBER" | "INSUFFICIENT_ROLE" | "NO_ACTIVE_PLAN" | "SEAT_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED" | "STORAGE_LIMIT_REACHED" | "DELINQUENT" | "MEMBER_OF_OTHER_ORGANIZATIONS" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "UPLOAD_INCOMPLETE" | "IMPORT_ALREADY_STARTED" | "IMPORT_NOT_FAILED" | "IMPORT_NOT_RETRYABLE" | "IMPORT_NOT_CANCELLABLE" | "IMPORT_NOT_MULTIPART" | "PLAN_BELOW_USAGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL" | "SERVICE_UNAVAILABLE";
                 message: string;
                 details?: components["schemas"]["ErrorDetail"][];
             };
@@ -2831,7 +2906,7 @@ export interface components {
                 };
             };
         };
-        /** @description Conflicts with the current state. Codes: `CONFLICT`, `UPLOAD_INCOMPLETE`, `IMPORT_ALREADY_STARTED`, `IMPORT_NOT_FAILED`, `IMPORT_NOT_RETRYABLE`, `IMPORT_NOT_CANCELLABLE`, `PLAN_BELOW_USAGE`, `IDEMPOTENCY_KEY_REUSED`, `IDEMPOTENCY_KEY_IN_USE`. */
+        /** @description Conflicts with the current state. Codes: `CONFLICT`, `UPLOAD_INCOMPLETE`, `IMPORT_ALREADY_STARTED`, `IMPORT_NOT_FAILED`, `IMPORT_NOT_RETRYABLE`, `IMPORT_NOT_CANCELLABLE`, `IMPORT_NOT_MULTIPART`, `PLAN_BELOW_USAGE`, `IDEMPOTENCY_KEY_REUSED`, `IDEMPOTENCY_KEY_IN_USE`. */
         Conflict: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2844,7 +2919,7 @@ export interface components {
                     statusCode?: 409;
                     error?: {
                         /** @enum {unknown} */
-                        code?: "CONFLICT" | "UPLOAD_INCOMPLETE" | "IMPORT_ALREADY_STARTED" | "IMPORT_NOT_FAILED" | "IMPORT_NOT_RETRYABLE" | "IMPORT_NOT_CANCELLABLE" | "PLAN_BELOW_USAGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE";
+                        code?: "CONFLICT" | "UPLOAD_INCOMPLETE" | "IMPORT_ALREADY_STARTED" | "IMPORT_NOT_FAILED" | "IMPORT_NOT_RETRYABLE" | "IMPORT_NOT_CANCELLABLE" | "IMPORT_NOT_MULTIPART" | "PLAN_BELOW_USAGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE";
                     };
                 };
             };
@@ -5694,6 +5769,93 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["ImportEntity"];
+                        /** @constant */
+                        statusCode: 200;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listImportParts: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Id of the selected (active) organization. */
+                organization: string;
+            };
+            path: {
+                caseId: string;
+                importId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The parts of a multipart import upload that arrived, so an interrupted upload resumes */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ImportPartsEntity"];
+                        /** @constant */
+                        statusCode: 200;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    signImportParts: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Id of the selected (active) organization. */
+                organization: string;
+                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                caseId: string;
+                importId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignImportPartsDto"];
+            };
+        };
+        responses: {
+            /** @description Signed PUT links for parts of an import uploaded in parts (multipart), at most 100 a call (409 once started or for a single-PUT import) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ImportPartLinksEntity"];
                         /** @constant */
                         statusCode: 200;
                         /** Format: date-time */

@@ -385,6 +385,11 @@ export const evidenceImports = pgTable(
      * admin command stored as evidence itself. The worker copies it into objectKey once, hashing.
      */
     stagingKey: text('staging_key'),
+    /**
+     * The multipart upload of a file sent in parts (S3's UploadId; locally the parts directory's id);
+     * null for a file sent in one PUT. /start completes it, cancel aborts it.
+     */
+    multipartUploadId: text('multipart_upload_id'),
     /** The upload's version when the import started: the worker copies only those bytes (UPLOAD_CHANGED otherwise). */
     stagedVersion: text('staged_version'),
     /** The evidence object's version the worker wrote: every later read pins it. */

@@ -1,2 +1,3 @@
 export { cancelImport, createImport, getImport, importEntity, listImports, retryImport, startImport } from './jobs';
+export { listImportParts, signImportParts } from './multipart';
 export { drainLocalImports, enqueueImport, requeueStalledImports } from './queue';

@@ -1,6 +1,6 @@
 import { and, count, desc, eq, sql } from 'drizzle-orm';
 import type * as z from 'zod/mini';
-import type { CreateImportDto, ImportEntity } from '../../../schemas/material/imports';
+import type { CreateImportDto, CreateImportResponseEntity, ImportEntity } from '../../../schemas/material/imports';
 import { recordAudit } from '../../audit';
 import type { Actor } from '../../auth/actor';
 import type { CaseContext } from '../../cases/context';
@@ -8,23 +8,25 @@ import { addSeconds, now } from '../../clock';
 import { db } from '../../db/client';
 import { cases, evidenceImports, storageReservations } from '../../db/schema';
 import { transaction } from '../../db/transaction';
-import { idEquals, newId } from '../../ids';
+import { newId } from '../../ids';
 import type { OrganizationContext } from '../../organizations/context';
 import { assertStorageFits, lockAllowances, releasingReservations } from '../../organizations/allowances';
 import { type PagingInput, pageWindow, toPage } from '../../paging';
 import { casePrefix, objectStorage, stagingKeyOf } from '../../storage';
+import { MAX_SINGLE_UPLOAD_BYTES } from '../../../schemas/material/imports';
 import {
   ImportAlreadyStartedError,
   ImportNotCancellableError,
   ImportNotFailedError,
-  ImportNotFoundError,
   ImportNotRetryableError,
   UploadIncompleteError,
 } from '../errors';
 import { keySafe, reserveUploadStorage, UPLOAD_LINK_SECONDS } from '../uploads';
+import { findImport, type ImportRow } from './find';
+import { completeImportUpload, MULTIPART_UPLOAD_SECONDS, partPlan, partsUrlOf } from './multipart';
 import { enqueueImport, enqueueNextImport } from './queue';
 
-export type ImportRow = typeof evidenceImports.$inferSelect;
+export type { ImportRow };
 
 /**
  * Runs of one import that may end without finishing (its worker lost: out of memory, killed, timed
@@ -83,21 +85,26 @@ export function importEntity(row: ImportRow): ImportAnswer {
  * the worker later copies what was uploaded into the evidence key (`cases/<caseId>/imports/...`),
  * which no link covers. The declared size is reserved in the plan's storage until the link expires
  * or the import starts (403 STORAGE_LIMIT_REACHED when it does not fit), as upload links for note
- * attachments are.
+ * attachments are. A file over 5 GiB (or any, when the client asks `upload: 'multipart'`) is sent
+ * in parts instead: a multipart upload of the staging key is opened and the answer gives the part
+ * size and count and the route that signs part links on demand (multipart.ts).
  */
 export async function createImport(
   ctx: CaseRequest & { actor: Actor },
   input: z.output<typeof CreateImportDto>,
-): Promise<{
-  import: ImportAnswer;
-  upload: { method: 'PUT'; url: string; headers: Record<string, string>; expiresAt: string };
-}> {
+): Promise<z.output<typeof CreateImportResponseEntity>> {
   const { organization } = ctx;
   const caseId = ctx.caseContext.case.id;
   const id = newId();
   const objectKey = `${casePrefix(caseId)}imports/${id}-${keySafe(input.fileName)}`;
   const stagingKey = stagingKeyOf(objectKey);
-  const expiresAt = addSeconds(now(), UPLOAD_LINK_SECONDS);
+  const multipart = input.sizeBytes > MAX_SINGLE_UPLOAD_BYTES || input.upload === 'multipart';
+  const expiresAt = addSeconds(now(), multipart ? MULTIPART_UPLOAD_SECONDS : UPLOAD_LINK_SECONDS);
+  // Opened before the row, so an import never names an upload that does not exist; one whose row
+  // then fails to commit is left to the staging prefix's clean-up (lifecycle rule, maintenance).
+  const multipartUploadId = multipart
+    ? await objectStorage().createMultipartUpload(stagingKey, input.contentType)
+    : null;
   const row = await transaction(async (tx) => {
     await reserveUploadStorage(tx, organization.id, caseId, [{ key: stagingKey, size: input.sizeBytes }], expiresAt);
     const [created] = await tx
@@ -114,6 +121,7 @@ export async function createImport(
         profile: input.kind === 'email' ? null : input.profile,
         objectKey,
         stagingKey,
+        multipartUploadId,
         createdById: ctx.actor.user.id,
       })
       .returning();
@@ -122,10 +130,26 @@ export async function createImport(
       organizationId: organization.id,
       caseId,
       target: { type: 'import', id },
-      metadata: { kind: input.kind, fileName: input.fileName, sizeBytes: input.sizeBytes, key: objectKey },
+      metadata: {
+        kind: input.kind,
+        fileName: input.fileName,
+        sizeBytes: input.sizeBytes,
+        key: objectKey,
+        upload: multipart ? 'multipart' : 'single',
+      },
     });
     return created!;
   });
+  if (multipart)
+    return {
+      import: importEntity(row),
+      upload: {
+        method: 'MULTIPART',
+        ...partPlan(input.sizeBytes),
+        partsUrl: partsUrlOf(caseId, id),
+        expiresAt: expiresAt.toISOString(),
+      },
+    };
   const url = await objectStorage().uploadUrl(
     stagingKey,
     { contentType: input.contentType, size: input.sizeBytes },
@@ -143,16 +167,6 @@ export async function createImport(
   };
 }
 
-/** The case's import by id (any letter case of it); 404 when the case has none such. */
-async function findImport(caseId: string, importId: string): Promise<ImportRow> {
-  const [row] = await db()
-    .select()
-    .from(evidenceImports)
-    .where(and(eq(evidenceImports.caseId, caseId), idEquals(evidenceImports.id, importId)));
-  if (!row) throw new ImportNotFoundError();
-  return row;
-}
-
 /** Where the import's upload link stores its file (imports created before staging: the evidence key itself). */
 const uploadKeyOf = (row: ImportRow) => row.stagingKey ?? row.objectKey;
 
@@ -164,7 +178,8 @@ const uploadKeyOf = (row: ImportRow) => row.stagingKey ?? row.objectKey;
  * file no longer fits). The version of the upload is recorded: the worker copies only those bytes
  * into evidence (UPLOAD_CHANGED if the link stored anything since), and the link is sealed (the
  * local store refuses later PUTs; S3's link can only change what no one reads). Starting twice is
- * 409 IMPORT_ALREADY_STARTED, concurrent starts included. The worker is told after the commit; if
+ * 409 IMPORT_ALREADY_STARTED, concurrent starts included. A file sent in parts is first completed
+ * from them (every part at its size, else 409 UPLOAD_INCOMPLETE naming the missing ones). The worker is told after the commit; if
  * that fails the import stays queued for maintenance.
  */
 export async function startImport(ctx: CaseRequest, importId: string): Promise<ImportAnswer> {
@@ -173,6 +188,8 @@ export async function startImport(ctx: CaseRequest, importId: string): Promise<I
   if (found.status !== 'awaiting_upload') throw new ImportAlreadyStartedError(found.status);
   const uploadKey = uploadKeyOf(found);
   const storage = objectStorage();
+  // A file sent in parts becomes one object here (409 UPLOAD_INCOMPLETE naming missing parts).
+  if (found.multipartUploadId) await completeImportUpload({ ...found, multipartUploadId: found.multipartUploadId });
   const stored = await storage.stat(uploadKey);
   if (stored?.size !== found.sizeBytes) throw new UploadIncompleteError(found.sizeBytes, stored?.size ?? null);
   const row = await transaction(async (tx, afterCommit) => {
@@ -303,6 +320,11 @@ export async function cancelImport(ctx: CaseRequest, importId: string): Promise<
       },
     });
     afterCommit(() => storage.seal(uploadKey));
+    // Parts still waiting are removed (S3 keeps, and bills, an open upload's parts until aborted).
+    if (current.status === 'awaiting_upload' && current.multipartUploadId) {
+      const uploadId = current.multipartUploadId;
+      afterCommit(() => storage.abortMultipartUpload(uploadKey, uploadId));
+    }
     // The upload is not evidence (the evidence copy, when made, has its own key).
     if (found.stagingKey && current.status !== 'running') afterCommit(() => storage.delete(uploadKey));
     if (current.status === 'queued' || current.status === 'running')

@@ -118,7 +118,9 @@ async function secureUpload(job: ImportRow): Promise<ImportRow> {
         'The uploaded file was replaced or removed after the import started; nothing was imported from it',
       );
     const copied = hashWhileStreaming(source);
-    ({ version: evidenceVersion } = await storage.putStream(job.objectKey, copied.stream, job.contentType));
+    ({ version: evidenceVersion } = await storage.putStream(job.objectKey, copied.stream, job.contentType, {
+      size: job.sizeBytes,
+    }));
     ({ sha256, sizeBytes } = copied.digest());
   } else {
     const stored = await storage.stat(job.objectKey);

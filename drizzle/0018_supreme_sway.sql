@@ -1,0 +1,1 @@
+ALTER TABLE "evidence_imports" ADD COLUMN "multipart_upload_id" text;
