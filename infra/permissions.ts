@@ -75,8 +75,6 @@ export const PERMISSION_OVERRIDES: Readonly<Record<string, Partial<FunctionPermi
   signImportParts: { storage: { read: [], write: ['staging/'], delete: [] } },
   listImportParts: { storage: { read: [], write: [], delete: [], listParts: ['staging/'] } },
   retryImport: { storage: NO_OBJECTS },
-  // cancelImport removes an upload the import never copied into evidence (staging/).
-  cancelImport: { storage: { read: [], write: [], delete: ['staging/'] } },
   listImports: { storage: NO_OBJECTS },
   getImport: { storage: NO_OBJECTS },
   // The import worker (infra/functions/import-worker.ts) copies the upload out of staging into the
