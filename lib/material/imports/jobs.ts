@@ -179,8 +179,8 @@ const uploadKeyOf = (row: ImportRow) => row.stagingKey ?? row.objectKey;
  * into evidence (UPLOAD_CHANGED if the link stored anything since), and the link is sealed (the
  * local store refuses later PUTs; S3's link can only change what no one reads). Starting twice is
  * 409 IMPORT_ALREADY_STARTED, concurrent starts included. A file sent in parts is first completed
- * from them (every part at its size, else 409 UPLOAD_INCOMPLETE naming the missing ones). The worker is told after the commit; if
- * that fails the import stays queued for maintenance.
+ * from them (every part at its size, else 409 UPLOAD_INCOMPLETE naming the missing ones). The
+ * worker is told after the commit; if that fails the import stays queued for maintenance.
  */
 export async function startImport(ctx: CaseRequest, importId: string): Promise<ImportAnswer> {
   const caseId = ctx.caseContext.case.id;
