@@ -721,6 +721,9 @@ export const routes = defineRoutes({
     case: CASE_RULES.import,
     extension: true,
     errors: [400, 403, 404, 409],
+    audit: {
+      none: 'signs links only: the import and its upload were recorded at create, what the parts hold is recorded at start',
+    },
   }),
   listImportParts: defineRoute('material', {
     method: 'GET',
