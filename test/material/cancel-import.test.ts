@@ -8,7 +8,7 @@ import { runImport } from '../../lib/material/imports/run';
 import { createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
-import { asOwner, importServer, mboxImportBody, mboxMessage, type Setup } from './import-flow';
+import { asOwner, importServer, mboxImportBody, mboxMessage, type Setup, importRowOf } from './import-flow';
 import { caseWithOwner } from './material-helpers';
 
 /**
@@ -153,20 +153,8 @@ describe('cancelling an import', () => {
 });
 
 describeSecurity(routes.cancelImport, {
-  request: async ({ caseId, organizationId }) => {
-    const [row] = await db()
-      .insert(evidenceImports)
-      .values({
-        organizationId,
-        caseId,
-        kind: 'email',
-        fileName: 'box.mbox',
-        contentType: 'application/mbox',
-        sizeBytes: SIZE,
-        objectKey: `cases/${caseId}/imports/${crypto.randomUUID()}-box.mbox`,
-      })
-      .returning();
-    return { path: { caseId, importId: row!.id } };
-  },
+  request: async ({ caseId, organizationId }) => ({
+    path: { caseId, importId: (await importRowOf(caseId, organizationId, { sizeBytes: SIZE })).id },
+  }),
   succeeds: true,
 });

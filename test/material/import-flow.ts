@@ -3,6 +3,8 @@ import type { Server } from 'node:http';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { routes } from '../../functions/routes';
 import { createLocalServer, listen } from '../../infra/local/app';
+import { db } from '../../lib/db/client';
+import { evidenceImports } from '../../lib/db/schema';
 import { drainLocalImports } from '../../lib/material/imports';
 import { useLocalImportRunner } from '../../lib/material/imports/queue';
 import { runImport } from '../../lib/material/imports/run';
@@ -103,4 +105,29 @@ export async function withoutWorker<T>(act: () => Promise<T>): Promise<T> {
   } finally {
     useLocalImportRunner((importId) => runImport(importId));
   }
+}
+
+/**
+ * An email import of the case written straight into the table (awaiting its upload, unless
+ * `values` says otherwise): what the security suites and state tests act on without an upload.
+ */
+export async function importRowOf(
+  caseId: string,
+  organizationId: string,
+  values: Partial<typeof evidenceImports.$inferInsert> = {},
+) {
+  const [row] = await db()
+    .insert(evidenceImports)
+    .values({
+      organizationId,
+      caseId,
+      kind: 'email',
+      fileName: 'box.mbox',
+      contentType: 'application/mbox',
+      sizeBytes: 1000,
+      objectKey: `cases/${caseId}/imports/${crypto.randomUUID()}-box.mbox`,
+      ...values,
+    })
+    .returning();
+  return row!;
 }

@@ -16,7 +16,7 @@ import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
 import { mailSink } from '../harness/setup';
 import { uploadHeaders } from '../harness/uploads';
-import { asOwner, importFlow, mboxImportBody, mboxMessage, type Setup, sha256 } from './import-flow';
+import { asOwner, importFlow, mboxImportBody, mboxMessage, type Setup, sha256, importRowOf } from './import-flow';
 import { caseWithOwner } from './material-helpers';
 
 /**
@@ -264,21 +264,8 @@ async function multipartImportOf(caseId: string, organizationId: string) {
   const objectKey = `cases/${caseId}/imports/${crypto.randomUUID()}-box.mbox`;
   const stagingKey = stagingKeyOf(objectKey);
   const multipartUploadId = await objectStorage().createMultipartUpload(stagingKey, 'application/mbox');
-  const [row] = await db()
-    .insert(evidenceImports)
-    .values({
-      organizationId,
-      caseId,
-      kind: 'email',
-      fileName: 'box.mbox',
-      contentType: 'application/mbox',
-      sizeBytes: 1000,
-      objectKey,
-      stagingKey,
-      multipartUploadId,
-    })
-    .returning();
-  return { path: { caseId, importId: row!.id } };
+  const row = await importRowOf(caseId, organizationId, { objectKey, stagingKey, multipartUploadId });
+  return { path: { caseId, importId: row.id } };
 }
 
 describeSecurity(routes.signImportParts, {

@@ -25,6 +25,7 @@ import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
 import { mailSink } from '../harness/setup';
 import { uploadHeaders } from '../harness/uploads';
+import { importRowOf } from './import-flow';
 import { caseWithOwner, memberWithAccess, rowBytesOfMbox } from './material-helpers';
 
 /**
@@ -512,22 +513,13 @@ describe('listing and reading', () => {
 
 /** An import of the actor's case in `status`, its file stored: what start and retry act on. */
 async function storedImport(caseId: string, organizationId: string, status: 'awaiting_upload' | 'failed') {
-  const [row] = await db()
-    .insert(evidenceImports)
-    .values({
-      organizationId,
-      caseId,
-      kind: 'email',
-      fileName: 'box.mbox',
-      contentType: 'application/mbox',
-      sizeBytes: Buffer.byteLength(MBOX),
-      objectKey: `cases/${caseId}/imports/${crypto.randomUUID()}-box.mbox`,
-      status,
-      ...(status === 'failed' ? { errorCode: 'INTERNAL', errorMessage: 'stopped', startedAt: now() } : {}),
-    })
-    .returning();
-  await objectStorage().put(row!.objectKey, Buffer.from(MBOX), 'application/mbox');
-  return row!;
+  const row = await importRowOf(caseId, organizationId, {
+    sizeBytes: Buffer.byteLength(MBOX),
+    status,
+    ...(status === 'failed' ? { errorCode: 'INTERNAL', errorMessage: 'stopped', startedAt: now() } : {}),
+  });
+  await objectStorage().put(row.objectKey, Buffer.from(MBOX), 'application/mbox');
+  return row;
 }
 
 describeSecurity(routes.createImport, {
