@@ -2,7 +2,7 @@ import { and, asc, count, desc, eq, gte, isNull, sql } from 'drizzle-orm';
 import { now } from '../clock';
 import { config } from '../config';
 import { db, type Tx } from '../db/client';
-import { billingRows, cases, creditLedger, organizations, usageEvents } from '../db/schema';
+import { billingRows, cases, creditLedger, organizations } from '../db/schema';
 import { transaction } from '../db/transaction';
 import type * as z from 'zod/mini';
 import type { CreateBillingSetupSessionDto, CreditsQuery } from '../../schemas/billing/billing';
@@ -18,6 +18,7 @@ import { recordCharge } from './charges';
 import { recordBillingHistory } from './history';
 import { createSetupSession } from './setup-sessions';
 import { baseFeeStatusOf, isDelinquent } from './summary';
+import { toEnforcedPlanEntity } from './enforced-plan';
 import { basePriceCents, PRO_UPGRADE_SKU, TIER_KEYS, TIERS, type TierKey, isTierKey } from './tiers';
 
 function assertCaseBilling(organization: OrganizationRow): void {
@@ -178,18 +179,8 @@ export async function getCurrentPlan(ctx: { organization: OrganizationContext })
   const organizationId = ctx.organization.id;
   const organization = await loadOrganization(organizationId);
   const monthStart = new Date(Date.UTC(now().getUTCFullYear(), now().getUTCMonth(), 1));
-  const [usage, [aiTokens], [casesThisMonth], [fee]] = await Promise.all([
+  const [usage, [casesThisMonth], [fee]] = await Promise.all([
     planUsageByOrganization(db(), [organizationId]),
-    db()
-      .select({ total: sql<number>`coalesce(sum(${usageEvents.quantity}), 0)::bigint`.mapWith(Number) })
-      .from(usageEvents)
-      .where(
-        and(
-          eq(usageEvents.organizationId, organizationId),
-          eq(usageEvents.kind, 'ai_tokens'),
-          gte(usageEvents.createdAt, monthStart),
-        ),
-      ),
     db()
       .select({ total: count() })
       .from(cases)
@@ -226,7 +217,9 @@ export async function getCurrentPlan(ctx: { organization: OrganizationContext })
           baseFeeStatus: baseFeeStatusOf(fee?.status),
         }
       : null,
-    // Caps come from the plan row, the plan enforced (plan selection writes the tier's caps there).
+    // The caps enforced: the selected tier's while it is paid or within its days to pay, else the
+    // last paid plan's (lib/billing/enforced-plan.ts).
+    enforcedPlan: toEnforcedPlanEntity(plan!.enforced),
     usage: {
       seats: { used: plan?.seatsUsed ?? 0, cap: plan?.plan.seats ?? 0 },
       devices: { used: plan?.devicesUsed ?? 0, cap: plan?.plan.devices ?? 0 },
@@ -235,7 +228,6 @@ export async function getCurrentPlan(ctx: { organization: OrganizationContext })
         reservedBytes: plan?.storageReserved ?? 0,
         capBytes: plan?.plan.storageBytes ?? 0,
       },
-      aiTokens: { usedThisMonth: aiTokens?.total ?? 0, cap: tier?.aiTokensPerMonth ?? 0 },
       cases: { createdThisMonth: casesThisMonth?.total ?? 0, cap: tier?.casesPerMonth ?? null },
     },
     delinquent: isDelinquent(organization),

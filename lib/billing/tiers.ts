@@ -15,7 +15,6 @@ export interface Tier {
   seatCap: number;
   storageCapBytes: number;
   deviceCap: number;
-  aiTokensPerMonth: number;
   casesPerMonth: number | null;
   features: string[];
   cadences: Cadence[];
@@ -52,7 +51,6 @@ export const TIERS: Record<TierKey, Tier> = {
     seatCap: 2,
     storageCapBytes: 25 * GiB,
     deviceCap: 2,
-    aiTokensPerMonth: 100_000,
     casesPerMonth: 5,
     features: EVIDENCE,
     includesPro: false,
@@ -61,7 +59,6 @@ export const TIERS: Record<TierKey, Tier> = {
     seatCap: 5,
     storageCapBytes: 100 * GiB,
     deviceCap: 5,
-    aiTokensPerMonth: 500_000,
     casesPerMonth: 20,
     features: EVIDENCE,
     includesPro: false,
@@ -70,7 +67,6 @@ export const TIERS: Record<TierKey, Tier> = {
     seatCap: 10,
     storageCapBytes: 250 * GiB,
     deviceCap: 10,
-    aiTokensPerMonth: 1_000_000,
     casesPerMonth: 50,
     features: [...EVIDENCE, 'billing_reports'],
     includesPro: false,
@@ -79,7 +75,6 @@ export const TIERS: Record<TierKey, Tier> = {
     seatCap: 25,
     storageCapBytes: 500 * GiB,
     deviceCap: 25,
-    aiTokensPerMonth: 2_500_000,
     casesPerMonth: 150,
     features: [...EVIDENCE, 'billing_reports', 'credits'],
     includesPro: false,
@@ -88,7 +83,6 @@ export const TIERS: Record<TierKey, Tier> = {
     seatCap: 50,
     storageCapBytes: 1024 * GiB,
     deviceCap: 50,
-    aiTokensPerMonth: 5_000_000,
     casesPerMonth: null,
     features: [...EVIDENCE, 'billing_reports', 'credits', 'pro_cases_included'],
     includesPro: true,
@@ -97,7 +91,6 @@ export const TIERS: Record<TierKey, Tier> = {
     seatCap: 100,
     storageCapBytes: 2048 * GiB,
     deviceCap: 100,
-    aiTokensPerMonth: 10_000_000,
     casesPerMonth: null,
     features: [...EVIDENCE, 'billing_reports', 'credits', 'pro_cases_included', 'priority_support'],
     includesPro: true,
@@ -106,7 +99,6 @@ export const TIERS: Record<TierKey, Tier> = {
     seatCap: 250,
     storageCapBytes: 5120 * GiB,
     deviceCap: 250,
-    aiTokensPerMonth: 25_000_000,
     casesPerMonth: null,
     features: [
       ...EVIDENCE,
@@ -119,6 +111,17 @@ export const TIERS: Record<TierKey, Tier> = {
     includesPro: true,
   }),
 };
+
+/**
+ * Why the enforced caps are what they are (lib/billing/enforced-plan.ts):
+ * - `selected`: the selected tier, its base fee paid (or nothing owed);
+ * - `awaiting_payment`: the selected tier, its fee unpaid but still within the days it may be paid;
+ * - `last_paid`: delinquent, so the tier last paid for (never above the one selected);
+ * - `free`: delinquent with no tier ever paid for: the free plan's caps;
+ * - `plan`: not on a self-serve tier (the free plan, a legacy plan): the plan row's own caps.
+ */
+export const ENFORCED_PLAN_BASES = ['selected', 'awaiting_payment', 'last_paid', 'free', 'plan'] as const;
+export type EnforcedPlanBasis = (typeof ENFORCED_PLAN_BASES)[number];
 
 /** One-time charge that makes a case Pro on tiers that do not include it. */
 export const PRO_UPGRADE_SKU = {

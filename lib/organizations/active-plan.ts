@@ -1,20 +1,27 @@
 import { and, count, eq, gt, inArray, sql } from 'drizzle-orm';
-import { now } from '../clock';
+import { type EnforcedPlan, enforcedPlanOf } from '../billing/enforced-plan';
+import { DELINQUENCY_DAYS } from '../billing/summary';
+import { addDays, now } from '../clock';
 import type { Executor } from '../db/client';
 import {
+  billingRows,
   cases,
   devices,
   generatedDocuments,
   invitations,
   organizationMembers,
   organizationPlans,
+  organizations,
   storageReservations,
 } from '../db/schema';
 
 type PlanRow = typeof organizationPlans.$inferSelect;
 
 export interface PlanUsage {
+  /** The plan row, its caps those enforced (`enforced.caps`). */
   plan: PlanRow;
+  /** Which plan's caps are enforced and why (benefits follow payment). */
+  enforced: EnforcedPlan;
   seatsUsed: number;
   devicesUsed: number;
   /** Bytes kept: the cases' objects and derived rows (deleted cases too), and generated documents not yet removed. */
@@ -73,17 +80,41 @@ export async function planUsageByOrganization(
     .select({ n: sql`coalesce(sum(${storageReservations.bytes}), 0)` })
     .from(storageReservations)
     .where(eq(storageReservations.organizationId, organizationPlans.organizationId));
+  // The tier of the last base fee paid, read only for a delinquent organization (the CASE keeps
+  // Postgres from running the subquery for the others).
+  const lastPaidTier = sql<
+    string | null
+  >`case when ${organizations.baseFeeFailedAt} < ${sql.param(addDays(at, -DELINQUENCY_DAYS), organizations.baseFeeFailedAt)} then (
+    select substring(${billingRows.skuKey} from '^platform_base_fee_(tier[0-9]+)_')
+    from ${billingRows}
+    where ${billingRows.organizationId} = ${organizationPlans.organizationId}
+      and ${billingRows.status} = 'paid' and ${billingRows.amountCents} > 0
+      and ${billingRows.skuKey} like 'platform_base_fee_tier%'
+    order by ${billingRows.createdAt} desc limit 1) end`;
   const rows = await executor
     .select({
       plan: organizationPlans,
+      standing: {
+        billingMode: organizations.billingMode,
+        billingTier: organizations.billingTier,
+        baseFeeFailedAt: organizations.baseFeeFailedAt,
+      },
+      lastPaidTier,
       seatsUsed: sql<number>`((${members}) + (${pending}))::int`,
       devicesUsed: sql<number>`(${deviceCount})::int`,
       storageUsed: sql<number>`((${storage}) + (${generated}))::bigint`.mapWith(Number),
       storageReserved: sql<number>`(${reserved})::bigint`.mapWith(Number),
     })
     .from(organizationPlans)
+    .innerJoin(organizations, eq(organizations.id, organizationPlans.organizationId))
     .where(inArray(organizationPlans.organizationId, organizationIds));
-  return new Map(rows.map((row) => [row.plan.organizationId, row]));
+  return new Map(
+    rows.map(({ plan, standing, lastPaidTier, ...used }) => {
+      const enforced = enforcedPlanOf(standing, plan, lastPaidTier);
+      // Every check reads `plan`'s caps: they are the caps enforced, not always the row's.
+      return [plan.organizationId, { plan: { ...plan, ...enforced.caps }, enforced, ...used }];
+    }),
+  );
 }
 
 const round2 = (value: number) => Math.round(value * 100) / 100;

@@ -67,6 +67,7 @@ import { findMembership } from './membership';
 import { hasInvisibleCharacters, organizationNameKey } from './name-key';
 import { recomputePendingNameKeys } from './pending-name-keys';
 import { FREE_PLAN } from './plans';
+import { toEnforcedPlanEntity } from '../billing/enforced-plan';
 import { type OrganizationRole, roleRank } from './roles';
 
 /** URL-safe slug of a name: lowercase ASCII words joined by dashes. */
@@ -330,6 +331,7 @@ export async function getOrganizationUsage(
     isPlanActive: entity.isActive,
     // A plan with no base fee owed is paid; a failed base fee makes it unpaid until settled.
     isPlanPaid: current.baseFeeFailedAt === null,
+    enforcedPlan: toEnforcedPlanEntity(plan.enforced),
     seats: entity.seats,
     seatsUsed: entity.seatsUsed,
     remainingSeats: entity.remainingSeats,

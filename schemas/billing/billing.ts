@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { BILLING_HISTORY_CATEGORIES } from '../../lib/billing/history-categories';
 import { BASE_FEE_STATUSES } from '../../lib/billing/summary';
-import { CADENCES, TIER_KEYS } from '../../lib/billing/tiers';
+import { CADENCES, ENFORCED_PLAN_BASES, TIER_KEYS } from '../../lib/billing/tiers';
 import { DateTime, Id, IdText } from '../common/fields';
 import { QueryInt } from '../common/paging';
 
@@ -130,7 +130,6 @@ export const PlanTierEntity = z
     seatCap: z.number(),
     storageCapBytes: z.number(),
     deviceCap: z.number(),
-    aiTokensPerMonth: z.number(),
     casesPerMonth: z.nullable(z.number()),
     features: z.array(z.string()),
     cadences: z.array(z.enum(CADENCES)),
@@ -140,6 +139,20 @@ export const PlanTierEntity = z
   .register(z.globalRegistry, { id: 'PlanTierEntity' });
 
 export const PlanTierList = z.array(PlanTierEntity);
+
+/** The plan whose caps are enforced and why: benefits follow payment (lib/billing/enforced-plan.ts). */
+export const EnforcedPlanEntity = z
+  .object({
+    /** The tier whose caps apply; null for the free plan or a legacy plan. */
+    tier: z.nullable(z.enum(TIER_KEYS)),
+    /** selected (paid); awaiting_payment (unpaid, within its days to pay); last_paid or free (delinquent); plan (not on a tier). */
+    basis: z.enum(ENFORCED_PLAN_BASES),
+    /** Whether cases are Pro through the plan. */
+    includesPro: z.boolean(),
+    /** Until when an unpaid selection's caps hold. */
+    payBy: z.nullable(DateTime),
+  })
+  .register(z.globalRegistry, { id: 'EnforcedPlanEntity' });
 
 export const CurrentPlanResponseEntity = z
   .object({
@@ -157,11 +170,11 @@ export const CurrentPlanResponseEntity = z
         baseFeeStatus: z.enum(BASE_FEE_STATUSES),
       }),
     ),
+    enforcedPlan: EnforcedPlanEntity,
     usage: z.object({
       seats: z.object({ used: z.number(), cap: z.number() }),
       devices: z.object({ used: z.number(), cap: z.number() }),
       storage: z.object({ usedBytes: z.number(), reservedBytes: z.number(), capBytes: z.number() }),
-      aiTokens: z.object({ usedThisMonth: z.number(), cap: z.number() }),
       cases: z.object({ createdThisMonth: z.number(), cap: z.nullable(z.number()) }),
     }),
     delinquent: z.boolean(),

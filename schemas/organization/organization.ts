@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { DEVICE_TYPES } from '../../lib/organizations/device-types';
 import { hasInvisibleCharacters } from '../../lib/organizations/name-key';
+import { EnforcedPlanEntity } from '../billing/billing';
 import { DisplayName, Email, Id, IdText } from '../common/fields';
 import { OrganizationDetailsResponseEntity, OrganizationEntity, OrganizationRoleEnum } from '../common/organization';
 import { PageEntity, QueryList } from '../common/paging';
@@ -95,6 +96,8 @@ export const OrganizationPlanUsageEntity = z
     planType: z.string(),
     isPlanActive: z.boolean(),
     isPlanPaid: z.boolean(),
+    /** The plan whose caps the figures below are (benefits follow payment). */
+    enforcedPlan: EnforcedPlanEntity,
     seats: z.number(),
     seatsUsed: z.number(),
     remainingSeats: z.number(),

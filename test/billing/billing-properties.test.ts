@@ -10,9 +10,10 @@ import { type Cadence, isDowngrade, isTierKey, TIER_KEYS, TIERS, type TierKey } 
 import { verifyBilling } from '../../lib/billing/verify';
 import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
-import { billingRows, creditLedger, organizations, sandboxInvoices } from '../../lib/db/schema';
+import { billingRows, creditLedger, organizationPlans, organizations, sandboxInvoices } from '../../lib/db/schema';
 import { transaction } from '../../lib/db/transaction';
 import { planUsageByOrganization } from '../../lib/organizations/active-plan';
+import { FREE_PLAN } from '../../lib/organizations/plans';
 import { addMember, createUser, type TestUser } from '../harness/actors';
 import { type InvokeResult, invoke } from '../harness/invoke';
 import { as, caseWithAccess, DECLINED_CARD, GOOD_CARD, sessionIdOf, signIn, urls } from './billing-helpers';
@@ -366,29 +367,45 @@ async function checkInvariants(run: Run): Promise<void> {
     fail(run, `no grant and no invoice ever paid, yet the balance is ${organization.creditBalanceCents}`, ledger);
   }
 
-  // 4. The tier chosen is the plan enforced.
+  // 4. The tier chosen is the plan row; its caps are enforced while paid or within its days to pay,
+  //    else the caps of the last tier paid for (never above the chosen one), or the free plan's.
   const usage = await usageOf(organizationId);
   if (organization.billingMode === 'pay_as_you_go') {
     if (!isTierKey(organization.billingTier)) fail(run, `pay_as_you_go with billing_tier ${organization.billingTier}`);
     const tier = TIERS[organization.billingTier];
-    const plan = {
-      type: usage.plan.type,
-      seats: usage.plan.seats,
-      devices: usage.plan.devices,
-      storageBytes: usage.plan.storageBytes,
-    };
-    const expected = {
+    const [row] = await db()
+      .select()
+      .from(organizationPlans)
+      .where(eq(organizationPlans.organizationId, organizationId));
+    const stored = { type: row!.type, seats: row!.seats, devices: row!.devices, storageBytes: row!.storageBytes };
+    const expectedRow = {
       type: tier.key,
       seats: tier.seatCap,
       devices: tier.deviceCap,
       storageBytes: tier.storageCapBytes,
     };
-    if (JSON.stringify(plan) !== JSON.stringify(expected))
-      fail(run, 'organization_plans does not follow the tier', { plan, expected });
+    if (JSON.stringify(stored) !== JSON.stringify(expectedRow))
+      fail(run, 'organization_plans does not follow the tier', { stored, expectedRow });
+    const lastPaid = rows
+      .filter((r) => r.status === 'paid' && r.amountCents > 0 && /^platform_base_fee_tier\d_/.test(r.skuKey))
+      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())[0]
+      ?.skuKey.split('_')[3] as TierKey | undefined;
+    const held = !isDelinquent(organization)
+      ? tier
+      : lastPaid
+        ? TIERS[TIER_KEYS.indexOf(lastPaid) < TIER_KEYS.indexOf(tier.key) ? lastPaid : tier.key]
+        : null;
+    const enforced = { seats: usage.plan.seats, devices: usage.plan.devices, storageBytes: usage.plan.storageBytes };
+    const expectedCaps = held
+      ? { seats: held.seatCap, devices: held.deviceCap, storageBytes: held.storageCapBytes }
+      : { seats: FREE_PLAN.seats, devices: FREE_PLAN.devices, storageBytes: FREE_PLAN.storageBytes };
+    if (JSON.stringify(enforced) !== JSON.stringify(expectedCaps))
+      fail(run, 'the caps enforced do not follow payment', { enforced, expectedCaps, lastPaid });
   }
 
-  // 5. Allowances >= usage, unless the test itself added a member past the cap (addMember bypasses the seat check).
-  if (!run.overCapByTest && usage.seatsUsed > usage.plan.seats)
+  // 5. Allowances >= usage, unless the test itself added a member past the cap (addMember bypasses the
+  //    seat check), or delinquency lowered the caps below what already exists (nothing is removed).
+  if (!run.overCapByTest && !isDelinquent(organization) && usage.seatsUsed > usage.plan.seats)
     fail(run, `${usage.seatsUsed} seats used over the plan's ${usage.plan.seats}`);
 
   // 6. Charged totals: the reconciliation's total = rows in a charged status, not informational.

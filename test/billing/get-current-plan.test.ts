@@ -5,7 +5,7 @@ import { completeSandboxCheckout } from '../../lib/billing/payment-methods';
 import { TIERS } from '../../lib/billing/tiers';
 import { addDays, addMonths, now, testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
-import { organizations, usageEvents } from '../../lib/db/schema';
+import { organizations } from '../../lib/db/schema';
 import { FREE_PLAN } from '../../lib/organizations/plans';
 import { addMember, createCaseRow, createUser, type TestUser } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
@@ -35,11 +35,11 @@ describe('GET /billing/plan/current', () => {
 
     expect(data).toEqual({
       plan: null,
+      enforcedPlan: { tier: null, basis: 'plan', includesPro: false, payBy: null },
       usage: {
         seats: { used: 2, cap: FREE_PLAN.seats },
         devices: { used: 0, cap: FREE_PLAN.devices },
         storage: { usedBytes: 1_000, reservedBytes: 0, capBytes: FREE_PLAN.storageBytes },
-        aiTokens: { usedThisMonth: 0, cap: 0 },
         cases: { createdThisMonth: 1, cap: null },
       },
       delinquent: false,
@@ -79,7 +79,6 @@ describe('GET /billing/plan/current', () => {
       seats: { used: 1, cap: TIERS.tier3.seatCap },
       devices: { used: 0, cap: TIERS.tier3.deviceCap },
       storage: { capBytes: TIERS.tier3.storageCapBytes },
-      aiTokens: { cap: TIERS.tier3.aiTokensPerMonth },
       cases: { cap: TIERS.tier3.casesPerMonth },
     });
     expect(data.delinquent).toBe(false);
@@ -92,33 +91,19 @@ describe('GET /billing/plan/current', () => {
     expect(expectData(await currentPlan(owner)).plan.paymentMethod).toEqual({ type: 'card', last4: '4444' });
   });
 
-  it("counts this month's AI tokens and cases only (not last month's, not deleted cases)", async () => {
+  it("counts this month's cases only (not last month's, not deleted cases)", async () => {
     const owner = await createUser();
     const at = now();
     const monthStart = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
     const lastMonth = new Date(monthStart.getTime() - 1_000);
-    await db()
-      .insert(usageEvents)
-      .values([
-        { organizationId: owner.organizationId, kind: 'ai_tokens', quantity: 1_200 },
-        { organizationId: owner.organizationId, kind: 'ai_tokens', quantity: 34 },
-        {
-          organizationId: owner.organizationId,
-          kind: 'ai_tokens',
-          quantity: 99_999,
-          createdAt: lastMonth,
-          updatedAt: lastMonth,
-        },
-      ]);
     await createCaseRow(owner.organizationId);
     await createCaseRow(owner.organizationId, { createdAt: lastMonth });
     await createCaseRow(owner.organizationId, { deletedAt: at });
     const other = await createUser();
-    await db().insert(usageEvents).values({ organizationId: other.organizationId, kind: 'ai_tokens', quantity: 5 });
+    await createCaseRow(other.organizationId);
 
     const data = expectData(await currentPlan(owner));
 
-    expect(data.usage.aiTokens.usedThisMonth).toBe(1_234);
     expect(data.usage.cases.createdThisMonth).toBe(1);
   });
 

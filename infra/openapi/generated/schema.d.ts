@@ -2018,6 +2018,7 @@ export interface components {
                 /** @enum {string} */
                 baseFeeStatus: "paid" | "open" | "failed" | "none";
             } | null;
+            enforcedPlan: components["schemas"]["EnforcedPlanEntity"];
             usage: {
                 seats: {
                     used: number;
@@ -2031,10 +2032,6 @@ export interface components {
                     usedBytes: number;
                     reservedBytes: number;
                     capBytes: number;
-                };
-                aiTokens: {
-                    usedThisMonth: number;
-                    cap: number;
                 };
                 cases: {
                     createdThisMonth: number;
@@ -2138,6 +2135,13 @@ export interface components {
             }[] | null;
         };
         EmptyEntity: Record<string, never>;
+        EnforcedPlanEntity: {
+            tier: ("tier1" | "tier2" | "tier3" | "tier4" | "tier5" | "tier6" | "tier7") | null;
+            /** @enum {string} */
+            basis: "selected" | "awaiting_payment" | "last_paid" | "free" | "plan";
+            includesPro: boolean;
+            payBy: string | null;
+        };
         GenerateTokenDto: {
             /** @description At least one scope; without scopes, a legacy token */
             scopes?: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import" | "material:import" | "audit:read")[];
@@ -2459,6 +2463,7 @@ export interface components {
             planType: string;
             isPlanActive: boolean;
             isPlanPaid: boolean;
+            enforcedPlan: components["schemas"]["EnforcedPlanEntity"];
             seats: number;
             seatsUsed: number;
             remainingSeats: number;
@@ -2488,7 +2493,6 @@ export interface components {
             seatCap: number;
             storageCapBytes: number;
             deviceCap: number;
-            aiTokensPerMonth: number;
             casesPerMonth: number | null;
             features: string[];
             cadences: ("monthly" | "annual")[];

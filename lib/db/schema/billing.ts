@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, check, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { BILLING_HISTORY_CATEGORIES } from '../../billing/history-categories';
 import { id, timestamps, timestamptz } from '../columns';
 import { cases } from './cases';
@@ -108,21 +108,6 @@ export const processedWebhookEvents = pgTable('processed_webhook_events', {
   type: text('type').notNull(),
   ...timestamps,
 });
-
-/** Usage that counts against plan caps but is not evidence (AI tokens). */
-export const usageEvents = pgTable(
-  'usage_events',
-  {
-    ...id,
-    organizationId: uuid('organization_id')
-      .notNull()
-      .references(() => organizations.id, { onDelete: 'cascade' }),
-    kind: text('kind', { enum: ['ai_tokens'] }).notNull(),
-    quantity: bigint('quantity', { mode: 'number' }).notNull(),
-    ...timestamps,
-  },
-  (t) => [index('usage_events_organization_idx').on(t.organizationId, t.kind, t.createdAt)],
-);
 
 /** Customers of the offline sandbox payment processor (the local default when Stripe is not configured). */
 export const sandboxCustomers = pgTable('sandbox_customers', {

@@ -1,0 +1,89 @@
+import { addDays } from '../clock';
+import { FREE_PLAN } from '../organizations/plans';
+import { DELINQUENCY_DAYS, isDelinquent } from './summary';
+import { type EnforcedPlanBasis, isTierKey, TIER_KEYS, TIERS, type TierKey } from './tiers';
+
+export interface EnforcedCaps {
+  seats: number;
+  devices: number;
+  storageBytes: number;
+}
+
+/** The plan whose caps are enforced: benefits follow payment, not selection. */
+export interface EnforcedPlan {
+  /** The tier whose caps apply; null for the free plan or a legacy plan row. */
+  tier: TierKey | null;
+  basis: EnforcedPlanBasis;
+  caps: EnforcedCaps;
+  /** Whether every case may be Pro through the plan (a Pro-including tier in force). */
+  includesPro: boolean;
+  /** Until when an unpaid selection's caps hold (`awaiting_payment`), else null. */
+  payBy: Date | null;
+}
+
+export interface BillingStanding {
+  billingMode: string;
+  billingTier: string | null;
+  baseFeeFailedAt: Date | null;
+}
+
+const rank = (tier: TierKey) => TIER_KEYS.indexOf(tier);
+
+/**
+ * The plan enforced for an organization, from its selection, its payment standing and the tier it
+ * last paid a base fee for (`lastPaidTier`, read only when it is delinquent). A selection raises
+ * the caps from the moment it commits, but an unpaid one only for its DELINQUENCY_DAYS; once
+ * delinquent, anything new is held to the lower of the selected tier and the last one paid for
+ * (the free plan when none was). Nothing that exists is removed; paying lifts it at once, since
+ * payment clears the delinquency.
+ */
+export function enforcedPlanOf(
+  organization: BillingStanding,
+  planRow: EnforcedCaps,
+  lastPaidTier: string | null,
+): EnforcedPlan {
+  const selected = organization.billingTier;
+  if (organization.billingMode !== 'pay_as_you_go' || !isTierKey(selected)) {
+    return {
+      tier: null,
+      basis: 'plan',
+      caps: { seats: planRow.seats, devices: planRow.devices, storageBytes: planRow.storageBytes },
+      includesPro: false,
+      payBy: null,
+    };
+  }
+  if (!isDelinquent(organization)) {
+    const failedAt = organization.baseFeeFailedAt;
+    return {
+      ...tierPlan(selected),
+      basis: failedAt ? 'awaiting_payment' : 'selected',
+      payBy: failedAt ? addDays(failedAt, DELINQUENCY_DAYS) : null,
+    };
+  }
+  if (isTierKey(lastPaidTier)) {
+    const held = rank(lastPaidTier) < rank(selected) ? lastPaidTier : selected;
+    // Pro through the plan needs the selected plan paid; a delinquent organization has no Pro by plan.
+    return { ...tierPlan(held), includesPro: false, basis: 'last_paid', payBy: null };
+  }
+  const { seats, devices, storageBytes } = FREE_PLAN;
+  return { tier: null, basis: 'free', caps: { seats, devices, storageBytes }, includesPro: false, payBy: null };
+}
+
+/** What GET /billing/plan/current and usages-stat say of the plan enforced. */
+export function toEnforcedPlanEntity(enforced: EnforcedPlan) {
+  return {
+    tier: enforced.tier,
+    basis: enforced.basis,
+    includesPro: enforced.includesPro,
+    payBy: enforced.payBy?.toISOString() ?? null,
+  };
+}
+
+function tierPlan(key: TierKey): Pick<EnforcedPlan, 'tier' | 'caps' | 'includesPro'> {
+  const tier = TIERS[key];
+  return {
+    tier: key,
+    caps: { seats: tier.seatCap, devices: tier.deviceCap, storageBytes: tier.storageCapBytes },
+    includesPro: tier.includesPro,
+  };
+}
