@@ -1,4 +1,5 @@
 import { retryStuckCharges, retryVoidedInvoices } from './billing/charges';
+import { endLapsedPlanPro } from './billing/case-pro';
 import { createMissingProcessorCustomers } from './billing/customers';
 import { pruneIdempotencyKeys } from './idempotency';
 import { logger } from './log';
@@ -13,7 +14,8 @@ import { removeExpiredDocuments } from './storage/generated-documents';
  * answers past their 24 hours, and create the
  * payment-processor customers and invoices that could not be created (or voided) at the time,
  * send stalled evidence imports to the worker again, and remove uploads never started (their
- * objects, then their reservations) and generated documents past their expiry. The local
+ * objects, then their reservations) and generated documents past their expiry, and end the Pro of
+ * cases whose plan no longer includes it. The local
  * server runs it on a timer; in the cloud a scheduled function runs the same call.
  */
 export async function runMaintenance(): Promise<{
@@ -24,6 +26,7 @@ export async function runMaintenance(): Promise<{
   importsRequeued: number;
   lapsedUploadsRemoved: number;
   documentsRemoved: number;
+  planProEnded: number;
 }> {
   const emailsSent = await deliverDueEmails();
   await pruneRateLimitCounters();
@@ -34,6 +37,7 @@ export async function runMaintenance(): Promise<{
   const importsRequeued = await requeueStalledImports();
   const lapsedUploadsRemoved = await removeLapsedUploads();
   const documentsRemoved = await removeExpiredDocuments();
+  const planProEnded = await endLapsedPlanPro();
   return {
     emailsSent,
     customersCreated,
@@ -42,6 +46,7 @@ export async function runMaintenance(): Promise<{
     importsRequeued,
     lapsedUploadsRemoved,
     documentsRemoved,
+    planProEnded,
   };
 }
 

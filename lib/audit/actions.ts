@@ -43,6 +43,8 @@ export const AUDIT_ACTIONS = {
   'case.access.granted': 'A member was given (or changed) access to a case.',
   'case.access.revoked': "A member's access to a case was taken away.",
   'case.pro_upgrade.requested': 'A case was upgraded to Pro (a charge).',
+  'case.pro.ended': 'A case stopped being Pro: the plan that included Pro was left or not paid.',
+  'case.pro.restored': 'A case is Pro again: a plan that includes Pro is in force again.',
   // Evidence: imports, and every read of case evidence.
   'evidence.attachment_uploads.created': 'Upload links for device-note attachments were handed out.',
   'evidence.notes.imported': 'Device notes were imported by the desktop extractor.',

@@ -6,6 +6,7 @@ import { billingHistory, billingRows, cases, creditLedger, organizations } from 
 import { type AfterCommit, transaction } from '../db/transaction';
 import { logger } from '../log';
 import * as businessMetrics from '../observability/metrics';
+import { alignPlanPro } from './case-pro';
 import { ensureProcessorCustomer } from './customers';
 import { paymentProcessor } from './processor';
 import { PRO_UPGRADE_SKU } from './tiers';
@@ -439,7 +440,7 @@ async function settleRows(tx: Tx, rowIds: string[], outcome: 'paid' | 'failed'):
   const proCases = rows.filter((r) => r.skuKey === PRO_UPGRADE_SKU.key && r.caseId).map((r) => r.caseId!);
   const baseFees = rows.filter((r) => r.skuKey.startsWith('platform_base_fee') && r.amountCents > 0);
   if (outcome === 'paid' && proCases.length > 0)
-    await tx.update(cases).set({ isPro: true }).where(inArray(cases.id, proCases));
+    await tx.update(cases).set({ isPro: true, proSource: 'paid', proUntil: null }).where(inArray(cases.id, proCases));
   for (const row of baseFees) {
     await tx
       .update(organizations)
@@ -451,6 +452,9 @@ async function settleRows(tx: Tx, rowIds: string[], outcome: 'paid' | 'failed'):
       })
       .where(eq(organizations.id, row.organizationId));
   }
+  // Pro through a Pro-including plan follows its fee: lasting once paid, ending with its days to pay once failed.
+  for (const organizationId of new Set(baseFees.map((row) => row.organizationId)))
+    await alignPlanPro(tx, organizationId, outcome === 'paid' ? 'base_fee_paid' : 'base_fee_failed');
   const organizationIds = [...new Set(rows.map((r) => r.organizationId))];
   for (const organizationId of organizationIds) {
     const own = rows.filter((r) => r.organizationId === organizationId);

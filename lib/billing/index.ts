@@ -18,7 +18,8 @@ import { recordCharge } from './charges';
 import { recordBillingHistory } from './history';
 import { createSetupSession } from './setup-sessions';
 import { baseFeeStatusOf, isDelinquent } from './summary';
-import { toEnforcedPlanEntity } from './enforced-plan';
+import { isProNow } from './case-pro';
+import { enforcedPlanOf, toEnforcedPlanEntity } from './enforced-plan';
 import { basePriceCents, PRO_UPGRADE_SKU, TIER_KEYS, TIERS, type TierKey, isTierKey } from './tiers';
 
 function assertCaseBilling(organization: OrganizationRow): void {
@@ -45,13 +46,15 @@ export async function upgradeCaseToPro(ctx: {
   // The case-context middleware resolved the case and checked the billing rule.
   const target = ctx.caseContext.case;
   const caseId = target.id;
-  if (target.isPro) throw new CaseAlreadyProError();
+  if (isProNow(target)) throw new CaseAlreadyProError();
   if (isDelinquent(organization)) {
     throw new DelinquentError();
   }
-  const includesPro = isTierKey(organization.billingTier) && TIERS[organization.billingTier].includesPro;
+  // Pro through the plan: a Pro-including tier, paid or within its days to pay (then Pro ends with them).
+  const plan = enforcedPlanOf(organization, { seats: 0, devices: 0, storageBytes: 0 }, null);
 
-  const chargeKey = `case-pro-upgrade:${caseId}`;
+  // The plan's row and a paid upgrade have keys of their own: a case that leaves the plan can still be charged.
+  const chargeKey = plan.includesPro ? `case-pro-plan:${caseId}` : `case-pro-upgrade:${caseId}`;
   const audit = (tx: Tx, metadata: Record<string, unknown>) =>
     recordAudit(tx, {
       action: 'case.pro_upgrade.requested',
@@ -62,7 +65,7 @@ export async function upgradeCaseToPro(ctx: {
     });
 
   await transaction(async (tx, afterCommit) => {
-    if (includesPro) {
+    if (plan.includesPro) {
       const [row] = await tx
         .insert(billingRows)
         .values({
@@ -81,7 +84,7 @@ export async function upgradeCaseToPro(ctx: {
         })
         .onConflictDoNothing()
         .returning({ id: billingRows.id });
-      await tx.update(cases).set({ isPro: true }).where(eq(cases.id, caseId));
+      await tx.update(cases).set({ isPro: true, proSource: 'plan', proUntil: plan.payBy }).where(eq(cases.id, caseId));
       if (row) {
         await recordBillingHistory(tx, {
           organizationId,

@@ -22,6 +22,7 @@ import { recordBillingHistory } from './history';
 import { isDelinquent } from './summary';
 import { basePriceCents, type Cadence, isDowngrade, isTierKey, planAllowancesOf, TIERS, type TierKey } from './tiers';
 import { createSetupSession } from './setup-sessions';
+import { alignPlanPro } from './case-pro';
 
 type BillingRow = typeof billingRows.$inferSelect;
 
@@ -182,6 +183,8 @@ export async function selectPlan(
         baseFeeFailedAt: failedSince,
       })
       .where(eq(organizations.id, organizationId));
+    // Pro through the plan follows the new plan: ended when it has no Pro, restored when it has.
+    await alignPlanPro(tx, organizationId, 'plan_selected');
     const net = lines.reduce((sum, line) => sum + line.quantity * line.unitAmountCents, 0);
     if (net < 0) {
       // A downgrade worth less than what was paid for the rest of the period: the difference becomes credits.

@@ -2,7 +2,8 @@ import { and, desc, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
 import type * as z from 'zod/mini';
 import type { StatementQuery } from '../../schemas/billing/billing';
 import { db } from '../db/client';
-import { billingRows, cases } from '../db/schema';
+import { auditEvents, billingRows, cases } from '../db/schema';
+import { proStatusOf } from './case-pro';
 import type { OrganizationContext } from '../organizations/context';
 import type { CaseContext } from '../cases/context';
 
@@ -58,6 +59,14 @@ export const totalsColumns = {
   rowCount: sql<number>`count(*)::int`,
 };
 
+/** The audit actions that change a case's Pro, as the statement names them. */
+const PRO_CHANGE_OF_ACTION = new Map<string, 'upgrade_requested' | 'ended' | 'restored'>([
+  ['case.pro_upgrade.requested', 'upgrade_requested'],
+  ['case.pro.ended', 'ended'],
+  ['case.pro.restored', 'restored'],
+]);
+const PRO_CHANGES_SHOWN = 20;
+
 /** GET /cases/{caseId}/billing/statement: the case's rows newest first, totals over all rows. */
 export async function getCaseStatement(
   ctx: { organization: OrganizationContext; caseContext: CaseContext },
@@ -68,7 +77,7 @@ export async function getCaseStatement(
   const limit = query.limit ?? 50;
   const skip = query.skip ?? 0;
   const where = and(eq(billingRows.organizationId, organizationId), eq(billingRows.caseId, target.id));
-  const [rows, [totals]] = await Promise.all([
+  const [rows, [totals], proChanges] = await Promise.all([
     db()
       .select()
       .from(billingRows)
@@ -77,11 +86,35 @@ export async function getCaseStatement(
       .limit(limit)
       .offset(skip),
     db().select(totalsColumns).from(billingRows).where(where),
+    // The case's Pro history (issue 30): upgrades, and Pro ended or restored with the plan.
+    db()
+      .select({ at: auditEvents.occurredAt, action: auditEvents.action, metadata: auditEvents.metadata })
+      .from(auditEvents)
+      .where(
+        and(
+          eq(auditEvents.organizationId, organizationId),
+          eq(auditEvents.caseId, target.id),
+          inArray(auditEvents.action, [...PRO_CHANGE_OF_ACTION.keys()]),
+        ),
+      )
+      .orderBy(desc(auditEvents.sequence))
+      .limit(PRO_CHANGES_SHOWN),
   ]);
+  const pro = proStatusOf(target);
   return {
     caseId: target.id,
     caseName: target.name,
-    isPro: target.isPro,
+    isPro: pro.isPro,
+    pro: {
+      source: pro.source,
+      until: pro.until,
+      changes: proChanges.map((event) => ({
+        at: event.at.toISOString(),
+        change: PRO_CHANGE_OF_ACTION.get(event.action)!,
+        cause: typeof event.metadata.cause === 'string' ? event.metadata.cause : null,
+        paidWith: typeof event.metadata.paidWith === 'string' ? event.metadata.paidWith : null,
+      })),
+    },
     rows: rows.map(toBillingRowEntity),
     total: totals!.rowCount,
     limit,

@@ -1,7 +1,11 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { db, type Tx } from '../db/client';
 import { isUuid } from '../ids';
+import { addDays, now } from '../clock';
+import { PRO_TIERS } from './case-pro';
 import { CHARGED_STATUSES } from './charges';
+import { DELINQUENCY_DAYS } from './summary';
+import { PRO_UPGRADE_SKU } from './tiers';
 import { totalsColumns } from './statements';
 
 /**
@@ -20,6 +24,8 @@ import { totalsColumns } from './statements';
  * - `charged_total`: the charged total as the statements compute it (rows in a charged status, not
  *   informational) = the same total summed per charge, each charge counted by the status of its first row.
  * - `sandbox_invoice`: a sandbox invoice's amount = the sum over the rows on it of amount minus credits applied.
+ * - `case_pro`: each case Pro now has its source: 'paid' with a paid Pro upgrade row, or 'plan' with
+ *   a Pro-including tier in force (not delinquent; unpaid, its Pro ends with the days to pay).
  */
 export type VerifyCheck =
   | 'credit_balance'
@@ -33,7 +39,8 @@ export type VerifyCheck =
   | 'charge_status'
   | 'charge_invoice'
   | 'charged_total'
-  | 'sandbox_invoice';
+  | 'sandbox_invoice'
+  | 'case_pro';
 
 export interface Difference {
   organizationId: string;
@@ -62,7 +69,7 @@ const charged = sql.join(
 /**
  * Recomputes every organization's billing (or one's) from the rows and lists what does not add up;
  * an empty list means the ledger, the balances, the billing rows and the sandbox invoices agree.
- * Eight queries whatever the number of organizations (sums and the ledger chain are computed in
+ * Nine queries whatever the number of organizations (sums and the ledger chain are computed in
  * SQL), in one read-only repeatable-read snapshot so a charge committing meanwhile is never half seen.
  * An id that names no organization checks nothing: `organizationsChecked` is 0.
  */
@@ -317,6 +324,41 @@ export async function verifyBilling(organizationId?: string): Promise<VerifyResu
           expected: num(r.expected),
           actual: r.invoice_amount,
           detail: `sandbox invoice ${r.invoice_id}: amount_cents against ${r.row_count} row(s) on it, amount minus credits applied`,
+        });
+      }
+
+      const at = now().toISOString();
+      const delinquentSince = addDays(now(), -DELINQUENCY_DAYS).toISOString();
+      const proTiers = sql.join(
+        PRO_TIERS.map((tier) => sql`${tier}`),
+        sql`, `,
+      );
+      for (const r of await rows<{
+        organization_id: string;
+        id: string;
+        pro_source: string | null;
+        source_found: string;
+      }>(
+        tx,
+        sql`select c.organization_id, c.id, c.pro_source,
+              case
+                when exists (select 1 from billing_rows b where b.case_id = c.id and b.sku_key = ${PRO_UPGRADE_SKU.key} and b.status = 'paid') then 'a paid Pro upgrade'
+                when o.billing_mode = 'pay_as_you_go' and o.billing_tier in (${proTiers}) and (o.base_fee_failed_at is null or o.base_fee_failed_at >= ${delinquentSince}::timestamptz) then 'a Pro-including plan in force'
+                else 'none'
+              end as source_found
+            from cases c join organizations o on o.id = c.organization_id
+            where c.is_pro and (c.pro_until is null or c.pro_until > ${at}::timestamptz)${only('c.organization_id')}
+            order by c.id`,
+      )) {
+        const expected = r.pro_source === 'paid' ? 'a paid Pro upgrade' : 'a Pro-including plan in force';
+        // A paid upgrade is a source whatever the case says; the plan is one only for plan-Pro cases.
+        if (r.source_found === 'a paid Pro upgrade' || r.source_found === expected) continue;
+        differences.push({
+          organizationId: r.organization_id,
+          check: 'case_pro',
+          expected,
+          actual: r.source_found,
+          detail: `case ${r.id} is Pro (source ${r.pro_source ?? 'none'})`,
         });
       }
 

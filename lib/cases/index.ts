@@ -8,6 +8,7 @@ import type {
   UpdateCaseDto,
 } from '../../schemas/cases/cases';
 import { recordAudit } from '../audit';
+import { isProNow } from '../billing/case-pro';
 import type { Actor } from '../auth/actor';
 import { now } from '../clock';
 import { db } from '../db/client';
@@ -36,7 +37,7 @@ export function toCaseEntity(row: CaseRow, access: CaseAccess | null) {
     id: row.id,
     organizationId: row.organizationId,
     name: row.name,
-    isPro: row.isPro,
+    isPro: isProNow(row),
     archivedAt: row.archivedAt?.toISOString() ?? null,
     deletedAt: row.deletedAt?.toISOString() ?? null,
     createdAt: row.createdAt.toISOString(),

@@ -70,6 +70,23 @@ export const CaseStatementResponseEntity = z
     caseId: Id,
     caseName: z.string(),
     isPro: z.boolean(),
+    /** Why the case is Pro and until when, and how its Pro changed, newest first (at most 20). */
+    pro: z.object({
+      /** paid: a Pro upgrade paid for it, kept for good; plan: a Pro-including plan in force. */
+      source: z.nullable(z.enum(['paid', 'plan'])),
+      /** Pro through a plan whose fee is unpaid ends then, unless it is paid. */
+      until: z.nullable(DateTime),
+      changes: z.array(
+        z.object({
+          at: DateTime,
+          change: z.enum(['upgrade_requested', 'ended', 'restored']),
+          /** Why Pro ended or came back: plan_selected, base_fee_paid, base_fee_failed, base_fee_unpaid, plan_without_pro. */
+          cause: z.nullable(z.string()),
+          /** For an upgrade: plan (included) or the charge. */
+          paidWith: z.nullable(z.string()),
+        }),
+      ),
+    }),
     rows: z.array(BillingRowEntity),
     total: z.number(),
     limit: z.number(),

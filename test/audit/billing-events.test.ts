@@ -172,7 +172,7 @@ describe('POST /cases/{caseId}/pro-upgrade records case.pro_upgrade.requested', 
       action: 'case.pro_upgrade.requested',
       caseId: target.id,
       metadata: {
-        chargeKey: `case-pro-upgrade:${target.id}`,
+        chargeKey: `case-pro-plan:${target.id}`,
         billingRowId: row!.id,
         amountCents: 0,
         listAmountCents: PRO_UPGRADE_SKU.unitAmountCents,

@@ -5,16 +5,32 @@ import { routes } from '../../functions/routes';
 import { grantCredits } from '../../lib/billing/admin';
 import { CHARGED_STATUSES, retryStuckCharges, retryVoidedInvoices, settleInvoice } from '../../lib/billing/charges';
 import { completeSandboxCheckout } from '../../lib/billing/payment-methods';
+import { endLapsedPlanPro, isProNow } from '../../lib/billing/case-pro';
 import { isDelinquent } from '../../lib/billing/summary';
-import { type Cadence, isDowngrade, isTierKey, TIER_KEYS, TIERS, type TierKey } from '../../lib/billing/tiers';
+import {
+  type Cadence,
+  isDowngrade,
+  isTierKey,
+  PRO_UPGRADE_SKU,
+  TIER_KEYS,
+  TIERS,
+  type TierKey,
+} from '../../lib/billing/tiers';
 import { verifyBilling } from '../../lib/billing/verify';
 import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
-import { billingRows, creditLedger, organizationPlans, organizations, sandboxInvoices } from '../../lib/db/schema';
+import {
+  billingRows,
+  cases,
+  creditLedger,
+  organizationPlans,
+  organizations,
+  sandboxInvoices,
+} from '../../lib/db/schema';
 import { transaction } from '../../lib/db/transaction';
 import { planUsageByOrganization } from '../../lib/organizations/active-plan';
 import { FREE_PLAN } from '../../lib/organizations/plans';
-import { addMember, createUser, type TestUser } from '../harness/actors';
+import { addMember, createUser, type TestUser, uniqueEmail } from '../harness/actors';
 import { type InvokeResult, invoke } from '../harness/invoke';
 import { as, caseWithAccess, DECLINED_CARD, GOOD_CARD, sessionIdOf, signIn, urls } from './billing-helpers';
 
@@ -29,7 +45,8 @@ import { as, caseWithAccess, DECLINED_CARD, GOOD_CARD, sessionIdOf, signIn, urls
 type Step =
   | { kind: 'select'; tier: TierKey; cadence: Cadence | undefined }
   | { kind: 'card'; good: boolean; freshSession: boolean }
-  | { kind: 'upgrade' }
+  | { kind: 'upgrade'; existing: number | null }
+  | { kind: 'invite'; count: number }
   | { kind: 'grant'; cents: number }
   | { kind: 'webhook'; pick: number; outcome: 'paid' | 'failed' }
   | { kind: 'member'; count: number }
@@ -48,7 +65,15 @@ const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
     weight: 3,
     arbitrary: fc.record({ kind: fc.constant('card' as const), good: fc.boolean(), freshSession: fc.boolean() }),
   },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('upgrade' as const) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('upgrade' as const),
+      // A new case, or one of those already in the run (Pro through a plan left, or Pro already).
+      existing: fc.option(fc.nat({ max: 99 }), { nil: null }),
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('invite' as const), count: fc.integer({ min: 1, max: 4 }) }) },
   {
     weight: 1,
     arbitrary: fc.record({ kind: fc.constant('grant' as const), cents: fc.integer({ min: 1, max: 50_000 }) }),
@@ -82,6 +107,10 @@ const describeStep = (step: Step): string => {
       return `grant ${step.cents} cents`;
     case 'member':
       return `add ${step.count} member(s)`;
+    case 'invite':
+      return `invite ${step.count}`;
+    case 'upgrade':
+      return step.existing === null ? 'upgrade a new case' : `upgrade case pick ${step.existing}`;
     case 'webhook':
       return `webhook ${step.outcome} (pick ${step.pick})`;
     case 'clock':
@@ -100,6 +129,8 @@ interface Run {
   granted: boolean;
   /** A member added by the test (bypassing the seat check) put seats used over the plan's cap. */
   overCapByTest: boolean;
+  /** The cases the run made, in order. */
+  caseIds: string[];
   trace: string[];
 }
 
@@ -254,17 +285,75 @@ async function cardStep(run: Run, step: Extract<Step, { kind: 'card' }>): Promis
   return 'card saved';
 }
 
-async function upgradeStep(run: Run): Promise<string> {
+async function upgradeStep(run: Run, step: Extract<Step, { kind: 'upgrade' }>): Promise<string> {
   const before = await organizationOf(run.organizationId);
-  const target = await caseWithAccess(run.organizationId, run.owner);
-  const result = await invoke(routes.upgradeCaseToPro, { ...as(run.owner), path: { caseId: target.id } });
+  const caseId =
+    step.existing !== null && run.caseIds.length > 0
+      ? run.caseIds[step.existing % run.caseIds.length]!
+      : (await caseWithAccess(run.organizationId, run.owner)).id;
+  if (!run.caseIds.includes(caseId)) run.caseIds.push(caseId);
+  const [target] = await db().select().from(cases).where(eq(cases.id, caseId));
+  const result = await invoke(routes.upgradeCaseToPro, { ...as(run.owner), path: { caseId } });
   expectAnswer(run, 'upgrade', result, [[200], [403, 'FEATURE_DISABLED'], [403, 'DELINQUENT'], [409]]);
   const expected =
-    before.billingMode !== 'pay_as_you_go' ? 'FEATURE_DISABLED' : isDelinquent(before) ? 'DELINQUENT' : null;
+    before.billingMode !== 'pay_as_you_go'
+      ? 'FEATURE_DISABLED'
+      : isProNow(target!)
+        ? 'CONFLICT'
+        : isDelinquent(before)
+          ? 'DELINQUENT'
+          : null;
   const got = result.status === 200 ? null : (result.body.error.code as string);
   if (got !== expected)
     fail(run, `upgrade: answered ${result.status} ${got ?? ''}, expected ${expected ?? '200'}`, result.body);
   return result.status === 200 ? '200' : `${result.status} ${got}`;
+}
+
+/** Invitations take seats: granted exactly while they fit the caps enforced (the oracle below). */
+async function inviteStep(run: Run, step: Extract<Step, { kind: 'invite' }>): Promise<string> {
+  const organization = await organizationOf(run.organizationId);
+  const usage = await usageOf(run.organizationId);
+  const cap = (await expectedCapsOf(organization)).seats;
+  const emails = Array.from({ length: step.count }, () => uniqueEmail('invite'));
+  const result = await invoke(routes.inviteUsers, {
+    token: run.owner.accessToken,
+    path: { orgId: run.organizationId },
+    body: { emails },
+  });
+  expectAnswer(run, describeStep(step), result, [[201], [403, 'SEAT_LIMIT_REACHED']]);
+  const fits = usage.seatsUsed + step.count <= cap;
+  if ((result.status === 201) !== fits)
+    fail(run, `${describeStep(step)}: answered ${result.status} with ${usage.seatsUsed} seats used of ${cap} enforced`);
+  return `${result.status} (${usage.seatsUsed}+${step.count} of ${cap})`;
+}
+
+/**
+ * The caps that must be enforced, worked out apart from lib/billing/enforced-plan.ts: the tier's
+ * while not delinquent; else the lower of the tier and the last tier whose base fee was paid, or
+ * the free plan; the plan row's for an organization not on a tier.
+ */
+async function expectedCapsOf(organization: Awaited<ReturnType<typeof organizationOf>>) {
+  if (organization.billingMode !== 'pay_as_you_go' || !isTierKey(organization.billingTier)) {
+    const [row] = await db()
+      .select()
+      .from(organizationPlans)
+      .where(eq(organizationPlans.organizationId, organization.id));
+    return { seats: row!.seats, devices: row!.devices, storageBytes: row!.storageBytes };
+  }
+  const tier = TIERS[organization.billingTier];
+  const rows = await rowsOf(organization.id);
+  const lastPaid = rows
+    .filter((r) => r.status === 'paid' && r.amountCents > 0 && /^platform_base_fee_tier\d_/.test(r.skuKey))
+    .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())[0]
+    ?.skuKey.split('_')[3] as TierKey | undefined;
+  const held = !isDelinquent(organization)
+    ? tier
+    : lastPaid
+      ? TIERS[TIER_KEYS.indexOf(lastPaid) < TIER_KEYS.indexOf(tier.key) ? lastPaid : tier.key]
+      : null;
+  return held
+    ? { seats: held.seatCap, devices: held.deviceCap, storageBytes: held.storageCapBytes }
+    : { seats: FREE_PLAN.seats, devices: FREE_PLAN.devices, storageBytes: FREE_PLAN.storageBytes };
 }
 
 async function webhookStep(run: Run, step: Extract<Step, { kind: 'webhook' }>): Promise<string> {
@@ -302,7 +391,9 @@ async function applyStep(run: Run, step: Step): Promise<string> {
     case 'card':
       return cardStep(run, step);
     case 'upgrade':
-      return upgradeStep(run);
+      return upgradeStep(run, step);
+    case 'invite':
+      return inviteStep(run, step);
     case 'grant': {
       const balance = await grantCredits(run.organizationId, step.cents, 'reason');
       run.granted = true;
@@ -323,7 +414,8 @@ async function applyStep(run: Run, step: Step): Promise<string> {
     case 'maintenance': {
       const voided = await retryVoidedInvoices(0);
       const retried = await retryStuckCharges(0);
-      return `voided ${voided}, retried ${retried}`;
+      const proEnded = await endLapsedPlanPro();
+      return `voided ${voided}, retried ${retried}, plan Pro ended ${proEnded}`;
     }
   }
 }
@@ -386,21 +478,10 @@ async function checkInvariants(run: Run): Promise<void> {
     };
     if (JSON.stringify(stored) !== JSON.stringify(expectedRow))
       fail(run, 'organization_plans does not follow the tier', { stored, expectedRow });
-    const lastPaid = rows
-      .filter((r) => r.status === 'paid' && r.amountCents > 0 && /^platform_base_fee_tier\d_/.test(r.skuKey))
-      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())[0]
-      ?.skuKey.split('_')[3] as TierKey | undefined;
-    const held = !isDelinquent(organization)
-      ? tier
-      : lastPaid
-        ? TIERS[TIER_KEYS.indexOf(lastPaid) < TIER_KEYS.indexOf(tier.key) ? lastPaid : tier.key]
-        : null;
     const enforced = { seats: usage.plan.seats, devices: usage.plan.devices, storageBytes: usage.plan.storageBytes };
-    const expectedCaps = held
-      ? { seats: held.seatCap, devices: held.deviceCap, storageBytes: held.storageCapBytes }
-      : { seats: FREE_PLAN.seats, devices: FREE_PLAN.devices, storageBytes: FREE_PLAN.storageBytes };
+    const expectedCaps = await expectedCapsOf(organization);
     if (JSON.stringify(enforced) !== JSON.stringify(expectedCaps))
-      fail(run, 'the caps enforced do not follow payment', { enforced, expectedCaps, lastPaid });
+      fail(run, 'the caps enforced do not follow payment', { enforced, expectedCaps });
   }
 
   // 5. Allowances >= usage, unless the test itself added a member past the cap (addMember bypasses the
@@ -426,6 +507,22 @@ async function checkInvariants(run: Run): Promise<void> {
   expectAnswer(run, 'GET /billing/plan/current', current, [[200]]);
   if (current.body.data.usage.seats.cap !== usage.plan.seats)
     fail(run, `current plan shows a seat cap ${current.body.data.usage.seats.cap}, the plan row ${usage.plan.seats}`);
+
+  // 9. No Pro without its money: each case Pro now has a paid Pro upgrade, or the organization has a
+  //    Pro-including tier in force (paid, or within its days to pay).
+  const proNow = (await db().select().from(cases).where(eq(cases.organizationId, organizationId))).filter(isProNow);
+  const planInForce =
+    organization.billingMode === 'pay_as_you_go' &&
+    isTierKey(organization.billingTier) &&
+    TIERS[organization.billingTier].includesPro &&
+    !isDelinquent(organization);
+  for (const pro of proNow) {
+    const paidUpgrade = rows.some(
+      (row) => row.caseId === pro.id && row.skuKey === PRO_UPGRADE_SKU.key && row.status === 'paid',
+    );
+    if (!paidUpgrade && !planInForce)
+      fail(run, `case ${pro.id} is Pro (source ${pro.proSource}) with no paid upgrade and no Pro plan in force`);
+  }
 
   // 8. Plan benefits are never free: on a tier, the current period's base fee is a charge of the
   //    tier's fee that is paid, open or failed (never voided, waived or missing: baseFeeStatus 'none').
@@ -473,6 +570,7 @@ describe('billing integrity (property)', () => {
             lastSetupUrl: null,
             granted: false,
             overCapByTest: false,
+            caseIds: [],
             trace: [],
           };
           await checkInvariants(run);

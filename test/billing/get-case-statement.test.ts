@@ -36,6 +36,7 @@ describe('GET /cases/{caseId}/billing/statement', () => {
       caseId: target.id,
       caseName: 'Empty v. Case',
       isPro: false,
+      pro: { source: null, until: null, changes: [] },
       rows: [],
       total: 0,
       limit: 50,

@@ -5,7 +5,7 @@ import { routes } from '../../functions/routes';
 import { grantCredits } from '../../lib/billing/admin';
 import { verifyBilling } from '../../lib/billing/verify';
 import { db } from '../../lib/db/client';
-import { billingRows, creditLedger, organizations, sandboxInvoices } from '../../lib/db/schema';
+import { billingRows, cases, creditLedger, organizations, sandboxInvoices } from '../../lib/db/schema';
 import { createUser, type TestUser } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
@@ -88,6 +88,39 @@ describe('verifyBilling', () => {
 
     for (const user of [downgraded, included, unpaid, busy])
       expect(await verifyBilling(user.organizationId)).toEqual({ organizationsChecked: 1, differences: [] });
+  });
+
+  it('reports case_pro for a case Pro without a source: no paid upgrade, no Pro plan in force', async () => {
+    const { organizationId, owner } = await cleanOrganization();
+    const plan = await caseWithAccess(organizationId, owner);
+    const paid = await caseWithAccess(organizationId, owner);
+    await db().update(cases).set({ isPro: true, proSource: 'plan' }).where(eq(cases.id, plan.id));
+    await db().update(cases).set({ isPro: true, proSource: 'paid' }).where(eq(cases.id, paid.id));
+    // Pro through a plan whose days to pay ended is not Pro: nothing to report for it.
+    const lapsed = await caseWithAccess(organizationId, owner);
+    await db()
+      .update(cases)
+      .set({ isPro: true, proSource: 'plan', proUntil: new Date(Date.now() - 1_000) })
+      .where(eq(cases.id, lapsed.id));
+
+    expect(await differencesOf(organizationId)).toEqual(
+      [
+        {
+          organizationId,
+          check: 'case_pro',
+          expected: 'a Pro-including plan in force',
+          actual: 'none',
+          detail: `case ${plan.id} is Pro (source plan)`,
+        },
+        {
+          organizationId,
+          check: 'case_pro',
+          expected: 'a paid Pro upgrade',
+          actual: 'none',
+          detail: `case ${paid.id} is Pro (source paid)`,
+        },
+      ].sort((x, y) => (x.detail < y.detail ? -1 : 1)),
+    );
   });
 
   it('reports credit_balance when the balance is off by one from the ledger', async () => {
@@ -318,7 +351,7 @@ describe('verifyBilling', () => {
     expect(second.organizationsChecked).toBe(first.organizationsChecked + 3);
     expect(after).toBe(before);
     expect(one).toBe(before);
-    // Eight queries, and the statement that sets the transaction's isolation level and read-only mode.
-    expect(before).toBe(9);
+    // Nine queries, and the statement that sets the transaction's isolation level and read-only mode.
+    expect(before).toBe(10);
   });
 });

@@ -40,6 +40,7 @@ describe('GET /organization/{orgId}/usages-stat', () => {
       planType: 'free',
       isPlanActive: true,
       isPlanPaid: true,
+      enforcedPlan: { tier: null, basis: 'plan', includesPro: false, payBy: null },
       seats: 5,
       seatsUsed: 1,
       remainingSeats: 4,

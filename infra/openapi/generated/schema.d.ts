@@ -1900,6 +1900,18 @@ export interface components {
             caseId: string;
             caseName: string;
             isPro: boolean;
+            pro: {
+                source: ("paid" | "plan") | null;
+                until: string | null;
+                changes: {
+                    /** Format: date-time */
+                    at: string;
+                    /** @enum {string} */
+                    change: "upgrade_requested" | "ended" | "restored";
+                    cause: string | null;
+                    paidWith: string | null;
+                }[];
+            };
             rows: components["schemas"]["BillingRowEntity"][];
             total: number;
             limit: number;

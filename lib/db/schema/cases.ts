@@ -14,7 +14,15 @@ export const cases = pgTable(
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
+    /** Pro as last set; read it through isProNow (lib/billing/case-pro.ts), which honours proUntil. */
     isPro: boolean('is_pro').notNull().default(false),
+    /**
+     * Why the case is (or was) Pro: 'paid', a Pro upgrade paid for it (kept for good); 'plan', a
+     * Pro-including plan (Pro lasts while that plan is in force and paid). Null before any upgrade.
+     */
+    proSource: text('pro_source', { enum: ['paid', 'plan'] }),
+    /** Pro through a plan whose fee is still unpaid ends at this time (the end of its days to pay). */
+    proUntil: timestamptz('pro_until'),
     /** Bytes of evidence stored for the case, kept up to date by the importers. */
     storageBytes: bigint('storage_bytes', { mode: 'number' }).notNull().default(0),
     /**
