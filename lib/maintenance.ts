@@ -8,6 +8,35 @@ import { removeLapsedUploads } from './material/lapsed-uploads';
 import { pruneRateLimitCounters } from './rate-limit';
 import { removeExpiredDocuments } from './storage/generated-documents';
 
+/** What one maintenance run did, counted. */
+export interface MaintenanceCounts {
+  emailsSent: number;
+  customersCreated: number;
+  chargesRetried: number;
+  invoicesVoided: number;
+  importsRequeued: number;
+  lapsedUploadsRemoved: number;
+  documentsRemoved: number;
+}
+
+/** Each count's words, in the order printed: a count without words here does not compile. */
+export const MAINTENANCE_COUNT_LABELS: Record<keyof MaintenanceCounts, string> = {
+  emailsSent: 'email(s) sent',
+  customersCreated: 'processor customer(s) created',
+  chargesRetried: 'charge(s) retried',
+  invoicesVoided: 'invoice(s) voided',
+  importsRequeued: 'import(s) requeued',
+  lapsedUploadsRemoved: 'lapsed upload(s) removed',
+  documentsRemoved: 'generated document(s) removed',
+};
+
+/** One line with every count of a run: `0 email(s) sent, 1 charge(s) retried, ...`. */
+export function describeMaintenance(counts: MaintenanceCounts): string {
+  return (Object.keys(MAINTENANCE_COUNT_LABELS) as (keyof MaintenanceCounts)[])
+    .map((key) => `${counts[key]} ${MAINTENANCE_COUNT_LABELS[key]}`)
+    .join(', ');
+}
+
 /**
  * Periodic upkeep: retry due emails from the outbox, drop old rate-limit windows and idempotency
  * answers past their 24 hours, and create the
@@ -16,15 +45,7 @@ import { removeExpiredDocuments } from './storage/generated-documents';
  * objects, then their reservations) and generated documents past their expiry. The local
  * server runs it on a timer; in the cloud a scheduled function runs the same call.
  */
-export async function runMaintenance(): Promise<{
-  emailsSent: number;
-  customersCreated: number;
-  chargesRetried: number;
-  invoicesVoided: number;
-  importsRequeued: number;
-  lapsedUploadsRemoved: number;
-  documentsRemoved: number;
-}> {
+export async function runMaintenance(): Promise<MaintenanceCounts> {
   const emailsSent = await deliverDueEmails();
   await pruneRateLimitCounters();
   await pruneIdempotencyKeys();
