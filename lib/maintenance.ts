@@ -4,20 +4,22 @@ import { pruneIdempotencyKeys } from './idempotency';
 import { logger } from './log';
 import { deliverDueEmails } from './mail/outbox';
 import { requeueStalledImports } from './material/imports/queue';
+import { reportImportsNearStagingExpiry } from './material/imports/staging-watch';
 import { removeLapsedUploads } from './material/lapsed-uploads';
 import { pruneRateLimitCounters } from './rate-limit';
 import { removeExpiredDocuments } from './storage/generated-documents';
 
-/** What one maintenance run did, counted. */
-export interface MaintenanceCounts {
+/** What one maintenance run did, counted (a type, not an interface: the logger takes it as attributes). */
+export type MaintenanceCounts = {
   emailsSent: number;
   customersCreated: number;
   chargesRetried: number;
   invoicesVoided: number;
   importsRequeued: number;
+  importsNearStagingExpiry: number;
   lapsedUploadsRemoved: number;
   documentsRemoved: number;
-}
+};
 
 /** Each count's words, in the order printed: a count without words here does not compile. */
 export const MAINTENANCE_COUNT_LABELS: Record<keyof MaintenanceCounts, string> = {
@@ -26,6 +28,7 @@ export const MAINTENANCE_COUNT_LABELS: Record<keyof MaintenanceCounts, string> =
   chargesRetried: 'charge(s) retried',
   invoicesVoided: 'invoice(s) voided',
   importsRequeued: 'import(s) requeued',
+  importsNearStagingExpiry: 'import(s) waiting near the staging expiry',
   lapsedUploadsRemoved: 'lapsed upload(s) removed',
   documentsRemoved: 'generated document(s) removed',
 };
@@ -41,7 +44,8 @@ export function describeMaintenance(counts: MaintenanceCounts): string {
  * Periodic upkeep: retry due emails from the outbox, drop old rate-limit windows and idempotency
  * answers past their 24 hours, and create the
  * payment-processor customers and invoices that could not be created (or voided) at the time,
- * send stalled evidence imports to the worker again, and remove uploads never started (their
+ * send stalled evidence imports to the worker again, report imports waiting so long that their
+ * upload nears the staging expiry, and remove uploads never started (their
  * objects, then their reservations) and generated documents past their expiry. The local
  * server runs it on a timer; in the cloud a scheduled function runs the same call.
  */
@@ -53,6 +57,7 @@ export async function runMaintenance(): Promise<MaintenanceCounts> {
   const chargesRetried = await retryStuckCharges();
   const invoicesVoided = await retryVoidedInvoices();
   const importsRequeued = await requeueStalledImports();
+  const importsNearStagingExpiry = await reportImportsNearStagingExpiry();
   const lapsedUploadsRemoved = await removeLapsedUploads();
   const documentsRemoved = await removeExpiredDocuments();
   return {
@@ -61,6 +66,7 @@ export async function runMaintenance(): Promise<MaintenanceCounts> {
     chargesRetried,
     invoicesVoided,
     importsRequeued,
+    importsNearStagingExpiry,
     lapsedUploadsRemoved,
     documentsRemoved,
   };
