@@ -86,7 +86,10 @@ function connectionOf(client: PGliteWorker, close: () => Promise<void>): Connect
 /** The thread's entry, plain JavaScript, named apart from this module (`./pglite-thread` would resolve to a `.mjs` first). */
 const ENTRY = new URL('./pglite-database.mjs', import.meta.url);
 
-/** Whether this Node can run the database thread (Web Locks came in Node 22.20 and 24.5). */
+/** How long PGlite gets to close its data directory before its thread is ended anyway. */
+const CLOSE_MS = 10_000;
+
+/** Whether this Node can run the database thread: BroadcastChannel and Web Locks (`navigator.locks`, not in every Node 22). */
 export const canRunPgliteThread = (): boolean =>
   typeof BroadcastChannel === 'function' && typeof globalThis.navigator?.locks?.request === 'function';
 
@@ -114,7 +117,9 @@ export async function startPgliteThread(dataDir: string): Promise<PgliteThread> 
     // to recover on the next start).
     const closed = new Promise<void>((resolve) => thread.once('exit', () => resolve()));
     thread.postMessage({ type: 'cebs-close' });
+    const stuck = setTimeout(() => void thread.terminate(), CLOSE_MS);
     await Promise.race([closed, failed.catch(() => {})]);
+    clearTimeout(stuck);
   };
   return { id, connection: connectionOf(client, close) };
 }

@@ -15,8 +15,8 @@ import { canRunPgliteThread, startPgliteThread } from './pglite-thread';
  */
 const { HOST, PORT, DATA_DIR, DATABASE_URL, LOCAL_IMPORT_SLOTS } = config();
 // PGlite runs its statements synchronously in WebAssembly: in a thread of its own, a long import
-// batch never holds the API's event loop (infra/local/pglite-thread.ts). Without Web Locks (Node
-// before 22.20) it stays in this thread, with imports run in-process.
+// batch never holds the API's event loop (infra/local/pglite-thread.ts). On a Node without Web
+// Locks it stays in this thread, with imports run in-process.
 const pgliteThread = !DATABASE_URL && canRunPgliteThread() ? await startPgliteThread(`${DATA_DIR}/pglite`) : undefined;
 if (pgliteThread) useConnection(pgliteThread.connection);
 const { db, driver } = await connectDb();
