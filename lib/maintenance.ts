@@ -5,29 +5,55 @@ import { pruneIdempotencyKeys } from './idempotency';
 import { logger } from './log';
 import { deliverDueEmails } from './mail/outbox';
 import { requeueStalledImports } from './material/imports/queue';
+import { reportImportsNearStagingExpiry } from './material/imports/staging-watch';
 import { removeLapsedUploads } from './material/lapsed-uploads';
 import { pruneRateLimitCounters } from './rate-limit';
 import { removeExpiredDocuments } from './storage/generated-documents';
 
-/**
- * Periodic upkeep: retry due emails from the outbox, drop old rate-limit windows and idempotency
- * answers past their 24 hours, and create the
- * payment-processor customers and invoices that could not be created (or voided) at the time,
- * send stalled evidence imports to the worker again, and remove uploads never started (their
- * objects, then their reservations) and generated documents past their expiry, and end the Pro of
- * cases whose plan no longer includes it. The local
- * server runs it on a timer; in the cloud a scheduled function runs the same call.
- */
-export async function runMaintenance(): Promise<{
+/** What one maintenance run did, counted (a type, not an interface: the logger takes it as attributes). */
+export type MaintenanceCounts = {
   emailsSent: number;
   customersCreated: number;
   chargesRetried: number;
   invoicesVoided: number;
   importsRequeued: number;
+  importsNearStagingExpiry: number;
   lapsedUploadsRemoved: number;
   documentsRemoved: number;
   planProEnded: number;
-}> {
+};
+
+/** Each count's words, in the order printed: a count without words here does not compile. */
+export const MAINTENANCE_COUNT_LABELS: Record<keyof MaintenanceCounts, string> = {
+  emailsSent: 'email(s) sent',
+  customersCreated: 'processor customer(s) created',
+  chargesRetried: 'charge(s) retried',
+  invoicesVoided: 'invoice(s) voided',
+  importsRequeued: 'import(s) requeued',
+  importsNearStagingExpiry: 'import(s) waiting near the staging expiry',
+  lapsedUploadsRemoved: 'lapsed upload(s) removed',
+  documentsRemoved: 'generated document(s) removed',
+  planProEnded: 'case(s) no longer Pro through their plan',
+};
+
+/** One line with every count of a run: `0 email(s) sent, 1 charge(s) retried, ...`. */
+export function describeMaintenance(counts: MaintenanceCounts): string {
+  return (Object.keys(MAINTENANCE_COUNT_LABELS) as (keyof MaintenanceCounts)[])
+    .map((key) => `${counts[key]} ${MAINTENANCE_COUNT_LABELS[key]}`)
+    .join(', ');
+}
+
+/**
+ * Periodic upkeep: retry due emails from the outbox, drop old rate-limit windows and idempotency
+ * answers past their 24 hours, and create the
+ * payment-processor customers and invoices that could not be created (or voided) at the time,
+ * send stalled evidence imports to the worker again, report imports waiting so long that their
+ * upload nears the staging expiry, and remove uploads never started (their
+ * objects, then their reservations) and generated documents past their expiry, and end the Pro of
+ * cases whose plan no longer includes it. The local
+ * server runs it on a timer; in the cloud a scheduled function runs the same call.
+ */
+export async function runMaintenance(): Promise<MaintenanceCounts> {
   const emailsSent = await deliverDueEmails();
   await pruneRateLimitCounters();
   await pruneIdempotencyKeys();
@@ -35,6 +61,7 @@ export async function runMaintenance(): Promise<{
   const chargesRetried = await retryStuckCharges();
   const invoicesVoided = await retryVoidedInvoices();
   const importsRequeued = await requeueStalledImports();
+  const importsNearStagingExpiry = await reportImportsNearStagingExpiry();
   const lapsedUploadsRemoved = await removeLapsedUploads();
   const documentsRemoved = await removeExpiredDocuments();
   const planProEnded = await endLapsedPlanPro();
@@ -44,6 +71,7 @@ export async function runMaintenance(): Promise<{
     chargesRetried,
     invoicesVoided,
     importsRequeued,
+    importsNearStagingExpiry,
     lapsedUploadsRemoved,
     documentsRemoved,
     planProEnded,

@@ -1,7 +1,9 @@
 import { Duration, type Stack } from 'aws-cdk-lib';
-import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { FilterPattern, MetricFilter } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { EnvironmentSettings } from '../environments';
@@ -28,6 +30,8 @@ export class Maintenance {
   readonly failureQueue: Queue;
   readonly failuresAlarm: Alarm;
   readonly errorsAlarm: Alarm;
+  /** A run that logged an ERROR line and still ended well (an import waiting near the staging expiry, say). */
+  readonly loggedErrorsAlarm: Alarm;
 
   constructor(
     stack: Stack,
@@ -52,6 +56,27 @@ export class Maintenance {
     this.failureQueue = failures.queue;
     this.failuresAlarm = failures.failuresAlarm;
     this.errorsAlarm = failures.errorsAlarm;
+    // A run that completes may still have something to report: an import waiting so long that its
+    // upload nears the staging expiry (lib/material/imports/staging-watch.ts) is logged at ERROR.
+    const loggedErrors = new MetricFilter(stack, 'MaintenanceLoggedErrors', {
+      logGroup: this.function.logGroup,
+      filterPattern: FilterPattern.stringValue('$.level', '=', 'ERROR'),
+      metricNamespace: 'CaseEvidence',
+      metricName: `MaintenanceErrors-${settings.name}`,
+      metricValue: '1',
+      defaultValue: 0,
+    });
+    this.loggedErrorsAlarm = new Alarm(stack, 'MaintenanceLoggedErrorsAlarm', {
+      alarmDescription:
+        'maintenance: a run logged an error (see its log): an import waiting near the staging expiry, a step that failed',
+      metric: loggedErrors.metric({ period: Duration.minutes(5), statistic: 'Sum' }),
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    this.loggedErrorsAlarm.addAlarmAction(new SnsAction(alarmTopic));
+    this.loggedErrorsAlarm.addOkAction(new SnsAction(alarmTopic));
     this.function.function.node.addDependency(migration.resource);
     wiring.wire('maintenance', this.function);
     new Rule(stack, 'MaintenanceSchedule', {

@@ -7,17 +7,10 @@ import {
   ObjectLockRetention,
   ObjectOwnership,
 } from 'aws-cdk-lib/aws-s3';
-import { GENERATED_PREFIX, isWorkBucketKey, STAGING_PREFIX } from '../../lib/storage';
+import { GENERATED_PREFIX, isWorkBucketKey, STAGING_EXPIRATION_DAYS, STAGING_PREFIX } from '../../lib/storage';
 import type { EnvironmentSettings } from '../environments';
 import { dataRemovalPolicy } from './retention';
 
-/**
- * Days a staging upload (`staging/...`) is kept: its link lasts an hour, and the import is started
- * (or the device notes imported) soon after; a day more than the incomplete-upload limit below, so
- * an upload completed at the end of that day still has a day to be started (S3 may date a multipart
- * object from the upload's start, and counts whole days rounded up to midnight UTC).
- */
-export const STAGING_EXPIRATION_DAYS = 2;
 /**
  * Days the parts of an unfinished multipart upload are kept: a dropped upload is resumed within
  * the day (S3 counts from the upload's start, not its last part).

@@ -8,7 +8,8 @@ import type { ImportThreadData, ImportThreadEnqueue, ImportThreadReply, ImportTh
 /**
  * One local import worker thread (infra/local/import-threads.ts): runs runImport for each import
  * id the local server posts, one at a time, on its own event loop and its own connections to the
- * Postgres server, as the cloud's import worker function does; answers each with the outcome.
+ * Postgres server (or to the PGlite thread), as the cloud's import worker function does; answers
+ * each with the outcome.
  */
 /**
  * The longest statement, as the cloud's import worker has it (infra/constructs/imports.ts): a batch
@@ -16,10 +17,15 @@ import type { ImportThreadData, ImportThreadEnqueue, ImportThreadReply, ImportTh
  */
 const STATEMENT_TIMEOUT_MS = 60_000;
 
-const { config, databaseUrl } = workerData as ImportThreadData;
+const { config, database } = workerData as ImportThreadData;
 overrideConfig(config);
-// A small pool of its own, as the cloud's import worker has behind RDS Proxy.
-useConnection(await openPostgres(databaseUrl, { max: 2, statementTimeoutMs: STATEMENT_TIMEOUT_MS }));
+useConnection(
+  'url' in database
+    ? // A small pool of its own, as the cloud's import worker has behind RDS Proxy.
+      await openPostgres(database.url, { max: 2, statementTimeoutMs: STATEMENT_TIMEOUT_MS })
+    : // A client of the PGlite thread: this thread parses and hashes, that one runs the statements.
+      await (await import('./pglite-thread')).connectToPgliteThread(database.pgliteThread),
+);
 
 // What the worker queues from here (an organization's next import, once one ended) runs in the
 // local server's slots: the thread hands it over rather than running it itself.

@@ -4,10 +4,13 @@ import { logger } from '../../lib/log';
 import { enqueueImport, type LocalImportRunner } from '../../lib/material/imports/queue';
 import type { ImportRunOutcome } from '../../lib/material/imports/run';
 
-/** What each thread starts with: the server's config and the Postgres server to connect to. */
+/** The database an import thread connects to: a Postgres server, or the local server's PGlite thread. */
+export type ImportThreadDatabase = { url: string } | { pgliteThread: string };
+
+/** What each thread starts with: the server's config and the database to connect to. */
 export interface ImportThreadData {
   config: Config;
-  databaseUrl: string;
+  database: ImportThreadDatabase;
   /** The thread's module (TypeScript), loaded by import-thread.mjs. */
   entry: string;
 }
@@ -43,16 +46,16 @@ interface PooledThread {
 
 /**
  * The local server's import worker off its event loop: worker threads, each with its own event
- * loop and its own connections to the Postgres server, each running one import at a time with the
+ * loop and its own connections to the database (the Postgres server, or the PGlite thread of
+ * infra/local/pglite-thread.ts), each running one import at a time with the
  * same runImport as the cloud's worker. So a long synchronous step of an importer (parsing a large
  * header block, say) stalls that thread, never the API's answers. `warm` threads start at once
  * (loading one takes a few seconds), others when first needed; all are kept; one that dies (out of
  * memory, a crash) fails its run and is replaced on the next.
- * PGlite cannot be shared this way: one process owns its data directory (see infra/local/server.ts).
  */
 export function startImportThreads(options: {
   config: Config;
-  databaseUrl: string;
+  database: ImportThreadDatabase;
   /** Another thread module (the tests' stand-in for runImport); the real one by default. */
   entry?: URL;
   /** Threads to start at once, so that the first imports do not wait for a thread to load. */
@@ -65,7 +68,7 @@ export function startImportThreads(options: {
   const spawn = (): PooledThread => {
     const data: ImportThreadData = {
       config: options.config,
-      databaseUrl: options.databaseUrl,
+      database: options.database,
       entry: (options.entry ?? ENTRY).href,
     };
     const thread: PooledThread = { worker: new Worker(BOOTSTRAP, { workerData: data }), busy: false };

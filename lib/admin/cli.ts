@@ -17,7 +17,7 @@ import { runImport } from '../material/imports/run';
 import { closeDb, connectDb } from '../db/client';
 import { DomainError } from '../errors';
 import { migrateDatabase } from '../db/migrate';
-import { runMaintenance } from '../maintenance';
+import { describeMaintenance, runMaintenance } from '../maintenance';
 import { setSuperAdmin } from '../users/super-admins';
 
 const USAGE = `Usage: npm run admin -- <command>
@@ -38,7 +38,10 @@ const USAGE = `Usage: npm run admin -- <command>
                                add evidence to a case as an import job run here, with a progress
                                bar on a terminal (re-importing adds nothing twice); the file is
                                kept as the case's source evidence
-  maintenance run              deliver due emails, prune rate-limit windows
+  maintenance run              deliver due emails, prune rate-limit windows and old idempotency
+                               answers, create missing processor customers, retry charges and
+                               voided invoices, requeue stalled imports, remove lapsed uploads
+                               and expired generated documents; prints each count
 
 Works on DATABASE_URL, or on the PGlite in DATA_DIR (stop \`npm start\` first: one process owns that directory).`;
 
@@ -128,8 +131,7 @@ async function dispatch(argv: string[], print: (line: string) => void): Promise<
     return 0;
   }
   if (area === 'maintenance' && action === 'run') {
-    const { emailsSent } = await runMaintenance();
-    print(`maintenance done: ${emailsSent} email(s) sent`);
+    print(`maintenance done: ${describeMaintenance(await runMaintenance())}`);
     return 0;
   }
   print(USAGE);

@@ -23,6 +23,14 @@ export const casePrefix = (caseId: string) => `cases/${caseId}/`;
  * left here is removed (the maintenance job locally, a lifecycle rule in the cloud).
  */
 export const STAGING_PREFIX = 'staging/';
+/**
+ * Days the cloud's lifecycle rule keeps a staging object (infra/constructs/object-store.ts): a
+ * backstop only. The service removes every staging object it knows of itself (the worker once it
+ * copied the upload into evidence, cancel, maintenance for uploads never started), so the figure
+ * is set by how long a started import may wait its organization's turn before its upload is
+ * copied: 30 days, with maintenance reporting a wait nearing it (IMPORT_WAIT_ALERT_DAYS).
+ */
+export const STAGING_EXPIRATION_DAYS = 30;
 export const caseStagingPrefix = (caseId: string) => `${STAGING_PREFIX}${casePrefix(caseId)}`;
 /** The staging key an upload link writes for the evidence key it will become. */
 export const stagingKeyOf = (evidenceKey: string) => `${STAGING_PREFIX}${evidenceKey}`;

@@ -2,11 +2,15 @@ import { and, asc, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { runAdminCommand } from '../../lib/admin/cli';
+import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import { auditEvents, billingHistory, organizations, users } from '../../lib/db/schema';
+import { LAPSED_UPLOAD_GRACE_SECONDS } from '../../lib/material/lapsed-uploads';
+import { UPLOAD_LINK_SECONDS } from '../../lib/material/uploads';
 import { as, caseWithAccess, ledgerOf, putOnPlan } from '../billing/billing-helpers';
 import { createUser, uniqueEmail } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
+import { caseWithOwner } from '../material/material-helpers';
 
 async function isSuperAdmin(id: string) {
   const [row] = await db().select({ isSuperAdmin: users.isSuperAdmin }).from(users).where(eq(users.id, id));
@@ -222,6 +226,31 @@ describe('npm run admin -- audit verify', () => {
       'No audit events for organization not-an-id',
     ]);
     expect(lines[2]).toContain('Usage');
+  });
+});
+
+describe('npm run admin -- maintenance run', () => {
+  it('prints every count the run has: emails, customers, charges, invoices, imports, uploads, documents, Pro ended', async () => {
+    // A lapsed upload: a link issued, never used, past its expiry and the grace after it.
+    const s = await caseWithOwner();
+    expectData(
+      await invoke(routes.createAttachmentUploads, {
+        token: s.owner.accessToken,
+        organization: s.organizationId,
+        query: { caseId: s.caseId },
+        body: { files: [{ name: 'never.bin', contentType: 'application/octet-stream', size: 10 }] },
+      }),
+    );
+    testClock.advance(UPLOAD_LINK_SECONDS + LAPSED_UPLOAD_GRACE_SECONDS + 1);
+    const lines: string[] = [];
+
+    expect(await runAdminCommand(['maintenance', 'run'], (l) => lines.push(l))).toBe(0);
+
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /^maintenance done: \d+ email\(s\) sent, \d+ processor customer\(s\) created, \d+ charge\(s\) retried, \d+ invoice\(s\) voided, \d+ import\(s\) requeued, \d+ import\(s\) waiting near the staging expiry, [1-9]\d* lapsed upload\(s\) removed, \d+ generated document\(s\) removed, \d+ case\(s\) no longer Pro through their plan$/,
+      ),
+    ]);
   });
 });
 

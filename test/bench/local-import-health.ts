@@ -15,7 +15,7 @@ import { freePort, ServerProcess } from './server-process';
  * Postgres server, imports in worker threads, LOCAL_IMPORT_SLOTS) while it imports a 1 GiB mbox
  * of 100,000 messages (BENCH_HEALTH_SCALE shrinks it), and how long a one-message import of
  * another organization, started once the big one is under way, takes to finish.
- * BENCH_HEALTH_DATABASE=pglite measures the same on PGlite, where imports run in-process.
+ * BENCH_HEALTH_DATABASE=pglite measures the same on PGlite (its own thread, imports in threads as its clients).
  *
  *   npx tsx test/bench/local-import-health.ts      (BENCH_DATABASE_URL, default the local server's postgres)
  *

@@ -187,6 +187,31 @@ describe.each(ENVIRONMENTS)('maintenance failures (%s)', (environment) => {
     });
     expectNotifiesTopic(environment, errors);
   });
+
+  it('alarms on a run that logged an error (an import waiting near the staging expiry), to the alarm topic', () => {
+    const { stack } = parts();
+    const alarm = resourceOf(environment, stack.node.findChild('MaintenanceLoggedErrorsAlarm'));
+    expect(alarm.Properties).toMatchObject({
+      Namespace: 'CaseEvidence',
+      MetricName: `MaintenanceErrors-${environment}`,
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+    });
+    expectNotifiesTopic(environment, alarm);
+    const [filter] = synth
+      .resourcesOf(environment, 'AWS::Logs::MetricFilter')
+      .filter(
+        ([, candidate]) =>
+          candidate.Properties.MetricTransformations[0].MetricName === `MaintenanceErrors-${environment}`,
+      );
+    expect(filter![1].Properties).toMatchObject({
+      FilterPattern: '{ $.level = "ERROR" }',
+      LogGroupName: ref(stack, (stack.node.findChild('Maintenance') as ServiceFunction).logGroup.logGroupName),
+    });
+  });
 });
 
 describe.each(ENVIRONMENTS)('import worker failures (%s)', (environment) => {

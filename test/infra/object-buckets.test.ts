@@ -2,6 +2,10 @@ import type { CfnElement } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { type EnvironmentName, environments } from '../../infra/environments';
 import type { CaseEvidenceStack } from '../../infra/stack';
+import { IMPORT_WAIT_ALERT_DAYS } from '../../lib/material/imports/staging-watch';
+import { LAPSED_UPLOAD_GRACE_SECONDS } from '../../lib/material/lapsed-uploads';
+import { UPLOAD_LINK_SECONDS } from '../../lib/material/uploads';
+import { STAGING_EXPIRATION_DAYS } from '../../lib/storage';
 import { resourcesOfFunction, synthesizeForThisFile } from './synth';
 
 /**
@@ -96,7 +100,7 @@ describe('the work bucket', () => {
     }
   });
 
-  it('expires staging uploads after 2 days, generated documents after 8, incomplete multipart uploads after 1', () => {
+  it('expires staging uploads after 30 days, generated documents after 8, incomplete multipart uploads after 1', () => {
     for (const environment of ENVIRONMENTS) {
       const stack = synthesized.stacks[environment];
       const { resource: bucket } = resourceOf(stack, stack.workBucket);
@@ -104,12 +108,20 @@ describe('the work bucket', () => {
       expect(rules).toHaveLength(3);
       expect(rules).toEqual(
         expect.arrayContaining([
-          { Prefix: 'staging/', ExpirationInDays: 2, Status: 'Enabled' },
+          { Prefix: 'staging/', ExpirationInDays: 30, Status: 'Enabled' },
           { Prefix: 'generated/', ExpirationInDays: 8, Status: 'Enabled' },
           { AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' },
         ]),
       );
     }
+  });
+
+  it('keeps a staged upload a week past the wait maintenance reports, and longer than any link and its grace', () => {
+    // The service removes what it knows of; the rule must not take an upload an import waits for.
+    expect(STAGING_EXPIRATION_DAYS).toBeGreaterThanOrEqual(IMPORT_WAIT_ALERT_DAYS + 7);
+    expect(STAGING_EXPIRATION_DAYS * 86_400).toBeGreaterThan(
+      UPLOAD_LINK_SECONDS + LAPSED_UPLOAD_GRACE_SECONDS + 86_400 /* S3 rounds to the next midnight */,
+    );
   });
 
   it('leaves the evidence bucket as it was: Object Lock, versions, its lifecycle rules, its CORS', () => {

@@ -541,7 +541,7 @@ describe('the synthesized stack', () => {
   it('alarms on 5xx rate, throttles and p99 latency of every route', () => {
     for (const stack of [dev, prod]) {
       const alarms = resourcesOf(stack, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
-      expect(alarms).toHaveLength(routeList.length * 3 + 2 + 2 + 7 + 2); // + import worker 2, maintenance 2, database and proxy 7, mail events 2
+      expect(alarms).toHaveLength(routeList.length * 3 + 2 + 3 + 7 + 2); // + import worker 2, maintenance 3, database and proxy 7, mail events 2
       for (const route of routeList) {
         const mine = alarms.filter((alarm) => alarm.AlarmDescription.startsWith(`${route.operationId} (`));
         expect(mine.map((alarm) => alarm.MetricName ?? 'math').sort(), route.operationId).toEqual([

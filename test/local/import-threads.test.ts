@@ -159,7 +159,7 @@ describe('imports in worker threads', () => {
   it("answers /health while an import holds its thread in a synchronous step, and runs another organization's import beside it", async () => {
     threads = startImportThreads({
       config: config(),
-      databaseUrl: 'postgres://unused',
+      database: { url: 'postgres://unused' },
       entry: new URL('./fixtures/stub-import-thread.ts', import.meta.url),
     });
     useLocalImportRunner(threads.run, 2);
@@ -186,7 +186,7 @@ describe('imports in worker threads', () => {
   it('fails the run of a thread that dies, and runs the next import in a new thread', async () => {
     threads = startImportThreads({
       config: config(),
-      databaseUrl: 'postgres://unused',
+      database: { url: 'postgres://unused' },
       entry: new URL('./fixtures/stub-import-thread.ts', import.meta.url),
     });
     await expect(threads.run('crash')).rejects.toThrow('Import thread exited with code 1');
@@ -200,7 +200,7 @@ describe('imports in worker threads', () => {
       const [{ name }] = (await db().execute('select current_database() as name')) as unknown as [{ name: string }];
       const template = inject('databaseTemplate');
       if (template.kind !== 'postgres') return;
-      threads = startImportThreads({ config: config(), databaseUrl: databaseUrl(template.url, name) });
+      threads = startImportThreads({ config: config(), database: { url: databaseUrl(template.url, name) } });
       useLocalImportRunner(threads.run, 2);
       const s = await caseWithOwner();
       const as = { token: s.owner.accessToken, organization: s.organizationId };

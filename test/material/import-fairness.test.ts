@@ -1,9 +1,13 @@
 import { eq, inArray } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
-import { addSeconds, now } from '../../lib/clock';
+import { describe, expect, it, vi } from 'vitest';
+import { addSeconds, now, testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import { evidenceImports } from '../../lib/db/schema';
+import { logger } from '../../lib/log';
+import { runMaintenance } from '../../lib/maintenance';
 import { drainLocalImports } from '../../lib/material/imports';
+import { useLocalImportRunner } from '../../lib/material/imports/queue';
+import { IMPORT_WAIT_ALERT_DAYS } from '../../lib/material/imports/staging-watch';
 import { runImport } from '../../lib/material/imports/run';
 import { importServer, mboxMessage, type Setup } from './import-flow';
 import { caseWithOwner } from './material-helpers';
@@ -75,5 +79,42 @@ describe('fair sharing of the import worker', () => {
 
     expect(outcomes.sort()).toEqual(['finished', 'skipped']);
     expect([await statusOf(first), await statusOf(second)]).toEqual(['succeeded', 'succeeded']);
+  });
+
+  it('a queued import waiting long keeps its upload; maintenance reports it before the staging expiry', async () => {
+    const x = await caseWithOwner();
+    const waiting = await queued(x, text('w'));
+    const errors = vi.spyOn(logger, 'error');
+    // A worker that never gets to it: the import keeps waiting (as behind its organization's long
+    // imports) when maintenance sends it again.
+    const maintenance = async () => {
+      useLocalImportRunner(async () => 'skipped');
+      try {
+        return await runMaintenance();
+      } finally {
+        useLocalImportRunner((importId) => runImport(importId));
+      }
+    };
+    try {
+      // Past the former 2-day staging expiry, nothing to report yet.
+      testClock.advance(3 * 86_400);
+      expect((await maintenance()).importsNearStagingExpiry).toBe(0);
+      testClock.advance((IMPORT_WAIT_ALERT_DAYS - 3) * 86_400 - 3_600);
+      expect((await maintenance()).importsNearStagingExpiry).toBe(0);
+      expect(errors).not.toHaveBeenCalled();
+
+      testClock.advance(7_200);
+      expect((await maintenance()).importsNearStagingExpiry).toBe(1);
+      expect(errors).toHaveBeenCalledWith(
+        expect.stringContaining('staging'),
+        expect.objectContaining({ imports: [expect.objectContaining({ importId: waiting })] }),
+      );
+    } finally {
+      errors.mockRestore();
+    }
+    // Its turn comes: the upload is still there to become evidence.
+    expect(await runImport(waiting)).toBe('finished');
+    expect(await statusOf(waiting)).toBe('succeeded');
+    expect((await maintenance()).importsNearStagingExpiry).toBe(0);
   });
 });

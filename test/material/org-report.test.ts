@@ -89,6 +89,25 @@ describe('GET /admin/report/org-report', () => {
     expect(later.data[0].otherData.accountAgeInDays).toBe(3);
   });
 
+  it('counts the rows derived from files (row_bytes) in storage, as the plan and the storage stats do', async () => {
+    const admin = await createUser();
+    await updateUserRow(admin.id, { isSuperAdmin: true });
+    const firm = await createUser({ organizationName: `Stored Rows Firm ${Date.now()}` });
+    await createCaseRow(firm.organizationId, { name: 'Files and rows', storageBytes: 1_000, rowBytes: 250 });
+    await createCaseRow(firm.organizationId, { name: 'Rows only', storageBytes: 0, rowBytes: 40 });
+
+    const page = expectData(
+      await invoke(routes.getOrganizationReport, { token: admin.accessToken, query: { searchText: firm.email } }),
+    );
+    const stats = expectData(
+      await invoke(routes.getStorageStats, { token: firm.accessToken, path: { orgId: firm.organizationId } }),
+    );
+
+    expect(page.data).toHaveLength(1);
+    expect(page.data[0].organization.activePlan).toMatchObject({ storageUsed: 1_290 });
+    expect(stats.totalStorage).toBe(1_290);
+  });
+
   it('pages, and answers an empty page when nothing matches', async () => {
     const admin = await createUser();
     await updateUserRow(admin.id, { isSuperAdmin: true });
