@@ -96,7 +96,8 @@ export interface ObjectStorage {
    * Copies bytes [range.start, range.end) of `source`, only as the version `source.version` (from
    * stat), into part `part` of the upload of `target`, within the store (S3: UploadPartCopy; no byte
    * passes through the caller); the part as completeMultipartUpload takes it. Null when the source
-   * is not there as that version. Copying a part again replaces it.
+   * is not there as that version; NoSuchUploadError when the upload is not. Copying a part again
+   * replaces it.
    */
   copyPart(
     source: { key: string; version: string },
@@ -119,6 +120,9 @@ export interface UploadedPart {
   sizeBytes: number;
   etag: string;
 }
+
+/** The multipart upload is not there: completed, aborted, or removed by a lifecycle rule. */
+export class NoSuchUploadError extends Error {}
 
 /** S3's limits of a multipart upload: at most 10,000 parts of at most 5 GiB each (the last may be smaller than 5 MiB). */
 export const MAX_PARTS = 10_000;
@@ -485,6 +489,7 @@ export class S3Storage implements ObjectStorage {
       if (!etag) throw new Error('S3 answered UploadPartCopy without an ETag');
       return { partNumber: target.partNumber, sizeBytes: range.end - range.start, etag };
     } catch (error) {
+      if ((error as { name?: string }).name === 'NoSuchUpload') throw new NoSuchUploadError(target.uploadId);
       // 412: the source is no longer that ETag; 404 (NoSuchKey, NoSuchVersion) or 403: not there.
       const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
       if (status === 412 || isMissingObject(error)) return null;
@@ -883,10 +888,10 @@ export class DirectoryStorage implements ObjectStorage {
     target: { key: string; uploadId: string; partNumber: number },
   ): Promise<UploadedPart | null> {
     assertPart({ partNumber: target.partNumber, size: range.end - range.start });
+    const dir = this.partsDirOf(target.key, target.uploadId);
+    if (!(await isDirectory(dir))) throw new NoSuchUploadError(target.uploadId);
     const body = await this.read(source.key, { version: source.version, start: range.start, end: range.end });
     if (!body) return null;
-    const dir = this.partsDirOf(target.key, target.uploadId);
-    if (!(await isDirectory(dir))) throw new Error(`No upload ${target.uploadId} of ${target.key}`);
     const partPath = join(dir, partFileName(target.partNumber));
     const md5 = createHash('md5');
     let sizeBytes = 0;

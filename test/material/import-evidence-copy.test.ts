@@ -165,6 +165,24 @@ describe('copying an upload into evidence across runs', () => {
     expect(await emailCount(s.caseId)).toBe(MESSAGES);
   });
 
+  it("a copy whose evidence upload is gone (the bucket's lifecycle aborts one after 7 days) starts again", async () => {
+    const s = await caseWithOwner();
+    const importId = await startedWithoutWorker(s);
+    expect(await runImport(importId, pauseEveryTime)).toBe('paused');
+    expect(await runImport(importId, pauseEveryTime)).toBe('paused');
+    const paused = await rowOf(importId);
+    await objectStorage().abortMultipartUpload(paused.objectKey, paused.copyUploadId!);
+
+    expect(await runImport(importId, pauseEveryTime)).toBe('paused');
+
+    const restarted = await rowOf(importId);
+    expect(restarted).toMatchObject({ status: 'queued', attempts: 0, copiedBytes: SEGMENT });
+    expect(restarted.copyUploadId).not.toBe(paused.copyUploadId);
+    expect(await segmentsOf(importId)).toHaveLength(1);
+    expect(await runImport(importId)).toBe('finished');
+    expect(await rowOf(importId)).toMatchObject({ status: 'succeeded', sha256: sha256(TEXT) });
+  });
+
   it('an upload replaced between two segments fails UPLOAD_CHANGED: nothing becomes evidence, the copy is abandoned', async () => {
     const s = await caseWithOwner();
     const importId = await startedWithoutWorker(s);

@@ -6,7 +6,7 @@ import { config } from '../../config';
 import { db } from '../../db/client';
 import { evidenceImports, evidenceImportSegments } from '../../db/schema';
 import { transaction } from '../../db/transaction';
-import { MAX_PARTS, objectStorage } from '../../storage';
+import { MAX_PARTS, NoSuchUploadError, objectStorage } from '../../storage';
 import { hashStream } from '../evidence-hash';
 import { ResumableSha256 } from '../resumable-sha256';
 import type { ImportRow } from './find';
@@ -103,9 +103,9 @@ async function hashRange(
  * checkpoint, asking `shouldPause` after each segment: 'paused' when it said so (the checkpoint
  * is kept), else the whole file's SHA-256 and the evidence version written. UPLOAD_CHANGED (the
  * copy abandoned and forgotten) when the staged version is gone; an unexpected error keeps the
- * checkpoint for the next run.
+ * checkpoint for the next run; a copy whose upload is gone starts again.
  */
-export async function copyInSegments(job: ImportRow, run: CopyRun): Promise<SecuredCopy | 'paused'> {
+export async function copyInSegments(job: ImportRow, run: CopyRun, restarted = false): Promise<SecuredCopy | 'paused'> {
   const storage = objectStorage();
   const source = { key: job.stagingKey!, version: job.stagedVersion! };
   let row = job;
@@ -153,6 +153,16 @@ export async function copyInSegments(job: ImportRow, run: CopyRun): Promise<Secu
     return { sha256: hash.digest(), sizeBytes: row.copiedBytes, ...completed };
   } catch (error) {
     if (error instanceof UploadChangedError) await forgetCopy(row);
+    // The copy's upload is gone (the evidence bucket's lifecycle rule aborts one after 7 days, as a
+    // copy left failed that long is): the copy starts again, once.
+    if (error instanceof NoSuchUploadError && !restarted) {
+      await forgetCopy(row);
+      return copyInSegments(
+        { ...row, copyUploadId: null, copySegmentBytes: null, copiedBytes: 0, copyHashState: null },
+        run,
+        true,
+      );
+    }
     throw error;
   }
 }
@@ -230,7 +240,12 @@ export function openVerified(job: ImportRow): (start: number) => Promise<Readabl
           end: range.end,
         });
         if (!body) throw changed;
-        yield* body as AsyncIterable<Buffer>;
+        try {
+          yield* body as AsyncIterable<Buffer>;
+        } finally {
+          // A run that pauses mid-segment stops reading here: the file or connection is let go now.
+          body.destroy();
+        }
       }
     }
     return Readable.from(verified(), { objectMode: false });
