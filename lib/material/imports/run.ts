@@ -270,10 +270,11 @@ const attemptsExhausted = (attempts: number) => ({
 /**
  * Runs one import as the worker does, in the cloud (infra/functions/import-worker.ts, one SQS
  * message each) and locally (the in-process queue, the admin command): claims it, secures the
- * upload as evidence on the first run (or re-checks its hash on a later one), then imports in
- * batches from the last checkpoint, each batch committing its items with the import's progress.
- * 'paused' when `shouldPause` stopped it between batches (it is queued again, keeping its turn; the
- * caller sends it again); 'failed' for a malformed or changed file or a refusal (the error is on the
+ * upload as evidence on the first runs (a large file a segment at a time; a later run re-checks the
+ * hash, segment by segment as it reads for a file copied in segments), then imports in batches from
+ * the last checkpoint, each batch committing its items with the import's progress. 'paused' when
+ * `shouldPause` stopped it between batches or copy segments (it is queued again, keeping its turn,
+ * spending no attempt; the caller sends it again); 'failed' for a malformed or changed file or a refusal (the error is on the
  * import; what earlier batches committed stays) and once its attempts are spent; 'cancelled' when it
  * was cancelled while running; 'skipped' when there was nothing to claim (or its organization's
  * turn is another import's). An unexpected error marks the import failed with INTERNAL (a retry
