@@ -6,6 +6,7 @@ import { routes } from '../../functions/routes';
 import { overrideConfig } from '../../lib/config';
 import { db } from '../../lib/db/client';
 import { emails, evidenceImportSegments, evidenceImports, evidenceObjects } from '../../lib/db/schema';
+import { drainLocalImports } from '../../lib/material/imports';
 import { runImport } from '../../lib/material/imports/run';
 import { type ObjectStorage, objectStorage, type ReadOptions, useObjectStorage } from '../../lib/storage';
 import { expectData, invoke } from '../harness/invoke';
@@ -181,6 +182,43 @@ describe('copying an upload into evidence across runs', () => {
     expect(await segmentsOf(importId)).toHaveLength(1);
     expect(await runImport(importId)).toBe('finished');
     expect(await rowOf(importId)).toMatchObject({ status: 'succeeded', sha256: sha256(TEXT) });
+  });
+
+  it('a run lost between completing the copy and recording it: the retry takes the object made, checking every segment it reads', async () => {
+    const s = await caseWithOwner();
+    const importId = await startedWithoutWorker(s);
+    const inner = objectStorage();
+    const crashing: ObjectStorage = Object.create(inner);
+    // The upload completes, and the worker is gone before it hears back or can look.
+    crashing.completeMultipartUpload = async (key, uploadId, parts) => {
+      await inner.completeMultipartUpload(key, uploadId, parts);
+      throw new Error('worker lost after CompleteMultipartUpload');
+    };
+    crashing.stat = async () => {
+      throw new Error('worker lost');
+    };
+    useObjectStorage(crashing);
+    try {
+      await expect(runImport(importId)).rejects.toThrow('worker lost');
+    } finally {
+      useObjectStorage(inner);
+    }
+    expect(await rowOf(importId)).toMatchObject({ status: 'failed', sha256: null, copiedBytes: BYTES.length });
+    const recording = recordingReads();
+    try {
+      expectData(await invoke(routes.retryImport, { ...asOwner(s), path: flow.pathOf(s, importId) }), 202);
+      await drainLocalImports();
+    } finally {
+      recording.restore();
+    }
+
+    const done = await rowOf(importId);
+    expect(done).toMatchObject({ status: 'succeeded', sha256: sha256(TEXT), copyUploadId: null });
+    expect(await emailCount(s.caseId)).toBe(MESSAGES);
+    // Read segment by segment, each checked (read whole) and then imported: twice each.
+    const evidenceReads = recording.reads.filter((read) => read.key === done.objectKey);
+    expect(evidenceReads).toHaveLength(2 * SEGMENTS);
+    for (const read of evidenceReads) expect(read.options.version).toBe(done.evidenceVersion);
   });
 
   it('an upload replaced between two segments fails UPLOAD_CHANGED: nothing becomes evidence, the copy is abandoned', async () => {

@@ -169,7 +169,9 @@ export async function copyInSegments(job: ImportRow, run: CopyRun, restarted = f
 
 /**
  * Completes the evidence upload. A run that completed it and stopped before recording the version
- * finds no upload: the object it made is taken, and every read of it is checked segment by segment.
+ * finds no upload: the object it made is taken (no one else writes the import's evidence key), and
+ * every read of it is checked segment by segment. Otherwise the failure stands (the next run
+ * completes again).
  */
 async function completeCopy(
   row: ImportRow,
@@ -183,7 +185,7 @@ async function completeCopy(
       verifyReads: false,
     };
   } catch (error) {
-    const stored = (await storage.listParts(row.objectKey, uploadId)) === null && (await storage.stat(row.objectKey));
+    const stored = await storage.stat(row.objectKey);
     if (!stored || stored.size !== row.sizeBytes) throw error;
     return { evidenceVersion: stored.version, verifyReads: true };
   }
