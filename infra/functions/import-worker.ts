@@ -8,8 +8,8 @@ import { observed } from '../../lib/observability';
 
 /**
  * An import stops at its next checkpoint once less than this is left of the invocation (15 minutes
- * in all): room for the batch or copy segment in flight (1 GiB, hashed at 100 MB/s or more) to
- * commit before Lambda ends the function.
+ * in all): room for the batch or copy segment in flight (1 GiB, hashed in 10-15 s) to commit
+ * before Lambda ends the function.
  */
 export const PAUSE_WITH_MS_LEFT = 120_000;
 

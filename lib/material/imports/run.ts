@@ -111,7 +111,8 @@ async function secureUpload(
 ): Promise<{ job: ImportRow; verifyReads: boolean } | 'paused'> {
   const storage = objectStorage();
   let copy: SecuredCopy;
-  if (job.stagingKey && job.stagedVersion && (job.copyUploadId || job.sizeBytes > copySegmentBytesFor(job.sizeBytes))) {
+  const inSegments = job.copyUploadId !== null || job.sizeBytes > copySegmentBytesFor(job.sizeBytes);
+  if (job.stagingKey && job.stagedVersion && inSegments) {
     const copied = await copyInSegments(job, { shouldPause, leaseSeconds: IMPORT_LEASE_SECONDS });
     if (copied === 'paused') return 'paused';
     copy = copied;
@@ -274,11 +275,11 @@ const attemptsExhausted = (attempts: number) => ({
  * hash, segment by segment as it reads for a file copied in segments), then imports in batches from
  * the last checkpoint, each batch committing its items with the import's progress. 'paused' when
  * `shouldPause` stopped it between batches or copy segments (it is queued again, keeping its turn,
- * spending no attempt; the caller sends it again); 'failed' for a malformed or changed file or a refusal (the error is on the
- * import; what earlier batches committed stays) and once its attempts are spent; 'cancelled' when it
- * was cancelled while running; 'skipped' when there was nothing to claim (or its organization's
- * turn is another import's). An unexpected error marks the import failed with INTERNAL (a retry
- * resumes it), spends an attempt, and is rethrown.
+ * spending no attempt; the caller sends it again); 'failed' for a malformed or changed file or a
+ * refusal (the error is on the import; what earlier batches committed stays) and once its attempts
+ * are spent; 'cancelled' when it was cancelled while running; 'skipped' when there was nothing to
+ * claim (or its organization's turn is another import's). An unexpected error marks the import
+ * failed with INTERNAL (a retry resumes it), spends an attempt, and is rethrown.
  */
 export async function runImport(importId: string, options: ImportRunOptions = {}): Promise<ImportRunOutcome> {
   const claimed = await claimImport(importId);
