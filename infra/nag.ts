@@ -88,7 +88,7 @@ export function acknowledgePrefixWildcards(role: Role, objectArns: string[]): vo
     acknowledge(
       role,
       `AwsSolutions-IAM5[Resource::${resource}]`,
-      'Object keys contain generated ids; access is limited to the key prefixes this function reads, writes or deletes, with GetObject/PutObject/DeleteObject only.',
+      'Object keys contain generated ids; access is limited to the key prefixes this function reads, writes or deletes, with GetObject(Version)/PutObject/DeleteObject and the multipart actions only.',
     );
   }
 }

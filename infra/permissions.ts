@@ -37,6 +37,11 @@ export interface FunctionPermissions {
     listParts?: string[];
     /** Aborts multipart uploads (s3:AbortMultipartUpload), removing their parts. */
     abortUpload?: string[];
+    /**
+     * Reads a given version of an object (s3:GetObjectVersion): GetObject with a VersionId, in the
+     * versioned evidence bucket, as the import worker pins the evidence copy it wrote.
+     */
+    readVersions?: string[];
   };
   /** May send to the import queue (sqs:SendMessage) and is told its URL (IMPORT_QUEUE_URL). */
   importQueue: boolean;
@@ -67,10 +72,11 @@ export const PERMISSION_OVERRIDES: Readonly<Record<string, Partial<FunctionPermi
   // staging/cases/<caseId>/imports/, or opens its multipart upload (CreateMultipartUpload is
   // s3:PutObject); startImport checks the upload (HeadObject), and for one sent in parts lists
   // them and completes it (CompleteMultipartUpload is s3:PutObject); retry, list and get touch no
-  // object. cancelImport aborts an upload in parts and removes the staged file.
+  // object. cancelImport aborts an upload in parts and removes the staged file, and aborts the
+  // worker's copy into evidence (a multipart upload under cases/) of an import paused mid-copy.
   createImport: { storage: { read: [], write: ['staging/'], delete: [] } },
   startImport: { storage: { read: ['staging/'], write: ['staging/'], delete: [], listParts: ['staging/'] } },
-  cancelImport: { storage: { read: [], write: [], delete: ['staging/'], abortUpload: ['staging/'] } },
+  cancelImport: { storage: { read: [], write: [], delete: ['staging/'], abortUpload: ['staging/', 'cases/'] } },
   // lib/material/imports/multipart.ts: presigned UploadPart links (s3:PutObject), ListParts.
   signImportParts: { storage: { read: [], write: ['staging/'], delete: [] } },
   listImportParts: { storage: { read: [], write: [], delete: [], listParts: ['staging/'] } },
@@ -78,8 +84,14 @@ export const PERMISSION_OVERRIDES: Readonly<Record<string, Partial<FunctionPermi
   listImports: { storage: NO_OBJECTS },
   getImport: { storage: NO_OBJECTS },
   // The import worker (infra/functions/import-worker.ts) copies the upload out of staging into the
-  // case's evidence and removes it from staging, reads that copy, and stores extracted attachments.
-  importWorker: { storage: { read: ['staging/', 'cases/'], write: ['cases/'], delete: ['staging/'] } },
+  // case's evidence and removes it from staging, reads that copy (pinned to the version it wrote),
+  // and stores extracted attachments. A large upload is copied by UploadPartCopy into a multipart
+  // upload of the evidence key: s3:GetObject on the source (pinned by If-Match: the work bucket is
+  // unversioned), s3:PutObject on the target (create, copy parts, complete), and an abort
+  // (s3:AbortMultipartUpload on cases/, granted in infra/constructs/imports.ts).
+  importWorker: {
+    storage: { read: ['staging/', 'cases/'], write: ['cases/'], delete: ['staging/'], readVersions: ['cases/'] },
+  },
   // Maintenance removes uploads never started and expired generated documents (the work bucket's
   // lifecycle rules are the backstop), and sends stalled imports to the queue: the worker code its
   // bundle holds for the local in-process queue never runs where IMPORT_QUEUE_URL is set.

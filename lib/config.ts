@@ -77,6 +77,12 @@ const ConfigSchema = z.object({
    * lib/material/imports/multipart.ts): tests upload a file in parts of a few bytes. Unset in the cloud.
    */
   IMPORT_MULTIPART_PART_BYTES: z.optional(z.pipe(z.string().check(z.regex(/^[1-9]\d*$/)), z.transform(Number))),
+  /**
+   * Segment size of the worker's copy of an upload into evidence when smaller than 1 GiB
+   * (lib/material/imports/evidence-copy.ts): tests copy small files in segments of a few bytes,
+   * pausing between them. Unset in the cloud (S3 copies parts of at least 5 MiB).
+   */
+  IMPORT_COPY_SEGMENT_BYTES: z.optional(z.pipe(z.string().check(z.regex(/^[1-9]\d*$/)), z.transform(Number))),
   /** Public base URL of this API, for links it makes to itself; unset: where the local server listens (see publicBaseUrl). */
   PUBLIC_BASE_URL: z.optional(z.string().check(z.url())),
   LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'INFO'),

@@ -114,7 +114,7 @@ export class FunctionWiring {
         }),
       );
     }
-    const storage = { listParts: [], abortUpload: [], ...permissions.storage };
+    const storage = { listParts: [], abortUpload: [], readVersions: [], ...permissions.storage };
     if (Object.values(storage).some((prefixes) => prefixes.length > 0)) {
       // Both buckets: lib/storage picks a key's bucket by its prefix.
       construct.function.addEnvironment('STORAGE_BUCKET', objectStore.bucketName);
@@ -125,6 +125,7 @@ export class FunctionWiring {
         delete: 's3:DeleteObject',
         listParts: 's3:ListMultipartUploadParts',
         abortUpload: 's3:AbortMultipartUpload',
+        readVersions: 's3:GetObjectVersion',
       } as const;
       for (const [access, action] of Object.entries(actions) as Array<[keyof typeof actions, string]>)
         if (storage[access].length > 0)

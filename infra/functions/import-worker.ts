@@ -8,7 +8,8 @@ import { observed } from '../../lib/observability';
 
 /**
  * An import stops at its next checkpoint once less than this is left of the invocation (15 minutes
- * in all): room for the batch in flight to commit before Lambda ends the function.
+ * in all): room for the batch or copy segment in flight (1 GiB, hashed in 10-15 s) to commit
+ * before Lambda ends the function.
  */
 export const PAUSE_WITH_MS_LEFT = 120_000;
 
@@ -45,8 +46,8 @@ async function runMessages(event: SQSEvent, context: Context): Promise<SQSBatchR
         continue;
       }
       try {
-        // Each import starts with hashing its whole upload before the first checkpoint: one that
-        // arrives with the invocation nearly over goes back to the queue instead.
+        // A run does at least one step (a copy segment of up to 1 GiB, or one batch) before it may
+        // pause: one that arrives with the invocation nearly over goes back to the queue instead.
         if (context.getRemainingTimeInMillis() < PAUSE_WITH_MS_LEFT) {
           await enqueueImport(importId);
           logger.info('import sent back to the queue: too little time left to start it', { importId });

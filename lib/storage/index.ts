@@ -70,7 +70,8 @@ export interface ObjectStorage {
    * The object's bytes as a stream, to hash, copy or import without holding it whole, from byte
    * `start` (default 0: a resumed import continues at its checkpoint); null when there is no such
    * object. A start at or past the end gives an empty stream. With `version` (from stat or
-   * putStream) only those bytes are read: null when the object is no longer that version.
+   * putStream) only those bytes are read: null when the object is no longer that version. With
+   * `end`, the bytes before it only (a segment of the object).
    */
   read(key: string, options?: ReadOptions): Promise<Readable | null>;
   /** Removes the object; nothing happens when there is none. */
@@ -94,8 +95,23 @@ export interface ObjectStorage {
   partUploadUrl(key: string, uploadId: string, part: PartSpec, expiresInSeconds: number): Promise<string>;
   /** The parts that arrived, by part number; null when there is no such upload (completed or aborted). */
   listParts(key: string, uploadId: string): Promise<UploadedPart[] | null>;
-  /** Joins `parts` (all of them, in order) into the object, which then exists as a whole; the upload ends. */
-  completeMultipartUpload(key: string, uploadId: string, parts: UploadedPart[]): Promise<void>;
+  /**
+   * Joins `parts` (all of them, in order) into the object, which then exists as a whole; the upload
+   * ends. The version written (read() can insist on it).
+   */
+  completeMultipartUpload(key: string, uploadId: string, parts: UploadedPart[]): Promise<StoredVersion>;
+  /**
+   * Copies bytes [range.start, range.end) of `source`, only as the version `source.version` (from
+   * stat), into part `part` of the upload of `target`, within the store (S3: UploadPartCopy; no byte
+   * passes through the caller); the part as completeMultipartUpload takes it. Null when the source
+   * is not there as that version; NoSuchUploadError when the upload is not. Copying a part again
+   * replaces it.
+   */
+  copyPart(
+    source: { key: string; version: string },
+    range: { start: number; end: number },
+    target: { key: string; uploadId: string; partNumber: number },
+  ): Promise<UploadedPart | null>;
   /** Ends the upload and removes its parts; nothing happens when there is none. */
   abortMultipartUpload(key: string, uploadId: string): Promise<void>;
 }
@@ -112,6 +128,9 @@ export interface UploadedPart {
   sizeBytes: number;
   etag: string;
 }
+
+/** The multipart upload is not there: completed, aborted, or removed by a lifecycle rule. */
+export class NoSuchUploadError extends Error {}
 
 /** S3's limits of a multipart upload: at most 10,000 parts of at most 5 GiB each (the last may be smaller than 5 MiB). */
 export const MAX_PARTS = 10_000;
@@ -134,6 +153,8 @@ export interface ObjectStat extends StoredVersion {
 
 export interface ReadOptions {
   start?: number;
+  /** Exclusive; the object's end when unset. */
+  end?: number;
   version?: string;
 }
 
@@ -335,13 +356,19 @@ export class S3Storage implements ObjectStorage {
   async read(key: string, options: ReadOptions = {}): Promise<Readable | null> {
     const start = options.start ?? 0;
     assertByteOffset(start);
+    if (options.end !== undefined) {
+      assertByteOffset(options.end);
+      if (options.end <= start) return Readable.from([]);
+    }
     const { GetObjectCommand } = await import('@aws-sdk/client-s3');
+    const range =
+      options.end !== undefined ? `bytes=${start}-${options.end - 1}` : start > 0 ? `bytes=${start}-` : undefined;
     try {
       const object = await (await this.s3()).send(
         new GetObjectCommand({
           Bucket: this.bucketOf(key),
           Key: key,
-          ...(start > 0 ? { Range: `bytes=${start}-` } : {}),
+          ...(range ? { Range: range } : {}),
           ...(options.version === undefined ? {} : s3VersionCondition(options.version)),
         }),
       );
@@ -430,9 +457,9 @@ export class S3Storage implements ObjectStorage {
     return parts.sort((a, b) => a.partNumber - b.partNumber);
   }
 
-  async completeMultipartUpload(key: string, uploadId: string, parts: UploadedPart[]): Promise<void> {
+  async completeMultipartUpload(key: string, uploadId: string, parts: UploadedPart[]): Promise<StoredVersion> {
     const { CompleteMultipartUploadCommand } = await import('@aws-sdk/client-s3');
-    await (await this.s3()).send(
+    const completed = await (await this.s3()).send(
       new CompleteMultipartUploadCommand({
         Bucket: this.bucketOf(key),
         Key: key,
@@ -440,6 +467,42 @@ export class S3Storage implements ObjectStorage {
         MultipartUpload: { Parts: parts.map((part) => ({ PartNumber: part.partNumber, ETag: part.etag })) },
       }),
     );
+    return { version: s3Version(completed) };
+  }
+
+  async copyPart(
+    source: { key: string; version: string },
+    range: { start: number; end: number },
+    target: { key: string; uploadId: string; partNumber: number },
+  ): Promise<UploadedPart | null> {
+    assertPart({ partNumber: target.partNumber, size: range.end - range.start });
+    assertByteOffset(range.start);
+    const { UploadPartCopyCommand } = await import('@aws-sdk/client-s3');
+    const condition = s3VersionCondition(source.version);
+    const copySource = `${this.bucketOf(source.key)}/${source.key.split('/').map(encodeURIComponent).join('/')}`;
+    try {
+      const copied = await (await this.s3()).send(
+        new UploadPartCopyCommand({
+          Bucket: this.bucketOf(target.key),
+          Key: target.key,
+          UploadId: target.uploadId,
+          PartNumber: target.partNumber,
+          // The version pinned as GetObject pins it: by its id, or by If-Match on its ETag.
+          CopySource: 'VersionId' in condition ? `${copySource}?versionId=${condition.VersionId}` : copySource,
+          ...('IfMatch' in condition ? { CopySourceIfMatch: condition.IfMatch } : {}),
+          CopySourceRange: `bytes=${range.start}-${range.end - 1}`,
+        }),
+      );
+      const etag = copied.CopyPartResult?.ETag;
+      if (!etag) throw new Error('S3 answered UploadPartCopy without an ETag');
+      return { partNumber: target.partNumber, sizeBytes: range.end - range.start, etag };
+    } catch (error) {
+      if ((error as { name?: string }).name === 'NoSuchUpload') throw new NoSuchUploadError(target.uploadId);
+      // 412: the source is no longer that ETag; 404 (NoSuchKey, NoSuchVersion) or 403: not there.
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status === 412 || isMissingObject(error)) return null;
+      throw error;
+    }
   }
 
   async abortMultipartUpload(key: string, uploadId: string): Promise<void> {
@@ -733,7 +796,14 @@ export class DirectoryStorage implements ObjectStorage {
       await file.handle.close();
       return null;
     }
-    return file.handle.createReadStream({ start });
+    if (options.end !== undefined) {
+      assertByteOffset(options.end);
+      if (options.end <= start) {
+        await file.handle.close();
+        return Readable.from([]);
+      }
+    }
+    return file.handle.createReadStream({ start, ...(options.end === undefined ? {} : { end: options.end - 1 }) });
   }
 
   /** A marker beside the object: writeSignedStream refuses the key from then on. */
@@ -807,13 +877,46 @@ export class DirectoryStorage implements ObjectStorage {
   }
 
   /** Concatenates the parts into the object, streaming (one part's read buffer at a time), then removes them. */
-  async completeMultipartUpload(key: string, uploadId: string, parts: UploadedPart[]): Promise<void> {
+  async completeMultipartUpload(key: string, uploadId: string, parts: UploadedPart[]): Promise<StoredVersion> {
     const dir = this.partsDirOf(key, uploadId);
     async function* joined() {
       for (const part of parts) yield* createReadStream(join(dir, partFileName(part.partNumber)));
     }
     await this.streamInto(key, [Readable.from(joined(), { objectMode: false })]);
     await rm(dir, { recursive: true, force: true });
+    // As putStream: no link writes the keys joined here (evidence, or a sealed staging key).
+    const stored = await this.stat(key);
+    if (!stored) throw new Error(`The object ${key} vanished as it was stored`);
+    return { version: stored.version };
+  }
+
+  async copyPart(
+    source: { key: string; version: string },
+    range: { start: number; end: number },
+    target: { key: string; uploadId: string; partNumber: number },
+  ): Promise<UploadedPart | null> {
+    assertPart({ partNumber: target.partNumber, size: range.end - range.start });
+    const dir = this.partsDirOf(target.key, target.uploadId);
+    if (!(await isDirectory(dir))) throw new NoSuchUploadError(target.uploadId);
+    const body = await this.read(source.key, { version: source.version, start: range.start, end: range.end });
+    if (!body) return null;
+    const partPath = join(dir, partFileName(target.partNumber));
+    const md5 = createHash('md5');
+    let sizeBytes = 0;
+    const counted = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        md5.update(chunk);
+        sizeBytes += chunk.length;
+        done(null, chunk);
+      },
+    });
+    await this.streamIntoPath(partPath, [body, counted]);
+    // A source shorter than the range: as S3's InvalidRange, not a part.
+    if (sizeBytes !== range.end - range.start)
+      throw new Error(`The source holds ${sizeBytes} bytes of the range [${range.start}, ${range.end})`);
+    const etag = `"${md5.digest('hex')}"`;
+    await writeFile(`${partPath}.etag`, etag);
+    return { partNumber: target.partNumber, sizeBytes, etag };
   }
 
   /** The ETag of a part that arrived (what S3's UploadPart answers); null when there is none. */

@@ -181,10 +181,10 @@ describe('object permissions per function', () => {
       's3:PutObject': [workObjects('staging/')],
       's3:ListMultipartUploadParts': [workObjects('staging/')],
     },
-    // Removes the staged upload; aborts one in parts.
+    // Removes the staged upload; aborts one in parts, and the worker's copy into evidence paused midway.
     cancelImport: {
       's3:DeleteObject': [workObjects('staging/')],
-      's3:AbortMultipartUpload': [workObjects('staging/')],
+      's3:AbortMultipartUpload': [evidenceObjects('cases/'), workObjects('staging/')],
     },
     retryImport: {},
     // Copies attachments out of staging into the case's evidence, then removes them from staging.
@@ -193,9 +193,11 @@ describe('object permissions per function', () => {
       's3:PutObject': [evidenceObjects('cases/')],
       's3:DeleteObject': [workObjects('staging/')],
     },
-    // Copies the upload into evidence, reads that copy, stores extracted attachments.
+    // Copies the upload into evidence (UploadPartCopy: GetObject on the source, PutObject on the
+    // target), reads that copy pinned to its version, stores extracted attachments.
     importWorker: {
       's3:GetObject': [evidenceObjects('cases/'), workObjects('staging/')],
+      's3:GetObjectVersion': [evidenceObjects('cases/')],
       's3:PutObject': [evidenceObjects('cases/')],
       's3:DeleteObject': [workObjects('staging/')],
       's3:AbortMultipartUpload': [evidenceObjects('cases/')],

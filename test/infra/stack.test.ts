@@ -319,7 +319,7 @@ describe('the synthesized stack', () => {
 
     // Imports: the upload link is a presigned PUT (or a multipart upload, its parts presigned
     // UploadParts), start checks the upload (listing and completing one in parts), cancel aborts
-    // one in parts, retry touches no object.
+    // one in parts (and the worker's copy into evidence, paused midway), retry touches no object.
     expect(s3Of('createImport')).toEqual({ 's3:PutObject': workObjects('staging/') });
     expect(s3Of('startImport')).toEqual({
       's3:GetObject': workObjects('staging/'),
@@ -330,7 +330,7 @@ describe('the synthesized stack', () => {
     expect(s3Of('listImportParts')).toEqual({ 's3:ListMultipartUploadParts': workObjects('staging/') });
     expect(s3Of('cancelImport')).toEqual({
       's3:DeleteObject': workObjects('staging/'),
-      's3:AbortMultipartUpload': workObjects('staging/'),
+      's3:AbortMultipartUpload': [...evidenceObjects('cases/'), ...workObjects('staging/')],
     });
     for (const operationId of ['retryImport', 'listImports', 'getImport']) expect(s3Of(operationId)).toEqual({});
     // Maintenance removes unstarted uploads and expired generated documents, nothing else.
@@ -458,14 +458,15 @@ describe('the synthesized stack', () => {
       ).toEqual(['startImport', 'retryImport', 'cancelImport']);
     }
 
-    // The worker copies uploads out of staging/ into cases/ and removes them from staging, reads
-    // and stores attachments under cases/ (aborting a failed multipart upload), consumes its queue
-    // and nothing else.
+    // The worker copies uploads out of staging/ into cases/ (UploadPartCopy for a large one) and
+    // removes them from staging, reads that copy by its version and stores attachments under cases/
+    // (aborting a failed multipart upload), consumes its queue and nothing else.
     const worker = resourcesOfFunction(dev.functions.find((f) => f.name === 'importWorker')!);
     const cases = 'arn:aws:s3:::case-evidence-dev-objects-111111111111-us-east-1/cases/*';
     const staging = 'arn:aws:s3:::case-evidence-dev-work-111111111111-us-east-1/staging/*';
     expect(s3GrantsOf(worker.role)).toEqual({
       's3:GetObject': [cases, staging],
+      's3:GetObjectVersion': [cases],
       's3:PutObject': [cases],
       's3:DeleteObject': [staging],
       's3:AbortMultipartUpload': [cases],

@@ -36,9 +36,10 @@ class EmulatedS3Storage extends S3Storage {
     return [...(this.acknowledged.get(uploadId) ?? [])].sort((a, b) => a.partNumber - b.partNumber);
   }
 
-  override async completeMultipartUpload(key: string, uploadId: string, parts: UploadedPart[]): Promise<void> {
-    await super.completeMultipartUpload(key, uploadId, parts);
+  override async completeMultipartUpload(key: string, uploadId: string, parts: UploadedPart[]) {
+    const stored = await super.completeMultipartUpload(key, uploadId, parts);
     this.completed.add(uploadId);
+    return stored;
   }
 }
 

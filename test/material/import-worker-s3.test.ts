@@ -6,14 +6,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { Context, SQSEvent } from 'aws-lambda';
+import { UploadPartCommand } from '@aws-sdk/client-s3';
 import { eq, like } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { handler as importWorker } from '../../infra/functions/import-worker';
 import { overrideConfig } from '../../lib/config';
 import { db } from '../../lib/db/client';
-import { emails, evidenceImports, evidenceObjects } from '../../lib/db/schema';
-import { DirectoryStorage, S3Storage, useObjectStorage } from '../../lib/storage';
+import { emails, evidenceImportSegments, evidenceImports, evidenceObjects } from '../../lib/db/schema';
+import { DirectoryStorage, type ReadOptions, S3Storage, type UploadedPart, useObjectStorage } from '../../lib/storage';
 import { expectData, invoke } from '../harness/invoke';
 import { REGION, type S3Emulator, startS3Emulator } from '../harness/s3rver';
 import { caseWithOwner } from './material-helpers';
@@ -156,6 +157,43 @@ const lambdaContext = (remainingMs: () => number = () => 15 * 60_000): Context =
     functionName: 'importWorker',
     getRemainingTimeInMillis: remainingMs,
   }) as unknown as Context;
+
+/**
+ * S3Storage on the emulator with UploadPartCopy stood in for (s3rver answers it NotImplemented):
+ * the range of the pinned source is read and uploaded as the part, which is what S3 does inside
+ * itself. S3Storage's own UploadPartCopy request is tested against a double (test/storage/s3-copy-part.test.ts).
+ */
+class PartCopyingS3Storage extends S3Storage {
+  readonly copies: Array<{ partNumber: number; start: number; end: number }> = [];
+
+  constructor(private readonly emulator: S3Emulator) {
+    super(emulator.bucket, emulator.config());
+  }
+
+  override async copyPart(
+    source: { key: string; version: string },
+    range: { start: number; end: number },
+    target: { key: string; uploadId: string; partNumber: number },
+  ): Promise<UploadedPart | null> {
+    const body = await this.read(source.key, { version: source.version, ...range } satisfies ReadOptions);
+    if (!body) return null;
+    const bytes = await bytesOf(body);
+    const { S3Client } = await import('@aws-sdk/client-s3');
+    const client = new S3Client(this.emulator.config());
+    const { ETag } = await client.send(
+      new UploadPartCommand({
+        Bucket: this.emulator.bucket,
+        Key: target.key,
+        UploadId: target.uploadId,
+        PartNumber: target.partNumber,
+        Body: bytes,
+        ContentMD5: md5Base64(bytes),
+      }),
+    );
+    this.copies.push({ partNumber: target.partNumber, ...range });
+    return { partNumber: target.partNumber, sizeBytes: bytes.length, etag: ETag! };
+  }
+}
 
 const mboxMessage = (id: string, subject: string) =>
   `From sender@example Mon Nov  2 10:00:00 2026\nMessage-ID: <${id}@lee-law.example>\nDate: Mon, 02 Nov 2026 10:00:00 +0000\nFrom: Ann Lee <ann@lee-law.example>\nTo: Bob Roe <bob@roe.example>\nSubject: ${subject}\n\n${subject} body.\n\n`;
@@ -345,5 +383,55 @@ describe('the import worker against S3 and the queue (the cloud path)', () => {
     expect(sent.slice(before)).toEqual([JSON.stringify({ importId })]);
     const [row] = await db().select().from(evidenceImports).where(eq(evidenceImports.id, importId));
     expect(row).toMatchObject({ status: 'queued', itemsRead: 0, sha256: null });
+  });
+
+  it('copies a large upload into evidence in segments: pauses between them when the invocation runs short, the next invocation goes on', async () => {
+    // Prepare: segments of 300 bytes (1 GiB in use), an invocation that runs short after its first segment
+    const SEGMENT = 300;
+    const s = await caseWithOwner();
+    const text = Array.from({ length: 8 }, (_, index) => mboxMessage(`seg${index}`, `Segment ${index}`)).join('');
+    const segments = Math.ceil(Buffer.byteLength(text) / SEGMENT);
+    const { importId, message } = await uploadAndStart(s, text);
+    const copying = new PartCopyingS3Storage(s3);
+    const restoreSegments = overrideConfig({ IMPORT_COPY_SEGMENT_BYTES: SEGMENT });
+    useObjectStorage(copying);
+    try {
+      let checks = 0;
+      const runningShort = lambdaContext(() => (checks++ === 0 ? 15 * 60_000 : 90_000));
+
+      // Act
+      const before = sent.length;
+      const first = await importWorker(sqsEvent([{ messageId: 'seg-1', body: message }]), runningShort);
+      const [paused] = await db().select().from(evidenceImports).where(eq(evidenceImports.id, importId));
+      const requeued = sent.slice(before);
+      const second = await importWorker(sqsEvent([{ messageId: 'seg-2', body: requeued[0]! }]), lambdaContext());
+
+      // Assess
+      expect(first).toEqual({ batchItemFailures: [] });
+      expect(paused).toMatchObject({ status: 'queued', attempts: 0, sha256: null, copiedBytes: SEGMENT, itemsRead: 0 });
+      expect(requeued).toEqual([JSON.stringify({ importId })]);
+      expect(second).toEqual({ batchItemFailures: [] });
+      const done = await importOf(s, importId);
+      expect(done).toMatchObject({
+        status: 'succeeded',
+        sha256: createHash('sha256').update(text).digest('hex'),
+        progress: { itemsImported: 8 },
+      });
+      expect(copying.copies.map((copy) => copy.partNumber)).toEqual(Array.from({ length: segments }, (_, i) => i + 1));
+      const [row] = await db().select().from(evidenceImports).where(eq(evidenceImports.id, importId));
+      // One multipart upload of the evidence key, completed; the evidence read back pinned is the file.
+      expect(
+        s3.passed.filter((request) => request.startsWith(`POST /${s3.bucket}/${row!.objectKey}?uploadId`)),
+      ).toHaveLength(1);
+      expect((await bytesOf(await copying.read(row!.objectKey, { version: row!.evidenceVersion! }))).toString()).toBe(
+        text,
+      );
+      expect(
+        await db().select().from(evidenceImportSegments).where(eq(evidenceImportSegments.importId, importId)),
+      ).toHaveLength(segments);
+    } finally {
+      useObjectStorage(storage);
+      restoreSegments();
+    }
   });
 });

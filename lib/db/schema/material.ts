@@ -396,6 +396,16 @@ export const evidenceImports = pgTable(
     evidenceVersion: text('evidence_version'),
     /** SHA-256 of exactly the bytes imported, taken as they were copied into evidence; every later run re-checks it. */
     sha256: text('sha256'),
+    /**
+     * The segment size of an evidence copy made in segments (a file larger than one segment): each
+     * segment's SHA-256 is in evidence_import_segments, and later runs check each segment they read.
+     * Null: copied in one step, the whole file is the one segment (checked against sha256).
+     */
+    copySegmentBytes: bigint('copy_segment_bytes', { mode: 'number' }),
+    /** The copy's checkpoint while it runs: the evidence key's multipart upload, bytes copied, the hash state. */
+    copyUploadId: text('copy_upload_id'),
+    copiedBytes: bigint('copied_bytes', { mode: 'number' }).notNull().default(0),
+    copyHashState: text('copy_hash_state'),
     status: text('status', { enum: ['awaiting_upload', 'queued', 'running', 'succeeded', 'failed', 'cancelled'] })
       .notNull()
       .default('awaiting_upload'),
@@ -424,4 +434,23 @@ export const evidenceImports = pgTable(
     // At most one running import per organization: one firm's export never holds two worker slots.
     uniqueIndex('evidence_imports_one_running_idx').on(t.organizationId).where(sql`${t.status} = 'running'`),
   ],
+);
+
+/**
+ * The segments of an evidence copy made in segments (evidence_imports.copy_segment_bytes): each
+ * segment's SHA-256, taken as it was copied, and the ETag of the evidence upload's part it became.
+ */
+export const evidenceImportSegments = pgTable(
+  'evidence_import_segments',
+  {
+    importId: uuid('import_id')
+      .notNull()
+      .references(() => evidenceImports.id, { onDelete: 'cascade' }),
+    /** 0-based: the segment's bytes are [segment * copy_segment_bytes, +copy_segment_bytes). */
+    segment: integer('segment').notNull(),
+    sha256: text('sha256').notNull(),
+    sizeBytes: bigint('size_bytes', { mode: 'number' }).notNull(),
+    partEtag: text('part_etag').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.importId, t.segment] })],
 );

@@ -325,6 +325,11 @@ export async function cancelImport(ctx: CaseRequest, importId: string): Promise<
       const uploadId = current.multipartUploadId;
       afterCommit(() => storage.abortMultipartUpload(uploadKey, uploadId));
     }
+    // A copy into evidence paused or failed midway never becomes evidence (a running worker aborts its own).
+    if ((current.status === 'queued' || current.status === 'failed') && current.copyUploadId) {
+      const copyUploadId = current.copyUploadId;
+      afterCommit(() => storage.abortMultipartUpload(current.objectKey, copyUploadId));
+    }
     // The upload is not evidence (the evidence copy, when made, has its own key).
     if (found.stagingKey && current.status !== 'running') afterCommit(() => storage.delete(uploadKey));
     if (current.status === 'queued' || current.status === 'running')

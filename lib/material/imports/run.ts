@@ -13,8 +13,10 @@ import { objectStorage } from '../../storage';
 import { hashStream, hashWhileStreaming } from '../evidence-hash';
 import { type CommittedBatch, MalformedImportError } from '../importers/batch';
 import { importStream } from '../importers';
+import { copyInSegments, copySegmentBytesFor, openVerified, type SecuredCopy } from './evidence-copy';
 import { type ImportRow, MAX_IMPORT_ATTEMPTS } from './jobs';
 import { enqueueNextImport } from './queue';
+import { ImportCancelledError, UploadChangedError } from './run-errors';
 
 /**
  * How long a worker holds an import after each batch: longer than one worker invocation may run
@@ -26,7 +28,10 @@ export const IMPORT_LEASE_SECONDS = 16 * 60;
 export type ImportRunOutcome = 'finished' | 'paused' | 'failed' | 'cancelled' | 'skipped';
 
 export interface ImportRunOptions {
-  /** Checked after each committed batch: true stops there, to continue in another run ('paused'). */
+  /**
+   * Checked after each committed batch, and after each segment of the copy into evidence: true
+   * stops there, to continue in another run ('paused').
+   */
   shouldPause?: () => boolean;
   /** Told the import's state after each committed batch (the admin command's progress bar). */
   onProgress?: (row: ImportRow) => void;
@@ -91,51 +96,52 @@ async function claimImport(importId: string): Promise<ImportRow | null> {
   }
 }
 
-/** The upload is gone, or not the bytes the import started with or hashed: the import fails with UPLOAD_CHANGED. */
-class UploadChangedError extends Error {
-  readonly code = 'UPLOAD_CHANGED';
-}
-
-/** The import was cancelled while this worker ran it: it stops without writing anything more. */
-class ImportCancelledError extends Error {}
-
 /**
  * The first run: the upload becomes the case's source evidence. The bytes the import started with
  * (the staged version /start recorded; UPLOAD_CHANGED if the link stored anything since) are copied
  * into the evidence key, which no link covers, and hashed as they are copied, so the SHA-256 is of
- * exactly the bytes every later read takes (pinned to the version written). A file the admin command
- * stored as evidence itself is hashed where it is. Then the staged upload is removed.
+ * exactly the bytes every later read takes (pinned to the version written). A file larger than one
+ * segment is copied in segments across runs (evidence-copy.ts): 'paused' when `shouldPause` stopped
+ * it between two. A file the admin command stored as evidence itself is hashed where it is. Then the
+ * staged upload is removed. `verifyReads`: this run must check what it reads (evidence-copy.ts).
  */
-async function secureUpload(job: ImportRow): Promise<ImportRow> {
+async function secureUpload(
+  job: ImportRow,
+  shouldPause: () => boolean,
+): Promise<{ job: ImportRow; verifyReads: boolean } | 'paused'> {
   const storage = objectStorage();
-  let sha256: string;
-  let sizeBytes: number;
-  let evidenceVersion: string;
-  if (job.stagingKey) {
+  let copy: SecuredCopy;
+  const inSegments = job.copyUploadId !== null || job.sizeBytes > copySegmentBytesFor(job.sizeBytes);
+  if (job.stagingKey && job.stagedVersion && inSegments) {
+    const copied = await copyInSegments(job, { shouldPause, leaseSeconds: IMPORT_LEASE_SECONDS });
+    if (copied === 'paused') return 'paused';
+    copy = copied;
+  } else if (job.stagingKey) {
+    // One segment (the common case): one streamed copy, as many round trips as ever.
     const source = await storage.read(job.stagingKey, { version: job.stagedVersion ?? undefined });
     if (!source)
       throw new UploadChangedError(
         'The uploaded file was replaced or removed after the import started; nothing was imported from it',
       );
     const copied = hashWhileStreaming(source);
-    ({ version: evidenceVersion } = await storage.putStream(job.objectKey, copied.stream, job.contentType, {
+    const { version } = await storage.putStream(job.objectKey, copied.stream, job.contentType, {
       size: job.sizeBytes,
-    }));
-    ({ sha256, sizeBytes } = copied.digest());
+    });
+    copy = { ...copied.digest(), evidenceVersion: version, verifyReads: false };
   } else {
     const stored = await storage.stat(job.objectKey);
     const body = stored && (await storage.read(job.objectKey, { version: stored.version }));
     if (!stored || !body) throw new UploadChangedError('The imported file is no longer in storage');
-    evidenceVersion = stored.version;
-    ({ sha256, sizeBytes } = await hashStream(body));
+    copy = { ...(await hashStream(body)), evidenceVersion: stored.version, verifyReads: false };
   }
+  const { sha256, sizeBytes, evidenceVersion } = copy;
   if (sizeBytes !== job.sizeBytes)
     throw new UploadChangedError(`The stored file is ${sizeBytes} bytes, not the ${job.sizeBytes} uploaded`);
   // Recorded even if the import was cancelled meanwhile: the copy is kept evidence either way.
   const secured = await transaction(async (tx, afterCommit) => {
     const [secured] = await tx
       .update(evidenceImports)
-      .set({ sha256, evidenceVersion })
+      .set({ sha256, evidenceVersion, copyUploadId: null, copyHashState: null })
       .where(eq(evidenceImports.id, job.id))
       .returning();
     await tx
@@ -148,12 +154,13 @@ async function secureUpload(job: ImportRow): Promise<ImportRow> {
     return secured!;
   });
   if (secured.status !== 'running') throw new ImportCancelledError();
-  return secured;
+  return { job: secured, verifyReads: copy.verifyReads };
 }
 
 /**
- * Every later run (a resumed or retried import) first checks that the evidence copy still hashes
- * to what was recorded: the import continues only from the very bytes it started with.
+ * Every later run (a resumed or retried import) of a file copied in one step first checks that the
+ * evidence copy still hashes to what was recorded: the import continues only from the very bytes it
+ * started with. (A file copied in segments is checked segment by segment as it is read: openVerified.)
  */
 async function verifyEvidence(job: ImportRow): Promise<void> {
   const changed = new UploadChangedError(
@@ -230,6 +237,15 @@ async function finishImport(
   });
 }
 
+/** Queued again with its turn kept (its queuedAt), for the next run to take at once: a pause is not a lost worker. */
+async function pauseImport(job: ImportRow): Promise<'paused'> {
+  await db()
+    .update(evidenceImports)
+    .set({ status: 'queued', leaseUntil: null })
+    .where(and(eq(evidenceImports.id, job.id), eq(evidenceImports.status, 'running')));
+  return 'paused';
+}
+
 /** What a failure tells the user: the file's fault and refusals by name; anything else without internals. */
 function failureOf(error: unknown): { code: string; message: string; itemIndex?: number } | null {
   if (error instanceof MalformedImportError)
@@ -255,14 +271,15 @@ const attemptsExhausted = (attempts: number) => ({
 /**
  * Runs one import as the worker does, in the cloud (infra/functions/import-worker.ts, one SQS
  * message each) and locally (the in-process queue, the admin command): claims it, secures the
- * upload as evidence on the first run (or re-checks its hash on a later one), then imports in
- * batches from the last checkpoint, each batch committing its items with the import's progress.
- * 'paused' when `shouldPause` stopped it between batches (it is queued again, keeping its turn; the
- * caller sends it again); 'failed' for a malformed or changed file or a refusal (the error is on the
- * import; what earlier batches committed stays) and once its attempts are spent; 'cancelled' when it
- * was cancelled while running; 'skipped' when there was nothing to claim (or its organization's
- * turn is another import's). An unexpected error marks the import failed with INTERNAL (a retry
- * resumes it), spends an attempt, and is rethrown.
+ * upload as evidence on the first runs (a large file a segment at a time; a later run re-checks the
+ * hash, segment by segment as it reads for a file copied in segments), then imports in batches from
+ * the last checkpoint, each batch committing its items with the import's progress. 'paused' when
+ * `shouldPause` stopped it between batches or copy segments (it is queued again, keeping its turn,
+ * spending no attempt; the caller sends it again); 'failed' for a malformed or changed file or a
+ * refusal (the error is on the import; what earlier batches committed stays) and once its attempts
+ * are spent; 'cancelled' when it was cancelled while running; 'skipped' when there was nothing to
+ * claim (or its organization's turn is another import's). An unexpected error marks the import
+ * failed with INTERNAL (a retry resumes it), spends an attempt, and is rethrown.
  */
 export async function runImport(importId: string, options: ImportRunOptions = {}): Promise<ImportRunOutcome> {
   const claimed = await claimImport(importId);
@@ -276,10 +293,17 @@ export async function runImport(importId: string, options: ImportRunOptions = {}
       return failed ? 'failed' : 'cancelled';
     }
     try {
-      if (job.sha256) await verifyEvidence(job);
-      else job = await secureUpload(job);
+      let verifyReads = job.sha256 !== null && job.copySegmentBytes !== null;
+      if (job.sha256) {
+        if (!verifyReads) await verifyEvidence(job);
+      } else {
+        const secured = await secureUpload(job, () => options.shouldPause?.() ?? false);
+        if (secured === 'paused') return await pauseImport(job);
+        ({ job, verifyReads } = secured);
+      }
       const storage = objectStorage();
       const version = job.evidenceVersion ?? undefined;
+      const openChecked = verifyReads ? openVerified(job) : null;
       const result = await importStream(job.kind, {
         target: {
           caseId: job.caseId,
@@ -290,6 +314,7 @@ export async function runImport(importId: string, options: ImportRunOptions = {}
           ...(job.profile ? { profileName: job.profile } : {}),
         },
         open: async (start) => {
+          if (openChecked) return openChecked(start);
           const body = await storage.read(job.objectKey, { start, version });
           if (!body) throw new UploadChangedError('The imported file is no longer in storage as it was hashed');
           return body;
@@ -304,14 +329,7 @@ export async function runImport(importId: string, options: ImportRunOptions = {}
           return options.shouldPause?.() ?? false;
         },
       });
-      if (!result.finished) {
-        // Queued again with its turn kept (its queuedAt), for the next run to take at once: a pause is not a lost worker.
-        await db()
-          .update(evidenceImports)
-          .set({ status: 'queued', leaseUntil: null })
-          .where(and(eq(evidenceImports.id, job.id), eq(evidenceImports.status, 'running')));
-        return 'paused';
-      }
+      if (!result.finished) return await pauseImport(job);
       // Evaluated first: `onProgress?.(await …)` would skip the call's argument, the finish itself, without a listener.
       const succeeded = await finishImport(job, { status: 'succeeded' });
       if (!succeeded) return 'cancelled';
