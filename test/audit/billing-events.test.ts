@@ -19,6 +19,7 @@ import {
   as,
   caseRow,
   caseWithAccess,
+  onTierWithoutCharges,
   organizationRow,
   putOnPlan,
   rowsOfCase,
@@ -357,6 +358,7 @@ describe('POST /billing/report records billing.report.created', () => {
 
   it('a stored PDF: its object key, the range and format, where the link expires', async () => {
     const owner = await createUser();
+    await onTierWithoutCharges(owner.organizationId, 'tier3');
     const target = await caseWithAccess(owner.organizationId, owner);
 
     const { result, requestId } = await report(owner, { format: 'pdf', caseIds: [target.id], ...window });
@@ -383,6 +385,7 @@ describe('POST /billing/report records billing.report.created', () => {
 
   it('a JSON report: the range and format, no object', async () => {
     const owner = await createUser();
+    await onTierWithoutCharges(owner.organizationId, 'tier3');
 
     const { result, requestId } = await report(owner, { format: 'json', ...window });
 
@@ -396,6 +399,7 @@ describe('POST /billing/report records billing.report.created', () => {
 
   it('records nothing when refused (startDate after endDate)', async () => {
     const owner = await createUser();
+    await onTierWithoutCharges(owner.organizationId, 'tier3');
     const head = await headOf(owner.organizationId);
 
     const refused = await report(owner, { format: 'pdf', startDate: window.endDate, endDate: window.startDate });

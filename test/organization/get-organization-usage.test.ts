@@ -59,6 +59,7 @@ describe('GET /organization/{orgId}/usages-stat', () => {
       storageUsedInTb: 0,
       canManageBilling: true,
       isNewDevice: null,
+      enforcedPlan: { tier: null, basis: 'plan', includesPro: false, payBy: null },
     });
   });
 
