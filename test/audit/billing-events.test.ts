@@ -142,7 +142,7 @@ describe('POST /cases/{caseId}/pro-upgrade records case.pro_upgrade.requested', 
     'paid with %s: the credits applied and the invoiced part in cents',
     async (paidWith, granted, credits, invoiced) => {
       const owner = await createUser();
-      await putOnPlan(owner, 'tier2', { card: true });
+      await putOnPlan(owner, 'tier4', { card: true });
       await grantCredits(owner.organizationId, granted, 'Prepaid');
       const target = await caseWithAccess(owner.organizationId, owner);
 
