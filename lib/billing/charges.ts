@@ -9,6 +9,7 @@ import * as businessMetrics from '../observability/metrics';
 import { alignPlanPro } from './case-pro';
 import { ensureProcessorCustomer } from './customers';
 import { paymentProcessor } from './processor';
+import { enforcedPlanFor, planIncludes } from './plan-features';
 import { PRO_UPGRADE_SKU } from './tiers';
 
 type BillingRow = typeof billingRows.$inferSelect;
@@ -82,13 +83,27 @@ export function recordProcessorEvent(
 export async function recordCharge(
   tx: Tx,
   afterCommit: AfterCommit,
-  input: { organizationId: string; chargeKey: string; lines: ChargeLine[]; createdById: string | null },
+  input: {
+    organizationId: string;
+    chargeKey: string;
+    lines: ChargeLine[];
+    createdById: string | null;
+    /**
+     * Whether the plan the charge is for includes the `credits` feature; by default, whether the
+     * plan enforced now does. Without it only the organization's own money held as credit is drawn.
+     */
+    creditsFeature?: boolean;
+  },
 ): Promise<{ rows: BillingRow[]; created: boolean }> {
-  const [account] = await tx
+  const [locked] = await tx
     .select({ balance: organizations.creditBalanceCents, percentage: organizations.creditDeductPercentage })
     .from(organizations)
     .where(eq(organizations.id, input.organizationId))
     .for('no key update');
+  const account = locked && {
+    ...locked,
+    drawable: await drawableCredits(tx, input.organizationId, locked.balance, input.creditsFeature),
+  };
   const inserted = await tx
     .insert(billingRows)
     .values(
@@ -157,6 +172,40 @@ export async function recordCharge(
   return { rows, created: true };
 }
 
+/** Ledger kinds of credit that is the organization's own money: a paid fee's unused part, a voided invoice's payment, a purchase. */
+const OWED_CREDIT_KINDS = ['proration', 'refund', 'purchase'] as const;
+
+/**
+ * What of the balance a charge may draw. On a plan with the `credits` feature, all of it. On a
+ * plan without, only the organization's own money held as credit (OWED_CREDIT_KINDS) not yet
+ * drawn: granted credits wait, kept, for a plan with the feature (docs/decisions.md, issue 30).
+ * Draws are counted against owed money first, the reading most favourable to the organization.
+ * The caller holds the organization row's lock, so the ledger does not move meanwhile.
+ */
+async function drawableCredits(
+  tx: Tx,
+  organizationId: string,
+  balance: number,
+  creditsFeature: boolean | undefined,
+): Promise<number> {
+  if (balance <= 0) return balance;
+  const withCredits = creditsFeature ?? planIncludes(await enforcedPlanFor(tx, organizationId), 'credits');
+  if (withCredits) return balance;
+  const [ledger] = await tx
+    .select({
+      owed: sql<number>`coalesce(sum(${creditLedger.amountCents}) filter (where ${inArray(creditLedger.kind, [...OWED_CREDIT_KINDS])} and ${creditLedger.amountCents} > 0), 0)::bigint`.mapWith(
+        Number,
+      ),
+      drawn:
+        sql<number>`coalesce(-sum(${creditLedger.amountCents}) filter (where ${creditLedger.kind} = 'charge'), 0)::bigint`.mapWith(
+          Number,
+        ),
+    })
+    .from(creditLedger)
+    .where(eq(creditLedger.organizationId, organizationId));
+  return Math.min(balance, Math.max(0, (ledger?.owed ?? 0) - (ledger?.drawn ?? 0)));
+}
+
 /**
  * Puts credits drawn for a charge on its positive lines in order, each at most its own amount, so
  * no line is paid beyond its amount and every invoiced line (amount minus credits) stays >= 0.
@@ -172,19 +221,20 @@ function spreadCredits(rows: BillingRow[], drawn: number): BillingRow[] {
 }
 
 /**
- * Takes up to the organization's deduct share of `amountCents` from its credits; returns what was
- * taken. `organization` is the balance and percentage read under the caller's row lock.
+ * Takes up to the organization's deduct share of `amountCents` from its credits, at most what the
+ * plan lets it draw (`drawable`, drawableCredits); returns what was taken. `organization` is the
+ * balance and percentage read under the caller's row lock.
  */
 async function drawCredits(
   tx: Tx,
   organizationId: string,
   amountCents: number,
   billingRowId: string,
-  organization: { balance: number; percentage: number },
+  organization: { balance: number; drawable: number; percentage: number },
 ): Promise<number> {
   if (amountCents <= 0) return 0;
-  if (organization.balance <= 0) return 0;
-  const drawn = Math.min(organization.balance, Math.floor((amountCents * organization.percentage) / 100));
+  if (organization.drawable <= 0) return 0;
+  const drawn = Math.min(organization.drawable, Math.floor((amountCents * organization.percentage) / 100));
   if (drawn <= 0) return 0;
   await adjustCredits(tx, organizationId, -drawn, 'charge', 'Paid from credits', billingRowId, organization.balance);
   return drawn;

@@ -1,7 +1,7 @@
 import { addDays } from '../clock';
 import { FREE_PLAN } from '../organizations/plans';
 import { DELINQUENCY_DAYS, isDelinquent } from './summary';
-import { type EnforcedPlanBasis, isTierKey, TIER_KEYS, TIERS, type TierKey } from './tiers';
+import { type EnforcedPlanBasis, FEATURES, type Feature, isTierKey, TIER_KEYS, TIERS, type TierKey } from './tiers';
 
 export interface EnforcedCaps {
   seats: number;
@@ -15,6 +15,10 @@ export interface EnforcedPlan {
   tier: TierKey | null;
   basis: EnforcedPlanBasis;
   caps: EnforcedCaps;
+  /** New cases a calendar month (UTC), null for no cap: the tier's, the free plan's, none for a legacy plan. */
+  casesPerMonth: number | null;
+  /** The features in force: the tier's, the free plan's, every one for a legacy plan. */
+  features: readonly Feature[];
   /** Whether every case may be Pro through the plan (a Pro-including tier in force). */
   includesPro: boolean;
   /** Until when an unpaid selection's caps hold (`awaiting_payment`), else null. */
@@ -44,10 +48,15 @@ export function enforcedPlanOf(
 ): EnforcedPlan {
   const selected = organization.billingTier;
   if (organization.billingMode !== 'pay_as_you_go' || !isTierKey(selected)) {
+    // A legacy subscription keeps what it had before the catalog's limits were enforced: no case
+    // cap and every feature; any other organization off a tier is on the free plan.
+    const legacy = organization.billingMode === 'legacy';
     return {
       tier: null,
       basis: 'plan',
       caps: { seats: planRow.seats, devices: planRow.devices, storageBytes: planRow.storageBytes },
+      casesPerMonth: legacy ? null : FREE_PLAN.casesPerMonth,
+      features: legacy ? FEATURES : FREE_PLAN.features,
       includesPro: false,
       payBy: null,
     };
@@ -65,8 +74,16 @@ export function enforcedPlanOf(
     // Pro through the plan needs the selected plan paid; a delinquent organization has no Pro by plan.
     return { ...tierPlan(held), includesPro: false, basis: 'last_paid', payBy: null };
   }
-  const { seats, devices, storageBytes } = FREE_PLAN;
-  return { tier: null, basis: 'free', caps: { seats, devices, storageBytes }, includesPro: false, payBy: null };
+  const { seats, devices, storageBytes, casesPerMonth, features } = FREE_PLAN;
+  return {
+    tier: null,
+    basis: 'free',
+    caps: { seats, devices, storageBytes },
+    casesPerMonth,
+    features,
+    includesPro: false,
+    payBy: null,
+  };
 }
 
 /** What GET /billing/plan/current and usages-stat say of the plan enforced. */
@@ -79,11 +96,13 @@ export function toEnforcedPlanEntity(enforced: EnforcedPlan) {
   };
 }
 
-function tierPlan(key: TierKey): Pick<EnforcedPlan, 'tier' | 'caps' | 'includesPro'> {
+function tierPlan(key: TierKey): Pick<EnforcedPlan, 'tier' | 'caps' | 'casesPerMonth' | 'features' | 'includesPro'> {
   const tier = TIERS[key];
   return {
     tier: key,
     caps: { seats: tier.seatCap, devices: tier.deviceCap, storageBytes: tier.storageCapBytes },
+    casesPerMonth: tier.casesPerMonth,
+    features: tier.features,
     includesPro: tier.includesPro,
   };
 }

@@ -98,3 +98,21 @@ export class ProcessorUnavailableError extends ServiceUnavailableError {
     this.cause = cause;
   }
 }
+
+/** 403: the feature is not in the plan enforced; names it and the cheapest tier that includes it. */
+export class FeatureNotInPlanError extends DomainError {
+  constructor(feature: string, lowestTier: { key: string; name: string } | null) {
+    super(
+      'FEATURE_NOT_IN_PLAN',
+      lowestTier
+        ? `The plan does not include ${feature}: it comes with ${lowestTier.name} (${lowestTier.key}) and above`
+        : `The plan does not include ${feature}`,
+      {
+        findings: [
+          { path: 'feature', message: feature },
+          ...(lowestTier ? [{ path: 'lowestTier', message: lowestTier.key }] : []),
+        ],
+      },
+    );
+  }
+}

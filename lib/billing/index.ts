@@ -1,5 +1,4 @@
-import { and, asc, count, desc, eq, gte, isNull, sql } from 'drizzle-orm';
-import { now } from '../clock';
+import { asc, count, desc, eq, sql } from 'drizzle-orm';
 import { config } from '../config';
 import { db, type Tx } from '../db/client';
 import { billingRows, cases, creditLedger, organizations } from '../db/schema';
@@ -10,8 +9,10 @@ import { recordAudit } from '../audit';
 import type { Actor } from '../auth/actor';
 import type { CaseContext } from '../cases/context';
 import { planUsageByOrganization } from '../organizations/active-plan';
+import { casesCreatedThisMonth } from '../organizations/allowances';
 import type { OrganizationContext } from '../organizations/context';
 import { loadOrganization, type OrganizationRow } from '../organizations/load';
+import { FREE_PLAN } from '../organizations/plans';
 import { staffCreditDescription } from './admin';
 import { CaseAlreadyProError, CaseBillingOffError, CreditsOffError, DelinquentError } from './errors';
 import { recordCharge } from './charges';
@@ -172,22 +173,38 @@ export { selectPlan } from './plan-selection';
 export { getCaseStatement, getReconciliation } from './statements';
 export { stripeWebhook } from './webhooks';
 
-/** GET /billing/plans: the tier catalog. */
+/**
+ * GET /billing/plans: the free plan, then the tier catalog, each with every limit enforced. The
+ * free plan is listed for its limits, not to be selected: `selectable` false and no cadence (POST
+ * /billing/plan takes only a tier); it is where every organization starts and what a delinquent
+ * one that never paid is held to.
+ */
 export function listPlans() {
-  return TIER_KEYS.map((key) => TIERS[key]);
+  const free = {
+    key: 'free' as const,
+    name: FREE_PLAN.name,
+    monthlyPriceCents: 0,
+    annualPriceCents: 0,
+    seatCap: FREE_PLAN.seats,
+    storageCapBytes: FREE_PLAN.storageBytes,
+    deviceCap: FREE_PLAN.devices,
+    casesPerMonth: FREE_PLAN.casesPerMonth,
+    features: [...FREE_PLAN.features],
+    cadences: [],
+    annualOnly: false,
+    includesPro: false,
+    selectable: false,
+  };
+  return [free, ...TIER_KEYS.map((key) => ({ ...TIERS[key], selectable: true }))];
 }
 
 /** GET /billing/plan/current: plan (null when not on case billing), usage against caps, delinquency. */
 export async function getCurrentPlan(ctx: { organization: OrganizationContext }) {
   const organizationId = ctx.organization.id;
   const organization = await loadOrganization(organizationId);
-  const monthStart = new Date(Date.UTC(now().getUTCFullYear(), now().getUTCMonth(), 1));
-  const [usage, [casesThisMonth], [fee]] = await Promise.all([
+  const [usage, casesThisMonth, [fee]] = await Promise.all([
     planUsageByOrganization(db(), [organizationId]),
-    db()
-      .select({ total: count() })
-      .from(cases)
-      .where(and(eq(cases.organizationId, organizationId), gte(cases.createdAt, monthStart), isNull(cases.deletedAt))),
+    casesCreatedThisMonth(db(), organizationId),
     // The current period's base fee (the first row of its charge), by the key the organization keeps.
     db()
       .select({ status: billingRows.status })
@@ -231,7 +248,8 @@ export async function getCurrentPlan(ctx: { organization: OrganizationContext })
         reservedBytes: plan?.storageReserved ?? 0,
         capBytes: plan?.plan.storageBytes ?? 0,
       },
-      cases: { createdThisMonth: casesThisMonth?.total ?? 0, cap: tier?.casesPerMonth ?? null },
+      // The cap enforced on POST /cases (deleted cases count: a delete gives no case back).
+      cases: { createdThisMonth: casesThisMonth, cap: plan?.enforced.casesPerMonth ?? null },
     },
     delinquent: isDelinquent(organization),
   };

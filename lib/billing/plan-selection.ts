@@ -159,6 +159,8 @@ export async function selectPlan(
       chargeKey,
       lines,
       createdById: actor.user.id,
+      // The fee is for the tier selected: its features decide which credits may pay it.
+      creditsFeature: tier.features.includes('credits'),
     });
     // The delinquency clock: stopped when the new charge is settled; started at the selection
     // when there is no card to collect it with; otherwise it keeps the time of an earlier unpaid

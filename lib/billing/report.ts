@@ -16,6 +16,7 @@ import { generatedDocument } from '../storage/generated-documents';
 import { CHARGED_STATUSES } from './charges';
 import { BillingReportsOffError, ReportTooLargeError } from './errors';
 import { recordBillingHistory } from './history';
+import { assertFeatureInPlan } from './plan-features';
 import { type ReportSourceRow, reportRows } from './report-rows';
 
 export const MAX_REPORT_ROWS = 50_000;
@@ -142,6 +143,7 @@ export async function createBillingReport(
   const organizationId = ctx.organization.id;
   const actorId = ctx.actor.user.id;
   if (!config().FEATURE_BILLING_REPORTS) throw new BillingReportsOffError();
+  await assertFeatureInPlan(db(), organizationId, 'billing_reports');
   const [organization] = await db().select().from(organizations).where(eq(organizations.id, organizationId));
   const at = now();
   const monthStart = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));

@@ -16,7 +16,7 @@ export interface Tier {
   storageCapBytes: number;
   deviceCap: number;
   casesPerMonth: number | null;
-  features: string[];
+  features: Feature[];
   cadences: Cadence[];
   annualOnly: boolean;
   /** Every case of the organization is Pro without a per-case charge. */
@@ -26,7 +26,30 @@ export interface Tier {
 export const TIER_KEYS = ['tier1', 'tier2', 'tier3', 'tier4', 'tier5', 'tier6', 'tier7'] as const;
 export type TierKey = (typeof TIER_KEYS)[number];
 
-const EVIDENCE = ['email_evidence', 'professional_network_evidence', 'chat_platform_evidence', 'device_notes'];
+/** The evidence features: in every tier and in the free plan. */
+export const EVIDENCE_FEATURES = [
+  'email_evidence',
+  'professional_network_evidence',
+  'chat_platform_evidence',
+  'device_notes',
+] as const;
+const EVIDENCE = [...EVIDENCE_FEATURES];
+
+/**
+ * Every feature the catalog lists (docs/decisions.md, "the feature matrix"). `billing_reports`
+ * gates POST /billing/report; `credits` lets granted credits pay charges (lib/billing/charges.ts);
+ * `pro_cases_included` is Pro through the plan; `priority_support` and `dedicated_storage` are
+ * service commitments kept by people and infrastructure, not by the API.
+ */
+export const FEATURES = [
+  ...EVIDENCE_FEATURES,
+  'billing_reports',
+  'credits',
+  'pro_cases_included',
+  'priority_support',
+  'dedicated_storage',
+] as const;
+export type Feature = (typeof FEATURES)[number];
 
 function tier(
   key: TierKey,
@@ -122,6 +145,11 @@ export const TIERS: Record<TierKey, Tier> = {
  */
 export const ENFORCED_PLAN_BASES = ['selected', 'awaiting_payment', 'last_paid', 'free', 'plan'] as const;
 export type EnforcedPlanBasis = (typeof ENFORCED_PLAN_BASES)[number];
+
+/** The cheapest tier whose features include `feature` (null when none does). */
+export function lowestTierWith(feature: Feature): TierKey | null {
+  return TIER_KEYS.find((key) => TIERS[key].features.includes(feature)) ?? null;
+}
 
 /** One-time charge that makes a case Pro on tiers that do not include it. */
 export const PRO_UPGRADE_SKU = {

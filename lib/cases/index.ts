@@ -15,6 +15,7 @@ import { db } from '../db/client';
 import { caseAccess, cases, organizationMembers } from '../db/schema';
 import { transaction } from '../db/transaction';
 import { idEquals } from '../ids';
+import { assertCaseFits, lockAllowances } from '../organizations/allowances';
 import type { OrganizationContext } from '../organizations/context';
 import { pageWindow, toPage } from '../paging';
 import type { CaseContext } from './context';
@@ -46,12 +47,17 @@ export function toCaseEntity(row: CaseRow, access: CaseAccess | null) {
   };
 }
 
-/** POST /cases: a case in the header's organization; the creator gets owner access. */
+/**
+ * POST /cases: a case in the header's organization; the creator gets owner access. 403
+ * CASE_LIMIT_REACHED once the enforced plan's cases for the calendar month are created, counted
+ * under the allowance lock so concurrent requests never pass the cap together.
+ */
 export async function createCase(
   ctx: { actor: Actor; organization: OrganizationContext },
   input: z.output<typeof CreateCaseDto>,
 ) {
   const created = await transaction(async (tx) => {
+    await assertCaseFits(tx, await lockAllowances(tx, ctx.organization.id));
     const [row] = await tx.insert(cases).values({ organizationId: ctx.organization.id, name: input.name }).returning();
     await tx.insert(caseAccess).values({ caseId: row!.id, userId: ctx.actor.user.id, access: 'owner' });
     recordAudit(tx, {

@@ -1,8 +1,9 @@
-import { eq } from 'drizzle-orm';
+import { and, count, eq, gte } from 'drizzle-orm';
+import { now } from '../clock';
 import type { Executor } from '../db/client';
-import { organizationPlans } from '../db/schema';
+import { cases, organizationPlans } from '../db/schema';
 import { type PlanUsage, planUsageByOrganization } from './active-plan';
-import { DeviceLimitReachedError, NoPlanError, StorageLimitReachedError } from './errors';
+import { CaseLimitReachedError, DeviceLimitReachedError, NoPlanError, StorageLimitReachedError } from './errors';
 
 /**
  * The plan's allowances (seats, devices, storage) and what uses them, read under a lock on the
@@ -60,4 +61,37 @@ export function assertDeviceFits(usage: PlanUsage): void {
  */
 export function releasingReservations(usage: PlanUsage, releasedBytes: number): PlanUsage {
   return { ...usage, storageReserved: Math.max(0, usage.storageReserved - releasedBytes) };
+}
+
+/** The calendar month (UTC) `at` falls in: its first instant, and the first of the next, when the case allowance resets. */
+export function caseMonthOf(at: Date = now()): { start: Date; resetsAt: Date } {
+  return {
+    start: new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1)),
+    resetsAt: new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1)),
+  };
+}
+
+/**
+ * Cases the organization created this calendar month (UTC), deleted ones included: a delete gives
+ * no allowance back, or creating and deleting would get round the cap. POST /cases checks it under
+ * the allowance lock; GET /billing/plan/current reports it.
+ */
+export async function casesCreatedThisMonth(executor: Executor, organizationId: string): Promise<number> {
+  const [row] = await executor
+    .select({ n: count() })
+    .from(cases)
+    .where(and(eq(cases.organizationId, organizationId), gte(cases.createdAt, caseMonthOf().start)));
+  return row?.n ?? 0;
+}
+
+/**
+ * 403 CASE_LIMIT_REACHED unless one more case fits under the enforced plan's cases a month. The
+ * caller holds the allowance lock (lockAllowances) in the transaction that inserts the case, so
+ * concurrent requests count each other's cases.
+ */
+export async function assertCaseFits(tx: Executor, usage: PlanUsage): Promise<void> {
+  const cap = usage.enforced.casesPerMonth;
+  if (cap === null) return;
+  const created = await casesCreatedThisMonth(tx, usage.plan.organizationId);
+  if (created >= cap) throw new CaseLimitReachedError(cap, created, caseMonthOf().resetsAt);
 }

@@ -127,3 +127,21 @@ export class SeatLimitReachedError extends DomainError {
     );
   }
 }
+
+/** 403: the enforced plan's new cases a calendar month are all used; they come back on the first of the next month (UTC). */
+export class CaseLimitReachedError extends DomainError {
+  constructor(cap: number, created: number, resetsAt: Date) {
+    const resets = resetsAt.toISOString();
+    super(
+      'CASE_LIMIT_REACHED',
+      `The plan allows ${cap} new cases a month and ${created} were created this month; the allowance resets at ${resets}`,
+      {
+        findings: [
+          { path: 'casesPerMonth', message: String(cap) },
+          { path: 'createdThisMonth', message: String(created) },
+          { path: 'resetsAt', message: resets },
+        ],
+      },
+    );
+  }
+}

@@ -122,7 +122,10 @@ export async function insertOrganization(
       await tx
         .insert(organizationMembers)
         .values({ organizationId: organization.id, userId: input.ownerId, role: 'owner' });
-      await tx.insert(organizationPlans).values({ organizationId: organization.id, ...FREE_PLAN, isActive: true });
+      const { type, seats, devices, storageBytes } = FREE_PLAN;
+      await tx
+        .insert(organizationPlans)
+        .values({ organizationId: organization.id, type, seats, devices, storageBytes, isActive: true });
       afterCommit(() => ensureProcessorCustomer(organization.id));
       return organization;
     }

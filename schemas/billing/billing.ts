@@ -140,7 +140,8 @@ export const BillingHistoryResponseEntity = z
 
 export const PlanTierEntity = z
   .object({
-    key: z.enum(TIER_KEYS),
+    /** A tier, or `free`: the free plan, listed for its limits and not selectable. */
+    key: z.enum(['free', ...TIER_KEYS]),
     name: z.string(),
     monthlyPriceCents: z.nullable(z.number()),
     annualPriceCents: z.number(),
@@ -152,6 +153,8 @@ export const PlanTierEntity = z
     cadences: z.array(z.enum(CADENCES)),
     annualOnly: z.boolean(),
     includesPro: z.boolean(),
+    /** Whether POST /billing/plan takes it: every tier; not the free plan. */
+    selectable: z.boolean(),
   })
   .register(z.globalRegistry, { id: 'PlanTierEntity' });
 

@@ -97,7 +97,7 @@ describe('npm run admin -- billing verify', () => {
   /** Credits granted through the CLI, the base fee paid by card, a Pro upgrade 10,000 from credits and 4,900 invoiced. */
   async function organizationWithCharges() {
     const owner = await createUser();
-    await putOnPlan(owner, 'tier2', { card: true });
+    await putOnPlan(owner, 'tier4', { card: true });
     expect(await runAdminCommand(['credits', 'grant', owner.organizationId, '10000', 'prepaid'], () => {})).toBe(0);
     const target = await caseWithAccess(owner.organizationId, owner);
     expectData(await invoke(routes.upgradeCaseToPro, { ...as(owner), path: { caseId: target.id } }));

@@ -7,6 +7,7 @@ import { db } from '../../lib/db/client';
 import { auditChainHeads, auditEvents, cases, organizationMembers } from '../../lib/db/schema';
 import { addMember, createUser, type TestUser } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
+import { putOnPlan } from '../billing/billing-helpers';
 
 const onServer = inject('databaseTemplate').kind === 'postgres';
 
@@ -84,6 +85,9 @@ describe('audit trail: append-only, chained, written with the change', () => {
 
   it('hashes exactly what it stores, whatever the text (the database and any RFC 8785 verifier agree)', async () => {
     const owner = await createUser();
+    // More cases than the free plan's 3 a month: a tier without a case cap.
+    await putOnPlan(owner, 'tier5', { card: true });
+    const start = await expectIntactChain(owner.organizationId);
     for (const name of [
       'Müller v. 東京 — “quoted” \\ back\\slash',
       'emoji 🚀 and \u2028 line separator',
@@ -92,7 +96,7 @@ describe('audit trail: append-only, chained, written with the change', () => {
       "$$ $audit_0$ '); drop table users; --",
     ])
       expectData(await caseAs(owner, name), 201);
-    expect(await expectIntactChain(owner.organizationId)).toBe(5);
+    expect(await expectIntactChain(owner.organizationId)).toBe(start + 4);
   });
 
   it('records a write once, however often it is replayed with its Idempotency-Key', async () => {
@@ -166,6 +170,8 @@ describe('audit trail: append-only, chained, written with the change', () => {
   it('never forks the chain under 50 concurrent writes of one organization (one event each, 1…n, no gaps)', async () => {
     const owner = await createUser();
     const admin = await addMember(owner.organizationId, 'admin');
+    // 50 cases: a tier without a case cap.
+    await putOnPlan(owner, 'tier5', { card: true });
     const start = await expectIntactChain(owner.organizationId);
     const results = await Promise.all(
       Array.from({ length: 50 }, (_, i) => caseAs(i % 2 ? owner : admin, `Concurrent ${i}`, owner.organizationId)),

@@ -19,6 +19,7 @@ import {
   as,
   caseRow,
   caseWithAccess,
+  onTierWithoutCharges,
   organizationRow,
   putOnPlan,
   rowsOfCase,
@@ -141,7 +142,7 @@ describe('POST /cases/{caseId}/pro-upgrade records case.pro_upgrade.requested', 
     'paid with %s: the credits applied and the invoiced part in cents',
     async (paidWith, granted, credits, invoiced) => {
       const owner = await createUser();
-      await putOnPlan(owner, 'tier2', { card: true });
+      await putOnPlan(owner, 'tier4', { card: true });
       await grantCredits(owner.organizationId, granted, 'Prepaid');
       const target = await caseWithAccess(owner.organizationId, owner);
 
@@ -357,6 +358,7 @@ describe('POST /billing/report records billing.report.created', () => {
 
   it('a stored PDF: its object key, the range and format, where the link expires', async () => {
     const owner = await createUser();
+    await onTierWithoutCharges(owner.organizationId, 'tier3');
     const target = await caseWithAccess(owner.organizationId, owner);
 
     const { result, requestId } = await report(owner, { format: 'pdf', caseIds: [target.id], ...window });
@@ -383,6 +385,7 @@ describe('POST /billing/report records billing.report.created', () => {
 
   it('a JSON report: the range and format, no object', async () => {
     const owner = await createUser();
+    await onTierWithoutCharges(owner.organizationId, 'tier3');
 
     const { result, requestId } = await report(owner, { format: 'json', ...window });
 
@@ -396,6 +399,7 @@ describe('POST /billing/report records billing.report.created', () => {
 
   it('records nothing when refused (startDate after endDate)', async () => {
     const owner = await createUser();
+    await onTierWithoutCharges(owner.organizationId, 'tier3');
     const head = await headOf(owner.organizationId);
 
     const refused = await report(owner, { format: 'pdf', startDate: window.endDate, endDate: window.startDate });

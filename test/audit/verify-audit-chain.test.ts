@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { asc, eq, sql } from 'drizzle-orm';
+import { putOnPlan } from '../billing/billing-helpers';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { eventHash, GENESIS_HASH, recordAudit, verifyAuditChain } from '../../lib/audit';
@@ -252,11 +253,14 @@ describe('GET /organization/{orgId}/audit-events/verify', () => {
         recordAudit(tx, { action: 'organization.updated', organizationId: owner.organizationId });
     });
     const as = { token: owner.accessToken, organization: owner.organizationId };
+    // Eight cases in all: more than the free plan's 3 a month, so a tier without a case cap.
+    await putOnPlan(owner, 'tier5', { card: true });
     // Act
-    const [answer] = await Promise.all([
+    const [answer, ...created] = await Promise.all([
       verifyAuditChain(owner.organizationId, { batchSize: 1 }),
       ...Array.from({ length: 6 }, (_, i) => invoke(routes.createCase, { ...as, body: { name: `Concurrent ${i}` } })),
     ]);
+    for (const result of created) expectData(result, 201);
     // Assess: the chain as it stood when the check began, head included.
     expect(answer).toMatchObject({ valid: true, firstInvalidSequence: null });
     expect(answer.checkedEvents).toBe(answer.headSequence);

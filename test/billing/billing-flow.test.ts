@@ -21,18 +21,25 @@ describe('billing end to end on the sandbox processor', () => {
 
     // Not on case billing yet.
     expectError(await invoke(routes.upgradeCaseToPro, { ...as, path: { caseId: legal.id } }), 403, 'FEATURE_DISABLED');
+    // Billing reports come with tier3: not on the free plan.
+    expectError(
+      await invoke(routes.createBillingReport, { ...as, body: { format: 'json' } }),
+      403,
+      'FEATURE_NOT_IN_PLAN',
+      ['feature', 'lowestTier'],
+    );
 
     // No card: the URLs are required, then a set-up link comes back.
-    expectError(await invoke(routes.selectPlan, { ...as, body: { tier: 'tier2' } }), 400, 'VALIDATION_FAILED', [
+    expectError(await invoke(routes.selectPlan, { ...as, body: { tier: 'tier3' } }), 400, 'VALIDATION_FAILED', [
       'body.successUrl',
       'body.cancelUrl',
     ]);
-    const selected = expectData(await invoke(routes.selectPlan, { ...as, body: { tier: 'tier2', ...urls } }));
-    expect(selected).toMatchObject({ tier: 'tier2', cadence: 'monthly', prorationCents: 0, paymentRequired: true });
+    const selected = expectData(await invoke(routes.selectPlan, { ...as, body: { tier: 'tier3', ...urls } }));
+    expect(selected).toMatchObject({ tier: 'tier3', cadence: 'monthly', prorationCents: 0, paymentRequired: true });
     expect(selected.setupSessionUrl).toContain('/_sandbox/checkout/cs_sandbox_');
 
     const [baseFee] = await db().select().from(billingRows).where(eq(billingRows.organizationId, owner.organizationId));
-    expect(baseFee).toMatchObject({ amountCents: 9_900, status: 'INVOICED', caseId: null });
+    expect(baseFee).toMatchObject({ amountCents: 19_900, status: 'INVOICED', caseId: null });
 
     const sessionId = new URL(selected.setupSessionUrl).pathname.split('/').at(-1)!;
     expect(await completeSandboxCheckout(sessionId, '4242 4242 4242 4242')).toEqual({ successUrl: urls.successUrl });
@@ -61,23 +68,23 @@ describe('billing end to end on the sandbox processor', () => {
     });
 
     const reconciliation = expectData(await invoke(routes.getReconciliation, as));
-    expect(reconciliation.totalChargedCents).toBe(24_800);
+    expect(reconciliation.totalChargedCents).toBe(34_800);
     expect(reconciliation.groups.map((g: any) => [g.caseId, g.chargeScope, g.subtotalChargedCents])).toEqual(
       expect.arrayContaining([
-        ['organization', 'platform', 9_900],
+        ['organization', 'platform', 19_900],
         [legal.id, 'case', 14_900],
       ]),
     );
 
     const report = expectData(await invoke(routes.createBillingReport, { ...as, body: { format: 'json' } }));
-    expect(report.grandTotalChargedCents).toBe(24_800);
+    expect(report.grandTotalChargedCents).toBe(34_800);
     const pdf = expectData(await invoke(routes.createBillingReport, { ...as, body: { format: 'pdf' } }));
     expect(pdf).toMatchObject({ contentType: 'application/pdf', rowCount: 2 });
     expect(pdf.sizeBytes).toBeGreaterThan(500);
 
     const current = expectData(await invoke(routes.getCurrentPlan, as));
     expect(current).toMatchObject({
-      plan: { tier: 'tier2', cadence: 'monthly', paymentMethod: { last4: '4242' } },
+      plan: { tier: 'tier3', cadence: 'monthly', paymentMethod: { last4: '4242' } },
       delinquent: false,
     });
 

@@ -177,3 +177,15 @@ export function secondsApart(count: number, endingAt = new Date()): Date[] {
 export async function joinOrganization(organizationId: string, user: TestUser, role: OrganizationRole): Promise<void> {
   await db().insert(organizationMembers).values({ organizationId, userId: user.id, role });
 }
+
+/**
+ * Puts the organization on `tier` directly in its row, paid and with no billing row, period or
+ * charge: for the tests of what reports and statements hold, which a base fee row would change.
+ * The plan row keeps its caps; the tier's features apply (lib/billing/enforced-plan.ts).
+ */
+export async function onTierWithoutCharges(organizationId: string, tier: TierKey): Promise<void> {
+  await db()
+    .update(organizations)
+    .set({ billingMode: 'pay_as_you_go', billingTier: tier, billingCadence: 'monthly', baseFeeFailedAt: null })
+    .where(eq(organizations.id, organizationId));
+}

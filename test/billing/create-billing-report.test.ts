@@ -14,7 +14,7 @@ import { billingHistory } from '../../lib/db/schema';
 import { DirectoryStorage, useObjectStorage } from '../../lib/storage';
 import { createCaseRow, createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { as, insertRows, putOnPlan } from './billing-helpers';
+import { as, insertRows, onTierWithoutCharges, putOnPlan } from './billing-helpers';
 import { describeSecurity } from '../harness/security';
 
 const report = (user: TestUser, body: unknown) => invoke(routes.createBillingReport, { ...as(user), body });
@@ -59,6 +59,13 @@ function pdfSections(lines: string[]) {
   return sections;
 }
 
+/** Billing reports come with tier3 and above (issue 30): an owner on tier3, with no billing row of its own. */
+async function reportingOwner(options?: Parameters<typeof createUser>[0]) {
+  const owner = await createUser(options);
+  await onTierWithoutCharges(owner.organizationId, 'tier3');
+  return owner;
+}
+
 const WINDOW_START = new Date('2026-03-01T00:00:00.000Z');
 const WINDOW_END = new Date('2026-03-31T23:59:59.999Z');
 const inWindow = (minutes: number) => new Date(WINDOW_START.getTime() + minutes * 60_000);
@@ -69,7 +76,7 @@ const window = { startDate: WINDOW_START.toISOString(), endDate: WINDOW_END.toIS
  * fee. Rows just outside the window and another organization's rows must never show.
  */
 async function seededOrganization() {
-  const owner = await createUser({ organizationName: `Report Firm ${Math.random().toString(16).slice(2, 8)}` });
+  const owner = await reportingOwner({ organizationName: `Report Firm ${Math.random().toString(16).slice(2, 8)}` });
   const caseA = await createCaseRow(owner.organizationId, { name: 'Alpha v. Beta' });
   const caseB = await createCaseRow(owner.organizationId, { name: 'Gamma v. Delta' });
   await insertRows(owner.organizationId, [
@@ -101,7 +108,11 @@ async function seededOrganization() {
 }
 
 describe('POST /billing/report', () => {
-  describeSecurity(routes.createBillingReport, { request: () => ({ body: { format: 'json' } }), succeeds: true });
+  describeSecurity(routes.createBillingReport, {
+    request: () => ({ body: { format: 'json' } }),
+    succeeds: true,
+    setup: (owner) => onTierWithoutCharges(owner.organizationId, 'tier3'),
+  });
 
   it('answers the JSON report over a window: sections per case and organization, totals to the cent', async () => {
     const { owner, caseA, caseB } = await seededOrganization();
@@ -114,9 +125,9 @@ describe('POST /billing/report', () => {
     expect(section).toMatchObject({
       organizationId: owner.organizationId,
       organizationName: expect.stringMatching(/^Report Firm /),
-      tier: 'free',
-      billingMode: 'free',
-      onCaseBilling: false,
+      tier: 'tier3',
+      billingMode: 'pay_as_you_go',
+      onCaseBilling: true,
       window,
       totalChargedCents: 128_100,
       totalInformationalCents: 14_900,
@@ -200,7 +211,7 @@ describe('POST /billing/report', () => {
   });
 
   it('defaults the window to the first of the month up to now for an organization without a billing period', async () => {
-    const owner = await createUser();
+    const owner = await reportingOwner();
     testClock.freeze();
     const at = now();
     const monthStart = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
@@ -220,20 +231,20 @@ describe('POST /billing/report', () => {
     const owner = await createUser();
     testClock.freeze();
     const start = now();
-    await putOnPlan(owner, 'tier2');
+    await putOnPlan(owner, 'tier3');
     testClock.advance(120);
     await insertRows(owner.organizationId, [{ amountCents: 3_000, createdAt: addSeconds(start, -1) }]);
 
     const data = expectData(await report(owner, { format: 'json' }));
 
     const [section] = data.organizations;
-    expect(section).toMatchObject({ tier: 'tier2', billingMode: 'pay_as_you_go', onCaseBilling: true });
+    expect(section).toMatchObject({ tier: 'tier3', billingMode: 'pay_as_you_go', onCaseBilling: true });
     expect(section.window).toEqual({ startDate: start.toISOString(), endDate: addSeconds(start, 120).toISOString() });
-    expect(section.totalChargedCents).toBe(9_900);
+    expect(section.totalChargedCents).toBe(19_900);
   });
 
   it('answers 400 VALIDATION_FAILED naming body.startDate when startDate is after endDate', async () => {
-    const owner = await createUser();
+    const owner = await reportingOwner();
 
     const result = await report(owner, {
       format: 'json',
@@ -246,7 +257,7 @@ describe('POST /billing/report', () => {
   });
 
   it('answers 400 VALIDATION_FAILED naming the date sent when the defaulted bound makes the window empty', async () => {
-    const owner = await createUser();
+    const owner = await reportingOwner();
     const future = addSeconds(now(), 3_600).toISOString();
 
     expectError(await report(owner, { format: 'json', startDate: future }), 400, 'VALIDATION_FAILED', [
@@ -261,7 +272,7 @@ describe('POST /billing/report', () => {
   });
 
   it('accepts a window of a single instant (startDate equal to endDate)', async () => {
-    const owner = await createUser();
+    const owner = await reportingOwner();
     await insertRows(owner.organizationId, [{ amountCents: 1_500, createdAt: WINDOW_START }]);
 
     const data = expectData(
@@ -276,7 +287,7 @@ describe('POST /billing/report', () => {
   });
 
   it('answers 400 over 50,000 rows; exactly 50,000 rows, or the window narrowed by caseIds, is served', async () => {
-    const owner = await createUser();
+    const owner = await reportingOwner();
     const busy = await createCaseRow(owner.organizationId);
     const quiet = await createCaseRow(owner.organizationId);
     await db().execute(sql`
@@ -306,7 +317,7 @@ describe('POST /billing/report', () => {
   });
 
   it('answers 404 NOT_FOUND while billing reports are off', async () => {
-    const owner = await createUser();
+    const owner = await reportingOwner();
     const restore = overrideConfig({ FEATURE_BILLING_REPORTS: false });
     try {
       const result = await report(owner, { format: 'json' });
@@ -322,7 +333,7 @@ describe('POST /billing/report', () => {
   it('writes a PDF of many pages with the sections, rows and totals of the JSON report', async () => {
     // Rows of two cases and the organization interleaved in time, more than one read of the
     // database (the rows are streamed) and many pages; descriptions a PDF string must escape.
-    const owner = await createUser();
+    const owner = await reportingOwner();
     const first = await createCaseRow(owner.organizationId, { name: 'First (matter)' });
     const second = await createCaseRow(owner.organizationId, { name: 'Second \\ matter' });
     await db().execute(sql`
@@ -396,7 +407,7 @@ describe('POST /billing/report', () => {
     expect(pages).toBe(1);
     expect(lines[0]).toMatch(/^Billing report: Report Firm /);
     expect(lines[1]).toMatch(
-      /^Window 2026-03-01T00:00:00.000Z to 2026-03-31T23:59:59.999Z {3}Tier free {3}Billing free/,
+      /^Window 2026-03-01T00:00:00.000Z to 2026-03-31T23:59:59.999Z {3}Tier tier3 {3}Billing pay_as_you_go/,
     );
     expect(pdfSections(lines).map((section) => [section.heading, section.rows.length, section.subtotal])).toEqual([
       [
@@ -433,7 +444,7 @@ describe('POST /billing/report', () => {
   });
 
   it('stores a PDF for an empty report too', async () => {
-    const owner = await createUser();
+    const owner = await reportingOwner();
 
     const data = expectData(await report(owner, { format: 'pdf' }));
 
@@ -454,7 +465,7 @@ describe('POST /billing/report', () => {
       'body.caseIds',
     ],
   ])('answers 400 VALIDATION_FAILED for %s', async (_label, body, field) => {
-    const owner = await createUser();
+    const owner = await reportingOwner();
 
     expectError(await report(owner, body), 400, 'VALIDATION_FAILED', [field]);
   });

@@ -146,7 +146,7 @@ describe('GET /billing/credits', () => {
 
   it('pays a charge from credits first: credits_applied_cents, a charge ledger entry, no invoice when fully covered', async () => {
     const owner = await createUser();
-    await putOnPlan(owner, 'tier2', { card: true });
+    await putOnPlan(owner, 'tier4', { card: true });
     await grantCredits(owner.organizationId, 20_000, 'Prepaid');
     const target = await caseWithAccess(owner.organizationId, owner);
 
@@ -168,7 +168,7 @@ describe('GET /billing/credits', () => {
 
   it('invoices only what the credits do not cover', async () => {
     const owner = await createUser();
-    await putOnPlan(owner, 'tier2', { card: true });
+    await putOnPlan(owner, 'tier4', { card: true });
     await grantCredits(owner.organizationId, 10_000, 'Prepaid');
     const target = await caseWithAccess(owner.organizationId, owner);
 
@@ -190,7 +190,7 @@ describe('GET /billing/credits', () => {
 
   it('draws only the deduct percentage of a charge', async () => {
     const owner = await createUser();
-    await putOnPlan(owner, 'tier2', { card: true });
+    await putOnPlan(owner, 'tier4', { card: true });
     await db()
       .update(organizations)
       .set({ creditDeductPercentage: 50 })
@@ -207,7 +207,7 @@ describe('GET /billing/credits', () => {
 
   it('CONCURRENCY: 10 simultaneous pro-upgrades against 30,000 cents of credits never take the balance below zero', async () => {
     const owner = await createUser();
-    await putOnPlan(owner, 'tier2', { card: true });
+    await putOnPlan(owner, 'tier4', { card: true });
     await grantCredits(owner.organizationId, 30_000, 'Prepaid');
     const targets = await Promise.all(Array.from({ length: 10 }, () => caseWithAccess(owner.organizationId, owner)));
 

@@ -40,7 +40,7 @@ describe('GET /billing/plan/current', () => {
         seats: { used: 2, cap: FREE_PLAN.seats },
         devices: { used: 0, cap: FREE_PLAN.devices },
         storage: { usedBytes: 1_000, reservedBytes: 0, capBytes: FREE_PLAN.storageBytes },
-        cases: { createdThisMonth: 1, cap: null },
+        cases: { createdThisMonth: 1, cap: FREE_PLAN.casesPerMonth },
       },
       delinquent: false,
     });
@@ -91,7 +91,7 @@ describe('GET /billing/plan/current', () => {
     expect(expectData(await currentPlan(owner)).plan.paymentMethod).toEqual({ type: 'card', last4: '4444' });
   });
 
-  it("counts this month's cases only (not last month's, not deleted cases)", async () => {
+  it("counts this month's cases only (not last month's; a deleted case still counts, as on POST /cases)", async () => {
     const owner = await createUser();
     const at = now();
     const monthStart = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
@@ -104,7 +104,7 @@ describe('GET /billing/plan/current', () => {
 
     const data = expectData(await currentPlan(owner));
 
-    expect(data.usage.cases.createdThisMonth).toBe(1);
+    expect(data.usage.cases.createdThisMonth).toBe(2);
   });
 
   it('is delinquent only when a base fee failed more than 7 days ago', async () => {

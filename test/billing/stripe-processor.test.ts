@@ -439,7 +439,7 @@ describe('Stripe adapter against the Stripe double, through the real routes', ()
 
   it('credits pay first and only the remainder is invoiced; credits covering it all invoice nothing', async () => {
     const { owner, customerId, as } = await stripeOrganization({ last4: '4242' });
-    expectData(await invoke(routes.selectPlan, { ...as, body: { tier: 'tier2' } }));
+    expectData(await invoke(routes.selectPlan, { ...as, body: { tier: 'tier4' } }));
     await grantCredits(owner.organizationId, 5_000, 'Goodwill');
 
     const partly = await billableCase(owner);

@@ -20,7 +20,8 @@ const upgrade = (user: TestUser, caseId: string) => invoke(routes.upgradeCaseToP
  */
 async function cleanOrganization() {
   const owner = await createUser();
-  await putOnPlan(owner, 'tier2', { card: true });
+  // tier4: the first tier whose charges granted credits pay.
+  await putOnPlan(owner, 'tier4', { card: true });
   await db()
     .update(organizations)
     .set({ creditDeductPercentage: 50 })
@@ -264,7 +265,7 @@ describe('verifyBilling', () => {
       .set({ chargeKey: first!.chargeKey, idempotencyKey: `${first!.chargeKey}:1` })
       .where(eq(billingRows.id, second!.id));
 
-    // Charged: base fee 9,900 + Pro 14,900 + the paid row 500 by row; the whole charge (its first row is paid) by charge.
+    // Charged: base fee 39,900 + Pro 14,900 + the paid row 500 by row; the whole charge (its first row is paid) by charge.
     expect(await differencesOf(organizationId)).toEqual([
       {
         organizationId,
@@ -280,7 +281,7 @@ describe('verifyBilling', () => {
         actual: 'in_test_a, in_test_b',
         detail: expect.stringContaining(`charge ${first!.chargeKey}`),
       },
-      { organizationId, check: 'charged_total', expected: 25_600, actual: 25_300, detail: expect.any(String) },
+      { organizationId, check: 'charged_total', expected: 55_600, actual: 55_300, detail: expect.any(String) },
     ]);
   });
 
@@ -297,7 +298,7 @@ describe('verifyBilling', () => {
 
     expect((await differencesOf(organizationId)).map((d) => [d.check, d.expected, d.actual])).toEqual([
       ['charge_status', 'one status', 'INVOICED, waived'],
-      ['charged_total', 25_600, 25_300],
+      ['charged_total', 55_600, 55_300],
     ]);
   });
 

@@ -299,7 +299,7 @@ describe('end to end over HTTP with the typed client', () => {
   it('selects a plan, saves a card, upgrades the case and reports the bill', async () => {
     const header = { organization: organizationId };
     expect(ok(await api.GET('/billing/plans', { params: { header } })).data.length).toBeGreaterThan(0);
-    const selected = ok(await api.POST('/billing/plan', { params: { header }, body: { tier: 'tier1', ...urls } })).data;
+    const selected = ok(await api.POST('/billing/plan', { params: { header }, body: { tier: 'tier3', ...urls } })).data;
     expect(selected.paymentRequired).toBe(true);
     const setup = ok(await api.POST('/billing/setup-session', { params: { header }, body: urls })).data;
     const saved = await fetch(`${base}${new URL(setup.url).pathname}/complete`, {

@@ -6,7 +6,7 @@ import type { Json, RouteWithSchemas } from '../../infra/openapi/document';
 import { pathParameterNames } from '../../infra/openapi/statuses';
 import { db } from '../../lib/db/client';
 import { invitations, networkConversations, networkMessages, organizations } from '../../lib/db/schema';
-import { insertRows } from '../billing/billing-helpers';
+import { insertRows, onTierWithoutCharges } from '../billing/billing-helpers';
 import { type RequestSubject, validRequest } from '../contract/support/requests';
 import { ipSequence, loadContract } from '../contract/support/setup';
 import { createCaseRow, createUser, type TestUser, uniqueEmail, updateUserRow } from '../harness/actors';
@@ -251,6 +251,7 @@ describe('id filters in query and body', () => {
 
   it('caseIds ["abc"] in the billing report filters every row out', async () => {
     const owner = await createUser();
+    await onTierWithoutCharges(owner.organizationId, 'tier3');
     const charged = await createCaseRow(owner.organizationId);
     const at = new Date(Date.now() - 60_000);
     await insertRows(owner.organizationId, [{ caseId: charged.id, amountCents: 1_000, createdAt: at }]);

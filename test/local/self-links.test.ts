@@ -84,8 +84,9 @@ describe('links built by the routes', () => {
   const selectPlan = async () => {
     const owner = await createUser();
     const as = { token: owner.accessToken, organization: owner.organizationId };
+    // tier3: the first tier with billing reports (the download link test asks for one).
     const body = {
-      tier: 'tier2',
+      tier: 'tier3',
       successUrl: 'https://app.example.test/done',
       cancelUrl: 'https://app.example.test/cancel',
     };

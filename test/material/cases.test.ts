@@ -6,6 +6,7 @@ import { caseAccess } from '../../lib/db/schema';
 import { addMember, createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
+import { putOnPlan } from '../billing/billing-helpers';
 
 async function ownerWithCase(name = 'Lee v. Roe') {
   const owner = await createUser();
@@ -193,7 +194,13 @@ describe('case extension routes', () => {
   });
 });
 
-describeSecurity(routes.createCase, { request: () => ({ body: { name: 'Secured v. Case' } }), succeeds: true });
+// Every role and token kind opens a case in one organization: more than the free plan's cases a
+// month, so the organization is on a tier without a case cap (the cap: test/billing/cases-per-month).
+describeSecurity(routes.createCase, {
+  request: () => ({ body: { name: 'Secured v. Case' } }),
+  succeeds: true,
+  setup: async (owner) => void (await putOnPlan(owner, 'tier5', { card: true })),
+});
 describeSecurity(routes.listCases, { request: () => ({}), succeeds: true });
 describeSecurity(routes.getCase, { request: ({ caseId }) => ({ path: { caseId } }), succeeds: true });
 describeSecurity(routes.updateCase, {

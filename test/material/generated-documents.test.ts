@@ -12,6 +12,7 @@ import { ownDataDir } from '../harness/data-dir';
 import { expectData, invoke } from '../harness/invoke';
 import { insertRows as insertBillingRows } from '../billing/billing-helpers';
 import { caseWithOwner, importNotesOf } from './material-helpers';
+import { onTierWithoutCharges } from '../billing/billing-helpers';
 
 /**
  * Issue 29, item 6: generated documents (custody and billing-report PDFs) live under generated/,
@@ -123,8 +124,9 @@ describe('custody PDFs', () => {
 
 describe('billing-report PDFs', () => {
   it('reuses the report for the same parameters and billing rows, and makes a new one once a row is added', async () => {
-    // Prepare
+    // Prepare: billing reports come with tier3.
     const s = await caseWithOwner();
+    await onTierWithoutCharges(s.organizationId, 'tier3');
     const window = { startDate: '2026-03-01T00:00:00.000Z', endDate: '2026-03-31T23:59:59.999Z' };
     await insertBillingRows(s.organizationId, [{ amountCents: 1_000, createdAt: new Date('2026-03-02T00:00:00Z') }]);
     const before = await storageUsed(s);

@@ -2498,7 +2498,7 @@ export interface components {
         };
         PlanTierEntity: {
             /** @enum {string} */
-            key: "tier1" | "tier2" | "tier3" | "tier4" | "tier5" | "tier6" | "tier7";
+            key: "free" | "tier1" | "tier2" | "tier3" | "tier4" | "tier5" | "tier6" | "tier7";
             name: string;
             monthlyPriceCents: number | null;
             annualPriceCents: number;
@@ -2510,6 +2510,7 @@ export interface components {
             cadences: ("monthly" | "annual")[];
             annualOnly: boolean;
             includesPro: boolean;
+            selectable: boolean;
         };
         PostalAddressDto: {
             /** @description Trimmed: leading and trailing white space is removed. */
@@ -2841,7 +2842,7 @@ export interface components {
             timestamp: string;
             error: {
                 /** @enum {string} */
-                code: "BAD_REQUEST" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "TERMS_NOT_ACCEPTED" | "ORGANIZATION_NAME_TAKEN" | "USER_NOT_CREATED" | "UNSUPPORTED_SCOPE" | "TOKEN_EXPIRED" | "TOKEN_REVOKED" | "USER_GONE" | "WRONG_PASSWORD" | "EMAIL_ALREADY_VERIFIED" | "INVITATION_NOT_PENDING" | "INVITEE_DETAILS_REQUIRED" | "NO_ACTIVE_PLAN_RECORD" | "LAST_OWNER" | "EMAIL_TAKEN" | "NOTHING_TO_CHANGE" | "INVALID_SIGNATURE" | "REPORT_TOO_LARGE" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "ACCOUNT_INACTIVE" | "INVITE_ROLE_NOT_ALLOWED" | "FORBIDDEN" | "FEATURE_DISABLED" | "INSUFFICIENT_SCOPE" | "NOT_A_MEMBER" | "INSUFFICIENT_ROLE" | "NO_ACTIVE_PLAN" | "SEAT_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED" | "STORAGE_LIMIT_REACHED" | "DELINQUENT" | "MEMBER_OF_OTHER_ORGANIZATIONS" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "UPLOAD_INCOMPLETE" | "IMPORT_ALREADY_STARTED" | "IMPORT_NOT_FAILED" | "IMPORT_NOT_RETRYABLE" | "IMPORT_NOT_CANCELLABLE" | "IMPORT_NOT_MULTIPART" | "PLAN_BELOW_USAGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL" | "SERVICE_UNAVAILABLE";
+                code: "BAD_REQUEST" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "TERMS_NOT_ACCEPTED" | "ORGANIZATION_NAME_TAKEN" | "USER_NOT_CREATED" | "UNSUPPORTED_SCOPE" | "TOKEN_EXPIRED" | "TOKEN_REVOKED" | "USER_GONE" | "WRONG_PASSWORD" | "EMAIL_ALREADY_VERIFIED" | "INVITATION_NOT_PENDING" | "INVITEE_DETAILS_REQUIRED" | "NO_ACTIVE_PLAN_RECORD" | "LAST_OWNER" | "EMAIL_TAKEN" | "NOTHING_TO_CHANGE" | "INVALID_SIGNATURE" | "REPORT_TOO_LARGE" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "ACCOUNT_INACTIVE" | "INVITE_ROLE_NOT_ALLOWED" | "FORBIDDEN" | "FEATURE_DISABLED" | "INSUFFICIENT_SCOPE" | "NOT_A_MEMBER" | "INSUFFICIENT_ROLE" | "NO_ACTIVE_PLAN" | "SEAT_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED" | "STORAGE_LIMIT_REACHED" | "CASE_LIMIT_REACHED" | "FEATURE_NOT_IN_PLAN" | "DELINQUENT" | "MEMBER_OF_OTHER_ORGANIZATIONS" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "UPLOAD_INCOMPLETE" | "IMPORT_ALREADY_STARTED" | "IMPORT_NOT_FAILED" | "IMPORT_NOT_RETRYABLE" | "IMPORT_NOT_CANCELLABLE" | "IMPORT_NOT_MULTIPART" | "PLAN_BELOW_USAGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL" | "SERVICE_UNAVAILABLE";
                 message: string;
                 details?: components["schemas"]["ErrorDetail"][];
             };
@@ -2886,7 +2887,7 @@ export interface components {
                 };
             };
         };
-        /** @description Not allowed. Codes: `FORBIDDEN`, `FEATURE_DISABLED`, `INSUFFICIENT_SCOPE`, `NOT_A_MEMBER`, `INSUFFICIENT_ROLE`, `NO_ACTIVE_PLAN`, `SEAT_LIMIT_REACHED`, `DEVICE_LIMIT_REACHED`, `STORAGE_LIMIT_REACHED`, `DELINQUENT`, `MEMBER_OF_OTHER_ORGANIZATIONS`. */
+        /** @description Not allowed. Codes: `FORBIDDEN`, `FEATURE_DISABLED`, `INSUFFICIENT_SCOPE`, `NOT_A_MEMBER`, `INSUFFICIENT_ROLE`, `NO_ACTIVE_PLAN`, `SEAT_LIMIT_REACHED`, `DEVICE_LIMIT_REACHED`, `STORAGE_LIMIT_REACHED`, `CASE_LIMIT_REACHED`, `FEATURE_NOT_IN_PLAN`, `DELINQUENT`, `MEMBER_OF_OTHER_ORGANIZATIONS`. */
         Forbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2899,7 +2900,7 @@ export interface components {
                     statusCode?: 403;
                     error?: {
                         /** @enum {unknown} */
-                        code?: "FORBIDDEN" | "FEATURE_DISABLED" | "INSUFFICIENT_SCOPE" | "NOT_A_MEMBER" | "INSUFFICIENT_ROLE" | "NO_ACTIVE_PLAN" | "SEAT_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED" | "STORAGE_LIMIT_REACHED" | "DELINQUENT" | "MEMBER_OF_OTHER_ORGANIZATIONS";
+                        code?: "FORBIDDEN" | "FEATURE_DISABLED" | "INSUFFICIENT_SCOPE" | "NOT_A_MEMBER" | "INSUFFICIENT_ROLE" | "NO_ACTIVE_PLAN" | "SEAT_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED" | "STORAGE_LIMIT_REACHED" | "CASE_LIMIT_REACHED" | "FEATURE_NOT_IN_PLAN" | "DELINQUENT" | "MEMBER_OF_OTHER_ORGANIZATIONS";
                     };
                 };
             };
