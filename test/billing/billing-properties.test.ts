@@ -17,7 +17,7 @@ import {
   type TierKey,
 } from '../../lib/billing/tiers';
 import { verifyBilling } from '../../lib/billing/verify';
-import { testClock } from '../../lib/clock';
+import { now, testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import {
   billingRows,
@@ -47,6 +47,7 @@ type Step =
   | { kind: 'card'; good: boolean; freshSession: boolean }
   | { kind: 'upgrade'; existing: number | null }
   | { kind: 'invite'; count: number }
+  | { kind: 'case' }
   | { kind: 'grant'; cents: number }
   | { kind: 'webhook'; pick: number; outcome: 'paid' | 'failed' }
   | { kind: 'member'; count: number }
@@ -74,6 +75,8 @@ const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
     }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('invite' as const), count: fc.integer({ min: 1, max: 4 }) }) },
+  // Clock steps of up to 40 days carry case creation across month boundaries.
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('case' as const) }) },
   {
     weight: 1,
     arbitrary: fc.record({ kind: fc.constant('grant' as const), cents: fc.integer({ min: 1, max: 50_000 }) }),
@@ -328,6 +331,27 @@ async function inviteStep(run: Run, step: Extract<Step, { kind: 'invite' }>): Pr
   return `${result.status} (${usage.seatsUsed}+${step.count} of ${cap})`;
 }
 
+/** POST /cases: granted exactly while the month's cases (deleted ones too) are below the cap enforced. */
+async function caseStep(run: Run): Promise<string> {
+  const organization = await organizationOf(run.organizationId);
+  const at = now();
+  const monthStart = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
+  const createdThisMonth = (
+    await db().select({ createdAt: cases.createdAt }).from(cases).where(eq(cases.organizationId, run.organizationId))
+  ).filter((row) => row.createdAt >= monthStart).length;
+  const cap = (await expectedCapsOf(organization)).casesPerMonth;
+  const result = await invoke(routes.createCase, {
+    ...as(run.owner),
+    body: { name: `Matter ${createdThisMonth + 1}` },
+  });
+  expectAnswer(run, 'create case', result, [[201], [403, 'CASE_LIMIT_REACHED']]);
+  const fits = cap === null || createdThisMonth < cap;
+  if ((result.status === 201) !== fits)
+    fail(run, `create case: answered ${result.status} with ${createdThisMonth} created this month of ${cap}`);
+  if (result.status === 201) run.caseIds.push(result.body.data.id);
+  return `${result.status} (${createdThisMonth} of ${cap ?? 'no cap'} this month)`;
+}
+
 /**
  * The caps that must be enforced, worked out apart from lib/billing/enforced-plan.ts: the tier's
  * while not delinquent; else the lower of the tier and the last tier whose base fee was paid, or
@@ -339,7 +363,8 @@ async function expectedCapsOf(organization: Awaited<ReturnType<typeof organizati
       .select()
       .from(organizationPlans)
       .where(eq(organizationPlans.organizationId, organization.id));
-    return { seats: row!.seats, devices: row!.devices, storageBytes: row!.storageBytes };
+    const casesPerMonth = organization.billingMode === 'legacy' ? null : FREE_PLAN.casesPerMonth;
+    return { seats: row!.seats, devices: row!.devices, storageBytes: row!.storageBytes, casesPerMonth };
   }
   const tier = TIERS[organization.billingTier];
   const rows = await rowsOf(organization.id);
@@ -353,8 +378,18 @@ async function expectedCapsOf(organization: Awaited<ReturnType<typeof organizati
       ? TIERS[TIER_KEYS.indexOf(lastPaid) < TIER_KEYS.indexOf(tier.key) ? lastPaid : tier.key]
       : null;
   return held
-    ? { seats: held.seatCap, devices: held.deviceCap, storageBytes: held.storageCapBytes }
-    : { seats: FREE_PLAN.seats, devices: FREE_PLAN.devices, storageBytes: FREE_PLAN.storageBytes };
+    ? {
+        seats: held.seatCap,
+        devices: held.deviceCap,
+        storageBytes: held.storageCapBytes,
+        casesPerMonth: held.casesPerMonth,
+      }
+    : {
+        seats: FREE_PLAN.seats,
+        devices: FREE_PLAN.devices,
+        storageBytes: FREE_PLAN.storageBytes,
+        casesPerMonth: FREE_PLAN.casesPerMonth,
+      };
 }
 
 async function webhookStep(run: Run, step: Extract<Step, { kind: 'webhook' }>): Promise<string> {
@@ -395,6 +430,8 @@ async function applyStep(run: Run, step: Step): Promise<string> {
       return upgradeStep(run, step);
     case 'invite':
       return inviteStep(run, step);
+    case 'case':
+      return caseStep(run);
     case 'grant': {
       const balance = await grantCredits(run.organizationId, step.cents, 'reason');
       run.granted = true;
@@ -480,7 +517,7 @@ async function checkInvariants(run: Run): Promise<void> {
     if (JSON.stringify(stored) !== JSON.stringify(expectedRow))
       fail(run, 'organization_plans does not follow the tier', { stored, expectedRow });
     const enforced = { seats: usage.plan.seats, devices: usage.plan.devices, storageBytes: usage.plan.storageBytes };
-    const expectedCaps = await expectedCapsOf(organization);
+    const { casesPerMonth: _, ...expectedCaps } = await expectedCapsOf(organization);
     if (JSON.stringify(enforced) !== JSON.stringify(expectedCaps))
       fail(run, 'the caps enforced do not follow payment', { enforced, expectedCaps });
   }
