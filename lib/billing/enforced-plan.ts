@@ -38,8 +38,8 @@ const rank = (tier: TierKey) => TIER_KEYS.indexOf(tier);
  * last paid a base fee for (`lastPaidTier`, read only when it is delinquent). A selection raises
  * the caps from the moment it commits, but an unpaid one only for its DELINQUENCY_DAYS; once
  * delinquent, anything new is held to the lower of the selected tier and the last one paid for
- * (the free plan when none was). Nothing that exists is removed; paying lifts it at once, since
- * payment clears the delinquency.
+ * (the free plan when none was, each of its limits never above the selected tier's). Nothing
+ * that exists is removed; paying lifts it at once, since payment clears the delinquency.
  */
 export function enforcedPlanOf(
   organization: BillingStanding,
@@ -74,13 +74,20 @@ export function enforcedPlanOf(
     // Pro through the plan needs the selected plan paid; a delinquent organization has no Pro by plan.
     return { ...tierPlan(held), includesPro: false, basis: 'last_paid', payBy: null };
   }
-  const { seats, devices, storageBytes, casesPerMonth, features } = FREE_PLAN;
+  // The free plan's limits, but never above the selected tier's: the free plan has more seats than
+  // tier1, and not paying must never give more than paying would.
+  const tier = tierPlan(selected);
+  const lower = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.min(a, b));
   return {
     tier: null,
     basis: 'free',
-    caps: { seats, devices, storageBytes },
-    casesPerMonth,
-    features,
+    caps: {
+      seats: Math.min(FREE_PLAN.seats, tier.caps.seats),
+      devices: Math.min(FREE_PLAN.devices, tier.caps.devices),
+      storageBytes: Math.min(FREE_PLAN.storageBytes, tier.caps.storageBytes),
+    },
+    casesPerMonth: lower(FREE_PLAN.casesPerMonth, tier.casesPerMonth),
+    features: FREE_PLAN.features.filter((feature) => tier.features.includes(feature)),
     includesPro: false,
     payBy: null,
   };

@@ -385,10 +385,11 @@ async function expectedCapsOf(organization: Awaited<ReturnType<typeof organizati
         casesPerMonth: held.casesPerMonth,
       }
     : {
-        seats: FREE_PLAN.seats,
-        devices: FREE_PLAN.devices,
-        storageBytes: FREE_PLAN.storageBytes,
-        casesPerMonth: FREE_PLAN.casesPerMonth,
+        // The free plan's, never above the selected tier's (tier1 has fewer seats than the free plan).
+        seats: Math.min(FREE_PLAN.seats, tier.seatCap),
+        devices: Math.min(FREE_PLAN.devices, tier.deviceCap),
+        storageBytes: Math.min(FREE_PLAN.storageBytes, tier.storageCapBytes),
+        casesPerMonth: Math.min(FREE_PLAN.casesPerMonth, tier.casesPerMonth ?? Number.POSITIVE_INFINITY),
       };
 }
 

@@ -110,6 +110,21 @@ describe('caps follow payment', () => {
     expect(after.usage.seats.cap).toBe(TIERS.tier2.seatCap);
   });
 
+  it('delinquent on a never-paid tier1: the free plan, but never above tier1 (2 seats, not 5)', async () => {
+    let owner = await createUser();
+    testClock.freeze();
+    await putOnPlan(owner, 'tier1');
+    testClock.advance((DELINQUENCY_DAYS + 1) * DAY);
+    owner = await signIn(owner);
+    const after = await current(owner);
+    expect(after.enforcedPlan).toMatchObject({ tier: null, basis: 'free' });
+    expect(after.usage.seats.cap).toBe(TIERS.tier1.seatCap);
+    expect(after.usage.devices.cap).toBe(Math.min(FREE_PLAN.devices, TIERS.tier1.deviceCap));
+    expect(after.usage.storage.capBytes).toBe(FREE_PLAN.storageBytes);
+    expect(after.usage.cases.cap).toBe(FREE_PLAN.casesPerMonth);
+    expectError(await invite(owner, emails(2)), 403, 'SEAT_LIMIT_REACHED');
+  });
+
   it('paying restores the tier caps at once', async () => {
     let owner = await createUser();
     testClock.freeze();
