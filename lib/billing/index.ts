@@ -239,7 +239,9 @@ export async function getCurrentPlan(ctx: { organization: OrganizationContext })
       : null,
     // The caps enforced: the selected tier's while it is paid or within its days to pay, else the
     // last paid plan's (lib/billing/enforced-plan.ts).
-    enforcedPlan: toEnforcedPlanEntity(plan!.enforced),
+    enforcedPlan: toEnforcedPlanEntity(
+      plan?.enforced ?? enforcedPlanOf(organization, { seats: 0, devices: 0, storageBytes: 0 }, null),
+    ),
     usage: {
       seats: { used: plan?.seatsUsed ?? 0, cap: plan?.plan.seats ?? 0 },
       devices: { used: plan?.devicesUsed ?? 0, cap: plan?.plan.devices ?? 0 },
