@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import { expect } from 'vitest';
 import { routes } from '../../functions/routes';
 import { completeSandboxCheckout } from '../../lib/billing/payment-methods';
-import type { PaymentProcessor } from '../../lib/billing/processor';
+import { type PaymentProcessor, usePaymentProcessor } from '../../lib/billing/processor';
 import { SandboxProcessor } from '../../lib/billing/processor/sandbox';
 import type { Cadence, TierKey } from '../../lib/billing/tiers';
 import { db } from '../../lib/db/client';
@@ -33,6 +33,27 @@ export function as(user: TestUser, organizationId = user.organizationId): { toke
 
 /** Billing tests sign in again after changes that end sessions; one helper for the whole suite. */
 export { signIn } from '../harness/actors';
+
+/** GET /billing/plan/current's data for `user`'s organization. */
+export async function current(user: TestUser) {
+  return expectData(await invoke(routes.getCurrentPlan, as(user)));
+}
+
+/** GET /organization/{orgId}/usages-stat's data for `user`'s organization. */
+export async function usageStat(user: TestUser) {
+  return expectData(
+    await invoke(routes.getOrganizationUsage, { token: user.accessToken, path: { orgId: user.organizationId } }),
+  );
+}
+
+/** POST /organization/{orgId}/invitations as `user` (the answer, to check). */
+export function invite(user: TestUser, emails: string[]) {
+  return invoke(routes.inviteUsers, {
+    token: user.accessToken,
+    path: { orgId: user.organizationId },
+    body: { emails },
+  });
+}
 
 /** The sandbox checkout session id of a set-up link. */
 export function sessionIdOf(setupUrl: string): string {
@@ -75,6 +96,22 @@ export function sandboxProcessorWith(overrides: Partial<Omit<PaymentProcessor, '
     voidInvoice: (id) => sandbox.voidInvoice(id),
     ...overrides,
   };
+}
+
+/**
+ * From now on every charge the sandbox is asked to collect is declined, as by a card that stopped
+ * paying; the test's afterEach puts the plain sandbox back (usePaymentProcessor(undefined)).
+ */
+export function declineEveryCharge(): void {
+  usePaymentProcessor(
+    sandboxProcessorWith({
+      chargeInvoice: async (input) => ({
+        invoiceId: `in_declined_${input.idempotencyKey}`,
+        hostedInvoiceUrl: null,
+        status: 'failed',
+      }),
+    }),
+  );
 }
 
 /** Saves a card the sandbox accepts through the checkout page of a set-up link (collects what is open). */

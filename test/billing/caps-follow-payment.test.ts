@@ -7,7 +7,17 @@ import { testClock } from '../../lib/clock';
 import { FREE_PLAN } from '../../lib/organizations/plans';
 import { createUser, type TestUser, uniqueEmail } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { as, completeCheckoutOf, putOnPlan, sandboxProcessorWith, signIn, urls } from './billing-helpers';
+import {
+  as,
+  completeCheckoutOf,
+  current,
+  declineEveryCharge,
+  invite,
+  putOnPlan,
+  signIn,
+  urls,
+  usageStat,
+} from './billing-helpers';
 
 /**
  * Issue 30 item 2: a tier's caps follow its payment. An unpaid selection raises the caps for the
@@ -18,13 +28,6 @@ import { as, completeCheckoutOf, putOnPlan, sandboxProcessorWith, signIn, urls }
 const DAY = 24 * 60 * 60;
 const GiB = 1024 ** 3;
 
-const current = async (user: TestUser) => expectData(await invoke(routes.getCurrentPlan, as(user)));
-const usageStat = async (user: TestUser) =>
-  expectData(
-    await invoke(routes.getOrganizationUsage, { token: user.accessToken, path: { orgId: user.organizationId } }),
-  );
-const invite = (user: TestUser, emails: string[]) =>
-  invoke(routes.inviteUsers, { token: user.accessToken, path: { orgId: user.organizationId }, body: { emails } });
 const emails = (n: number) => Array.from({ length: n }, () => uniqueEmail('seat'));
 const uploadLink = (user: TestUser, caseId: string, sizeBytes: number) =>
   invoke(routes.createImport, {
@@ -90,15 +93,7 @@ describe('caps follow payment', () => {
     testClock.freeze();
     await putOnPlan(owner, 'tier2', { card: true });
     // The card is declined from now on: the move to tier7 charges it and fails.
-    usePaymentProcessor(
-      sandboxProcessorWith({
-        chargeInvoice: async (input) => ({
-          invoiceId: `in_declined_${input.idempotencyKey}`,
-          hostedInvoiceUrl: null,
-          status: 'failed',
-        }),
-      }),
-    );
+    declineEveryCharge();
     expectData(await selectPlan(owner, { tier: 'tier7', cadence: 'annual' }));
     const declined = await current(owner);
     expect(declined.enforcedPlan).toMatchObject({ tier: 'tier7', basis: 'awaiting_payment' });

@@ -10,7 +10,7 @@ import { cases, organizations } from '../../lib/db/schema';
 import { FREE_PLAN } from '../../lib/organizations/plans';
 import { createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { as, putOnPlan, sandboxProcessorWith, signIn, urls } from './billing-helpers';
+import { as, current, declineEveryCharge, putOnPlan, signIn, urls } from './billing-helpers';
 
 /**
  * Issue 30 item 3: `casesPerMonth` is enforced on POST /cases, under the allowance lock: 403
@@ -30,7 +30,6 @@ function midMonth(): Date {
 const firstOfNextMonth = (at: Date) => new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1));
 
 const create = (user: TestUser, name = 'Matter') => invoke(routes.createCase, { ...as(user), body: { name } });
-const current = async (user: TestUser) => expectData(await invoke(routes.getCurrentPlan, as(user)));
 
 async function createN(user: TestUser, n: number): Promise<string[]> {
   const ids: string[] = [];
@@ -138,15 +137,7 @@ describe('cases per month', () => {
 
     let paid = await createUser();
     await putOnPlan(paid, 'tier2', { card: true });
-    usePaymentProcessor(
-      sandboxProcessorWith({
-        chargeInvoice: async (input) => ({
-          invoiceId: `in_declined_${input.idempotencyKey}`,
-          hostedInvoiceUrl: null,
-          status: 'failed',
-        }),
-      }),
-    );
+    declineEveryCharge();
     expectData(await invoke(routes.selectPlan, { ...as(paid), body: { tier: 'tier7', cadence: 'annual', ...urls } }));
     testClock.advance((DELINQUENCY_DAYS + 1) * DAY);
     paid = await signIn(paid);

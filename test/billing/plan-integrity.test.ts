@@ -17,6 +17,8 @@ import {
   caseRow,
   caseWithAccess,
   completeCheckoutOf,
+  current,
+  invite,
   ledgerOf,
   organizationRow,
   putOnPlan,
@@ -24,18 +26,12 @@ import {
   sandboxProcessorWith,
   signIn,
   urls,
+  usageStat,
 } from './billing-helpers';
 
 const selectPlan = (user: TestUser, body: Record<string, unknown>) =>
   invoke(routes.selectPlan, { ...as(user), body: { ...urls, ...body } });
 const credits = async (user: TestUser) => expectData(await invoke(routes.getCredits, as(user)));
-const current = async (user: TestUser) => expectData(await invoke(routes.getCurrentPlan, as(user)));
-const usageStat = async (user: TestUser) =>
-  expectData(
-    await invoke(routes.getOrganizationUsage, { token: user.accessToken, path: { orgId: user.organizationId } }),
-  );
-const invite = (user: TestUser, emails: string[]) =>
-  invoke(routes.inviteUsers, { token: user.accessToken, path: { orgId: user.organizationId }, body: { emails } });
 const upgrade = (user: TestUser, caseId: string) => invoke(routes.upgradeCaseToPro, { ...as(user), path: { caseId } });
 
 async function invoiceStatus(invoiceId: string) {
