@@ -4,7 +4,7 @@ import { addDays, now } from '../clock';
 import type { Tx } from '../db/client';
 import { cases, organizations } from '../db/schema';
 import { transaction } from '../db/transaction';
-import { enforcedPlanOf } from './enforced-plan';
+import { enforcedStandingOf } from './enforced-plan';
 import { DELINQUENCY_DAYS } from './summary';
 import { TIER_KEYS, TIERS } from './tiers';
 
@@ -56,7 +56,7 @@ export async function alignPlanPro(tx: Tx, organizationId: string, cause: PlanPr
     .from(organizations)
     .where(eq(organizations.id, organizationId));
   if (!standing) return;
-  const plan = enforcedPlanOf(standing, { seats: 0, devices: 0, storageBytes: 0 }, null);
+  const plan = enforcedStandingOf(standing);
   const planCases = await tx
     .select({ id: cases.id, isPro: cases.isPro, proUntil: cases.proUntil })
     .from(cases)

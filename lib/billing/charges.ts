@@ -9,7 +9,8 @@ import * as businessMetrics from '../observability/metrics';
 import { alignPlanPro } from './case-pro';
 import { ensureProcessorCustomer } from './customers';
 import { paymentProcessor } from './processor';
-import { enforcedPlanFor, planIncludes } from './plan-features';
+import { enforcedPlanOfOrganization } from '../organizations/active-plan';
+import { planIncludes } from './plan-features';
 import { PRO_UPGRADE_SKU } from './tiers';
 
 type BillingRow = typeof billingRows.$inferSelect;
@@ -189,7 +190,7 @@ async function drawableCredits(
   creditsFeature: boolean | undefined,
 ): Promise<number> {
   if (balance <= 0) return balance;
-  const withCredits = creditsFeature ?? planIncludes(await enforcedPlanFor(tx, organizationId), 'credits');
+  const withCredits = creditsFeature ?? planIncludes(await enforcedPlanOfOrganization(tx, organizationId), 'credits');
   if (withCredits) return balance;
   const [ledger] = await tx
     .select({

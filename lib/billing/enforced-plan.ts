@@ -93,6 +93,17 @@ export function enforcedPlanOf(
   };
 }
 
+/** No plan row at hand: the plan enforced as far as the billing standing alone decides it. */
+const NO_PLAN_ROW: EnforcedCaps = { seats: 0, devices: 0, storageBytes: 0 };
+
+/**
+ * The plan enforced as the billing standing alone decides it, for what needs no caps (Pro through
+ * the plan, features) or an organization without a plan row: a free or legacy plan gets no caps.
+ */
+export function enforcedStandingOf(organization: BillingStanding): EnforcedPlan {
+  return enforcedPlanOf(organization, NO_PLAN_ROW, null);
+}
+
 /** What GET /billing/plan/current and usages-stat say of the plan enforced. */
 export function toEnforcedPlanEntity(enforced: EnforcedPlan) {
   return {

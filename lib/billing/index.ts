@@ -20,7 +20,7 @@ import { recordBillingHistory } from './history';
 import { createSetupSession } from './setup-sessions';
 import { baseFeeStatusOf, isDelinquent } from './summary';
 import { isProNow } from './case-pro';
-import { enforcedPlanOf, toEnforcedPlanEntity } from './enforced-plan';
+import { enforcedStandingOf, toEnforcedPlanEntity } from './enforced-plan';
 import { basePriceCents, PRO_UPGRADE_SKU, TIER_KEYS, TIERS, type TierKey, isTierKey } from './tiers';
 
 function assertCaseBilling(organization: OrganizationRow): void {
@@ -52,7 +52,7 @@ export async function upgradeCaseToPro(ctx: {
     throw new DelinquentError();
   }
   // Pro through the plan: a Pro-including tier, paid or within its days to pay (then Pro ends with them).
-  const plan = enforcedPlanOf(organization, { seats: 0, devices: 0, storageBytes: 0 }, null);
+  const plan = enforcedStandingOf(organization);
 
   // The plan's row and a paid upgrade have keys of their own: a case that leaves the plan can still be charged.
   const chargeKey = plan.includesPro ? `case-pro-plan:${caseId}` : `case-pro-upgrade:${caseId}`;
@@ -239,9 +239,7 @@ export async function getCurrentPlan(ctx: { organization: OrganizationContext })
       : null,
     // The caps enforced: the selected tier's while it is paid or within its days to pay, else the
     // last paid plan's (lib/billing/enforced-plan.ts).
-    enforcedPlan: toEnforcedPlanEntity(
-      plan?.enforced ?? enforcedPlanOf(organization, { seats: 0, devices: 0, storageBytes: 0 }, null),
-    ),
+    enforcedPlan: toEnforcedPlanEntity(plan?.enforced ?? enforcedStandingOf(organization)),
     usage: {
       seats: { used: plan?.seatsUsed ?? 0, cap: plan?.plan.seats ?? 0 },
       devices: { used: plan?.devicesUsed ?? 0, cap: plan?.plan.devices ?? 0 },

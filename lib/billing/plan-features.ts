@@ -1,5 +1,5 @@
 import type { Executor } from '../db/client';
-import { planUsageByOrganization } from '../organizations/active-plan';
+import { enforcedPlanOfOrganization } from '../organizations/active-plan';
 import type { EnforcedPlan } from './enforced-plan';
 import { FeatureNotInPlanError } from './errors';
 import { type Feature, lowestTierWith, TIERS } from './tiers';
@@ -9,17 +9,13 @@ import { type Feature, lowestTierWith, TIERS } from './tiers';
  * tier's while it is paid or within its days to pay, the last paid tier's (or the free plan's)
  * once delinquent, every feature for a legacy subscription.
  */
-export async function enforcedPlanFor(executor: Executor, organizationId: string): Promise<EnforcedPlan | null> {
-  return (await planUsageByOrganization(executor, [organizationId])).get(organizationId)?.enforced ?? null;
-}
-
 export function planIncludes(enforced: EnforcedPlan | null, feature: Feature): boolean {
   return enforced?.features.includes(feature) ?? false;
 }
 
 /** 403 FEATURE_NOT_IN_PLAN unless the plan enforced for the organization includes `feature`. */
 export async function assertFeatureInPlan(executor: Executor, organizationId: string, feature: Feature): Promise<void> {
-  if (planIncludes(await enforcedPlanFor(executor, organizationId), feature)) return;
+  if (planIncludes(await enforcedPlanOfOrganization(executor, organizationId), feature)) return;
   const lowest = lowestTierWith(feature);
   throw new FeatureNotInPlanError(feature, lowest ? TIERS[lowest] : null);
 }

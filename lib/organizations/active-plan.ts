@@ -80,26 +80,10 @@ export async function planUsageByOrganization(
     .select({ n: sql`coalesce(sum(${storageReservations.bytes}), 0)` })
     .from(storageReservations)
     .where(eq(storageReservations.organizationId, organizationPlans.organizationId));
-  // The tier of the last base fee paid, read only for a delinquent organization (the CASE keeps
-  // Postgres from running the subquery for the others).
-  const lastPaidTier = sql<
-    string | null
-  >`case when ${organizations.baseFeeFailedAt} < ${sql.param(addDays(at, -DELINQUENCY_DAYS), organizations.baseFeeFailedAt)} then (
-    select substring(${billingRows.skuKey} from '^platform_base_fee_(tier[0-9]+)_')
-    from ${billingRows}
-    where ${billingRows.organizationId} = ${organizationPlans.organizationId}
-      and ${billingRows.status} = 'paid' and ${billingRows.amountCents} > 0
-      and ${billingRows.skuKey} like 'platform_base_fee_tier%'
-    order by ${billingRows.createdAt} desc limit 1) end`;
   const rows = await executor
     .select({
       plan: organizationPlans,
-      standing: {
-        billingMode: organizations.billingMode,
-        billingTier: organizations.billingTier,
-        baseFeeFailedAt: organizations.baseFeeFailedAt,
-      },
-      lastPaidTier,
+      ...standingColumns(at),
       seatsUsed: sql<number>`((${members}) + (${pending}))::int`,
       devicesUsed: sql<number>`(${deviceCount})::int`,
       storageUsed: sql<number>`((${storage}) + (${generated}))::bigint`.mapWith(Number),
@@ -115,6 +99,46 @@ export async function planUsageByOrganization(
       return [plan.organizationId, { plan: { ...plan, ...enforced.caps }, enforced, ...used }];
     }),
   );
+}
+
+/**
+ * What decides the plan enforced, read beside the plan row: the organization's billing standing
+ * and, only for a delinquent one, the tier of its last paid base fee (the CASE keeps Postgres from
+ * running the subquery for the others).
+ */
+function standingColumns(at: Date) {
+  return {
+    standing: {
+      billingMode: organizations.billingMode,
+      billingTier: organizations.billingTier,
+      baseFeeFailedAt: organizations.baseFeeFailedAt,
+    },
+    lastPaidTier: sql<
+      string | null
+    >`case when ${organizations.baseFeeFailedAt} < ${sql.param(addDays(at, -DELINQUENCY_DAYS), organizations.baseFeeFailedAt)} then (
+    select substring(${billingRows.skuKey} from '^platform_base_fee_(tier[0-9]+)_')
+    from ${billingRows}
+    where ${billingRows.organizationId} = ${organizationPlans.organizationId}
+      and ${billingRows.status} = 'paid' and ${billingRows.amountCents} > 0
+      and ${billingRows.skuKey} like 'platform_base_fee_tier%'
+    order by ${billingRows.createdAt} desc limit 1) end`,
+  };
+}
+
+/**
+ * The plan enforced for one organization without counting what it uses: for checks that need its
+ * features or Pro, not its caps against usage (one query; null without a plan row).
+ */
+export async function enforcedPlanOfOrganization(
+  executor: Executor,
+  organizationId: string,
+): Promise<EnforcedPlan | null> {
+  const [row] = await executor
+    .select({ plan: organizationPlans, ...standingColumns(now()) })
+    .from(organizationPlans)
+    .innerJoin(organizations, eq(organizations.id, organizationPlans.organizationId))
+    .where(eq(organizationPlans.organizationId, organizationId));
+  return row ? enforcedPlanOf(row.standing, row.plan, row.lastPaidTier) : null;
 }
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
