@@ -27,11 +27,20 @@ export const AuditEventEntity = z
     /** `userId` is null for staff, the system and anonymous callers; `tokenId` names the session or token used. */
     actor: z.object({ type: z.enum(AUDIT_ACTOR_TYPES), userId: z.nullable(Id), tokenId: z.nullable(Id) }),
     caseId: z.nullable(Id),
+    /** Null with `ip`, `userAgent` and `metadata` when `redacted`. */
     target: z.nullable(z.object({ type: z.string(), id: z.string() })),
     ip: z.nullable(z.string()),
     userAgent: z.nullable(z.string()),
+    /** The service's own id of the request that recorded the event. */
     requestId: z.nullable(z.string()),
-    metadata: z.record(z.string(), z.unknown()),
+    /** Null when `redacted`. */
+    metadata: z.nullable(z.record(z.string(), z.unknown())),
+    /**
+     * True for an event of a case the caller has no owner, admin or viewer access to: it happened
+     * (action, time, actor, case id, chain hashes), but its target, IP, user agent and metadata are
+     * withheld.
+     */
+    redacted: z.boolean(),
     prevHash: z.string(),
     hash: z.string(),
   })

@@ -377,6 +377,7 @@ describe('GET /cases/{caseId}/custody', () => {
       userAgent: 'vitest',
       requestId: rows[0]!.requestId,
       metadata: { name: 'Audited v. Case' },
+      redacted: false,
       prevHash: rows[0]!.prevHash,
       hash: rows[0]!.hash,
     });

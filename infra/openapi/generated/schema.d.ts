@@ -1683,7 +1683,8 @@ export interface components {
             requestId: string | null;
             metadata: {
                 [key: string]: unknown;
-            };
+            } | null;
+            redacted: boolean;
             prevHash: string;
             hash: string;
         };
