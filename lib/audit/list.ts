@@ -3,7 +3,7 @@ import type * as z from 'zod/mini';
 import type { AuditEventsQuery } from '../../schemas/audit/audit-events';
 import { db } from '../db/client';
 import type { CaseAccess } from '../cases/rules';
-import { auditEvents, caseAccess } from '../db/schema';
+import { auditEvents, auditReadCounts, caseAccess } from '../db/schema';
 import { InvalidInputError } from '../errors';
 import { idEquals } from '../ids';
 import type { OrganizationContext } from '../organizations/context';
@@ -21,14 +21,18 @@ const SEES_CASE_EVENT_DETAIL: readonly CaseAccess[] = ['owner', 'admin', 'viewer
 /**
  * A case's event as shown to a reader of the trail who may not read the case: what happened, when,
  * by whom and its place in the chain stay; what names things (the target, the metadata with case
- * and file names, search text, the client's request id) and where from (IP, user agent) go.
+ * and file names, search text), the client's request id and where from (IP, user agent) go.
  */
 function withheld(entity: ReturnType<typeof auditEventEntity>) {
-  return { ...entity, target: null, ip: null, userAgent: null, metadata: null, redacted: true };
+  return { ...entity, target: null, ip: null, userAgent: null, clientRequestId: null, metadata: null, redacted: true };
 }
 
-/** An event as the API shows it: who acted grouped as `actor`, what it acted on as `target`. */
-export function auditEventEntity(row: AuditEventRow) {
+/**
+ * An event as the API shows it: who acted grouped as `actor`, what it acted on as `target`, and
+ * `count`: how many times the same read happened within its window (audit_read_counts), 1 for
+ * every other event.
+ */
+export function auditEventEntity(row: AuditEventRow, count: number | null = null) {
   return {
     id: row.id,
     sequence: row.sequence,
@@ -40,8 +44,10 @@ export function auditEventEntity(row: AuditEventRow) {
     ip: row.ip,
     userAgent: row.userAgent,
     requestId: row.requestId,
+    clientRequestId: row.clientRequestId,
     metadata: row.metadata as Record<string, unknown> | null,
     redacted: false,
+    count: count ?? 1,
     prevHash: row.prevHash,
     hash: row.hash,
   };
@@ -75,18 +81,19 @@ export async function listAuditEvents(
   const [[totals], rows] = await Promise.all([
     db().select({ total: sql<number>`count(*)::int` }).from(auditEvents).where(where),
     db()
-      .select({ event: auditEvents, access: caseAccess.access })
+      .select({ event: auditEvents, access: caseAccess.access, count: auditReadCounts.count })
       .from(auditEvents)
       .leftJoin(caseAccess, and(eq(caseAccess.caseId, auditEvents.caseId), eq(caseAccess.userId, userId)))
+      .leftJoin(auditReadCounts, eq(auditReadCounts.eventId, auditEvents.id))
       .where(where)
       .orderBy(sortDirection(query.sortOrder, 'desc')(auditEvents.sequence))
       .limit(window.size)
       .offset(window.offset),
   ]);
-  const shown = rows.map(({ event, access }) =>
+  const shown = rows.map(({ event, access, count }) =>
     event.caseId !== null && !(access !== null && SEES_CASE_EVENT_DETAIL.includes(access as CaseAccess))
-      ? withheld(auditEventEntity(event))
-      : auditEventEntity(event),
+      ? withheld(auditEventEntity(event, count))
+      : auditEventEntity(event, count),
   );
   return toPage(window, totals!.total, shown);
 }

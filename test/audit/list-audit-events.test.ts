@@ -88,8 +88,10 @@ describe('GET /organization/{orgId}/audit-events', () => {
       ip: '198.51.100.23',
       userAgent: 'Firm App/3.0',
       requestId: expect.any(String),
+      clientRequestId: null,
       metadata: { name: 'Doe v. Roe' },
       redacted: false,
+      count: 1,
       prevHash: row!.prevHash,
       hash: eventHash(row!),
     });
