@@ -48,6 +48,9 @@ export function measureWithoutAuditTrail(): void {
   writing = false;
 }
 
+/** Whether events are written (always, but in the benchmark measuring the trail's cost). */
+export const writingAuditTrail = (): boolean => writing;
+
 /**
  * Records an event in the transaction `tx` (opened by `transaction()`): it is chained and written
  * just before the transaction commits, so the change and its event commit together or not at all.

@@ -16,6 +16,7 @@ import {
   attachments,
   auditChainHeads,
   auditEvents,
+  auditReadCounts,
   deviceNotes,
   devices,
   emails,
@@ -26,6 +27,7 @@ import {
 import { DirectoryStorage, useObjectStorage } from '../../lib/storage';
 import { createUser, signIn, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
+import { countQueries } from '../harness/queries';
 import { describeSecurity } from '../harness/security';
 import { memberWithAccess, seedThread } from './material-helpers';
 
@@ -557,6 +559,24 @@ describe('GET /cases/{caseId}/custody: what reads and clients can put in it (iss
     ]);
     expect(data.events.find((event: any) => event.action === 'case.created').count).toBe(1);
     expect(expectData(await verify(owner))).toMatchObject({ valid: true, firstInvalidSequence: null });
+  });
+
+  it('counts a repeated read in the same number of queries however many reads came before', async () => {
+    const owner = await createUser();
+    const caseId = await openCase(owner);
+    const { threadId } = await seedThread(caseId, [{ minute: 1 }]);
+    expectData(await readThread(owner, caseId, threadId));
+    const second = await countQueries(() => readThread(owner, caseId, threadId));
+    for (let read = 0; read < 20; read += 1) expectData(await readThread(owner, caseId, threadId));
+    const later = await countQueries(() => readThread(owner, caseId, threadId));
+    expectData(second.result);
+    expectData(later.result);
+    expect(later.queries).toBe(second.queries);
+    const [row] = await db()
+      .select()
+      .from(auditReadCounts)
+      .where(eq(auditReadCounts.organizationId, owner.organizationId));
+    expect(row).toMatchObject({ count: 23 });
   });
 
   it('records the same read again as a new event once its window (an hour) has passed', async () => {
