@@ -10,6 +10,19 @@ import { type PDFDocument, PDFRawStream, type PDFRef } from 'pdf-lib';
 /** The standard fonts speak WinAnsi only: anything else prints as '?'. */
 export const printable = (text: string) => text.replace(/[^\x20-\x7E\xA0-\xFF]/g, '?');
 
+/**
+ * The longest text a client chose (a name, a file name, a source, a user agent, a request id, a
+ * target) printed into a PDF, in characters: nobody can fill a document the firm files with text
+ * of their choosing.
+ */
+export const PDF_TEXT_MAX = 120;
+
+/** `text` made printable and cut to `max` characters, the cut shown by `...` (WinAnsi text only). */
+export function bounded(text: string, max = PDF_TEXT_MAX): string {
+  const clean = printable(text);
+  return clean.length <= max ? clean : `${clean.slice(0, max - 3)}...`;
+}
+
 /** A PDF literal string of WinAnsi text (`printable` keeps only characters WinAnsi and Latin-1 agree on). */
 export const pdfLiteral = (text: string) => `(${printable(text).replace(/[\\()]/g, '\\$&')})`;
 

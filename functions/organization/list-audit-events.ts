@@ -8,5 +8,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.listAuditEvents,
   { path: OrganizationIdPath, query: AuditEventsQuery, response: AuditEventPageEntity },
-  ({ organization, query }) => listAuditEvents({ organization }, query),
+  ({ organization, actor, query }) => listAuditEvents({ organization, userId: actor.user.id }, query),
 );

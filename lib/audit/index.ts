@@ -4,6 +4,7 @@ import { type AuditEventInput, recordAudit } from './record';
 export { AUDIT_ACTIONS, AUDIT_ACTOR_TYPES, type AuditAction, type AuditActorType } from './actions';
 export { canonicalEvent, eventHash, GENESIS_HASH } from './chain';
 export { auditEventEntity, listAuditEvents } from './list';
+export { READ_WINDOW_SECONDS, readMetadata, recordEvidenceRead } from './read-events';
 export { type AuditEventInput, recordAudit, recordMemberAudit } from './record';
 export {
   type AuditActor,
@@ -20,5 +21,7 @@ export { type ChainVerification, organizationsWithAuditEvents, verifyAuditChain 
 
 /** Records one event in a transaction of its own: a read, where there is no change to commit it with. */
 export function recordAuditNow(event: AuditEventInput): Promise<void> {
-  return transaction(async (tx) => recordAudit(tx, event));
+  return transaction(async (tx) => {
+    recordAudit(tx, event);
+  });
 }

@@ -2,7 +2,8 @@ import { and, eq, gte, lte, type SQL, sql } from 'drizzle-orm';
 import type * as z from 'zod/mini';
 import type { AuditEventsQuery } from '../../schemas/audit/audit-events';
 import { db } from '../db/client';
-import { auditEvents } from '../db/schema';
+import type { CaseAccess } from '../cases/rules';
+import { auditEvents, auditReadCounts, caseAccess } from '../db/schema';
 import { InvalidInputError } from '../errors';
 import { idEquals } from '../ids';
 import type { OrganizationContext } from '../organizations/context';
@@ -10,8 +11,28 @@ import { pageWindow, sortDirection, toPage } from '../paging';
 
 type AuditEventRow = typeof auditEvents.$inferSelect;
 
-/** An event as the API shows it: who acted grouped as `actor`, what it acted on as `target`. */
-export function auditEventEntity(row: AuditEventRow) {
+/**
+ * The case access that shows a case's events in full in the organization's trail: the firm's side
+ * of the case. Opposing counsel and members without access see that an event happened, not what
+ * it names (their reads and the firm's are each side's work product).
+ */
+const SEES_CASE_EVENT_DETAIL: readonly CaseAccess[] = ['owner', 'admin', 'viewer'];
+
+/**
+ * A case's event as shown to a reader of the trail who may not read the case: what happened, when,
+ * by whom and its place in the chain stay; what names things (the target, the metadata with case
+ * and file names, search text), the client's request id and where from (IP, user agent) go.
+ */
+function withheld(entity: ReturnType<typeof auditEventEntity>) {
+  return { ...entity, target: null, ip: null, userAgent: null, clientRequestId: null, metadata: null, redacted: true };
+}
+
+/**
+ * An event as the API shows it: who acted grouped as `actor`, what it acted on as `target`, and
+ * `count`: how many times the same read happened within its window (audit_read_counts), 1 for
+ * every other event.
+ */
+export function auditEventEntity(row: AuditEventRow, count: number | null = null) {
   return {
     id: row.id,
     sequence: row.sequence,
@@ -23,7 +44,10 @@ export function auditEventEntity(row: AuditEventRow) {
     ip: row.ip,
     userAgent: row.userAgent,
     requestId: row.requestId,
-    metadata: row.metadata,
+    clientRequestId: row.clientRequestId,
+    metadata: row.metadata as Record<string, unknown> | null,
+    redacted: false,
+    count: count ?? 1,
     prevHash: row.prevHash,
     hash: row.hash,
   };
@@ -32,10 +56,12 @@ export function auditEventEntity(row: AuditEventRow) {
 /**
  * The organization's audit trail, newest first (`sortOrder=asc` for oldest first), 50 per page by
  * default. `action` matches by prefix (`organization.member` finds `organization.member.invited`),
- * `from`/`to` bound `occurredAt` inclusively. Two queries: the page and the count.
+ * `from`/`to` bound `occurredAt` inclusively. An event of a case the caller has no firm-side access
+ * to is shown withheld. Two queries: the page (with the caller's access to each event's case) and
+ * the count.
  */
 export async function listAuditEvents(
-  { organization }: { organization: Pick<OrganizationContext, 'id'> },
+  { organization, userId }: { organization: Pick<OrganizationContext, 'id'>; userId: string },
   query: z.output<typeof AuditEventsQuery>,
 ) {
   const from = query.from ? new Date(query.from) : undefined;
@@ -55,12 +81,19 @@ export async function listAuditEvents(
   const [[totals], rows] = await Promise.all([
     db().select({ total: sql<number>`count(*)::int` }).from(auditEvents).where(where),
     db()
-      .select()
+      .select({ event: auditEvents, access: caseAccess.access, count: auditReadCounts.count })
       .from(auditEvents)
+      .leftJoin(caseAccess, and(eq(caseAccess.caseId, auditEvents.caseId), eq(caseAccess.userId, userId)))
+      .leftJoin(auditReadCounts, eq(auditReadCounts.eventId, auditEvents.id))
       .where(where)
       .orderBy(sortDirection(query.sortOrder, 'desc')(auditEvents.sequence))
       .limit(window.size)
       .offset(window.offset),
   ]);
-  return toPage(window, totals!.total, rows.map(auditEventEntity));
+  const shown = rows.map(({ event, access, count }) =>
+    event.caseId !== null && !(access !== null && SEES_CASE_EVENT_DETAIL.includes(access as CaseAccess))
+      ? withheld(auditEventEntity(event, count))
+      : auditEventEntity(event, count),
+  );
+  return toPage(window, totals!.total, shown);
 }

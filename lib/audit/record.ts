@@ -22,11 +22,23 @@ export interface AuditEventInput {
 
 type PendingEvent = Omit<ChainedEvent, 'sequence' | 'prevHash' | 'occurredAt' | 'actorType'> & {
   actorType: AuditActorType;
+  /** Stored beside the chain: canonicalTemplate hashes only the ChainedEvent fields. */
+  clientRequestId: string | null;
 };
 
 const PENDING = Symbol('audit events');
 
 let writing = true;
+
+/** The longest user agent recorded, in characters (code points); a longer one is cut, ending in `…`. */
+export const USER_AGENT_MAX = 200;
+
+/** `agent` bounded to USER_AGENT_MAX characters: a client's chosen text cannot grow every event it makes. */
+export function boundedUserAgent(agent: string | null): string | null {
+  if (agent === null) return null;
+  const characters = [...agent];
+  return characters.length <= USER_AGENT_MAX ? agent : `${characters.slice(0, USER_AGENT_MAX - 1).join('')}\u2026`;
+}
 
 /**
  * Benchmarks only (test/bench/without-audit.ts, preloaded into a bench server): the same routes
@@ -36,17 +48,22 @@ export function measureWithoutAuditTrail(): void {
   writing = false;
 }
 
+/** Whether events are written (always, but in the benchmark measuring the trail's cost). */
+export const writingAuditTrail = (): boolean => writing;
+
 /**
  * Records an event in the transaction `tx` (opened by `transaction()`): it is chained and written
  * just before the transaction commits, so the change and its event commit together or not at all.
+ * Answers the event's id (null while the trail is not written: benchmarks only).
  */
-export function recordAudit(tx: Tx, event: AuditEventInput): void {
-  if (!writing) return;
+export function recordAudit(tx: Tx, event: AuditEventInput): string | null {
+  if (!writing) return null;
   const scope = currentAuditScope();
   const actor = event.actor ?? scope.actor;
   const pending = transactionState<PendingEvent[]>(tx, PENDING, () => [], appendAuditEvents);
+  const id = newId();
   pending.push({
-    id: newId(),
+    id,
     organizationId: event.organizationId,
     action: event.action,
     actorType: actor.type,
@@ -56,10 +73,12 @@ export function recordAudit(tx: Tx, event: AuditEventInput): void {
     targetType: event.target?.type ?? null,
     targetId: event.target?.id ?? null,
     ip: scope.ip,
-    userAgent: scope.userAgent,
+    userAgent: boundedUserAgent(scope.userAgent),
     requestId: scope.requestId,
+    clientRequestId: scope.clientRequestId ?? null,
     metadata: event.metadata ?? {},
   });
+  return id;
 }
 
 /**

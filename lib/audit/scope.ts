@@ -14,7 +14,13 @@ export interface AuditScope {
   actor: AuditActor;
   ip: string | null;
   userAgent: string | null;
+  /** The service's own id of the request (or command): never one a client chose. */
   requestId: string | null;
+  /**
+   * The client's X-Request-Id, when it sent a sane one (lib/http/request-context.ts): stored as the
+   * event's `clientRequestId`, beside the chain (not hashed), apart from the service's `requestId`.
+   */
+  clientRequestId?: string | null;
 }
 
 /** The service itself: maintenance, the payment processor's webhooks. */

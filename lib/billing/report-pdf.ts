@@ -1,5 +1,5 @@
 import { PDFDocument, PDFName, type PDFPage, type PDFRef, StandardFonts } from 'pdf-lib';
-import { deflatedContentStream, pdfLiteral, printable } from '../pdf-text';
+import { bounded, deflatedContentStream, pdfLiteral, printable } from '../pdf-text';
 import type { BillingReport, BillingReportRow, BillingReportSink } from './report';
 
 const PAGE = { width: 842, height: 595, margin: 36 } as const; // A4 landscape, points
@@ -83,7 +83,7 @@ export class BillingReportPdf implements BillingReportSink {
     const fonts: Record<string, PDFRef> = {};
     for (const { name, font } of Object.values(FONTS)) fonts[name] = (await pdf.embedFont(font)).ref;
     const writer = new BillingReportPdf(pdf, pdf.context.register(pdf.context.obj({ Font: fonts })));
-    writer.write(`Billing report: ${heading.organizationName}`, { font: 'bold', size: 14 });
+    writer.write(`Billing report: ${bounded(heading.organizationName)}`, { font: 'bold', size: 14 });
     writer.newLine(18);
     writer.write(
       `Window ${heading.window.startDate} to ${heading.window.endDate}   Tier ${heading.tier}   Billing ${heading.billingMode}   Generated ${generatedAt.toISOString()}`,
@@ -94,7 +94,7 @@ export class BillingReportPdf implements BillingReportSink {
   }
 
   section(caseId: string, caseName: string): void {
-    this.write(`${caseName} (${caseId})`, { font: 'bold', size: 10 });
+    this.write(`${bounded(caseName)} (${caseId})`, { font: 'bold', size: 10 });
     this.newLine(14);
     this.write(rowText(COLUMNS.map((column) => column.title)), { font: 'monoBold', size: ROW_SIZE });
     this.newLine(10);

@@ -1,7 +1,7 @@
 import { logger } from '../log';
 import { corsOrigins } from './cors';
 import { errorResponse } from './error-envelope';
-import { requestIdOf } from './request-context';
+import { answeredRequestIdOf } from './request-context';
 import { DEFAULT_FUNCTION_TIMEOUT_SECONDS } from './route';
 import type { ApiContext, ApiEvent, ApiResult } from './types';
 
@@ -41,7 +41,7 @@ export function answerBeforeTimeout(
 }
 
 function timedOut(event: ApiEvent, context: ApiContext): ApiResult {
-  const requestId = requestIdOf(event, context);
+  const requestId = answeredRequestIdOf(event, context);
   const answer = errorResponse({
     status: 503,
     code: 'SERVICE_UNAVAILABLE',

@@ -3,7 +3,7 @@ import httpCors from '@middy/http-cors';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type * as z from 'zod/mini';
-import { type AuditAction, auditActorOf, recordAuditNow, withAuditScope } from '../audit';
+import { type AuditAction, auditActorOf, recordEvidenceRead, withAuditScope } from '../audit';
 import type { CaseContext } from '../cases/context';
 import type { Actor } from '../auth/actor';
 import { connectDb } from '../db/client';
@@ -104,17 +104,21 @@ const connectDatabase = (): ApiMiddleware => ({
 
 /**
  * The audit event of a read of case evidence: the case, and what was asked for (the validated path
- * and query: the thread, the search terms, the filters).
+ * and query: the thread, the search terms, the filters; opposing counsel's query only as its
+ * parameter names and hash). Repeats within the read window are counted, not chained again
+ * (lib/audit/read-events.ts).
  */
 function recordRead(action: AuditAction, api: ApiContext['api']): Promise<void> {
   const caseRow = api.caseContext?.case;
   const organizationId = caseRow?.organizationId ?? api.organization?.id;
   if (!organizationId) throw new Error(`Route auditing ${action} has no organization`);
-  return recordAuditNow({
+  return recordEvidenceRead({
     action,
     organizationId,
     caseId: caseRow?.id ?? null,
-    metadata: { path: api.path ?? {}, query: api.query ?? {} },
+    path: (api.path ?? {}) as Record<string, unknown>,
+    query: (api.query ?? {}) as Record<string, unknown>,
+    opposingCounsel: api.caseContext?.access === 'opposing_counsel',
   });
 }
 
@@ -188,6 +192,7 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
         ip: api.ip,
         userAgent: api.userAgent ?? null,
         requestId: api.requestId,
+        clientRequestId: api.clientRequestId ?? null,
       };
       return withAuditScope(scope, async () => {
         const answer = await run(input);

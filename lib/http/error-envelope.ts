@@ -59,7 +59,8 @@ export function errorEnvelope(schemas: Partial<Record<(typeof REQUEST_PARTS)[num
           DATABASE_RETRY_AFTER_SECONDS,
         )
       : thrown;
-    const requestId = request.context.api?.requestId ?? request.context.awsRequestId;
+    const api = request.context.api;
+    const requestId = api?.clientRequestId ?? api?.requestId ?? request.context.awsRequestId;
     let status = 500;
     let code: ErrorCode = 'INTERNAL';
     let message = 'Internal server error';

@@ -7,7 +7,10 @@ import type { IdempotencyState } from './idempotency';
 
 /** What the middleware learns about a request, handed to the handler. */
 export interface ApiState {
+  /** The service's own id of the request (lib/http/request-context.ts). */
   requestId: string;
+  /** The client's x-request-id when sane: echoed in answers, kept beside the audit chain. */
+  clientRequestId?: string;
   ip: string;
   userAgent: string | undefined;
   actor?: Actor;

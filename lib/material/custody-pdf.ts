@@ -1,5 +1,5 @@
 import { PDFDocument, type PDFFont, PDFPage, StandardFonts } from 'pdf-lib';
-import { deflatedContentStream, pdfLiteral, printable } from '../pdf-text';
+import { bounded, deflatedContentStream, pdfLiteral, printable } from '../pdf-text';
 import type { CaseCustody, CustodyEvent, CustodyItem } from './custody';
 
 const PAGE = { width: 842, height: 595, margin: 36 } as const; // A4 landscape, points
@@ -9,8 +9,13 @@ const LINE = 9;
 const WRAP = 180;
 /** A SHA-256 in hex: 64 characters, always printed whole on one line. */
 const HASH_WIDTH = 64;
+/** The longest an event's metadata is printed, as JSON (it holds names and queries clients chose). */
+const METADATA_MAX = 240;
 
-/** `text` cut into lines of at most WRAP characters, the continuations indented: nothing is ever truncated. */
+/**
+ * `text` cut into lines of at most WRAP characters, the continuations indented. What a client chose
+ * is bounded before it gets here (`bounded`), so no line runs on for pages.
+ */
 function wrap(text: string, indent = '    '): string[] {
   const clean = printable(text);
   if (clean.length <= WRAP) return [clean];
@@ -29,7 +34,7 @@ function itemLines(item: CustodyItem): string[] {
   const size = item.sizeBytes === null ? '-' : String(item.sizeBytes);
   return [
     `${cell(item.kind, 16)} ${hashOrNone(item.sha256)} ${size.padStart(14)}  ${cell(item.importedAt, 24)} ${item.importedBy ?? '-'}`,
-    ...wrap(`    id ${item.id}   source ${item.source ?? '-'}`),
+    ...wrap(`    id ${bounded(item.id)}   source ${item.source === null ? '-' : bounded(item.source)}`),
   ];
 }
 
@@ -37,14 +42,17 @@ function eventLines(event: CustodyEvent): string[] {
   const actor = [event.actor.type, event.actor.userId, event.actor.tokenId && `token ${event.actor.tokenId}`]
     .filter(Boolean)
     .join(' ');
-  const target = event.target ? `${event.target.type} ${event.target.id}` : '-';
+  const target = event.target ? bounded(`${event.target.type} ${event.target.id}`) : '-';
+  const optional = (text: string | null) => (text === null ? '-' : bounded(text));
+  const repeated = event.count > 1 ? `  read ${event.count} times within the hour` : '';
   return [
-    ...wrap(`#${event.sequence}  ${event.occurredAt}  ${event.action}  by ${actor}  id ${event.id}`),
+    ...wrap(`#${event.sequence}  ${event.occurredAt}  ${event.action}  by ${actor}  id ${event.id}${repeated}`),
     `    hash ${event.hash}   prev ${event.prevHash}`,
     ...wrap(
-      `    target ${target}   ip ${event.ip ?? '-'}   request ${event.requestId ?? '-'}   agent ${event.userAgent ?? '-'}`,
+      `    target ${target}   ip ${optional(event.ip)}   request ${optional(event.requestId)}   client request ${optional(event.clientRequestId)}`,
     ),
-    ...wrap(`    metadata ${JSON.stringify(event.metadata)}`),
+    ...wrap(`    agent ${optional(event.userAgent)}`),
+    ...wrap(`    metadata ${bounded(JSON.stringify(event.metadata), METADATA_MAX)}`),
   ];
 }
 
@@ -66,7 +74,7 @@ export async function renderCustodyPdf(
   generatedAt: Date,
 ): Promise<Uint8Array> {
   const pdf = await PDFDocument.create();
-  pdf.setTitle(`Chain of custody: ${printable(custody.caseName)}`);
+  pdf.setTitle(`Chain of custody: ${bounded(custody.caseName)}`);
   pdf.setSubject(`Case ${custody.caseId}`);
   pdf.setCreationDate(generatedAt);
   pdf.setModificationDate(generatedAt);
@@ -139,7 +147,7 @@ export async function renderCustodyPdf(
 
   heading('Chain of custody');
   for (const text of [
-    ...wrap(`Case ${custody.caseName}`),
+    ...wrap(`Case ${bounded(custody.caseName)}`),
     `Case id ${custody.caseId}`,
     `Generated ${generatedAt.toISOString()}`,
     `Organization chain head: sequence ${custody.chainHead.sequence}`,

@@ -9,6 +9,7 @@ import {
   attachments,
   auditChainHeads,
   auditEvents,
+  auditReadCounts,
   deviceNotes,
   devices,
   emails,
@@ -118,8 +119,9 @@ async function readCustody(
             .where(and(eq(evidenceImports.caseId, caseId), isNotNull(evidenceImports.sha256)))
             .orderBy(asc(evidenceImports.createdAt), asc(evidenceImports.id)),
           tx
-            .select()
+            .select({ event: auditEvents, count: auditReadCounts.count })
             .from(auditEvents)
+            .leftJoin(auditReadCounts, eq(auditReadCounts.eventId, auditEvents.id))
             .where(and(eq(auditEvents.organizationId, organizationId), eq(auditEvents.caseId, caseId)))
             .orderBy(asc(auditEvents.sequence)),
           tx.select().from(auditChainHeads).where(eq(auditChainHeads.organizationId, organizationId)),
@@ -146,7 +148,7 @@ async function readCustody(
       const [head] = heads;
       return {
         items,
-        events: eventRows.map(auditEventEntity),
+        events: eventRows.map(({ event, count }) => auditEventEntity(event, count)),
         chainHead: head ? { sequence: head.sequence, hash: head.hash } : { sequence: 0, hash: GENESIS_HASH },
       };
     },

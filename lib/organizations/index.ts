@@ -360,15 +360,25 @@ export async function getOrganizationUsage(
 /**
  * GET /organization/{orgId}/storage-stats: live cases only (not archived, not deleted), largest
  * first. A case's storage is what the plan counts of it: its files and the rows derived from them.
+ * The breakdown names only the cases the caller may open (any access to the case, as
+ * caseWithAccess requires), so a member never learns the names or sizes of the others; the total
+ * is the organization's. With `caseIds` the total is of the named cases the caller may open, so
+ * asking by id tells nothing about a case they cannot open. One query.
  */
 export async function getStorageStats(
-  { organization }: { organization: OrganizationContext },
+  { organization, userId }: { organization: OrganizationContext; userId: string },
   query: z.output<typeof StorageStatsQuery>,
 ) {
   const caseStorage = sql<number>`${cases.storageBytes} + ${cases.rowBytes}`.mapWith(Number);
   const rows = await db()
-    .select({ caseId: cases.id, caseName: cases.name, storage: caseStorage })
+    .select({
+      caseId: cases.id,
+      caseName: cases.name,
+      storage: caseStorage,
+      opens: sql<boolean>`${caseAccess.access} is not null`,
+    })
     .from(cases)
+    .leftJoin(caseAccess, and(eq(caseAccess.caseId, cases.id), eq(caseAccess.userId, userId)))
     .where(
       and(
         eq(cases.organizationId, organization.id),
@@ -379,7 +389,9 @@ export async function getStorageStats(
       ),
     )
     .orderBy(desc(caseStorage), asc(cases.name));
-  return { totalStorage: rows.reduce((sum, row) => sum + row.storage, 0), cases: rows };
+  const opened = rows.filter((row) => row.opens).map(({ opens: _, ...row }) => row);
+  const counted = query.caseIds?.length ? opened : rows;
+  return { totalStorage: counted.reduce((sum, row) => sum + row.storage, 0), cases: opened };
 }
 
 /** GET /organization/{orgId}/members: one page and the total, in two queries; `data` null when none match. */

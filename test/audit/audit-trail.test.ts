@@ -8,6 +8,7 @@ import { auditChainHeads, auditEvents, cases, organizationMembers } from '../../
 import { addMember, createUser, type TestUser } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
 import { putOnPlan } from '../billing/billing-helpers';
+import { auditEventsOfRequest } from '../harness/audit';
 
 const onServer = inject('databaseTemplate').kind === 'postgres';
 
@@ -45,11 +46,17 @@ async function failureOf(work: Promise<unknown>): Promise<string> {
   throw new Error('expected the statement to fail');
 }
 
-const caseAs = (caller: TestUser, name: string, organizationId = caller.organizationId) =>
+const caseAs = (
+  caller: TestUser,
+  name: string,
+  organizationId = caller.organizationId,
+  headers: Record<string, string> = {},
+) =>
   invoke(routes.createCase, {
     token: caller.accessToken,
     organization: organizationId,
     body: { name },
+    headers,
   });
 
 describe('audit trail: append-only, chained, written with the change', () => {
@@ -66,7 +73,7 @@ describe('audit trail: append-only, chained, written with the change', () => {
       }),
       201,
     );
-    const [event] = await db().select().from(auditEvents).where(eq(auditEvents.requestId, requestId));
+    const [event] = await auditEventsOfRequest(requestId);
     expect(event).toMatchObject({
       organizationId: owner.organizationId,
       action: 'case.created',
@@ -77,9 +84,52 @@ describe('audit trail: append-only, chained, written with the change', () => {
       targetId: created.id,
       ip: '198.51.100.7',
       userAgent: 'Firm App/2.1',
+      clientRequestId: requestId,
       metadata: { name: 'Doe v. Roe' },
     });
     expect(event!.tokenId).toMatch(/^[0-9a-f-]{36}$/);
+    await expectIntactChain(owner.organizationId);
+  });
+
+  it("chains the service's own request id; the client's X-Request-Id is kept apart and still echoed (issue 31)", async () => {
+    // Prepare
+    const owner = await createUser();
+    const clientId = `client-${randomBytes(6).toString('hex')}`;
+    // Act
+    const result = await caseAs(owner, 'Echoed', owner.organizationId, { 'x-request-id': clientId });
+    // Assess
+    expectData(result, 201);
+    expect(result.headers['x-request-id']).toBe(clientId);
+    const [event] = await auditEventsOfRequest(clientId);
+    expect(event!.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(event!.requestId).not.toBe(clientId);
+    expect(event!.clientRequestId).toBe(clientId);
+    // Kept beside the chain: the hash does not cover it.
+    expect(eventHash({ ...event!, clientRequestId: 'something-else' } as typeof event & {})).toBe(event!.hash);
+    await expectIntactChain(owner.organizationId);
+  });
+
+  it.each([
+    ['over 128 characters', 'x'.repeat(129)],
+    ['with spaces and quotes', 'my "request" id'],
+    ['with a control character', 'request-\u0007-id'],
+  ])('keeps no X-Request-Id %s: neither in the chain nor beside it', async (_label, offered) => {
+    const owner = await createUser();
+    const result = await caseAs(owner, 'Unsafe id', owner.organizationId, { 'x-request-id': offered });
+    const created = expectData(result, 201);
+    expect(result.headers['x-request-id']).not.toBe(offered);
+    const [event] = await db().select().from(auditEvents).where(eq(auditEvents.caseId, created.id));
+    expect(event!.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(event!.clientRequestId).toBeNull();
+  });
+
+  it('records a user agent bounded to 200 characters, cut with an ellipsis (issue 31)', async () => {
+    const owner = await createUser();
+    const agent = `Agent/${'a'.repeat(394)}`;
+    const created = expectData(await caseAs(owner, 'Long agent', owner.organizationId, { 'user-agent': agent }), 201);
+    const [event] = await db().select().from(auditEvents).where(eq(auditEvents.caseId, created.id));
+    expect([...event!.userAgent!]).toHaveLength(200);
+    expect(event!.userAgent).toBe(`${agent.slice(0, 199)}\u2026`);
     await expectIntactChain(owner.organizationId);
   });
 

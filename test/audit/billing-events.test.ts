@@ -72,7 +72,12 @@ async function onlyEventOf(requestId: string, user: TestUser): Promise<AuditRow>
     'one event per request',
   ).toHaveLength(1);
   const [event] = events;
-  expect(event).toMatchObject({ actorType: 'user', actorUserId: user.id, userAgent: 'vitest', requestId });
+  expect(event).toMatchObject({
+    actorType: 'user',
+    actorUserId: user.id,
+    userAgent: 'vitest',
+    clientRequestId: requestId,
+  });
   expect(event!.tokenId).toEqual(expect.any(String));
   return event!;
 }
@@ -114,7 +119,7 @@ describe('POST /cases/{caseId}/pro-upgrade records case.pro_upgrade.requested', 
     });
     // The processor's answer to the invoice made after the commit: by the system, outside the request.
     const written = await eventsOf(owner.organizationId, head);
-    expect(written.map((e) => [e.action, e.actorType, e.requestId])).toEqual([
+    expect(written.map((e) => [e.action, e.actorType, e.clientRequestId])).toEqual([
       ['case.pro_upgrade.requested', 'user', requestId],
       ['billing.processor_event.received', 'system', null],
     ]);
@@ -467,7 +472,7 @@ describe('POST /webhooks/stripe records billing.processor_event.received', () =>
     const notOurs = await deliver('invoice.paid', { id: 'in_not_ours', object: 'invoice', status: 'paid' });
     expectData(notOurs.result);
     for (const { requestId: id } of [replay, again, notOurs]) expect(await eventsOfRequest(id)).toEqual([]);
-    expect((await eventsOf(owner.organizationId, head)).map((e) => e.requestId)).toEqual([requestId]);
+    expect((await eventsOf(owner.organizationId, head)).map((e) => e.clientRequestId)).toEqual([requestId]);
     await expectChained(owner.organizationId);
   });
 
@@ -508,7 +513,7 @@ describe('POST /webhooks/stripe records billing.processor_event.received', () =>
       },
     ]);
     const written = await eventsOf(owner.organizationId, head);
-    expect(written.map((e) => [e.metadata.type, e.requestId])).toEqual([
+    expect(written.map((e) => [e.metadata.type, e.clientRequestId])).toEqual([
       ['payment_method.attached', requestId],
       ['invoice.paid', null],
     ]);

@@ -14,7 +14,7 @@ import {
 } from '../../lib/audit';
 import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
-import { auditEvents } from '../../lib/db/schema';
+import { auditEvents, caseAccess } from '../../lib/db/schema';
 import { transaction } from '../../lib/db/transaction';
 import { addMember, createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke, type InvokeOptions } from '../harness/invoke';
@@ -39,7 +39,12 @@ const sequencesOf = (page: { data: Event[] | null }) => (page.data ?? []).map((e
 /** Records events through the real chain writer, in one transaction, as `actor` (staff by default). */
 async function record(
   organizationId: string,
-  events: Array<{ action: AuditAction; caseId?: string; metadata?: Record<string, unknown> }>,
+  events: Array<{
+    action: AuditAction;
+    caseId?: string;
+    target?: { type: string; id: string };
+    metadata?: Record<string, unknown>;
+  }>,
   actor: AuditActor = STAFF_ACTOR,
 ) {
   await withAuditScope({ actor, ip: null, userAgent: null, requestId: null }, () =>
@@ -83,7 +88,10 @@ describe('GET /organization/{orgId}/audit-events', () => {
       ip: '198.51.100.23',
       userAgent: 'Firm App/3.0',
       requestId: expect.any(String),
+      clientRequestId: null,
       metadata: { name: 'Doe v. Roe' },
+      redacted: false,
+      count: 1,
       prevHash: row!.prevHash,
       hash: eventHash(row!),
     });
@@ -303,6 +311,92 @@ describe('GET /organization/{orgId}/audit-events', () => {
   ])('answers 400 VALIDATION_FAILED naming the field for %s', async (_label, query, fields) => {
     const owner = await createUser();
     expectError(await listEvents(owner, owner.organizationId, query), 400, 'VALIDATION_FAILED', fields);
+  });
+});
+
+describe('GET /organization/{orgId}/audit-events: case-scoped events (issue 31)', () => {
+  const grant = (caseId: string, userId: string, access: 'owner' | 'admin' | 'viewer' | 'opposing_counsel') =>
+    db().insert(caseAccess).values({ caseId, userId, access });
+
+  /** A case opened by the owner, with an import naming a file and a search of its evidence. */
+  async function caseWithNamingEvents() {
+    const owner = await createUser();
+    const created = await createCase(owner, 'Doe v. Roe');
+    await record(
+      owner.organizationId,
+      [
+        {
+          action: 'evidence.import.created',
+          caseId: created.id,
+          target: { type: 'evidence_import', id: 'cases/doe-v-roe/settlement-draft.mbox' },
+          metadata: { fileName: 'settlement-draft.mbox' },
+        },
+        {
+          action: 'evidence.network_messages.searched',
+          caseId: created.id,
+          metadata: { path: { caseId: created.id }, query: { searchText: 'hidden assets' } },
+        },
+      ],
+      { type: 'user', userId: owner.id, tokenId: null },
+    );
+    return { owner, caseId: created.id };
+  }
+
+  const NAMING = ['Doe v. Roe', 'settlement-draft', 'hidden assets', '198.51.100.23', 'Firm App/3.0'];
+
+  it('shows an org admin without access to the case that its events happened, by whom and when, nothing they name', async () => {
+    // Prepare
+    const { owner, caseId } = await caseWithNamingEvents();
+    const admin = await addMember(owner.organizationId, 'admin');
+    // Act
+    const page = expectData(await listEvents(admin, owner.organizationId, { caseId }));
+    // Assess
+    expect(actionsOf(page)).toEqual(['evidence.network_messages.searched', 'evidence.import.created', 'case.created']);
+    for (const event of page.data)
+      expect(event).toMatchObject({
+        caseId,
+        actor: { type: 'user', userId: owner.id },
+        occurredAt: expect.any(String),
+        target: null,
+        ip: null,
+        userAgent: null,
+        metadata: null,
+        redacted: true,
+        hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      });
+    for (const text of NAMING) expect(JSON.stringify(page.data)).not.toContain(text);
+  });
+
+  it('shows the same events in full to the case owner and to an org admin with viewer access', async () => {
+    const { owner, caseId } = await caseWithNamingEvents();
+    const admin = await addMember(owner.organizationId, 'admin');
+    await grant(caseId, admin.id, 'viewer');
+    for (const caller of [owner, admin]) {
+      const page = expectData(await listEvents(caller, owner.organizationId, { caseId }));
+      expect(page.data.map((e: { redacted: boolean }) => e.redacted)).toEqual([false, false, false]);
+      expect(page.data[1]).toMatchObject({
+        target: { type: 'evidence_import', id: 'cases/doe-v-roe/settlement-draft.mbox' },
+        metadata: { fileName: 'settlement-draft.mbox' },
+      });
+      expect(page.data[2]).toMatchObject({ metadata: { name: 'Doe v. Roe' }, ip: '198.51.100.23' });
+    }
+  });
+
+  it("withholds a case's event details from an org admin who is opposing counsel on it", async () => {
+    const { owner, caseId } = await caseWithNamingEvents();
+    const admin = await addMember(owner.organizationId, 'admin');
+    await grant(caseId, admin.id, 'opposing_counsel');
+    const page = expectData(await listEvents(admin, owner.organizationId, { caseId }));
+    expect(page.data.map((e: { redacted: boolean }) => e.redacted)).toEqual([true, true, true]);
+    for (const text of NAMING) expect(JSON.stringify(page.data)).not.toContain(text);
+  });
+
+  it('leaves events outside any case whole for every reader of the trail', async () => {
+    const { owner } = await caseWithNamingEvents();
+    const admin = await addMember(owner.organizationId, 'admin');
+    await record(owner.organizationId, [{ action: 'organization.updated', metadata: { name: 'New firm name' } }]);
+    const page = expectData(await listEvents(admin, owner.organizationId, { action: 'organization.updated' }));
+    expect(page.data).toEqual([expect.objectContaining({ metadata: { name: 'New firm name' }, redacted: false })]);
   });
 });
 

@@ -443,6 +443,20 @@ describe('POST /billing/report', () => {
     ]);
   });
 
+  it('prints a case name of any length bounded, cut with an ellipsis (issue 31)', async () => {
+    const owner = await reportingOwner();
+    const long = await createCaseRow(owner.organizationId, { name: `Long ${'x'.repeat(300)}` });
+    await insertRows(owner.organizationId, [
+      { caseId: long.id, amountCents: 100, status: 'paid', createdAt: inWindow(1) },
+    ]);
+
+    const pdf = expectData(await report(owner, { format: 'pdf', ...window }));
+
+    const { lines } = await pdfText(readFileSync(join(storageRoot, pdf.storageKey)));
+    expect(pdfSections(lines).map((section) => section.heading)).toContain(`Long ${'x'.repeat(112)}... (${long.id})`);
+    expect(lines.join('\n')).not.toContain('x'.repeat(120));
+  });
+
   it('stores a PDF for an empty report too', async () => {
     const owner = await reportingOwner();
 

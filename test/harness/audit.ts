@@ -10,12 +10,16 @@ export type AuditRow = typeof auditEvents.$inferSelect;
 /** A request id of its own (sent as `x-request-id`), to find what one request wrote to the audit trail. */
 export const newRequestId = (prefix = 'audit') => `${prefix}-${randomBytes(8).toString('hex')}`;
 
-/** What one request wrote to the audit trail, found by its request id, in chain order per organization. */
+/**
+ * What one request wrote to the audit trail, found by the `x-request-id` it sent (kept as the
+ * event's `clientRequestId`; the chain's `requestId` is the service's own), in chain order per
+ * organization.
+ */
 export const auditEventsOfRequest = (requestId: string): Promise<AuditRow[]> =>
   db()
     .select()
     .from(auditEvents)
-    .where(eq(auditEvents.requestId, requestId))
+    .where(eq(auditEvents.clientRequestId, requestId))
     .orderBy(asc(auditEvents.organizationId), asc(auditEvents.sequence));
 
 /** An organization's events of one action, in chain order. */

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import canonicalize from 'canonicalize';
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import { decodePDFRawStream, PDFArray, PDFDocument, PDFRawStream, type PDFRef } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +16,7 @@ import {
   attachments,
   auditChainHeads,
   auditEvents,
+  auditReadCounts,
   deviceNotes,
   devices,
   emails,
@@ -23,8 +25,9 @@ import {
   supportTickets,
 } from '../../lib/db/schema';
 import { DirectoryStorage, useObjectStorage } from '../../lib/storage';
-import { createUser, type TestUser } from '../harness/actors';
+import { createUser, signIn, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
+import { countQueries } from '../harness/queries';
 import { describeSecurity } from '../harness/security';
 import { memberWithAccess, seedThread } from './material-helpers';
 
@@ -376,7 +379,10 @@ describe('GET /cases/{caseId}/custody', () => {
       ip: rows[0]!.ip,
       userAgent: 'vitest',
       requestId: rows[0]!.requestId,
+      clientRequestId: null,
       metadata: { name: 'Audited v. Case' },
+      redacted: false,
+      count: 1,
       prevHash: rows[0]!.prevHash,
       hash: rows[0]!.hash,
     });
@@ -519,3 +525,144 @@ describe('GET /cases/{caseId}/custody', () => {
 });
 
 describeSecurity(routes.getCaseCustody, { request: ({ caseId }) => ({ path: { caseId } }), succeeds: true });
+
+describe('GET /cases/{caseId}/custody: what reads and clients can put in it (issue 31)', () => {
+  const readThread = (user: TestUser, caseId: string, threadId: string, headers: Record<string, string> = {}) =>
+    invoke(routes.listThreadEmails, { token: user.accessToken, path: { caseId, threadId }, headers });
+  const search = (user: TestUser, caseId: string, searchText: string) =>
+    invoke(routes.searchNetworkMessages, { token: user.accessToken, path: { caseId }, query: { searchText } });
+  const verify = (user: TestUser) =>
+    invoke(routes.verifyAuditChain, { token: user.accessToken, path: { orgId: user.organizationId } });
+
+  it('counts 50 reads of one thread by one user as one event; another user or thread is an event of its own', async () => {
+    // Prepare
+    const owner = await createUser();
+    const caseId = await openCase(owner);
+    const admin = await memberWithAccess(owner.organizationId, caseId, 'admin');
+    const [first, second] = await Promise.all([
+      seedThread(caseId, [{ minute: 1 }]),
+      seedThread(caseId, [{ minute: 2 }]),
+    ]);
+    // Act
+    for (let read = 0; read < 50; read += 1) expectData(await readThread(owner, caseId, first!.threadId));
+    expectData(await readThread(admin, caseId, first!.threadId));
+    expectData(await readThread(owner, caseId, second!.threadId));
+    const data = expectData(await custody(owner, caseId));
+    // Assess
+    const reads = data.events
+      .filter((event: any) => event.action === 'evidence.thread_emails.read')
+      .map((event: any) => [event.actor.userId, event.metadata.path.threadId, event.count]);
+    expect(reads).toEqual([
+      [owner.id, first!.threadId, 50],
+      [admin.id, first!.threadId, 1],
+      [owner.id, second!.threadId, 1],
+    ]);
+    expect(data.events.find((event: any) => event.action === 'case.created').count).toBe(1);
+    expect(expectData(await verify(owner))).toMatchObject({ valid: true, firstInvalidSequence: null });
+  });
+
+  it('counts a repeated read in the same number of queries however many reads came before', async () => {
+    const owner = await createUser();
+    const caseId = await openCase(owner);
+    const { threadId } = await seedThread(caseId, [{ minute: 1 }]);
+    expectData(await readThread(owner, caseId, threadId));
+    const second = await countQueries(() => readThread(owner, caseId, threadId));
+    for (let read = 0; read < 20; read += 1) expectData(await readThread(owner, caseId, threadId));
+    const later = await countQueries(() => readThread(owner, caseId, threadId));
+    expectData(second.result);
+    expectData(later.result);
+    expect(later.queries).toBe(second.queries);
+    const [row] = await db()
+      .select()
+      .from(auditReadCounts)
+      .where(eq(auditReadCounts.organizationId, owner.organizationId));
+    expect(row).toMatchObject({ count: 23 });
+  });
+
+  it('records the same read again as a new event once its window (an hour) has passed', async () => {
+    const owner = await createUser();
+    const caseId = await openCase(owner);
+    const { threadId } = await seedThread(caseId, [{ minute: 1 }]);
+    testClock.freeze();
+    try {
+      expectData(await readThread(owner, caseId, threadId));
+      testClock.advance(59 * 60);
+      expectData(await readThread(await signIn(owner), caseId, threadId));
+      testClock.advance(2 * 60);
+      const later = await signIn(owner);
+      expectData(await readThread(later, caseId, threadId));
+      const data = expectData(await custody(later, caseId));
+      expect(
+        data.events.filter((e: any) => e.action === 'evidence.thread_emails.read').map((e: any) => e.count),
+      ).toEqual([2, 1]);
+      expect(expectData(await verify(later)).valid).toBe(true);
+    } finally {
+      testClock.reset();
+    }
+  });
+
+  it("never stores opposing counsel's search text: the parameter names and a SHA-256 of the canonical query", async () => {
+    // Prepare
+    const owner = await createUser();
+    const caseId = await openCase(owner);
+    const opposing = await memberWithAccess(owner.organizationId, caseId, 'opposing_counsel', 'client');
+    // Act
+    expectData(await search(opposing, caseId, 'hidden offshore assets'));
+    expectData(await search(owner, caseId, 'hidden offshore assets'));
+    const json = expectData(await custody(owner, caseId));
+    const pdf = expectData(await custody(owner, caseId, { format: 'pdf' }));
+    // Assess
+    const [theirs, ours] = json.events.filter((e: any) => e.action === 'evidence.network_messages.searched');
+    expect(theirs.actor.userId).toBe(opposing.id);
+    expect(theirs.metadata).toEqual({
+      path: { caseId },
+      queryKeys: ['searchText'],
+      querySha256: sha256(canonicalize(ours.metadata.query)!),
+    });
+    expect(ours.metadata.query).toMatchObject({ searchText: 'hidden offshore assets' });
+    const rows = await db().select().from(auditEvents).where(eq(auditEvents.id, theirs.id));
+    expect(JSON.stringify(rows)).not.toContain('offshore');
+    const key = decodeURIComponent(new URL(pdf.downloadUrl).pathname.replace('/_local/objects/', ''));
+    const link = new URL(pdf.downloadUrl);
+    const bytes = await storage.readSigned(
+      key,
+      Number(link.searchParams.get('expires')),
+      link.searchParams.get('signature')!,
+    );
+    const { text } = await pdfText(bytes!);
+    expect(text).toContain(`querySha256":"${theirs.metadata.querySha256}`);
+  });
+
+  it('prints every client-chosen text into the PDF bounded, cut with an ellipsis', async () => {
+    // Prepare: a long client request id is refused, a long agent and a long search text are kept bounded.
+    const owner = await createUser();
+    const caseId = await openCase(owner, `Long ${'n'.repeat(95)}`);
+    const agent = `Agent/${'a'.repeat(394)}`;
+    const searchText = `terms ${'s'.repeat(190)}`;
+    expectData(
+      await invoke(routes.searchNetworkMessages, {
+        token: owner.accessToken,
+        path: { caseId },
+        query: { searchText },
+        headers: { 'user-agent': agent, 'x-request-id': `client-${'r'.repeat(130)}` },
+      }),
+    );
+    // Act
+    const pdf = expectData(await custody(owner, caseId, { format: 'pdf' }));
+    const link = new URL(pdf.downloadUrl);
+    const key = decodeURIComponent(link.pathname.replace('/_local/objects/', ''));
+    const bytes = await storage.readSigned(
+      key,
+      Number(link.searchParams.get('expires')),
+      link.searchParams.get('signature')!,
+    );
+    const { text } = await pdfText(bytes!);
+    // Assess
+    expect(text).not.toContain('a'.repeat(200));
+    expect(text).toContain(`agent ${agent.slice(0, 117)}...`);
+    expect(text).not.toContain('s'.repeat(190));
+    expect(text).not.toContain('r'.repeat(120));
+    // The metadata printed is cut too (240 characters), where the search text runs on.
+    expect(text).toMatch(/s\.\.\.$/m);
+  });
+});

@@ -3,12 +3,21 @@ import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { now } from '../../lib/clock';
 import { db } from '../../lib/db/client';
-import { cases, organizationPlans } from '../../lib/db/schema';
+import { caseAccess, cases, organizationPlans } from '../../lib/db/schema';
 import { addMember, createCaseRow, createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
 
 const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
+
+/** Gives `user` `access` to each case (the breakdown lists only cases the caller may open). */
+async function grant(
+  user: { id: string },
+  rows: Array<{ id: string }>,
+  access: 'owner' | 'admin' | 'viewer' | 'opposing_counsel' = 'owner',
+) {
+  for (const row of rows) await db().insert(caseAccess).values({ caseId: row.id, userId: user.id, access });
+}
 
 const storageStats = (caller: { accessToken?: string }, orgId: string, query: Record<string, string | string[]> = {}) =>
   invoke(routes.getStorageStats, { token: caller.accessToken, path: { orgId }, query });
@@ -31,6 +40,8 @@ async function organizationWithCases() {
     deletedAt: now(),
   });
   const foreign = await createCaseRow(other.organizationId, { name: 'Foreign matter', storageBytes: 80_000_000_000 });
+  await grant(owner, [small, large, medium, archived, deleted]);
+  await grant(other, [foreign]);
   return { owner, other, small, large, medium, archived, deleted, foreign };
 }
 
@@ -57,6 +68,7 @@ describe('GET /organization/{orgId}/storage-stats', () => {
     const owner = await createUser();
     const files = await createCaseRow(owner.organizationId, { name: 'Files', storageBytes: 5_000 });
     const rows = await createCaseRow(owner.organizationId, { name: 'Rows', storageBytes: 1_000 });
+    await grant(owner, [files, rows]);
     await db().update(cases).set({ rowBytes: 7_000 }).where(eq(cases.id, rows.id));
 
     const data = expectData(await storageStats(owner, owner.organizationId));
@@ -74,6 +86,7 @@ describe('GET /organization/{orgId}/storage-stats', () => {
     const owner = await createUser();
     const beta = await createCaseRow(owner.organizationId, { name: 'Beta', storageBytes: 10 });
     const alpha = await createCaseRow(owner.organizationId, { name: 'Alpha', storageBytes: 10 });
+    await grant(owner, [beta, alpha]);
     const data = expectData(await storageStats(owner, owner.organizationId));
     expect(data.cases.map((c: { caseId: string }) => c.caseId)).toEqual([alpha.id, beta.id]);
   });
@@ -107,6 +120,7 @@ describe('GET /organization/{orgId}/storage-stats', () => {
     const owner = await createUser();
     const kept = await createCaseRow(owner.organizationId, { storageBytes: 5 });
     const archivedLater = await createCaseRow(owner.organizationId, { storageBytes: 7 });
+    await grant(owner, [kept, archivedLater]);
     expect(expectData(await storageStats(owner, owner.organizationId)).totalStorage).toBe(12);
     await db().update(cases).set({ archivedAt: now() }).where(eq(cases.id, archivedLater.id));
     expect(expectData(await storageStats(owner, owner.organizationId))).toEqual({
@@ -120,9 +134,46 @@ describe('GET /organization/{orgId}/storage-stats', () => {
     async (role) => {
       const { owner, large } = await organizationWithCases();
       const member = await addMember(owner.organizationId, role);
+      await grant(member, [large], 'viewer');
       expect(expectData(await storageStats(member, owner.organizationId)).cases[0]).toEqual(entry(large));
     },
   );
+
+  it("lists only the cases a member without access to the others may open; the total stays the organization's", async () => {
+    // Prepare
+    const { owner, medium } = await organizationWithCases();
+    const member = await addMember(owner.organizationId, 'member');
+    await grant(member, [medium], 'viewer');
+    // Act
+    const data = expectData(await storageStats(member, owner.organizationId));
+    // Assess
+    expect(data).toEqual({ totalStorage: 9_000_251_000, cases: [entry(medium)] });
+  });
+
+  it("never names the firm's other cases to opposing counsel, even when asked for by id", async () => {
+    // Prepare
+    const { owner, small, large, medium } = await organizationWithCases();
+    const opposing = await addMember(owner.organizationId, 'client');
+    await grant(opposing, [small], 'opposing_counsel');
+    // Act
+    const all = expectData(await storageStats(opposing, owner.organizationId));
+    const asked = expectData(
+      await storageStats(opposing, owner.organizationId, { caseIds: [large.id, medium.id, small.id] }),
+    );
+    // Assess
+    expect(all).toEqual({ totalStorage: 9_000_251_000, cases: [entry(small)] });
+    // A filtered total is of the named cases the caller may open: no other case's size shows through it.
+    expect(asked).toEqual({ totalStorage: 1_000, cases: [entry(small)] });
+  });
+
+  it('answers an organization member without access to any case with the total and no case', async () => {
+    const { owner } = await organizationWithCases();
+    const member = await addMember(owner.organizationId, 'admin');
+    expect(expectData(await storageStats(member, owner.organizationId))).toEqual({
+      totalStorage: 9_000_251_000,
+      cases: [],
+    });
+  });
 
   it('answers while the plan is inactive', async () => {
     const owner = await createUser();

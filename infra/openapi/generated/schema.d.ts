@@ -1681,9 +1681,12 @@ export interface components {
             ip: string | null;
             userAgent: string | null;
             requestId: string | null;
+            clientRequestId: string | null;
             metadata: {
                 [key: string]: unknown;
-            };
+            } | null;
+            redacted: boolean;
+            count: number;
             prevHash: string;
             hash: string;
         };

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, index, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { AUDIT_ACTOR_TYPES } from '../../audit/actions';
 import { id, timestamptz } from '../columns';
 
@@ -27,7 +27,13 @@ export const auditEvents = pgTable(
     targetId: text('target_id'),
     ip: text('ip'),
     userAgent: text('user_agent'),
+    /** The service's own id of the request (never one a client chose). */
     requestId: text('request_id'),
+    /**
+     * The client's X-Request-Id when it sent a sane one (8-128 of `A-Za-z0-9._:-`): kept beside the
+     * chain, not in the hash (the client's claim, not evidence the chain vouches for).
+     */
+    clientRequestId: text('client_request_id'),
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
     prevHash: text('prev_hash').notNull(),
     hash: text('hash').notNull(),
@@ -54,6 +60,28 @@ export const auditChainHeads = pgTable('audit_chain_heads', {
   /** The hash before the last event: the append sets it from the old `hash`, so one UPDATE … RETURNING gives both. */
   prevHash: text('prev_hash'),
 });
+
+/**
+ * Repeated reads of case evidence (lib/audit/read-events.ts): the same read (action, case, user,
+ * stored path and query) within READ_WINDOW_SECONDS of a chained read event is counted on that
+ * event's row here instead of being chained again. Beside the chain and mutable: the chain proves
+ * the first read of each window; the count and the last read are the service's tally.
+ */
+export const auditReadCounts = pgTable(
+  'audit_read_counts',
+  {
+    /** The chained read event the repeats are counted on. */
+    eventId: uuid('event_id').primaryKey(),
+    organizationId: uuid('organization_id').notNull(),
+    /** SHA-256 of what makes two reads the same (readKey in lib/audit/read-events.ts). */
+    readKey: text('read_key').notNull(),
+    firstReadAt: timestamptz('first_read_at').notNull(),
+    lastReadAt: timestamptz('last_read_at').notNull(),
+    /** Reads counted, the chained one included. */
+    count: integer('count').notNull(),
+  },
+  (t) => [index('audit_read_counts_key_idx').on(t.readKey, t.firstReadAt)],
+);
 
 /**
  * Evidence objects in storage (email and device-note attachments): the SHA-256 and size of their
