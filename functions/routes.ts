@@ -18,6 +18,7 @@ export const routes = defineRoutes({
     summary:
       'Sign in with email and password (failed sign-ins: at most 10 per account per client IP and 100 per client IP in 15 minutes, then 429)',
     auth: 'none',
+    credential: true,
     throttle: { rate: 20, burst: 40 },
     errors: [401, 429],
     audit: { action: 'auth.signed_in' },
@@ -27,6 +28,7 @@ export const routes = defineRoutes({
     path: '/auth/generate-token',
     summary: 'Mint a scoped automation token or a legacy full-access token',
     auth: 'bearer',
+    credential: true,
     throttle: { rate: 5, burst: 10 },
     errors: [400, 401, 403],
     audit: { action: 'auth.token.created' },
@@ -76,6 +78,7 @@ export const routes = defineRoutes({
     path: '/auth/refresh',
     summary: 'Get a new access token for a refresh token',
     auth: 'none',
+    credential: true,
     errors: [400, 404],
     audit: { action: 'auth.session.refreshed' },
   }),
@@ -91,6 +94,7 @@ export const routes = defineRoutes({
     path: '/auth/register',
     summary: 'Create an account (and its organization) and sign in',
     auth: 'none',
+    credential: true,
     throttle: { rate: 5, burst: 10 },
     errors: [400],
     audit: { action: 'user.registered' },
@@ -109,6 +113,7 @@ export const routes = defineRoutes({
     summary:
       'Set a new password with an emailed reset token; ends every sign-in session, legacy token and automation token of the account',
     auth: 'none',
+    credential: true,
     throttle: { rate: 5, burst: 10 },
     audit: { action: 'user.password.reset' },
   }),
@@ -144,6 +149,7 @@ export const routes = defineRoutes({
     summary:
       "Change the caller's password; ends every other sign-in session and every legacy token (scoped automation tokens survive: listed and revocable at /auth/tokens)",
     auth: 'bearer',
+    credential: true,
     throttle: { rate: 5, burst: 10 },
     errors: [400],
     audit: { action: 'user.password.changed' },
@@ -312,6 +318,7 @@ export const routes = defineRoutes({
     summary:
       'Accept an invitation with the emailed token; an unverified account of the address is taken over (name and password required, signed in, its earlier sessions ended)',
     auth: 'none',
+    credential: true,
     successStatus: 201,
     throttle: { rate: 5, burst: 10 },
     errors: [400, 403, 404],

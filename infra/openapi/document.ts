@@ -467,6 +467,10 @@ function describeOperation(route: RouteDefinition): string {
     lines.push(
       `At most ${route.rateLimit.perMinute} requests per minute ${route.auth === 'none' ? 'per client IP' : 'per user'} (429 with Retry-After).`,
     );
+  if (route.credential)
+    lines.push(
+      'Answers or takes a credential: an `Idempotency-Key` is ignored (each request runs; nothing is stored).',
+    );
   if (route.internal) lines.push('Internal: part of the contract, not meant for general clients.');
   if (route.extension) lines.push("Extension: ours, not the contract's.");
   return lines.join('\n\n');

@@ -16,6 +16,8 @@ export interface paths {
         /**
          * Sign in with email and password (failed sign-ins: at most 10 per account per client IP and 100 per client IP in 15 minutes, then 429)
          * @description No authentication (a bearer token may be sent; it is ignored).
+         *
+         *     Answers or takes a credential: an `Idempotency-Key` is ignored (each request runs; nothing is stored).
          */
         post: operations["login"];
         delete?: never;
@@ -36,6 +38,8 @@ export interface paths {
         /**
          * Mint a scoped automation token or a legacy full-access token
          * @description Bearer token of a full session (sign-in or legacy token); automation tokens are refused (403).
+         *
+         *     Answers or takes a credential: an `Idempotency-Key` is ignored (each request runs; nothing is stored).
          */
         post: operations["generateToken"];
         delete?: never;
@@ -160,6 +164,8 @@ export interface paths {
         /**
          * Get a new access token for a refresh token
          * @description No authentication (a bearer token may be sent; it is ignored).
+         *
+         *     Answers or takes a credential: an `Idempotency-Key` is ignored (each request runs; nothing is stored).
          */
         post: operations["refreshToken"];
         delete?: never;
@@ -200,6 +206,8 @@ export interface paths {
         /**
          * Create an account (and its organization) and sign in
          * @description No authentication (a bearer token may be sent; it is ignored).
+         *
+         *     Answers or takes a credential: an `Idempotency-Key` is ignored (each request runs; nothing is stored).
          */
         post: operations["register"];
         delete?: never;
@@ -240,6 +248,8 @@ export interface paths {
         /**
          * Set a new password with an emailed reset token; ends every sign-in session, legacy token and automation token of the account
          * @description No authentication (a bearer token may be sent; it is ignored).
+         *
+         *     Answers or takes a credential: an `Idempotency-Key` is ignored (each request runs; nothing is stored).
          */
         post: operations["resetPassword"];
         delete?: never;
@@ -306,6 +316,8 @@ export interface paths {
         /**
          * Change the caller's password; ends every other sign-in session and every legacy token (scoped automation tokens survive: listed and revocable at /auth/tokens)
          * @description Bearer token of a full session (sign-in or legacy token); automation tokens are refused (403).
+         *
+         *     Answers or takes a credential: an `Idempotency-Key` is ignored (each request runs; nothing is stored).
          */
         post: operations["changePassword"];
         delete?: never;
@@ -658,6 +670,8 @@ export interface paths {
         /**
          * Accept an invitation with the emailed token; an unverified account of the address is taken over (name and password required, signed in, its earlier sessions ended)
          * @description No authentication (a bearer token may be sent; it is ignored).
+         *
+         *     Answers or takes a credential: an `Idempotency-Key` is ignored (each request runs; nothing is stored).
          */
         post: operations["acceptInvitation"];
         delete?: never;
@@ -3012,10 +3026,7 @@ export interface operations {
     login: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
-                "Idempotency-Key"?: string;
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -3029,7 +3040,6 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3044,7 +3054,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3053,10 +3062,7 @@ export interface operations {
     generateToken: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
-                "Idempotency-Key"?: string;
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -3070,7 +3076,6 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3086,7 +3091,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3264,10 +3268,7 @@ export interface operations {
     refreshToken: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
-                "Idempotency-Key"?: string;
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -3281,7 +3282,6 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3296,7 +3296,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3340,10 +3339,7 @@ export interface operations {
     register: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
-                "Idempotency-Key"?: string;
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -3357,7 +3353,6 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3371,7 +3366,6 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3418,10 +3412,7 @@ export interface operations {
     resetPassword: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
-                "Idempotency-Key"?: string;
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -3435,7 +3426,6 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3449,7 +3439,6 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3569,10 +3558,7 @@ export interface operations {
     changePassword: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
-                "Idempotency-Key"?: string;
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -3586,7 +3572,6 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3602,7 +3587,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4245,10 +4229,7 @@ export interface operations {
     acceptInvitation: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
-                "Idempotency-Key"?: string;
-            };
+            header?: never;
             path: {
                 orgId: string;
             };
@@ -4264,7 +4245,6 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4280,7 +4260,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
