@@ -44,11 +44,12 @@ describe('Idempotency-Key on writes', () => {
     const user = await createUser();
     const key = newKey();
     const body = { email: user.email };
-    const first = await invoke(routes.sendForgotPasswordLink, { body, headers: withKey(key) });
+    const ip = '198.51.100.60';
+    const first = await invoke(routes.sendForgotPasswordLink, { body, ip, headers: withKey(key) });
     expectData(first);
     expect(first.headers['idempotent-replayed']).toBeUndefined();
 
-    const second = await invoke(routes.sendForgotPasswordLink, { body, headers: withKey(key) });
+    const second = await invoke(routes.sendForgotPasswordLink, { body, ip, headers: withKey(key) });
     expect(second.status).toBe(first.status);
     expect(second.headers['idempotent-replayed']).toBe('true');
     expect(second.body).toEqual(first.body);

@@ -36,13 +36,20 @@ describe('the route table', () => {
       expect(route.throttle.burst, route.operationId).toBeGreaterThanOrEqual(1);
       expect([200, 201, 202, 204]).toContain(route.successStatus);
       if (route.organization) expect(route.auth, route.operationId).toBe('bearer');
-      if (route.rateLimit)
+      // A route's own limit: the gateway throttle is no looser. A shared limit spans several routes
+      // (register, forgot-password): their throttles protect the service, the limit each client.
+      if (route.rateLimit && !route.rateLimit.shared)
         expect(route.throttle.rate * 60, route.operationId).toBeLessThanOrEqual(route.rateLimit.perMinute);
     }
   });
 
-  it('marks the contract limits: 10/min for check-email-availability, 3/min for resend-verification-email', () => {
-    expect(routes.checkEmailAvailability.rateLimit).toEqual({ perMinute: 10 });
+  it('marks the contract limits: 10/min for check-email-availability (shared by the enumeration routes), 3/min for resend-verification-email', () => {
+    const enumeration = { perMinute: 10, shared: 'enumeration' };
+    expect(routes.checkEmailAvailability.rateLimit).toEqual(enumeration);
+    expect(routes.register.rateLimit).toEqual(enumeration);
+    expect(routes.sendForgotPasswordLink.rateLimit).toEqual(enumeration);
+    const shared = routeList.filter((r) => r.rateLimit?.shared === 'enumeration').map((r) => r.operationId);
+    expect(shared.sort()).toEqual(['checkEmailAvailability', 'register', 'sendForgotPasswordLink']);
     expect(routes.resendVerificationEmail.rateLimit).toEqual({ perMinute: 3 });
     expect(routes.resendVerificationEmail.internal).toBe(true);
   });

@@ -207,6 +207,8 @@ export interface paths {
          * Create an account (and its organization) and sign in
          * @description No authentication (a bearer token may be sent; it is ignored).
          *
+         *     At most 10 requests per minute per client address (IPv6: per /64), counted together over every route of the `enumeration` limit (429 with Retry-After).
+         *
          *     Answers or takes a credential: an `Idempotency-Key` is ignored (each request runs; nothing is stored).
          */
         post: operations["register"];
@@ -228,6 +230,8 @@ export interface paths {
         /**
          * Email a password reset link (always 200; at most 3 links per address per hour)
          * @description No authentication (a bearer token may be sent; it is ignored).
+         *
+         *     At most 10 requests per minute per client address (IPv6: per /64), counted together over every route of the `enumeration` limit (429 with Retry-After).
          */
         post: operations["sendForgotPasswordLink"];
         delete?: never;
@@ -271,7 +275,7 @@ export interface paths {
          * Tell whether an email is free to register
          * @description No authentication (a bearer token may be sent; it is ignored).
          *
-         *     At most 10 requests per minute per client IP (429 with Retry-After).
+         *     At most 10 requests per minute per client address (IPv6: per /64), counted together over every route of the `enumeration` limit (429 with Retry-After).
          */
         post: operations["checkEmailAvailability"];
         delete?: never;
@@ -3366,6 +3370,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3405,6 +3410,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
