@@ -16,7 +16,7 @@ export const routes = defineRoutes({
     method: 'POST',
     path: '/auth/login',
     summary:
-      'Sign in with email and password (failed sign-ins: at most 10 per account per client IP and 100 per client IP in 15 minutes, then 429)',
+      'Sign in with email and password (failed sign-ins: at most 10 per account per client address and 100 per client address in 15 minutes, and per account from all addresses 20 a quarter hour, 40 an hour, 80 a day, then 429; an address the account signed in from before is held only by its own 10)',
     auth: 'none',
     credential: true,
     throttle: { rate: 20, burst: 40 },

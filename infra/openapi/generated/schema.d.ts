@@ -14,7 +14,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Sign in with email and password (failed sign-ins: at most 10 per account per client IP and 100 per client IP in 15 minutes, then 429)
+         * Sign in with email and password (failed sign-ins: at most 10 per account per client address and 100 per client address in 15 minutes, and per account from all addresses 20 a quarter hour, 40 an hour, 80 a day, then 429; an address the account signed in from before is held only by its own 10)
          * @description No authentication (a bearer token may be sent; it is ignored).
          *
          *     Answers or takes a credential: an `Idempotency-Key` is ignored (each request runs; nothing is stored).
@@ -3040,7 +3040,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Sign in with email and password (failed sign-ins: at most 10 per account per client IP and 100 per client IP in 15 minutes, then 429) */
+            /** @description Sign in with email and password (failed sign-ins: at most 10 per account per client address and 100 per client address in 15 minutes, and per account from all addresses 20 a quarter hour, 40 an hour, 80 a day, then 429; an address the account signed in from before is held only by its own 10) */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
