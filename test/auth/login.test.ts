@@ -5,6 +5,7 @@ import { eq } from 'drizzle-orm';
 import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import { signInAddresses } from '../../lib/db/schema';
+import { runMaintenance } from '../../lib/maintenance';
 import { createUser, updateUserRow, uniqueEmail } from '../harness/actors';
 import { expectData, expectError, invoke, invokeHandler } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
@@ -192,6 +193,20 @@ describe('POST /auth/login: limits per account across addresses, per /64, and kn
     // The account that signed in from the NAT before still does; one that never did waits.
     expectData(await attempt(regular.email, regular.password, nat));
     expectError(await attempt(newcomer.email, newcomer.password, nat), 429, 'RATE_LIMITED');
+  });
+
+  it('forgets an address 90 days after the last sign-in from it (maintenance prunes it)', async () => {
+    testClock.freeze(T0);
+    const user = await createUser();
+    const home = '192.0.2.170';
+    expectData(await attempt(user.email, user.password, home));
+    testClock.advance(91 * 86_400);
+    await failFrom(user.email, 20, (i) => `198.51.100.${50 + (i % 4)}`);
+    // No longer known: held by the account's limit like any other address.
+    expectError(await attempt(user.email, user.password, home), 429, 'RATE_LIMITED');
+    await runMaintenance();
+    const rows = await db().select().from(signInAddresses).where(eq(signInAddresses.userId, user.id));
+    expect(rows.map((r) => r.addressGroup)).not.toContain(home);
   });
 
   it('records the address group of each successful sign-in, not of a failure', async () => {
