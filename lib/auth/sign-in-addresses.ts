@@ -10,14 +10,16 @@ export const KNOWN_ADDRESS_DAYS = 90;
 
 /**
  * Stamps the client's address group as known to the user (a successful sign-in: login, register,
- * an invitation that signs in). Nothing without an address (a test or the CLI).
+ * an invitation that signs in). Nothing without an address (a test, the CLI, an event without a
+ * source IP).
  */
 export async function recordSignInAddress(executor: Executor, userId: string, ip: string | null): Promise<void> {
-  if (!ip) return;
-  const at = now();
+  const group = addressGroup(ip);
+  // No address to know: every request without one would share it.
+  if (group === 'unknown') return;
   await executor
     .insert(signInAddresses)
-    .values({ userId, addressGroup: addressGroup(ip), lastSignedInAt: at })
+    .values({ userId, addressGroup: group, lastSignedInAt: now() })
     .onConflictDoUpdate({
       target: [signInAddresses.userId, signInAddresses.addressGroup],
       set: { lastSignedInAt: sql`greatest(${signInAddresses.lastSignedInAt}, excluded.last_signed_in_at)` },

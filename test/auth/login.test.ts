@@ -218,6 +218,10 @@ describe('POST /auth/login: limits per account across addresses, per /64, and kn
     expect(rows.map((r) => r.addressGroup)).toContain('2001:db8:41:1::/64');
     expect(rows.map((r) => r.addressGroup)).not.toContain('192.0.2.160');
     expect(rows.find((r) => r.addressGroup === '2001:db8:41:1::/64')!.lastSignedInAt).toEqual(T0);
+    // A request without a source address makes no address known.
+    expectData(await attempt(user.email, user.password, 'unknown'));
+    const after = await db().select().from(signInAddresses).where(eq(signInAddresses.userId, user.id));
+    expect(after.map((r) => r.addressGroup)).not.toContain('unknown');
   });
 });
 
