@@ -1,3 +1,4 @@
+import { pruneSignInAddresses } from './auth/sign-in-addresses';
 import { retryStuckCharges, retryVoidedInvoices } from './billing/charges';
 import { endLapsedPlanPro } from './billing/case-pro';
 import { createMissingProcessorCustomers } from './billing/customers';
@@ -44,8 +45,8 @@ export function describeMaintenance(counts: MaintenanceCounts): string {
 }
 
 /**
- * Periodic upkeep: retry due emails from the outbox, drop old rate-limit windows and idempotency
- * answers past their 24 hours, and create the
+ * Periodic upkeep: retry due emails from the outbox, drop old rate-limit windows, idempotency
+ * answers past their 24 hours and sign-in addresses unused for 90 days, and create the
  * payment-processor customers and invoices that could not be created (or voided) at the time,
  * send stalled evidence imports to the worker again, report imports waiting so long that their
  * upload nears the staging expiry, and remove uploads never started (their
@@ -57,6 +58,7 @@ export async function runMaintenance(): Promise<MaintenanceCounts> {
   const emailsSent = await deliverDueEmails();
   await pruneRateLimitCounters();
   await pruneIdempotencyKeys();
+  await pruneSignInAddresses();
   const customersCreated = await createMissingProcessorCustomers();
   const chargesRetried = await retryStuckCharges();
   const invoicesVoided = await retryVoidedInvoices();

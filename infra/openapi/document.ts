@@ -465,7 +465,11 @@ function describeOperation(route: RouteDefinition): string {
   }
   if (route.rateLimit)
     lines.push(
-      `At most ${route.rateLimit.perMinute} requests per minute ${route.auth === 'none' ? 'per client IP' : 'per user'} (429 with Retry-After).`,
+      `At most ${route.rateLimit.perMinute} requests per minute ${route.auth === 'none' ? 'per client address (IPv6: per /64)' : 'per user'}${route.rateLimit.shared ? `, counted together over every route of the \`${route.rateLimit.shared}\` limit` : ''} (429 with Retry-After).`,
+    );
+  if (route.credential)
+    lines.push(
+      'Answers or takes a credential: an `Idempotency-Key` is ignored (each request runs; nothing is stored).',
     );
   if (route.internal) lines.push('Internal: part of the contract, not meant for general clients.');
   if (route.extension) lines.push("Extension: ours, not the contract's.");

@@ -8,7 +8,7 @@ import { db } from '../db/client';
 import { sessions, users } from '../db/schema';
 import { transaction } from '../db/transaction';
 import { RateLimitedError } from '../errors';
-import { consumeRateLimit, resetRateLimit, uncountRateLimit } from '../rate-limit';
+import { addressGroup, consumeRateLimit, type RateLimitRule, resetRateLimit, uncountRateLimit } from '../rate-limit';
 import { decoyPasswordHash, hashToken, verifyPassword } from '../secrets';
 import { buildUserProfile } from '../users/profile';
 import type { Actor } from './actor';
@@ -21,51 +21,79 @@ import {
 } from './errors';
 import { signAccessToken } from './jwt';
 import { canSignIn, type ClientInfo, openLoginSession } from './sessions';
+import { signInAccount } from './sign-in-addresses';
 
-/** Failed sign-ins allowed per account (address) per client IP, and per client IP, in one window. */
-export const SIGN_IN_FAILURES_PER_ACCOUNT_AND_IP = 10;
-export const SIGN_IN_FAILURES_PER_IP = 100;
+/** Failed sign-ins allowed per account per client address, and per client address, in one window. */
+export const SIGN_IN_FAILURES_PER_ACCOUNT_AND_ADDRESS = 10;
+export const SIGN_IN_FAILURES_PER_ADDRESS = 100;
 export const SIGN_IN_FAILURE_WINDOW_SECONDS = 15 * 60;
+/**
+ * Failed sign-ins allowed per account from all addresses together, in windows of growing length:
+ * past 20 in a quarter hour the account waits for the quarter to end, past 40 in an hour for the
+ * hour, past 80 in a day for the day. Each tier makes the next wait longer; known addresses are
+ * never held by them.
+ */
+export const SIGN_IN_FAILURES_PER_ACCOUNT = [
+  { limit: 20, windowSeconds: 15 * 60 },
+  { limit: 40, windowSeconds: 60 * 60 },
+  { limit: 80, windowSeconds: 24 * 60 * 60 },
+] as const;
 
-function signInFailureRules(email: string, ip: string | null) {
-  const client = ip ?? 'unknown';
-  return {
-    accountAndIp: {
-      key: `login-failures:account:${email.toLowerCase()}:ip:${client}`,
-      limit: SIGN_IN_FAILURES_PER_ACCOUNT_AND_IP,
-      windowSeconds: SIGN_IN_FAILURE_WINDOW_SECONDS,
-    },
-    ip: {
-      key: `login-failures:ip:${client}`,
-      limit: SIGN_IN_FAILURES_PER_IP,
-      windowSeconds: SIGN_IN_FAILURE_WINDOW_SECONDS,
-    },
+/**
+ * The counters of a sign-in attempt. Addresses are counted by their group (an IPv6 /64, see
+ * `addressGroup`). From an address the account signed in from before (known), only the
+ * account+address counter applies: the owner is neither locked out by guesses from elsewhere nor
+ * by other accounts' failures behind the same NAT, and guesses from there still stop at 10.
+ */
+function signInFailureRules(email: string, ip: string | null, known: boolean) {
+  const account = email.toLowerCase();
+  const group = addressGroup(ip);
+  const accountAndAddress: RateLimitRule = {
+    key: `login-failures:account:${account}:address:${group}`,
+    limit: SIGN_IN_FAILURES_PER_ACCOUNT_AND_ADDRESS,
+    windowSeconds: SIGN_IN_FAILURE_WINDOW_SECONDS,
   };
+  if (known) return { accountAndAddress, others: [] };
+  const address: RateLimitRule = {
+    key: `login-failures:address:${group}`,
+    limit: SIGN_IN_FAILURES_PER_ADDRESS,
+    windowSeconds: SIGN_IN_FAILURE_WINDOW_SECONDS,
+  };
+  const accountTiers = SIGN_IN_FAILURES_PER_ACCOUNT.map(({ limit, windowSeconds }) => ({
+    key: `login-failures:account:${account}:${windowSeconds}s`,
+    limit,
+    windowSeconds,
+  }));
+  return { accountAndAddress, others: [address, ...accountTiers] };
 }
 
 /**
  * Signs in with email and password; wrong credentials, inactive and extraction-only accounts get 401.
- * Guessing is throttled: at most 10 failed sign-ins per address per client IP and 100 per client
- * IP in a 15-minute window, then 429 RATE_LIMITED with Retry-After (even for the right password)
- * until the window ends. The attempt is counted before the password is checked (so concurrent
- * guesses cannot all slip under the limit) and given back when it was refused or succeeded; a
- * success also clears the address+IP count. Unknown addresses count like known ones.
+ * Guessing is throttled (docs/decisions.md, issue 31): per account per client address (10 in 15
+ * minutes), per client address (100 in 15 minutes) and per account from all addresses (20 a quarter
+ * hour, 40 an hour, 80 a day), then 429 RATE_LIMITED with Retry-After (even for the right
+ * password) until the refusing window ends. An address the account signed in from in the last 90
+ * days is held only by its own account+address counter. The attempt is counted before the password
+ * is checked (so concurrent guesses cannot all slip under the limit) and given back when it was
+ * refused or succeeded; a success also clears the account+address count (the other counters keep
+ * what others did). Unknown addresses count like known ones.
  */
 export async function login({ client }: { client: ClientInfo | null }, credentials: z.output<typeof LoginEmailDto>) {
-  const rules = signInFailureRules(credentials.email, client?.ip ?? null);
-  const attempt = await consumeRateLimit([rules.accountAndIp, rules.ip]);
+  const ip = client?.ip ?? null;
+  const { user, known } = await signInAccount(credentials.email, ip);
+  const rules = signInFailureRules(credentials.email, ip, known);
+  const attempt = await consumeRateLimit([rules.accountAndAddress, ...rules.others]);
   if (!attempt.allowed) {
     await uncountRateLimit(attempt.counted);
     throw new RateLimitedError(attempt.retryAfterSeconds);
   }
-  const [user] = await db().select().from(users).where(eq(users.email, credentials.email)).limit(1);
   // Always run the password hash, so response time does not reveal whether the email exists.
   const passwordMatches = await verifyPassword(credentials.password, user?.passwordHash ?? (await decoyPasswordHash()));
   if (!user || !passwordMatches) throw new InvalidCredentialsError();
   // The right password: not a failed guess (an inactive account is told so only now).
   await Promise.all([
-    resetRateLimit([rules.accountAndIp.key]),
-    uncountRateLimit(attempt.counted.filter((c) => c.key === rules.ip.key)),
+    resetRateLimit([rules.accountAndAddress.key]),
+    uncountRateLimit(attempt.counted.filter((c) => c.key !== rules.accountAndAddress.key)),
   ]);
   if (!canSignIn(user)) throw new AccountCannotSignInError();
   const tokens = await transaction(async (tx) => {

@@ -18,6 +18,7 @@ import {
 import { idEquals } from '../ids';
 import { hashToken, newOpaqueToken } from '../secrets';
 import { signAccessToken, verifyAccessToken } from './jwt';
+import { recordSignInAddress } from './sign-in-addresses';
 import type { Scope } from './scopes';
 
 export const REFRESH_TOKEN_PREFIX = 'cebs_rt_';
@@ -51,7 +52,8 @@ export function creationColumns(client: ClientInfo | null) {
 
 /**
  * Starts a sign-in session: a refresh token (stored hashed, 30 days) and a short access token.
- * Records the client IP and User-Agent of the request (shown by GET /auth/sessions). Answers the
+ * Records the client IP and User-Agent of the request (shown by GET /auth/sessions) and the
+ * address as known to the account (lib/auth/sign-in-addresses.ts). Answers the
  * tokens and the new session's id, which the audit event of a sign-in names.
  */
 export async function openLoginSession(executor: Executor, userId: string, client: ClientInfo | null) {
@@ -70,6 +72,8 @@ export async function openLoginSession(executor: Executor, userId: string, clien
     .update(users)
     .set({ lastActiveAt: now(), updatedAt: sql`${users.updatedAt}` })
     .where(eq(users.id, userId));
+  // The address is known to the account from now on: failures elsewhere never lock it out.
+  await recordSignInAddress(executor, userId, client?.ip ?? null);
   const { token: accessToken } = await signAccessToken({ userId, sessionId: session!.id });
   return { sessionId: session!.id, tokens: { accessToken, refreshToken } };
 }

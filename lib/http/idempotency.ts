@@ -7,15 +7,19 @@ import {
   type StoredAnswer,
 } from '../idempotency';
 import { logger } from '../log';
+import { addressGroup } from '../rate-limit';
 import { ValidationFailedError } from './errors';
 import { functionTimeoutSeconds, type RouteDefinition } from './route';
 import type { ApiMiddleware, ApiRequest } from './types';
 
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'DELETE']);
 
-/** Writes accept an `Idempotency-Key` (the API description declares it from this too). */
+/**
+ * Writes accept an `Idempotency-Key` (the API description declares it from this too), except the
+ * routes of a credential (`credential` on the entry), which ignore it: each request runs.
+ */
 export function takesIdempotencyKey(route: RouteDefinition): boolean {
-  return WRITE_METHODS.has(route.method);
+  return WRITE_METHODS.has(route.method) && route.credential !== true;
 }
 /** 1 to 255 printable ASCII characters (Stripe allows 255). */
 const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
@@ -46,7 +50,8 @@ export function idempotencyClaim(route: RouteDefinition): ApiMiddleware {
         { path: 'headers.idempotency-key', message: 'Must be 1 to 255 printable ASCII characters' },
       ]);
     const { api } = request.context;
-    const scope = api.actor ? `user:${api.actor.user.id}` : 'anonymous';
+    // Anonymous keys belong to the client that sent them: a predictable key never meets another client's.
+    const scope = api.actor ? `user:${api.actor.user.id}` : `anonymous:${addressGroup(api.ip)}`;
     const fingerprint = canonicalHash({
       method: route.method,
       route: route.operationId,

@@ -48,8 +48,19 @@ export interface RouteDefinition {
   envelope?: 'no-data';
   /** The handler gets the body unparsed (`rawBody`), e.g. to verify a webhook signature over it. */
   rawBody?: true;
-  /** The service's own per-client limit, counted in Postgres: per user on a signed-in request, per client IP on an anonymous one. */
-  rateLimit?: { perMinute: number };
+  /**
+   * The route answers a credential (access, refresh or automation token) or takes a password in
+   * its body. Its `Idempotency-Key` is ignored: a stored answer would hand the secret out again to
+   * whoever sends the key, and the stored request fingerprint would hash the password. Each
+   * request runs; nothing of it is stored in idempotency_keys.
+   */
+  credential?: true;
+  /**
+   * The service's own per-client limit, counted in Postgres: per user on a signed-in request, per
+   * client address (IPv6: its /64) on an anonymous one. Routes naming the same `shared` group count
+   * against one allowance per client (their `perMinute` must be equal).
+   */
+  rateLimit?: { perMinute: number; shared?: RateLimitGroup };
   /** API Gateway throttle for the route: steady requests per second and burst. */
   throttle: { rate: number; burst: number };
   lambda?: { memoryMb?: number; timeoutSeconds?: number; reservedConcurrency?: number };
@@ -67,6 +78,9 @@ export interface RouteDefinition {
    */
   errors?: readonly ErrorStatus[];
 }
+
+/** Limits several routes count together: `enumeration`, the anonymous routes that tell whether an address has an account. */
+export type RateLimitGroup = 'enumeration';
 
 /** The error statuses an operation can be described with (each has one response in the API description). */
 export const ERROR_STATUSES = [400, 401, 403, 404, 409, 429, 500, 503] as const;

@@ -3,6 +3,8 @@ import { addSeconds, now } from '../clock';
 import { db } from '../db/client';
 import { rateLimitCounters } from '../db/schema';
 
+export { addressGroup } from './address-group';
+
 /**
  * Counters in Postgres (`rate_limit_counters`: key, window start, count), in fixed windows aligned
  * to the clock (a one-minute window starts at :00, a 15-minute one at :00, :15, :30, :45, an hour

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { handler as login } from '../../functions/auth/login';
 import { routes } from '../../functions/routes';
+import { eq } from 'drizzle-orm';
 import { testClock } from '../../lib/clock';
+import { db } from '../../lib/db/client';
+import { signInAddresses } from '../../lib/db/schema';
+import { runMaintenance } from '../../lib/maintenance';
 import { createUser, updateUserRow, uniqueEmail } from '../harness/actors';
 import { expectData, expectError, invoke, invokeHandler } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
@@ -134,6 +138,90 @@ describe('POST /auth/login: failed sign-ins are throttled', () => {
     // A new window lets the IP in again
     testClock.advance(13 * 60);
     expectData(await attempt(user.email, user.password, ip));
+  });
+});
+
+describe('POST /auth/login: limits per account across addresses, per /64, and known addresses', () => {
+  const T0 = new Date('2026-11-22T10:02:00.000Z');
+  const attempt = (email: string, password: string, ip: string) =>
+    invoke(routes.login, { body: { email, password }, ip });
+  /** Failures of one account spread over addresses, each under the per-address limit. */
+  const failFrom = async (email: string, count: number, ipOf: (i: number) => string) => {
+    for (let i = 0; i < count; i += 1)
+      expectError(await attempt(email, `wrong-${i}-password`, ipOf(i)), 401, 'INVALID_CREDENTIALS');
+  };
+
+  it('refuses an account after 20 failures in 15 minutes from anywhere, then longer (an hour, a day) as failures go on; a known address still signs in', async () => {
+    // Prepare: the owner signed in from the office before
+    testClock.freeze(T0);
+    const user = await createUser();
+    const office = '192.0.2.100';
+    expectData(await attempt(user.email, user.password, office));
+    await failFrom(user.email, 20, (i) => `198.51.100.${10 + (i % 4)}`);
+    // Act: a new address, the right password
+    const limited = await attempt(user.email, user.password, '198.51.100.20');
+    // Assess: until the 15-minute window ends (10:15)
+    expectError(limited, 429, 'RATE_LIMITED');
+    expect(limited.headers['retry-after']).toBe(String(13 * 60));
+    expectData(await attempt(user.email, user.password, office));
+    // 20 more in the next quarter: 40 in the hour, refused until the hour ends (11:00)
+    testClock.advance(13 * 60);
+    await failFrom(user.email, 20, (i) => `198.51.100.${30 + (i % 4)}`);
+    const longer = await attempt(user.email, user.password, '198.51.100.21');
+    expectError(longer, 429, 'RATE_LIMITED');
+    expect(longer.headers['retry-after']).toBe(String(45 * 60));
+    expectData(await attempt(user.email, user.password, office));
+  });
+
+  it('counts the addresses of one IPv6 /64 as one client', async () => {
+    testClock.freeze(T0);
+    const user = await createUser();
+    await failFrom(user.email, 10, (i) => `2001:db8:40:1::${(i + 1).toString(16)}`);
+    expectError(await attempt(user.email, user.password, '2001:db8:40:1:ffff::7'), 429, 'RATE_LIMITED');
+    expectData(await attempt(user.email, user.password, '2001:db8:40:2::1'));
+  });
+
+  it("does not lock out, behind one NAT, an account that signed in there before, however many of others' failures", async () => {
+    testClock.freeze(T0);
+    const nat = '192.0.2.150';
+    const regular = await createUser();
+    expectData(await attempt(regular.email, regular.password, nat));
+    const newcomer = await createUser();
+    // 100 failures from the NAT over 20 other addresses (5 each)
+    for (let a = 0; a < 20; a += 1) await failFrom(uniqueEmail('spray'), 5, () => nat);
+    expectError(await attempt(uniqueEmail('spray'), 'Winter2026!', nat), 429, 'RATE_LIMITED');
+    // The account that signed in from the NAT before still does; one that never did waits.
+    expectData(await attempt(regular.email, regular.password, nat));
+    expectError(await attempt(newcomer.email, newcomer.password, nat), 429, 'RATE_LIMITED');
+  });
+
+  it('forgets an address 90 days after the last sign-in from it (maintenance prunes it)', async () => {
+    testClock.freeze(T0);
+    const user = await createUser();
+    const home = '192.0.2.170';
+    expectData(await attempt(user.email, user.password, home));
+    testClock.advance(91 * 86_400);
+    await failFrom(user.email, 20, (i) => `198.51.100.${50 + (i % 4)}`);
+    // No longer known: held by the account's limit like any other address.
+    expectError(await attempt(user.email, user.password, home), 429, 'RATE_LIMITED');
+    await runMaintenance();
+    const rows = await db().select().from(signInAddresses).where(eq(signInAddresses.userId, user.id));
+    expect(rows.map((r) => r.addressGroup)).not.toContain(home);
+  });
+
+  it('records the address group of each successful sign-in, not of a failure', async () => {
+    testClock.freeze(T0);
+    const user = await createUser();
+    expectData(await attempt(user.email, user.password, '2001:db8:41:1::5'));
+    expectError(await attempt(user.email, 'wrong-password', '192.0.2.160'), 401, 'INVALID_CREDENTIALS');
+    const rows = await db().select().from(signInAddresses).where(eq(signInAddresses.userId, user.id));
+    expect(rows.map((r) => r.addressGroup)).toContain('2001:db8:41:1::/64');
+    expect(rows.map((r) => r.addressGroup)).not.toContain('192.0.2.160');
+    expect(rows.find((r) => r.addressGroup === '2001:db8:41:1::/64')!.lastSignedInAt).toEqual(T0);
+    // A request without a source address makes no address known.
+    expectData(await attempt(user.email, user.password, 'unknown'));
+    const after = await db().select().from(signInAddresses).where(eq(signInAddresses.userId, user.id));
+    expect(after.map((r) => r.addressGroup)).not.toContain('unknown');
   });
 });
 

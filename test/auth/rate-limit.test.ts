@@ -6,6 +6,7 @@ import {
   pruneRateLimitCounters,
   resetRateLimit,
   uncountRateLimit,
+  addressGroup,
 } from '../../lib/rate-limit';
 
 /** lib/rate-limit: clock-aligned windows of any length up to a day, counted in Postgres. */
@@ -65,5 +66,32 @@ describe('lib/rate-limit', () => {
     testClock.advance(86_399);
     await pruneRateLimitCounters();
     expect(await currentRateLimitCount(daily)).toBe(1);
+  });
+});
+
+describe('addressGroup: the client a per-address limit counts', () => {
+  it.each([
+    ['192.0.2.7', '192.0.2.7'],
+    [' 192.0.2.7 ', '192.0.2.7'],
+    ['::ffff:192.0.2.7', '192.0.2.7'],
+    ['::ffff:c000:207', '192.0.2.7'],
+    ['2001:db8:1:2:3:4:5:6', '2001:db8:1:2::/64'],
+    ['2001:DB8:1:2::99', '2001:db8:1:2::/64'],
+    ['2001:0db8:0001:0002:ffff::1', '2001:db8:1:2::/64'],
+    ['2001:db8::1', '2001:db8:0:0::/64'],
+    ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+    ['::1', '0:0:0:0::/64'],
+    ['::', '0:0:0:0::/64'],
+    ['2001:db8:1:2::192.0.2.1', '2001:db8:1:2::/64'],
+    ['unknown', 'unknown'],
+    ['', 'unknown'],
+    [null, 'unknown'],
+  ])('groups %j as %j', (ip, group) => {
+    expect(addressGroup(ip)).toBe(group);
+  });
+
+  it('tells two /64s apart, and keeps every IPv4 address apart', () => {
+    expect(addressGroup('2001:db8:1:2::1')).not.toBe(addressGroup('2001:db8:1:3::1'));
+    expect(addressGroup('192.0.2.1')).not.toBe(addressGroup('192.0.2.2'));
   });
 });

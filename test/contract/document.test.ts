@@ -222,6 +222,8 @@ describe('the OpenAPI document', () => {
     const bare = { ...route, auth: 'none', organization: undefined, rateLimit: undefined, errors: undefined } as const;
     expect(errorStatuses(bare, {})).toEqual([409, 500, 503]);
     expect(errorStatuses({ ...bare, method: 'GET' }, {})).toEqual([500, 503]);
+    // A route of a credential ignores the key: no 409 of its own.
+    expect(errorStatuses({ ...bare, credential: true }, {})).toEqual([500, 503]);
   });
 
   it('is committed as `npm run openapi` writes it, with the typed client types', async () => {

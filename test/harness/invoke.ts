@@ -14,8 +14,23 @@ export interface InvokeOptions {
   path?: Record<string, string>;
   query?: Record<string, string | string[]>;
   headers?: Record<string, string>;
+  /**
+   * The client address. Unset: 203.0.113.10, except on a route with a shared per-client limit
+   * (`rateLimit.shared`, the enumeration routes that createUser calls through register), where each
+   * request gets an address of its own, so a test file may register more than 10 users a minute;
+   * tests of that limit send `ip`.
+   */
   ip?: string;
 }
+
+/** The harness's own client addresses for requests that do not say (198.18.0.0/15, benchmarking). */
+let anonymousClients = 0;
+function defaultSourceIp(route: RouteDefinition): string {
+  if (!route.rateLimit?.shared) return DEFAULT_SOURCE_IP;
+  anonymousClients += 1;
+  return `198.${18 + ((anonymousClients >> 16) & 1)}.${(anonymousClients >> 8) & 255}.${anonymousClients & 255}`;
+}
+export const DEFAULT_SOURCE_IP = '203.0.113.10';
 
 export interface InvokeResult<T = any> {
   status: number;
@@ -49,7 +64,7 @@ export async function invoke<T = any>(route: RouteDefinition, options: InvokeOpt
       url: `${pathname}${query ? `?${query}` : ''}`,
       headers,
       body,
-      sourceIp: options.ip ?? '203.0.113.10',
+      sourceIp: options.ip ?? defaultSourceIp(route),
     },
     options.path ?? {},
   );

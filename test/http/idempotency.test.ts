@@ -7,7 +7,10 @@ import { db } from '../../lib/db/client';
 import { idempotencyKeys, invitations, users } from '../../lib/db/schema';
 import { runMaintenance } from '../../lib/maintenance';
 import * as userDomain from '../../lib/users';
-import { createUser, type TestUser, uniqueEmail } from '../harness/actors';
+import { routeList } from '../../functions/routes';
+import { idempotencyKeyHash } from '../../lib/idempotency';
+import { createUser, emailsTo, type TestUser, uniqueEmail } from '../harness/actors';
+import { auditEventsOfRequest, newRequestId } from '../harness/audit';
 import { holdRows } from '../harness/faults';
 import { expectData, expectError, invoke } from '../harness/invoke';
 
@@ -37,45 +40,59 @@ const invite = (owner: TestUser, emails: string[], key: string) =>
 const invitationsTo = (email: string) => db().select().from(invitations).where(eq(invitations.email, email));
 
 describe('Idempotency-Key on writes', () => {
-  it('replays a registration: one user, the same answer, marked Idempotent-Replayed', async () => {
+  it('replays a forgot-password request: one email, the same answer, marked Idempotent-Replayed', async () => {
+    const user = await createUser();
     const key = newKey();
-    const body = registration();
-    const first = await invoke(routes.register, { body, headers: withKey(key) });
-    const data = expectData(first, first.status);
+    const body = { email: user.email };
+    const ip = '198.51.100.60';
+    const first = await invoke(routes.sendForgotPasswordLink, { body, ip, headers: withKey(key) });
+    expectData(first);
     expect(first.headers['idempotent-replayed']).toBeUndefined();
 
-    const second = await invoke(routes.register, { body, headers: withKey(key) });
+    const second = await invoke(routes.sendForgotPasswordLink, { body, ip, headers: withKey(key) });
     expect(second.status).toBe(first.status);
     expect(second.headers['idempotent-replayed']).toBe('true');
     expect(second.body).toEqual(first.body);
     expect(second.headers['x-request-id']).toBeDefined();
-    const rows = await db().select().from(users).where(eq(users.email, body.email));
-    expect(rows).toHaveLength(1);
-    expect(rows[0]!.id).toBe(data.userProfile.id);
+    expect(emailsTo(user.email).filter((m) => /password/i.test(m.subject))).toHaveLength(1);
   });
 
-  it('stores no token and not the raw key in clear', async () => {
-    const key = newKey();
-    const body = registration();
-    const first = expectData(await invoke(routes.register, { body, headers: withKey(key) }));
-    const login = { email: body.email, password: body.password };
-    const loginKey = newKey();
-    const signedIn = expectData(await invoke(routes.login, { body: login, headers: withKey(loginKey) }));
-    const replay = await invoke(routes.login, { body: login, headers: withKey(loginKey) });
-    expect(replay.headers['idempotent-replayed']).toBe('true');
-    expect(replay.body.data.accessToken).toBe(signedIn.accessToken);
+  it('scopes an anonymous key to the client address: another client with the same key runs on its own', async () => {
+    const key = 'reg-1';
+    const mine = await createUser();
+    const theirs = await createUser();
+    const ask = (email: string, ip: string) =>
+      invoke(routes.sendForgotPasswordLink, { body: { email }, ip, headers: withKey(key) });
+    expectData(await ask(mine.email, '198.51.100.61'));
+    // Another address, another body, the same key: runs (no 409 REUSED), and sends its own email.
+    const other = await ask(theirs.email, '198.51.100.62');
+    expectData(other);
+    expect(other.headers['idempotent-replayed']).toBeUndefined();
+    expect(emailsTo(theirs.email).filter((m) => /password/i.test(m.subject))).toHaveLength(1);
+    // The same IPv6 /64 is one client; another /64 is another.
+    expectData(await ask(mine.email, '2001:db8:61:1::1'));
+    expect((await ask(mine.email, '2001:db8:61:1:ffff::2')).headers['idempotent-replayed']).toBe('true');
+    expectError(await ask(theirs.email, '2001:db8:61:1::3'), 409, 'IDEMPOTENCY_KEY_REUSED');
+    expect((await ask(theirs.email, '2001:db8:61:2::1')).headers['idempotent-replayed']).toBeUndefined();
+  });
 
-    const stored = JSON.stringify(await db().select().from(idempotencyKeys));
-    for (const secret of [
-      key,
-      loginKey,
-      first.accessToken,
-      first.refreshToken,
-      signedIn.accessToken,
-      signedIn.refreshToken,
-      body.email,
-    ])
-      expect(stored).not.toContain(secret);
+  it('claims no key for a request the rate limit refused', async () => {
+    const ip = '198.51.100.63';
+    const ask = (key?: string) =>
+      invoke(routes.checkEmailAvailability, {
+        body: { email: uniqueEmail('free') },
+        ip,
+        headers: key ? withKey(key) : {},
+      });
+    for (let i = 0; i < routes.checkEmailAvailability.rateLimit.perMinute; i += 1) expectData(await ask());
+    const key = newKey();
+    expectError(await ask(key), 429, 'RATE_LIMITED');
+    const rows = await db()
+      .select()
+      .from(idempotencyKeys)
+      .where(eq(idempotencyKeys.route, routes.checkEmailAvailability.operationId));
+    const claimed = idempotencyKeyHash(`anonymous:${ip}`, routes.checkEmailAvailability.operationId, key);
+    expect(rows.map((r) => r.keyHash)).not.toContain(claimed);
   });
 
   it('replays an invitation: one invitation, one email', async () => {
@@ -153,11 +170,12 @@ describe('Idempotency-Key on writes', () => {
   it('replays a refusal of the handler, but stores nothing for a request refused before it', async () => {
     const user = await createUser();
     const key = newKey();
-    const taken = { ...registration(), email: user.email };
-    const refused = await invoke(routes.register, { body: taken, headers: withKey(key) });
-    expect(refused.status).toBeGreaterThanOrEqual(400);
-    expect(refused.status).toBeLessThan(500);
-    const replayed = await invoke(routes.register, { body: taken, headers: withKey(key) });
+    const unknown = { orgId: user.organizationId, invitationId: '00000000-0000-4000-8000-000000000000' };
+    const remove = () =>
+      invoke(routes.deleteInvitation, { token: user.accessToken, path: unknown, headers: withKey(key) });
+    const refused = await remove();
+    expectError(refused, 404, 'NOT_FOUND');
+    const replayed = await remove();
     expect(replayed.headers['idempotent-replayed']).toBe('true');
     expect(replayed.body).toEqual(refused.body);
 
@@ -270,5 +288,79 @@ describe.runIf(onServer)('Idempotency-Key under concurrency (PostgreSQL server)'
     const third = await patchProfile(user, { onboardingStep: 8 }, key);
     expect(third.headers['idempotent-replayed']).toBe('true');
     expect(third.body).toEqual(answered.body);
+  });
+});
+
+describe('Idempotency-Key on the routes of a credential: ignored, nothing stored', () => {
+  const credentialRoutes = routeList.filter((r) => r.credential).map((r) => r.operationId);
+
+  it('signs in twice with one key: two sessions, each audited, never a replay of the first tokens', async () => {
+    const user = await createUser();
+    const key = newKey();
+    const signInWithKey = async () => {
+      const requestId = newRequestId('login');
+      const result = await invoke(routes.login, {
+        body: { email: user.email, password: user.password },
+        headers: { ...withKey(key), 'x-request-id': requestId },
+      });
+      expect(result.headers['idempotent-replayed']).toBeUndefined();
+      return { data: expectData(result), events: await auditEventsOfRequest(requestId) };
+    };
+    const first = await signInWithKey();
+    const second = await signInWithKey();
+    expect(second.data.refreshToken).not.toBe(first.data.refreshToken);
+    expect(second.data.accessToken).not.toBe(first.data.accessToken);
+    for (const { events } of [first, second]) expect(events.map((e) => e.action)).toContain('auth.signed_in');
+    expect(second.events[0]!.targetId).not.toBe(first.events[0]!.targetId);
+  });
+
+  it("counts wrong guesses sent with the victim's key, and never answers the victim's tokens", async () => {
+    const user = await createUser();
+    const key = newKey();
+    const victim = expectData(
+      await invoke(routes.login, { body: { email: user.email, password: user.password }, headers: withKey(key) }),
+    );
+    expectError(
+      await invoke(routes.login, { body: { email: user.email, password: 'a-wrong-guess' }, headers: withKey(key) }),
+      401,
+      'INVALID_CREDENTIALS',
+    );
+    const again = expectData(
+      await invoke(routes.login, { body: { email: user.email, password: user.password }, headers: withKey(key) }),
+    );
+    expect(again.refreshToken).not.toBe(victim.refreshToken);
+  });
+
+  it('mints a new automation token each time, whatever the key', async () => {
+    const user = await createUser();
+    const key = newKey();
+    const mint = () =>
+      invoke(routes.generateToken, {
+        token: user.accessToken,
+        body: { scopes: ['profile:read'] },
+        headers: withKey(key),
+      });
+    const first = expectData(await mint());
+    const second = await mint();
+    expect(second.headers['idempotent-replayed']).toBeUndefined();
+    expect(expectData(second).token).not.toBe(first.token);
+  });
+
+  it('stores nothing for any of them (register, login, refresh, generate-token)', async () => {
+    const key = newKey();
+    const body = registration();
+    const registered = expectData(await invoke(routes.register, { body, headers: withKey(key) }));
+    expectData(
+      await invoke(routes.refreshToken, { body: { refreshToken: registered.refreshToken }, headers: withKey(key) }),
+    );
+    expectData(await invoke(routes.generateToken, { token: registered.accessToken, body: {}, headers: withKey(key) }));
+    expect(credentialRoutes).toEqual(
+      expect.arrayContaining(['login', 'register', 'refreshToken', 'generateToken', 'resetPassword']),
+    );
+    const stored = await db()
+      .select({ route: idempotencyKeys.route })
+      .from(idempotencyKeys)
+      .where(sql`${idempotencyKeys.route} in ${credentialRoutes}`);
+    expect(stored).toEqual([]);
   });
 });

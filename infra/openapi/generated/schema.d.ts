@@ -14,8 +14,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Sign in with email and password (failed sign-ins: at most 10 per account per client IP and 100 per client IP in 15 minutes, then 429)
+         * Sign in with email and password (failed sign-ins: at most 10 per account per client address and 100 per client address in 15 minutes, and per account from all addresses 20 a quarter hour, 40 an hour, 80 a day, then 429; an address the account signed in from before is held only by its own 10)
          * @description No authentication (a bearer token may be sent; it is ignored).
+         *
+         *     Answers or takes a credential: an `Idempotency-Key` is ignored (each request runs; nothing is stored).
          */
         post: operations["login"];
         delete?: never;
@@ -36,6 +38,8 @@ export interface paths {
         /**
          * Mint a scoped automation token or a legacy full-access token
          * @description Bearer token of a full session (sign-in or legacy token); automation tokens are refused (403).
+         *
+         *     Answers or takes a credential: an `Idempotency-Key` is ignored (each request runs; nothing is stored).
          */
         post: operations["generateToken"];
         delete?: never;
@@ -160,6 +164,8 @@ export interface paths {
         /**
          * Get a new access token for a refresh token
          * @description No authentication (a bearer token may be sent; it is ignored).
+         *
+         *     Answers or takes a credential: an `Idempotency-Key` is ignored (each request runs; nothing is stored).
          */
         post: operations["refreshToken"];
         delete?: never;
@@ -200,6 +206,10 @@ export interface paths {
         /**
          * Create an account (and its organization) and sign in
          * @description No authentication (a bearer token may be sent; it is ignored).
+         *
+         *     At most 10 requests per minute per client address (IPv6: per /64), counted together over every route of the `enumeration` limit (429 with Retry-After).
+         *
+         *     Answers or takes a credential: an `Idempotency-Key` is ignored (each request runs; nothing is stored).
          */
         post: operations["register"];
         delete?: never;
@@ -220,6 +230,8 @@ export interface paths {
         /**
          * Email a password reset link (always 200; at most 3 links per address per hour)
          * @description No authentication (a bearer token may be sent; it is ignored).
+         *
+         *     At most 10 requests per minute per client address (IPv6: per /64), counted together over every route of the `enumeration` limit (429 with Retry-After).
          */
         post: operations["sendForgotPasswordLink"];
         delete?: never;
@@ -240,6 +252,8 @@ export interface paths {
         /**
          * Set a new password with an emailed reset token; ends every sign-in session, legacy token and automation token of the account
          * @description No authentication (a bearer token may be sent; it is ignored).
+         *
+         *     Answers or takes a credential: an `Idempotency-Key` is ignored (each request runs; nothing is stored).
          */
         post: operations["resetPassword"];
         delete?: never;
@@ -261,7 +275,7 @@ export interface paths {
          * Tell whether an email is free to register
          * @description No authentication (a bearer token may be sent; it is ignored).
          *
-         *     At most 10 requests per minute per client IP (429 with Retry-After).
+         *     At most 10 requests per minute per client address (IPv6: per /64), counted together over every route of the `enumeration` limit (429 with Retry-After).
          */
         post: operations["checkEmailAvailability"];
         delete?: never;
@@ -306,6 +320,8 @@ export interface paths {
         /**
          * Change the caller's password; ends every other sign-in session and every legacy token (scoped automation tokens survive: listed and revocable at /auth/tokens)
          * @description Bearer token of a full session (sign-in or legacy token); automation tokens are refused (403).
+         *
+         *     Answers or takes a credential: an `Idempotency-Key` is ignored (each request runs; nothing is stored).
          */
         post: operations["changePassword"];
         delete?: never;
@@ -658,6 +674,8 @@ export interface paths {
         /**
          * Accept an invitation with the emailed token; an unverified account of the address is taken over (name and password required, signed in, its earlier sessions ended)
          * @description No authentication (a bearer token may be sent; it is ignored).
+         *
+         *     Answers or takes a credential: an `Idempotency-Key` is ignored (each request runs; nothing is stored).
          */
         post: operations["acceptInvitation"];
         delete?: never;
@@ -3015,10 +3033,7 @@ export interface operations {
     login: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
-                "Idempotency-Key"?: string;
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -3028,11 +3043,10 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Sign in with email and password (failed sign-ins: at most 10 per account per client IP and 100 per client IP in 15 minutes, then 429) */
+            /** @description Sign in with email and password (failed sign-ins: at most 10 per account per client address and 100 per client address in 15 minutes, and per account from all addresses 20 a quarter hour, 40 an hour, 80 a day, then 429; an address the account signed in from before is held only by its own 10) */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3047,7 +3061,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3056,10 +3069,7 @@ export interface operations {
     generateToken: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
-                "Idempotency-Key"?: string;
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -3073,7 +3083,6 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3089,7 +3098,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3267,10 +3275,7 @@ export interface operations {
     refreshToken: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
-                "Idempotency-Key"?: string;
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -3284,7 +3289,6 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3299,7 +3303,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3343,10 +3346,7 @@ export interface operations {
     register: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
-                "Idempotency-Key"?: string;
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -3360,7 +3360,6 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3374,7 +3373,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3414,6 +3413,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3421,10 +3421,7 @@ export interface operations {
     resetPassword: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
-                "Idempotency-Key"?: string;
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -3438,7 +3435,6 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3452,7 +3448,6 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3572,10 +3567,7 @@ export interface operations {
     changePassword: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
-                "Idempotency-Key"?: string;
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -3589,7 +3581,6 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3605,7 +3596,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4248,10 +4238,7 @@ export interface operations {
     acceptInvitation: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
-                "Idempotency-Key"?: string;
-            };
+            header?: never;
             path: {
                 orgId: string;
             };
@@ -4267,7 +4254,6 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4283,7 +4269,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, integer, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { SESSION_KINDS } from '../../auth/actor';
 import { id, timestamps, timestamptz } from '../columns';
 
@@ -57,6 +57,26 @@ export const sessions = pgTable(
   (t) => [
     uniqueIndex('sessions_token_hash_key').on(t.tokenHash),
     index('sessions_user_kind_idx').on(t.userId, t.kind, t.createdAt),
+  ],
+);
+
+/**
+ * The address groups (IPv4 address, IPv6 /64: lib/rate-limit addressGroup) a user signed in from,
+ * with the last time: a known address is not locked out by failed sign-ins from elsewhere
+ * (lib/auth/index.ts). Written on each successful sign-in, never on a failure.
+ */
+export const signInAddresses = pgTable(
+  'sign_in_addresses',
+  {
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    addressGroup: text('address_group').notNull(),
+    lastSignedInAt: timestamptz('last_signed_in_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.userId, t.addressGroup] }),
+    index('sign_in_addresses_last_idx').on(t.lastSignedInAt),
   ],
 );
 
