@@ -181,6 +181,35 @@ describe('a takeover ends what the earlier holder of the account built', () => {
     ]);
   });
 
+  it("keeps memberships from before an admin changed the account's address, ends those gained after", async () => {
+    // Prepare: a verified colleague of a firm, in no other organization, whose address the firm's
+    // owner changes to one the colleague does not own; with it, someone creates an organization.
+    const firm = await createUser();
+    const colleague = await createUser();
+    await verify(colleague);
+    await db().delete(organizations).where(eq(organizations.id, colleague.organizationId));
+    await db()
+      .insert(organizationMembers)
+      .values({ organizationId: firm.organizationId, userId: colleague.id, role: 'member' });
+    const address = uniqueEmail('moved');
+    expectData(
+      await invoke(routes.updateOrganizationUsers, {
+        token: firm.accessToken,
+        path: { orgId: firm.organizationId },
+        body: { users: [{ userId: colleague.id, email: address }] },
+      }),
+    );
+    const moved = await signIn({ ...colleague, email: address });
+    const later = await newOrganization(moved);
+    // Act: the owner of that address takes the account over
+    await takeOver(moved);
+    // Assess
+    expect(await membersOf(firm.organizationId)).toContainEqual(
+      expect.objectContaining({ userId: colleague.id, role: 'member' }),
+    );
+    expect(await organizationRow(later)).toBeUndefined();
+  });
+
   it('keeps the memberships and the organization of an account that was verified', async () => {
     const owner = await createUser();
     await verify(owner);
