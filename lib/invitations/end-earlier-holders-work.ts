@@ -17,6 +17,7 @@ import { queueEmails } from '../mail/outbox';
 import type { MailMessage } from '../mail/transport';
 import { emails } from '../mail/templates';
 import { handOverSoleOwnedCases } from '../organizations/sole-owned-cases';
+import { forgetCachedProfile } from '../users/profile';
 
 type Recorded = Parameters<typeof recordAudit>[1];
 
@@ -149,6 +150,9 @@ export async function endEarlierHoldersWork(
         metadata: { from: heir.role, to: 'owner', reason: 'owner_account_taken_over' },
       });
       notices.push(emails.ownershipPassed(heir.email, heir.name, organization.name));
+      // Its profile (with its role here) may be cached in this process.
+      const heirId = heir.userId;
+      afterCommit(async () => forgetCachedProfile(heirId));
     }
     const handedOver =
       others.length > 0 ? await handOverSoleOwnedCases(tx, organization.id, user.id, heir?.userId ?? null) : [];

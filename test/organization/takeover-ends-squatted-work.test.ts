@@ -102,6 +102,11 @@ describe('a takeover ends what the earlier holder of the account built', () => {
   it("leaves the squatter's organization, which keeps running under its admin, told by email", async () => {
     // Prepare
     const { squat, second } = await squattedAddress();
+    const roleIn = async (user: TestUser, orgId: string) =>
+      expectData(await invoke(routes.getProfile, { token: user.accessToken })).organizations.find(
+        (o: any) => o.organization.id === orgId,
+      )?.permission.role;
+    expect(await roleIn(second, squat.organizationId)).toBe('admin');
     // Act
     const { partner } = await takeOver(squat);
     // Assess: the account is no member; the second account is its owner now, and was told
@@ -109,6 +114,7 @@ describe('a takeover ends what the earlier holder of the account built', () => {
     expect(members.map((m) => m.userId)).not.toContain(squat.id);
     expect(members).toEqual([expect.objectContaining({ userId: second.id, role: 'owner' })]);
     expect(emailsTo(second.email).filter((m) => m.subject.includes('You are now the owner of'))).toHaveLength(1);
+    expect(await roleIn(second, squat.organizationId)).toBe('owner');
     const mine = expectData(await invoke(routes.listMyOrganizations, { token: partner.accessToken }));
     expect(mine.data.map((o: any) => o.organization.id)).not.toContain(squat.organizationId);
   });
