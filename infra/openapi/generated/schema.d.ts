@@ -656,7 +656,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Accept an invitation with the emailed token; an unverified account of the address is taken over (name and password required, signed in, its earlier sessions ended)
+         * Accept an invitation with the emailed token; an unverified account of the address is taken over (name and password required, signed in, its earlier sessions, memberships and pending invitations ended)
          * @description No authentication (a bearer token may be sent; it is ignored).
          */
         post: operations["acceptInvitation"];
@@ -4477,7 +4477,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Accept an invitation with the emailed token; an unverified account of the address is taken over (name and password required, signed in, its earlier sessions ended) */
+            /** @description Accept an invitation with the emailed token; an unverified account of the address is taken over (name and password required, signed in, its earlier sessions, memberships and pending invitations ended) */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
