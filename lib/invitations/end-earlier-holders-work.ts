@@ -40,6 +40,14 @@ async function unprovenSince(tx: Tx, user: { id: string; createdAt: Date }): Pro
     .from(auditEvents)
     .where(
       and(
+        // Only the trails of its organizations: an admin who changed its address shares one with it.
+        inArray(
+          auditEvents.organizationId,
+          tx
+            .select({ id: organizationMembers.organizationId })
+            .from(organizationMembers)
+            .where(eq(organizationMembers.userId, user.id)),
+        ),
         eq(auditEvents.action, 'organization.member.updated'),
         eq(auditEvents.targetType, 'user'),
         eq(auditEvents.targetId, user.id),
