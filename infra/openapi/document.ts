@@ -262,7 +262,7 @@ export const TEXT_RULE =
   'Text in the body, query and path (values and object keys) must not contain NUL (U+0000) or unpaired UTF-16 surrogates: ' +
   `such a request is 400 \`VALIDATION_FAILED\` naming the field ("${UNSTORABLE_TEXT_MESSAGE}"). ` +
   'Strings are kept as sent, except that fields marked `x-trim: true` lose their leading and trailing white space and email addresses are lowercased. ' +
-  'Body fields the description does not show are ignored.';
+  'Body fields the description does not show are ignored, and so are `__proto__` and `constructor` keys at any depth of a JSON body.';
 
 const RESPONSE_NAMES: Record<ErrorStatus | EdgeStatus, { name: string; summary: string }> = {
   400: {

@@ -57,6 +57,12 @@ describe('statuses answered before any handler', () => {
   });
 });
 
+describe('prototype keys', () => {
+  it('are stated as ignored at any depth, like unknown body fields', () => {
+    expect(document.info.description).toContain('`__proto__` and `constructor` keys at any depth');
+  });
+});
+
 describe('the organization-name character rule', () => {
   it.each(['createOrganization', 'updateOrganization'])(
     '%s: the name has a pattern refusing exactly what has invisible characters',
