@@ -318,7 +318,7 @@ export const routes = defineRoutes({
     method: 'POST',
     path: '/organization/{orgId}/invitation/accept',
     summary:
-      'Accept an invitation with the emailed token; an unverified account of the address is taken over (name and password required, signed in, its earlier sessions ended)',
+      'Accept an invitation with the emailed token; an unverified account of the address is taken over (name and password required, signed in, its earlier sessions, memberships and pending invitations ended)',
     auth: 'none',
     credential: true,
     successStatus: 201,

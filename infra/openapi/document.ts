@@ -10,7 +10,7 @@ import { ROLES_BY_RANK, type RoleRule, roleSatisfies } from '../../lib/organizat
 import { IdText } from '../../schemas/common/fields';
 import { loadHandler } from '../local/router';
 import { takesIdempotencyKey } from '../../lib/http/idempotency';
-import { errorStatuses, pathParameterNames, takesOrganizationHeader } from './statuses';
+import { type EdgeStatus, edgeStatuses, errorStatuses, pathParameterNames, takesOrganizationHeader } from './statuses';
 
 /** A JSON Schema / OpenAPI object as plain JSON. */
 // biome-ignore lint/suspicious/noExplicitAny: JSON Schema is walked generically; any keeps the walkers readable.
@@ -262,9 +262,9 @@ export const TEXT_RULE =
   'Text in the body, query and path (values and object keys) must not contain NUL (U+0000) or unpaired UTF-16 surrogates: ' +
   `such a request is 400 \`VALIDATION_FAILED\` naming the field ("${UNSTORABLE_TEXT_MESSAGE}"). ` +
   'Strings are kept as sent, except that fields marked `x-trim: true` lose their leading and trailing white space and email addresses are lowercased. ' +
-  'Body fields the description does not show are ignored.';
+  'Body fields the description does not show are ignored, and so are `__proto__` and `constructor` keys at any depth of a JSON body.';
 
-const RESPONSE_NAMES: Record<ErrorStatus, { name: string; summary: string }> = {
+const RESPONSE_NAMES: Record<ErrorStatus | EdgeStatus, { name: string; summary: string }> = {
   400: {
     name: 'BadRequest',
     summary: 'The request is invalid (on every operation, also for text with NUL or unpaired surrogates)',
@@ -275,6 +275,23 @@ const RESPONSE_NAMES: Record<ErrorStatus, { name: string; summary: string }> = {
   409: { name: 'Conflict', summary: 'Conflicts with the current state' },
   429: { name: 'TooManyRequests', summary: 'Rate limited' },
   500: { name: 'InternalServerError', summary: 'Unexpected failure (no internals are shown)' },
+  405: {
+    name: 'MethodNotAllowed',
+    summary:
+      'The path called with a method it does not have (the `Allow` header lists those it has); answered before any operation runs',
+  },
+  413: {
+    name: 'PayloadTooLarge',
+    summary: 'The request body is larger than 6 MB; answered before the operation runs',
+  },
+  414: {
+    name: 'UriTooLong',
+    summary: 'The request target (path and query) is longer than 8 KB; answered before the operation runs',
+  },
+  431: {
+    name: 'HeadersTooLarge',
+    summary: 'The request headers are larger than 16 KB; answered before the operation runs',
+  },
   503: {
     name: 'ServiceUnavailable',
     summary: 'The database or the payment processor is briefly down; nothing was done: retry after Retry-After seconds',
@@ -350,6 +367,10 @@ function errorComponents(): { schemas: Json; responses: Json; headers: Json } {
         'On a write sent with an `Idempotency-Key`: `true` when this is the stored answer of an earlier request with the key.',
       schema: { type: 'string', enum: ['true'] },
     },
+    Allow: {
+      description: 'The methods the path has, comma-separated.',
+      schema: { type: 'string' },
+    },
   };
   const responses: Json = {};
   for (const [status, { name, summary }] of Object.entries(RESPONSE_NAMES)) {
@@ -358,6 +379,7 @@ function errorComponents(): { schemas: Json; responses: Json; headers: Json } {
       description: `${summary}. Codes: ${codes.map((c) => `\`${c}\``).join(', ')}.`,
       headers: {
         'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
+        ...(status === '405' ? { Allow: { $ref: '#/components/headers/Allow' } } : {}),
         ...(status === '429' || status === '503'
           ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } }
           : {}),
@@ -423,7 +445,11 @@ function objectParameters(converter: SchemaConverter, schema: z.ZodMiniType, loc
       name,
       in: location,
       required: location === 'path' ? true : required.has(name),
-      ...(isArray ? { style: 'form', explode: true, description: LIST_PARAMETER_NOTE } : {}),
+      ...(isArray
+        ? { style: 'form', explode: true, description: LIST_PARAMETER_NOTE }
+        : typeof described.description === 'string'
+          ? { description: described.description }
+          : {}),
       schema: described,
     };
   });
@@ -589,7 +615,8 @@ export function buildOpenApiDocument(definitions: readonly RouteWithSchemas[], o
     const success = successResponse(route, schemas, converter);
     if (success.root) roots.output.push(success.root);
     const responses: Json = { [route.successStatus]: success.response };
-    for (const status of errorStatuses(route, schemas))
+    const statuses = [...errorStatuses(route, schemas), ...edgeStatuses(route, schemas)].sort((a, b) => a - b);
+    for (const status of statuses)
       responses[status] = { $ref: `#/components/responses/${RESPONSE_NAMES[status].name}` };
 
     const operation: Json = {

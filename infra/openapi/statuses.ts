@@ -47,3 +47,16 @@ export function derivedErrorStatuses(route: RouteDefinition, schemas: RequestSch
 export function errorStatuses(route: RouteDefinition, schemas: RequestSchemas): ErrorStatus[] {
   return [...new Set([...derivedErrorStatuses(route, schemas), ...(route.errors ?? [])])].sort((a, b) => a - b);
 }
+
+/**
+ * Statuses answered before any handler runs, by the local server (infra/local/app.ts, in the error
+ * envelope) and in the cloud by API Gateway or CloudFront: a method the path does not have (405),
+ * a body over the size limit (413, only where a body is read), a request target too long (414),
+ * headers too large (431).
+ */
+export const EDGE_STATUSES = [405, 413, 414, 431] as const;
+export type EdgeStatus = (typeof EDGE_STATUSES)[number];
+
+export function edgeStatuses(route: RouteDefinition, schemas: RequestSchemas): EdgeStatus[] {
+  return schemas.body || route.rawBody ? [405, 413, 414, 431] : [405, 414, 431];
+}

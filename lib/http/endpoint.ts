@@ -1,7 +1,6 @@
 import middy from '@middy/core';
 import httpCors from '@middy/http-cors';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
-import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type * as z from 'zod/mini';
 import { type AuditAction, auditActorOf, recordEvidenceRead, withAuditScope } from '../audit';
 import type { CaseContext } from '../cases/context';
@@ -65,13 +64,22 @@ function utf8Body(base64: string): string {
 }
 
 /**
- * middy's JSON body parser, for any content type: clients send JSON as text/plain or with no
- * type. Bytes that are not UTF-8 are 400 MALFORMED_JSON whatever the type (utf8Body). With a JSON
- * content type a body that does not parse is 400 MALFORMED_JSON; with another type it stays text, which the validation refuses. No body at all is skipped: clients often send
- * `Content-Type: application/json` on GET and DELETE. `null` is refused where the route reads a body.
+ * Keys that would reach an object's prototype if a consumer ever assigned them (`__proto__`, and
+ * `constructor` whose `prototype` is shared): dropped at any depth, like any field the schemas do
+ * not know, rather than refusing the body (JSON.parse's reviver deletes a key it answers undefined
+ * for, and JSON.parse itself defines `__proto__` as a plain own key, never a prototype).
+ */
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor']);
+const withoutPrototypeKeys = (key: string, value: unknown): unknown => (PROTOTYPE_KEYS.has(key) ? undefined : value);
+
+/**
+ * The JSON body, for any content type: clients send JSON as text/plain or with no type. Bytes that
+ * are not UTF-8 are 400 MALFORMED_JSON whatever the type (utf8Body). With a JSON content type a
+ * body that does not parse is 400 MALFORMED_JSON; with another type it stays text, which the
+ * validation refuses. No body at all is skipped: clients often send `Content-Type:
+ * application/json` on GET and DELETE. `null` is refused where the route reads a body.
  */
 function jsonBody(readsBody: boolean): ApiMiddleware {
-  const parser = httpJsonBodyParser({ disableContentTypeCheck: true }) as ApiMiddleware;
   return {
     name: 'jsonBody',
     before: (request) => {
@@ -82,9 +90,10 @@ function jsonBody(readsBody: boolean): ApiMiddleware {
         event.isBase64Encoded = false;
       }
       try {
-        parser.before!(request);
-      } catch (error) {
-        if (JSON_CONTENT_TYPE.test(event.headers?.['content-type'] ?? '')) throw error;
+        event.body = JSON.parse(event.body, withoutPrototypeKeys);
+      } catch {
+        if (JSON_CONTENT_TYPE.test(event.headers?.['content-type'] ?? ''))
+          throw new BadRequestError('The request body is not valid JSON', 'MALFORMED_JSON');
       }
       if (readsBody && event.body === null)
         throw new ValidationFailedError([{ path: 'body', message: 'Invalid input: expected object, received null' }]);

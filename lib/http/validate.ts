@@ -36,6 +36,20 @@ export function parseQuery(event: ApiEvent): Record<string, string | string[]> {
   return result;
 }
 
+type Issue = z.core.$ZodIssue;
+
+/**
+ * A union the input failed: when exactly one alternative accepted its type (its issues are all
+ * inside it, the others refused it whole), that alternative's issues name the bad field
+ * (`body.address.country`, not `body.address`).
+ */
+function withinUnion(issue: Issue): Issue[] {
+  if (issue.code !== 'invalid_union' || !issue.errors?.length) return [issue];
+  const matched = issue.errors.filter((branch) => branch.every((inner) => inner.path.length > 0));
+  if (matched.length !== 1) return [issue];
+  return matched[0]!.flatMap((inner) => withinUnion({ ...inner, path: [...issue.path, ...inner.path] } as Issue));
+}
+
 /**
  * Validates body, query and path against the route's schemas. Every bad field is reported at
  * once as `{ path: 'body.email', message }` under 400 VALIDATION_FAILED. Text Postgres cannot
@@ -58,7 +72,7 @@ export function validateRequest(schemas: RequestSchemas): ApiMiddleware {
       if (result.success) {
         context.api[location as 'body' | 'query' | 'path'] = result.data;
       } else {
-        for (const issue of result.error.issues) {
+        for (const issue of result.error.issues.flatMap(withinUnion)) {
           details.push({ path: [location, ...issue.path.map(String)].join('.'), message: issue.message });
         }
       }

@@ -47,6 +47,7 @@ import {
   InviteRoleNotAllowedError,
   UnknownInvitationError,
 } from './errors';
+import { endEarlierHoldersWork } from './end-earlier-holders-work';
 
 export const INVITATION_TOKEN_PREFIX = 'cebs_inv_';
 
@@ -536,7 +537,8 @@ const isTakeover = (user: typeof users.$inferSelect | undefined): boolean =>
  * - an unverified account (anyone could have registered the address): taken over by the acceptor,
  *   exactly as if new: name and password required, the password replaced, the email marked
  *   verified, every earlier sign-in session, legacy and automation token and emailed token of it
- *   ended, and the acceptor signed in;
+ *   ended, what the earlier holder built with it ended (./end-earlier-holders-work.ts), and the
+ *   acceptor signed in;
  * - a verified account: joins, `login` is null.
  * One transaction for all of it.
  */
@@ -553,7 +555,7 @@ export async function acceptInvitation({ client }: { client: ClientInfo }, input
     throw new InviteeDetailsRequiredError(Boolean(existing));
   }
   const passwordHash = needsDetails ? await hashPassword(input.password!) : null;
-  const result = await transaction(async (tx) => {
+  const result = await transaction(async (tx, afterCommit) => {
     const organization = await organizationWithActivePlan(tx, organizationId);
     const invitation = await invitationForToken(tx, organization.id, input.token, input.email);
     let userId: string;
@@ -595,6 +597,8 @@ export async function acceptInvitation({ client }: { client: ClientInfo }, input
       await endSessionsOfUser(tx, current.id);
       // Verification and reset links of the earlier holder die with the account's past.
       await tx.delete(emailTokens).where(eq(emailTokens.userId, current.id));
+      // So do the organizations, memberships and invitations it built (before the new sign-in is recorded anywhere).
+      await endEarlierHoldersWork(tx, afterCommit, current, organization.id);
       userId = current.id;
       signIn = true;
       account = 'taken_over';

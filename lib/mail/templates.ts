@@ -99,6 +99,14 @@ export const emails = {
       `${inviterName ?? 'A colleague'} added you to ${organizationName}. It is in your list of organizations the next time you sign in.`,
     ]),
 
+  /** Sent to the member who became owner because the account that owned the organization was taken over by the owner of its address. */
+  ownershipPassed: (to: string, name: string, organizationName: string) =>
+    message(to, `You are now the owner of ${organizationName}`, [
+      `Hello ${name},`,
+      `The account that owned ${organizationName} was taken over by the person who proved they own its email address, and it is no longer a member. As its longest-standing admin or member, you are now the owner of ${organizationName}.`,
+      'The pending invitations that account sent were withdrawn. Review the members and invitations of the organization.',
+    ]),
+
   invitationRejected: (to: string, organizationName: string, inviteeEmail: string, reason: string | null) =>
     message(to, `${inviteeEmail} declined the invitation to ${organizationName}`, [
       `${inviteeEmail} declined the invitation to join ${organizationName}.`,

@@ -1,6 +1,6 @@
 import { and, count, eq, gt, inArray, sql } from 'drizzle-orm';
 import { type EnforcedPlan, enforcedPlanOf } from '../billing/enforced-plan';
-import { DELINQUENCY_DAYS } from '../billing/summary';
+import { type BillingSummary, DELINQUENCY_DAYS } from '../billing/summary';
 import { addDays, now } from '../clock';
 import type { Executor } from '../db/client';
 import {
@@ -146,7 +146,7 @@ const round2 = (value: number) => Math.round(value * 100) / 100;
 /** The contract's activePlan object. `subscription` is null on every public route. */
 export function toActivePlanEntity(
   { plan, seatsUsed, devicesUsed, storageUsed }: PlanUsage,
-  subscription: Record<string, unknown> | null = null,
+  subscription: BillingSummary | { billingMode: 'legacy' } | null = null,
 ) {
   const units = { Kb: 1024, Mb: 1024 ** 2, Gb: 1024 ** 3, Tb: 1024 ** 4 } as const;
   return {

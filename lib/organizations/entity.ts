@@ -1,11 +1,12 @@
 import { billingSummary } from '../billing/summary';
 import type { organizations } from '../db/schema';
+import type { ActivePlanEntity } from './active-plan';
 import type { OrganizationRole } from './roles';
 
 type OrganizationRow = typeof organizations.$inferSelect;
 
 /** The contract's Organization resource. `activePlan` is null unless the route loads it. */
-export function toOrganizationEntity(row: OrganizationRow, activePlan: Record<string, unknown> | null = null) {
+export function toOrganizationEntity(row: OrganizationRow, activePlan: ActivePlanEntity | null = null) {
   return {
     id: row.id,
     name: row.name,

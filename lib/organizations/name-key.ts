@@ -5,7 +5,10 @@ import unhomoglyph from 'unhomoglyph';
  * space, joiners, word joiner, BOM, variation selectors, soft hyphen...), format characters (bidi
  * embeddings, overrides, isolates and marks), controls, and line/paragraph separators.
  */
-const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Cc}\p{Zl}\p{Zp}]/u;
+const INVISIBLE_CLASS = '\\p{Default_Ignorable_Code_Point}\\p{Cf}\\p{Cc}\\p{Zl}\\p{Zp}';
+const INVISIBLE = new RegExp(`[${INVISIBLE_CLASS}]`, 'u');
+/** The same rule as a JSON Schema pattern (ECMA-262 with the u flag): text with none of those characters. */
+export const VISIBLE_TEXT_PATTERN = `^[^${INVISIBLE_CLASS}]*$`;
 const INVISIBLE_ALL = new RegExp(INVISIBLE.source, 'gu');
 
 /** A name with an invisible character is refused: two names must not differ only by what cannot be seen. */

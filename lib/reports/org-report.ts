@@ -84,12 +84,9 @@ export async function getOrganizationReport(query: z.output<typeof OrgReportQuer
     const plan = usage.get(organization.id);
     const codes = codesOf.get(organization.id);
     const attempts = attemptsOf.get(organization.id);
-    const subscription = billingSummary(organization) ?? { billingMode: 'legacy' };
+    const subscription = billingSummary(organization) ?? { billingMode: 'legacy' as const };
     return {
-      organization: toOrganizationEntity(
-        organization,
-        plan ? toActivePlanEntity(plan, subscription as Record<string, unknown>) : null,
-      ),
+      organization: toOrganizationEntity(organization, plan ? toActivePlanEntity(plan, subscription) : null),
       otherData: {
         accountAgeInDays: Math.floor((now().getTime() - organization.createdAt.getTime()) / 86_400_000),
         totalCases: casesOf.get(organization.id)?.total ?? 0,

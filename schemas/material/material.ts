@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { DEVICE_TYPES } from '../../lib/organizations/device-types';
 import { DateTime, Id, IdText, QueryBoolean } from '../common/fields';
+import { OrganizationEntity } from '../common/organization';
 import { PageEntity, PagingQuery, QueryList } from '../common/paging';
 
 /**
@@ -229,6 +230,17 @@ const ShortText = z.string().check(z.maxLength(500));
 
 export const ImportNotesQuery = z.object({ caseId: IdText });
 
+/**
+ * An attachment reference of a note: the key an upload link of this case returned. The domain
+ * refuses any other (lib/material/notes.ts, 400 naming `notes.N.attachments.M`); the pattern and
+ * description state that rule for clients.
+ */
+const AttachmentKey = z.string().check(z.minLength(1), z.maxLength(1024)).register(z.globalRegistry, {
+  pattern: '^cases/[^/]+(/(?!\\.\\.?(/|$))[^/]+)+$',
+  description:
+    'The `key` an attachment upload link of this case returned (POST .../attachment-uploads): `cases/{caseId}/...` with the caseId of the path, no empty, `.` or `..` segment; the object must be uploaded first.',
+});
+
 export const ImportCaseNotesDto = z
   .object({
     deviceId: z.string().check(z.minLength(1), z.maxLength(200)),
@@ -256,7 +268,7 @@ export const ImportCaseNotesDto = z
           modifiedAt: z.optional(ShortText),
           htmlContent: z.optional(z.string().check(z.maxLength(1_000_000))),
           metadata: z.optional(JsonObject),
-          attachments: z.optional(z.array(z.string().check(z.minLength(1), z.maxLength(1024))).check(z.maxLength(100))),
+          attachments: z.optional(z.array(AttachmentKey).check(z.maxLength(100))),
         }),
       )
       .check(z.maxLength(5000)),
@@ -309,7 +321,7 @@ export const OrgReportQuery = z.object({
 
 export const OrganizationActivityReportPageEntity = PageEntity(
   z.object({
-    organization: z.record(z.string(), z.unknown()),
+    organization: OrganizationEntity,
     otherData: z.object({
       accountAgeInDays: z.number(),
       totalCases: z.number(),

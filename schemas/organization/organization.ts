@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { DEVICE_TYPES } from '../../lib/organizations/device-types';
-import { hasInvisibleCharacters } from '../../lib/organizations/name-key';
+import { hasInvisibleCharacters, VISIBLE_TEXT_PATTERN } from '../../lib/organizations/name-key';
 import { EnforcedPlanEntity } from '../billing/billing';
 import { DisplayName, Email, Id, IdText } from '../common/fields';
 import { OrganizationDetailsResponseEntity, OrganizationEntity, OrganizationRoleEnum } from '../common/organization';
@@ -16,7 +16,12 @@ export const OrganizationName = DisplayName.check(
   z.refine((name: string) => !hasInvisibleCharacters(name), {
     message: 'Must not contain invisible characters (zero-width or bidi control characters)',
   }),
-);
+).register(z.globalRegistry, {
+  // The refinement above, stated for clients (it is checked on the NFKC form of the name).
+  pattern: VISIBLE_TEXT_PATTERN,
+  description:
+    'No invisible characters: default-ignorable code points (zero-width space and joiners, soft hyphen, variation selectors), format characters (bidi controls), controls, line and paragraph separators. Unique once case, those characters and look-alike letters are folded.',
+});
 
 /** Largest serialized size (UTF-8 bytes of its JSON) of the organization's `metadata`. */
 export const METADATA_MAX_BYTES = 16 * 1024;
@@ -59,6 +64,18 @@ export const PostalAddressDto = z
   })
   .register(z.globalRegistry, { id: 'PostalAddressDto' });
 
+/**
+ * The address as clients send it: the object, or a string taken as its street line (`line1`; the
+ * other lines are then gone, as when the object is sent). A blank string clears it, like null.
+ */
+const AddressInput = z.union([
+  PostalAddressDto,
+  z.pipe(
+    ShortText(200),
+    z.transform((line1): { line1: string } | null => (line1 === '' ? null : { line1 })),
+  ),
+]);
+
 export const UpdateOrganizationDto = z
   .object({
     name: z.optional(OrganizationName),
@@ -73,8 +90,8 @@ export const UpdateOrganizationDto = z
     logo: z.optional(z.nullable(z.url({ protocol: /^https?$/ }).check(z.maxLength(2048)))),
     metadata: z.optional(JsonObject(METADATA_MAX_BYTES)),
     autoAcceptInvitations: z.optional(z.boolean()),
-    /** The whole address; null clears it. */
-    address: z.optional(z.nullable(PostalAddressDto)),
+    /** The whole address, or its street line as a string; null or a blank string clears it. */
+    address: z.optional(z.nullable(AddressInput)),
     communicationPreferences: z.optional(JsonObject(COMMUNICATION_PREFERENCES_MAX_BYTES)),
     /** true records the acceptance (the first one's time and user are kept); false withdraws it. */
     bankLinkingTermsAccepted: z.optional(z.boolean()),

@@ -24,8 +24,8 @@ import { invalidParts, type RequestSubject, validRequest } from './support/reque
  * real handlers: at least 10,000 generated requests in all, each made from a valid request by one
  * to three mutations. Every answer is checked against the document, and never a 5xx:
  * - a broken bearer token is 401, and input the route's schemas refuse is 400;
- * - input the schemas accept (the tolerant reader: an unknown body field, a short malformed id,
- *   JSON sent as text/plain) is answered as such: no error names an undescribed body field, and a
+ * - input the schemas accept (the tolerant reader: an unknown body field, `__proto__` and
+ *   `constructor` keys at any depth, a short malformed id, JSON sent as text/plain) is answered as such: no error names an undescribed body field, and a
  *   malformed id gets the same status and code as an unknown one (the request with fresh UUIDs).
  * A failure prints fast-check's seed and the shrunk request; FUZZ_SEED=<seed> replays a run.
  */
@@ -90,6 +90,9 @@ async function expectTolerated(
 ): Promise<void> {
   const definition = definitions.get(route.operationId)!;
   tolerated += 1;
+  // A body sent as JSON is JSON, whatever keys it holds (`__proto__`, `constructor`): never MALFORMED_JSON.
+  if (fuzzed.request.body !== undefined && fuzzed.request.rawBody === undefined && result.code === 'MALFORMED_JSON')
+    throw new Error(`a JSON body must never be refused as malformed: ${what}`);
   for (const field of undescribedBodyFields(document, definition, fuzzed.request)) {
     const named = result.details.filter((d) => d.path === `body.${field}` || d.path.startsWith(`body.${field}.`));
     if (named.length > 0) throw new Error(`an unknown body field must be ignored, not refused: ${what}`);

@@ -57,10 +57,39 @@ describe('JSON request bodies', () => {
     );
   });
 
-  it('refuses a __proto__ key sent as text/plain as it does with a JSON content type', async () => {
-    const body = '{"email":"a@example.com","password":"secret-pw","__proto__":{"isSuperAdmin":true}}';
-    expect((await send(routes.login, body, { 'content-type': 'text/plain' })).status).toBe(400);
-    expectError(await send(routes.login, body, { 'content-type': 'application/json' }), 400, 'MALFORMED_JSON');
+  it.each([
+    ['application/json', { 'content-type': 'application/json' }],
+    ['text/plain', { 'content-type': 'text/plain' }],
+  ])('drops top-level __proto__ and constructor keys like any unknown field (%s)', async (_label, headers) => {
+    const user = await createUser();
+    const body = JSON.stringify({ email: user.email, password: user.password }).replace(
+      /}$/,
+      ',"__proto__":{"isSuperAdmin":true,"polluted":1},"constructor":{"prototype":{"polluted":2}}}',
+    );
+    const data = expectData(await send(routes.login, body, headers));
+    expect(data.userProfile.id).toBe(user.id);
+    expect(data.userProfile.isSuperAdmin).not.toBe(true);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.prototype).not.toHaveProperty('polluted');
+  });
+
+  it('drops __proto__ and constructor keys at any depth, never assigning them', async () => {
+    const owner = await createUser();
+    const body =
+      '{"metadata":{"crm":"x","__proto__":{"polluted":3},"nested":{"constructor":{"prototype":{"polluted":4}},"__proto__":null,"keep":true}},' +
+      '"address":{"line1":"1 Main St","__proto__":{"city":"Injected"}},"communicationPreferences":{"constructor":"x","digest":[{"__proto__":{"polluted":5},"on":true}]}}';
+    const result = await invoke(routes.updateOrganization, {
+      token: owner.accessToken,
+      path: { orgId: owner.organizationId },
+      rawBody: body,
+    });
+    const data = expectData(result, 201);
+    expect(data.organization.metadata).toEqual({ crm: 'x', nested: { keep: true } });
+    expect(Object.getPrototypeOf(data.organization.metadata)).toBe(Object.prototype);
+    expect(data.organization.address).toEqual({ line1: '1 Main St' });
+    expect(data.organization.communicationPreferences).toEqual({ digest: [{ on: true }] });
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.prototype).not.toHaveProperty('polluted');
   });
 
   it('ignores a null body on a route that reads no body', async () => {

@@ -153,6 +153,17 @@ describe('PATCH /organization/{orgId}', () => {
     expect((await organizationRow(owner.organizationId)).address).toBeNull();
   });
 
+  it('takes the address as a string too: the street line, replacing the stored address; blank clears it', async () => {
+    const owner = await createUser();
+    expectData(await patch(owner, owner.organizationId, { address: { line1: '1 Main St', city: 'Boston' } }), 201);
+    const data = expectData(await patch(owner, owner.organizationId, { address: '  9 Elm St, Suite 4 ' }), 201);
+    expect(data.organization.address).toEqual({ line1: '9 Elm St, Suite 4' });
+    expect((await organizationRow(owner.organizationId)).address).toEqual({ line1: '9 Elm St, Suite 4' });
+    const cleared = expectData(await patch(owner, owner.organizationId, { address: '   ' }), 201);
+    expect(cleared.organization.address).toBeNull();
+    expect((await organizationRow(owner.organizationId)).address).toBeNull();
+  });
+
   it('replaces the communication preferences and returns them with the organization', async () => {
     const owner = await createUser();
     expectData(
@@ -365,7 +376,8 @@ describe('PATCH /organization/{orgId}', () => {
     ['autoAcceptInvitations: yes', { autoAcceptInvitations: 'yes' }, ['body.autoAcceptInvitations']],
     ['bankLinkingTermsAccepted: 1', { bankLinkingTermsAccepted: 1 }, ['body.bankLinkingTermsAccepted']],
     ['bankLinkingTermsAccepted: null', { bankLinkingTermsAccepted: null }, ['body.bankLinkingTermsAccepted']],
-    ['address: a string', { address: '1 Main St, Boston' }, ['body.address']],
+    ['address: a string of 201 chars', { address: 'l'.repeat(201) }, ['body.address']],
+    ['address: a number', { address: 7 }, ['body.address']],
     ['address: line1 of 201 chars', { address: { line1: 'l'.repeat(201) } }, ['body.address.line1']],
     ['address: postalCode of 21 chars', { address: { postalCode: '1'.repeat(21) } }, ['body.address.postalCode']],
     ['address: country 7', { address: { country: 7 } }, ['body.address.country']],

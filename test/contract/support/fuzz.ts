@@ -193,6 +193,18 @@ export function mutationsFor(
             (r) => ({ ...r, rawBody: undefined, body: { ...current(r), [key]: value } }),
         ),
     );
+    // The same names one level down, inside a field's object value: dropped at any depth too.
+    if (properties.length > 0)
+      kinds.push(
+        fc.tuple(fc.constantFrom(...properties), fc.constantFrom('__proto__', 'constructor'), anyJson).map(
+          ([name, key, value]): Mutation =>
+            (r) => {
+              const inner = current(r)[name];
+              const object = inner && typeof inner === 'object' && !Array.isArray(inner) ? inner : {};
+              return { ...r, rawBody: undefined, body: { ...current(r), [name]: { ...object, [key]: value } } };
+            },
+        ),
+      );
     if (properties.length > 0) {
       kinds.push(
         fc.tuple(fc.constantFrom(...properties), anyJson).map(

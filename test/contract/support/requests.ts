@@ -175,7 +175,10 @@ function parsedBody(request: InvokeOptions): { body: unknown } | { malformed: tr
   const text = request.rawBody ?? (request.body === undefined ? undefined : JSON.stringify(request.body));
   if (text === undefined || text === '') return { body: undefined };
   try {
-    return { body: JSON.parse(text) };
+    // As the service reads it: `__proto__` and `constructor` keys dropped at any depth (lib/http/endpoint.ts).
+    return {
+      body: JSON.parse(text, (key, value) => (key === '__proto__' || key === 'constructor' ? undefined : value)),
+    };
   } catch {
     // invoke() sends application/json when the request names no content type.
     const contentType =
