@@ -39,8 +39,8 @@ export interface EnvironmentSettings {
     rateLimitsPer5Minutes: {
       /** Sign-in, registration, password reset and change, token refresh. */
       authentication: number;
-      /** The email-availability check (account enumeration). */
-      emailAvailability: number;
+      /** The routes that tell whether an address has an account: check-email, register, forgot-password. */
+      enumeration: number;
       /** Every request of one IP: a ceiling far above any real client. */
       everything: number;
     };
@@ -134,7 +134,7 @@ export const environments: Record<EnvironmentName, EnvironmentSettings> = {
       certificateArn: 'arn:aws:acm:us-east-1:111111111111:certificate/00000000-0000-0000-0000-000000000001',
       originDomain: 'origin.api.dev.case-evidence.example',
       originCertificateArn: 'arn:aws:acm:us-east-1:111111111111:certificate/00000000-0000-0000-0000-000000000002',
-      rateLimitsPer5Minutes: { authentication: 300, emailAvailability: 100, everything: 10_000 },
+      rateLimitsPer5Minutes: { authentication: 300, enumeration: 100, everything: 10_000 },
     },
     objectLock: { mode: 'GOVERNANCE', retentionDays: 1 },
     backup: { retentionDays: 7 },
@@ -172,7 +172,7 @@ export const environments: Record<EnvironmentName, EnvironmentSettings> = {
       certificateArn: 'arn:aws:acm:us-east-1:222222222222:certificate/00000000-0000-0000-0000-000000000001',
       originDomain: 'origin.api.staging.case-evidence.example',
       originCertificateArn: 'arn:aws:acm:us-east-1:222222222222:certificate/00000000-0000-0000-0000-000000000002',
-      rateLimitsPer5Minutes: { authentication: 300, emailAvailability: 100, everything: 10_000 },
+      rateLimitsPer5Minutes: { authentication: 300, enumeration: 100, everything: 10_000 },
     },
     objectLock: { mode: 'GOVERNANCE', retentionDays: 30 },
     backup: { retentionDays: 14 },
@@ -210,7 +210,7 @@ export const environments: Record<EnvironmentName, EnvironmentSettings> = {
       certificateArn: 'arn:aws:acm:us-east-1:333333333333:certificate/00000000-0000-0000-0000-000000000001',
       originDomain: 'origin.api.case-evidence.example',
       originCertificateArn: 'arn:aws:acm:us-east-1:333333333333:certificate/00000000-0000-0000-0000-000000000002',
-      rateLimitsPer5Minutes: { authentication: 300, emailAvailability: 100, everything: 10_000 },
+      rateLimitsPer5Minutes: { authentication: 300, enumeration: 100, everything: 10_000 },
     },
     // Evidence is kept at least seven years and nobody, root included, can shorten that.
     objectLock: { mode: 'COMPLIANCE', retentionDays: 7 * 365 },

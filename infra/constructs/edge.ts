@@ -42,8 +42,14 @@ export const AUTHENTICATION_ROUTES = [
   'changePassword',
   'refreshToken',
 ] as const satisfies readonly RouteName[];
-/** The email-availability check (account enumeration). */
-export const EMAIL_AVAILABILITY_ROUTES = ['checkEmailAvailability'] as const satisfies readonly RouteName[];
+/**
+ * The routes that tell whether an address has an account (enumeration): those of the service's
+ * shared `enumeration` limit in the route table (check-email, register, forgot-password), so the
+ * edge counts what the service counts.
+ */
+export const ENUMERATION_ROUTES: readonly RouteName[] = (Object.keys(routes) as RouteName[]).filter(
+  (name) => (routes[name] as RouteDefinition).rateLimit?.shared === 'enumeration',
+);
 /**
  * Routes whose bodies are content, not commands: device notes carry the notes' own HTML (evidence,
  * stored as received, never rendered by the API) and Stripe events carry customers' free text;
@@ -323,7 +329,7 @@ export function webAclProps(settings: EnvironmentSettings): CfnWebACLProps {
     ),
     rules: [
       rateRule(settings, 'RateAuthentication', 0, limits.authentication, AUTHENTICATION_ROUTES),
-      rateRule(settings, 'RateEmailAvailability', 1, limits.emailAvailability, EMAIL_AVAILABILITY_ROUTES),
+      rateRule(settings, 'RateEnumeration', 1, limits.enumeration, ENUMERATION_ROUTES),
       rateRule(settings, 'RateEverything', 2, limits.everything),
       managed('AWSManagedRulesKnownBadInputsRuleSet', 3),
       // SizeRestrictions_BODY (over 8 KB) only counts: registration with 50 invitations, 100

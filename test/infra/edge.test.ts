@@ -3,12 +3,7 @@ import { HttpApi, HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { describe, expect, it } from 'vitest';
 import { type RouteName, routes } from '../../functions/routes';
-import {
-  AUTHENTICATION_ROUTES,
-  CONTENT_BODY_ROUTES,
-  EMAIL_AVAILABILITY_ROUTES,
-  Edge,
-} from '../../infra/constructs/edge';
+import { AUTHENTICATION_ROUTES, CONTENT_BODY_ROUTES, ENUMERATION_ROUTES, Edge } from '../../infra/constructs/edge';
 import { type EnvironmentName, environments } from '../../infra/environments';
 import { ERROR_STATUS } from '../../lib/http/errors';
 import { type SynthesizedResource, synthesizeForThisFile } from './synth';
@@ -190,7 +185,7 @@ describe.each(ENVIRONMENTS)('edge of %s', (environment) => {
 
   it.each([
     ['RateAuthentication', 'authentication', AUTHENTICATION_ROUTES],
-    ['RateEmailAvailability', 'emailAvailability', EMAIL_AVAILABILITY_ROUTES],
+    ['RateEnumeration', 'enumeration', ENUMERATION_ROUTES],
   ] as const)('%s: per client IP per 5 minutes, scoped to the routes of the table', (name, limit, names) => {
     const rule = ruleNamed(environment, name);
     const rate = rule.Statement.RateBasedStatement;
@@ -218,8 +213,10 @@ describe.each(ENVIRONMENTS)('edge of %s', (environment) => {
       ].sort(),
     );
     expect(
-      routesMatchedBy(ruleNamed(environment, 'RateEmailAvailability').Statement.RateBasedStatement.ScopeDownStatement),
-    ).toEqual([{ path: '/auth/check-email-availability', method: 'POST' }]);
+      routesMatchedBy(ruleNamed(environment, 'RateEnumeration').Statement.RateBasedStatement.ScopeDownStatement)
+        .map((route) => route.path)
+        .sort(),
+    ).toEqual(['/auth/check-email-availability', '/auth/register', '/auth/send-forgot-password-link']);
   });
 
   it('limits every request of one IP with the everything rule', () => {
@@ -263,9 +260,9 @@ describe.each(ENVIRONMENTS)('edge of %s', (environment) => {
     expect(overrides.SizeRestrictions_BODY).toEqual({ Count: {} });
     // The rate rules come first, so every request counts towards them.
     const priorities = Object.fromEntries(webAcl(environment).Rules.map((r: any) => [r.Name, r.Priority]));
-    expect(
-      Math.max(priorities.RateAuthentication, priorities.RateEmailAvailability, priorities.RateEverything),
-    ).toBeLessThan(Math.min(priorities.AWSManagedRulesKnownBadInputsRuleSet, priorities.AWSManagedRulesCommonRuleSet));
+    expect(Math.max(priorities.RateAuthentication, priorities.RateEnumeration, priorities.RateEverything)).toBeLessThan(
+      Math.min(priorities.AWSManagedRulesKnownBadInputsRuleSet, priorities.AWSManagedRulesCommonRuleSet),
+    );
   });
 
   it('blocks the common set body findings it counts everywhere but on the content routes', () => {
