@@ -4,7 +4,6 @@ import type { Tx } from '../db/client';
 import {
   auditEvents,
   billingRows,
-  caseAccess,
   cases,
   creditLedger,
   invitations,
@@ -16,6 +15,7 @@ import type { AfterCommit } from '../db/transaction';
 import { queueEmails } from '../mail/outbox';
 import type { MailMessage } from '../mail/transport';
 import { emails } from '../mail/templates';
+import { endMembership } from '../organizations/end-membership';
 import { handOverSoleOwnedCases } from '../organizations/sole-owned-cases';
 import { forgetCachedProfile } from '../users/profile';
 
@@ -164,24 +164,7 @@ export async function endEarlierHoldersWork(
     }
     const handedOver =
       others.length > 0 ? await handOverSoleOwnedCases(tx, organization.id, user.id, heir?.userId ?? null) : [];
-    await tx
-      .delete(invitations)
-      .where(and(eq(invitations.organizationId, organization.id), eq(invitations.email, user.email)));
-    const revoked = await tx
-      .delete(caseAccess)
-      .where(
-        and(
-          eq(caseAccess.userId, user.id),
-          inArray(
-            caseAccess.caseId,
-            tx.select({ id: cases.id }).from(cases).where(eq(cases.organizationId, organization.id)),
-          ),
-        ),
-      )
-      .returning({ caseId: caseAccess.caseId, access: caseAccess.access });
-    await tx
-      .delete(organizationMembers)
-      .where(and(eq(organizationMembers.organizationId, organization.id), eq(organizationMembers.userId, user.id)));
+    const revoked = await endMembership(tx, organization.id, { userId: user.id, email: user.email });
     recordAsService(tx, {
       action: 'organization.member.removed',
       organizationId: organization.id,

@@ -13,7 +13,6 @@ import {
   cases,
   devices,
   emailTokens,
-  invitations,
   organizationMembers,
   organizationPlans,
   organizations,
@@ -66,6 +65,7 @@ import { invitationCounts, toOrganizationDetails, toOrganizationEntity } from '.
 import { findMembership } from './membership';
 import { hasInvisibleCharacters, organizationNameKey } from './name-key';
 import { recomputePendingNameKeys } from './pending-name-keys';
+import { endMembership } from './end-membership';
 import { handOverSoleOwnedCases } from './sole-owned-cases';
 import { FREE_PLAN } from './plans';
 import { toEnforcedPlanEntity } from '../billing/enforced-plan';
@@ -801,24 +801,7 @@ export async function removeOrganizationUser(
       userId,
       !leaving && organization.role === 'owner' ? actor.user.id : null,
     );
-    await tx
-      .delete(invitations)
-      .where(and(eq(invitations.organizationId, organization.id), eq(invitations.email, member.email)));
-    const revoked = await tx
-      .delete(caseAccess)
-      .where(
-        and(
-          eq(caseAccess.userId, userId),
-          inArray(
-            caseAccess.caseId,
-            tx.select({ id: cases.id }).from(cases).where(eq(cases.organizationId, organization.id)),
-          ),
-        ),
-      )
-      .returning({ caseId: caseAccess.caseId, access: caseAccess.access });
-    await tx
-      .delete(organizationMembers)
-      .where(and(eq(organizationMembers.organizationId, organization.id), eq(organizationMembers.userId, userId)));
+    const revoked = await endMembership(tx, organization.id, { userId, email: member.email });
     recordAudit(tx, {
       action: 'organization.member.removed',
       organizationId: organization.id,
