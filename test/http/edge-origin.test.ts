@@ -114,13 +114,15 @@ describe('client IP behind CloudFront', () => {
     );
   });
 
-  it('keys IPv6 viewers on the address without the port, bracketed or not', async () => {
+  it('keys IPv6 viewers on the address without the port, bracketed or not, by their /64', async () => {
     behindEdge();
     testClock.freeze(new Date('2026-11-22T11:00:05Z'));
     for (let i = 0; i < 5; i += 1) expectData(await checkEmail(fromViewer(`2001:db8:1::7:${40_000 + i}`)));
     for (let i = 5; i < 10; i += 1) expectData(await checkEmail(fromViewer(`[2001:DB8:1::7]:${40_000 + i}`)));
     expectError(await checkEmail(fromViewer('2001:db8:1::7:41000')), 429, 'RATE_LIMITED');
-    expectData(await checkEmail(fromViewer('2001:db8:1::8:41000')));
+    // Another address of the same /64 is the same client (it picks addresses in it at will).
+    expectError(await checkEmail(fromViewer('2001:db8:1::8:41000')), 429, 'RATE_LIMITED');
+    expectData(await checkEmail(fromViewer('2001:db8:2::8:41000')));
   });
 
   it('keys on API Gateway sourceIp when no origin-verify value is configured', async () => {
