@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { type Readable, Transform } from 'node:stream';
+import type { Readable } from 'node:stream';
 import canonicalize from 'canonicalize';
 import { eq } from 'drizzle-orm';
 import { type AuditScope, currentAuditScope, recordAuditNow, withAuditScope } from '../audit';
 import { db } from '../db/client';
 import { cases, evidenceObjects } from '../db/schema';
+import { digestingStream } from '../storage/digesting-stream';
 
 /**
  * What every evidence item records at import (issue 16): the SHA-256 (hex) of its source bytes and
@@ -51,17 +52,10 @@ export async function hashStream(chunks: AsyncIterable<Uint8Array>): Promise<Evi
  */
 export function hashWhileStreaming(source: Readable): { stream: Readable; digest(): EvidenceHash } {
   const hash = createHash('sha256');
-  let sizeBytes = 0;
-  const passing = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      hash.update(chunk);
-      sizeBytes += chunk.length;
-      done(null, chunk);
-    },
-  });
-  source.on('error', (error) => passing.destroy(error));
-  source.pipe(passing);
-  return { stream: passing, digest: () => ({ sha256: hash.digest('hex'), sizeBytes }) };
+  const passing = digestingStream(hash);
+  source.on('error', (error) => passing.stream.destroy(error));
+  source.pipe(passing.stream);
+  return { stream: passing.stream, digest: () => ({ sha256: hash.digest('hex'), sizeBytes: passing.sizeBytes() }) };
 }
 
 /** Who imported an item: the user of the running request or command; null for staff and the system. */

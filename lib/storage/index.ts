@@ -2,12 +2,13 @@ import { createHash, createHmac, randomUUID, timingSafeEqual } from 'node:crypto
 import { createReadStream, createWriteStream } from 'node:fs';
 import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { Readable, Transform } from 'node:stream';
+import { Readable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { addSeconds, now } from '../clock';
 import { config, selfLink } from '../config';
 import { traced } from '../observability/tracing';
+import { digestingStream } from './digesting-stream';
 import { localSecret } from '../secrets';
 
 /**
@@ -733,23 +734,16 @@ export class DirectoryStorage implements ObjectStorage {
     if (link.contentMd5 === undefined) return 'missing-md5';
     const expectedMd5 = md5Digest(link.contentMd5);
     if (expectedMd5 === null) return 'bad-digest';
-    let received = 0;
     const md5 = createHash('md5');
     const tooLarge = new Error('The body is larger than the link allows');
     const incomplete = new Error('The body is shorter than the link allows');
     const badDigest = new Error('The body does not match its Content-MD5');
     let refusal: Refusal | undefined;
     const refused = new Error('Refused as it was committed');
-    const counted = new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        received += chunk.length;
-        md5.update(chunk);
-        done(received > link.size ? tooLarge : null, chunk);
-      },
-    });
+    const counted = digestingStream(md5, { bytes: link.size, error: tooLarge });
     try {
-      await this.streamIntoPath(path, [body, counted], async () => {
-        if (received < link.size) throw incomplete;
+      await this.streamIntoPath(path, [body, counted.stream], async () => {
+        if (counted.sizeBytes() < link.size) throw incomplete;
         const digest = md5.digest();
         if (!digest.equals(expectedMd5)) throw badDigest;
         refusal = await lastCheck(digest.toString('hex'));
@@ -902,15 +896,9 @@ export class DirectoryStorage implements ObjectStorage {
     if (!body) return null;
     const partPath = join(dir, partFileName(target.partNumber));
     const md5 = createHash('md5');
-    let sizeBytes = 0;
-    const counted = new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        md5.update(chunk);
-        sizeBytes += chunk.length;
-        done(null, chunk);
-      },
-    });
-    await this.streamIntoPath(partPath, [body, counted]);
+    const counted = digestingStream(md5);
+    await this.streamIntoPath(partPath, [body, counted.stream]);
+    const sizeBytes = counted.sizeBytes();
     // A source shorter than the range: as S3's InvalidRange, not a part.
     if (sizeBytes !== range.end - range.start)
       throw new Error(`The source holds ${sizeBytes} bytes of the range [${range.start}, ${range.end})`);
