@@ -2,14 +2,12 @@ import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
-import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { createLocalServer, listen } from '../../infra/local/app';
 import { type ImportThreads, startImportThreads } from '../../infra/local/import-threads';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db/client';
-import { evidenceImports } from '../../lib/db/schema';
 import { LocalMailSink } from '../../lib/mail/transport';
 import {
   drainLocalImports,
@@ -18,10 +16,10 @@ import {
   useLocalImportRunner,
 } from '../../lib/material/imports/queue';
 import type { ImportRunOutcome } from '../../lib/material/imports/run';
-import { objectStorage } from '../../lib/storage';
 import { databaseUrl } from '../harness/databases';
 import { ownDataDir } from '../harness/data-dir';
 import { expectData, invoke } from '../harness/invoke';
+import { createStaged } from '../material/import-flow';
 import { caseWithOwner } from '../material/material-helpers';
 
 /**
@@ -205,25 +203,7 @@ describe('imports in worker threads', () => {
       const s = await caseWithOwner();
       const as = { token: s.owner.accessToken, organization: s.organizationId };
       const mbox = `From a@example Mon Nov  2 10:00:00 2026\nMessage-ID: <t1@example>\nFrom: a@example\nTo: b@example\nSubject: Threaded\n\nBody.\n\n`;
-      const created = expectData(
-        await invoke(routes.createImport, {
-          ...as,
-          path: { caseId: s.caseId },
-          body: {
-            kind: 'email',
-            fileName: 'box.mbox',
-            contentType: 'application/mbox',
-            sizeBytes: Buffer.byteLength(mbox),
-          },
-        }),
-        201,
-      );
-      // Stored where the upload link writes (the staging key), as a PUT through it would.
-      const [row] = await db()
-        .select({ key: evidenceImports.stagingKey })
-        .from(evidenceImports)
-        .where(eq(evidenceImports.id, created.import.id));
-      await objectStorage().put(row!.key!, new TextEncoder().encode(mbox), 'application/mbox');
+      const created = await createStaged(s, mbox);
       const path = { caseId: s.caseId, importId: created.import.id };
       expectData(await invoke(routes.startImport, { ...as, path }), 202);
       await drainLocalImports();

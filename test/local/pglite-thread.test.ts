@@ -7,13 +7,13 @@ import { type ImportThreads, startImportThreads } from '../../infra/local/import
 import { canRunPgliteThread, type PgliteThread, startPgliteThread } from '../../infra/local/pglite-thread';
 import { config } from '../../lib/config';
 import { type Connection, currentConnection, db, useConnection } from '../../lib/db/client';
-import { emails, evidenceImports } from '../../lib/db/schema';
+import { emails } from '../../lib/db/schema';
 import { migrateDatabase } from '../../lib/db/migrate';
 import { drainLocalImports, useLocalImportRunner } from '../../lib/material/imports/queue';
 import { runImport } from '../../lib/material/imports/run';
-import { objectStorage } from '../../lib/storage';
 import { ownDataDir } from '../harness/data-dir';
 import { expectData, invoke } from '../harness/invoke';
+import { createStaged } from '../material/import-flow';
 import { caseWithOwner } from '../material/material-helpers';
 
 /**
@@ -75,25 +75,7 @@ describe.runIf(canRunPgliteThread())('PGlite in its own thread', () => {
           `From a@example Mon Nov  2 10:00:00 2026\nMessage-ID: <p${n}@example>\nFrom: a@example\nTo: b@example\nSubject: Thread ${n}\n\nBody ${n}.\n\n`,
       )
       .join('');
-    const created = expectData(
-      await invoke(routes.createImport, {
-        ...as,
-        path: { caseId: s.caseId },
-        body: {
-          kind: 'email',
-          fileName: 'box.mbox',
-          contentType: 'application/mbox',
-          sizeBytes: Buffer.byteLength(mbox),
-        },
-      }),
-      201,
-    );
-    // Stored where the upload link writes (the staging key), as a PUT through it would.
-    const [row] = await db()
-      .select({ key: evidenceImports.stagingKey })
-      .from(evidenceImports)
-      .where(eq(evidenceImports.id, created.import.id));
-    await objectStorage().put(row!.key!, new TextEncoder().encode(mbox), 'application/mbox');
+    const created = await createStaged(s, mbox);
     const path = { caseId: s.caseId, importId: created.import.id };
     expectData(await invoke(routes.startImport, { ...as, path }), 202);
     await drainLocalImports();

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Server } from 'node:http';
+import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { routes } from '../../functions/routes';
 import { createLocalServer, listen } from '../../infra/local/app';
@@ -8,6 +9,7 @@ import { evidenceImports } from '../../lib/db/schema';
 import { drainLocalImports } from '../../lib/material/imports';
 import { useLocalImportRunner } from '../../lib/material/imports/queue';
 import { runImport } from '../../lib/material/imports/run';
+import { objectStorage } from '../../lib/storage';
 import { expectData, invoke } from '../harness/invoke';
 import { mailSink } from '../harness/setup';
 import { uploadHeaders } from '../harness/uploads';
@@ -29,6 +31,27 @@ export const asOwner = (s: Setup) => ({ token: s.owner.accessToken, organization
 
 export function mboxImportBody(text: string, fileName = 'client.mbox') {
   return { kind: 'email' as const, fileName, contentType: 'application/mbox', sizeBytes: Buffer.byteLength(text) };
+}
+
+/**
+ * Creates an email import of `text` and stores the file at its staging key, as a PUT through its
+ * upload link would (no server needed): the create answer.
+ */
+export async function createStaged(s: Setup, text: string) {
+  const created = expectData(
+    await invoke(routes.createImport, {
+      ...asOwner(s),
+      path: { caseId: s.caseId },
+      body: mboxImportBody(text, 'box.mbox'),
+    }),
+    201,
+  );
+  const [row] = await db()
+    .select({ key: evidenceImports.stagingKey })
+    .from(evidenceImports)
+    .where(eq(evidenceImports.id, created.import.id));
+  await objectStorage().put(row!.key!, new TextEncoder().encode(text), 'application/mbox');
+  return created;
 }
 
 export function importFlow(base: () => string) {
