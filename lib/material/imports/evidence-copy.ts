@@ -10,7 +10,7 @@ import { MAX_PARTS, NoSuchUploadError, objectStorage } from '../../storage';
 import { hashStream } from '../evidence-hash';
 import { ResumableSha256 } from '../resumable-sha256';
 import type { ImportRow } from './find';
-import { ImportCancelledError, UploadChangedError } from './run-errors';
+import { ImportCancelledError, stagedUploadChanged, UploadChangedError } from './run-errors';
 
 /**
  * The worker's copy of a staged upload into evidence, in segments for a file larger than one, so
@@ -50,11 +50,6 @@ export interface SecuredCopy {
   verifyReads: boolean;
 }
 
-const changedUpload = () =>
-  new UploadChangedError(
-    'The uploaded file was replaced or removed after the import started; nothing was imported from it',
-  );
-
 /** The row's checkpoint written while it still runs; a cancelled import aborts the copy's upload and stops. */
 async function checkpoint(
   job: ImportRow,
@@ -86,7 +81,7 @@ async function hashRange(
   whole: ResumableSha256,
 ): Promise<string> {
   const body = await objectStorage().read(key, { version, ...range });
-  if (!body) throw changedUpload();
+  if (!body) throw stagedUploadChanged();
   const segment = createHash('sha256');
   let sizeBytes = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -94,7 +89,7 @@ async function hashRange(
     whole.update(chunk);
     sizeBytes += chunk.byteLength;
   }
-  if (sizeBytes !== range.end - range.start) throw changedUpload();
+  if (sizeBytes !== range.end - range.start) throw stagedUploadChanged();
   return segment.digest('hex');
 }
 
@@ -134,7 +129,7 @@ export async function copyInSegments(job: ImportRow, run: CopyRun, restarted = f
         storage.copyPart(source, range, { key: job.objectKey, uploadId, partNumber: segment + 1 }),
         hashRange(source.key, source.version, range, hash),
       ]);
-      if (!part) throw changedUpload();
+      if (!part) throw stagedUploadChanged();
       row = await checkpoint(
         row,
         run,

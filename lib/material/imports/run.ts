@@ -16,7 +16,7 @@ import { importStream } from '../importers';
 import { copyInSegments, copySegmentBytesFor, openVerified, type SecuredCopy } from './evidence-copy';
 import { type ImportRow, MAX_IMPORT_ATTEMPTS } from './jobs';
 import { enqueueNextImport } from './queue';
-import { ImportCancelledError, UploadChangedError } from './run-errors';
+import { ImportCancelledError, stagedUploadChanged, UploadChangedError } from './run-errors';
 
 /**
  * How long a worker holds an import after each batch: longer than one worker invocation may run
@@ -119,10 +119,7 @@ async function secureUpload(
   } else if (job.stagingKey) {
     // One segment (the common case): one streamed copy, as many round trips as ever.
     const source = await storage.read(job.stagingKey, { version: job.stagedVersion ?? undefined });
-    if (!source)
-      throw new UploadChangedError(
-        'The uploaded file was replaced or removed after the import started; nothing was imported from it',
-      );
+    if (!source) throw stagedUploadChanged();
     const copied = hashWhileStreaming(source);
     const { version } = await storage.putStream(job.objectKey, copied.stream, job.contentType, {
       size: job.sizeBytes,
