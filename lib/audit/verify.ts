@@ -57,11 +57,11 @@ export interface TrailVerification extends ChainVerification {
 const BATCH_SIZE = 5_000;
 
 /**
- * The most events one verify call checks past its checkpoint: well within a second (about 30 us an
+ * The most events one verify call checks past its checkpoint: well within a second (30-60 us an
  * event, test/bench/README.md), so the call answers in time however long the chain. More, and the
  * answer says `complete: false`; the next call (or the full verification) goes on from there.
  */
-export const INCREMENTAL_LIMIT = 20_000;
+export const INCREMENTAL_LIMIT = 10_000;
 
 const GENESIS: ChainPoint = { sequence: 0, hash: GENESIS_HASH };
 
