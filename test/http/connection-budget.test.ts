@@ -127,7 +127,9 @@ describe('beyond the connections the proxy may open', () => {
     await db().execute(sql.raw(`create role ${role} login connection limit 0`));
     try {
       const [{ name }] = (await db().execute(sql`select current_database() as name`)) as unknown as [{ name: string }];
-      const url = new URL(inject('databaseTemplate').url);
+      const template = inject('databaseTemplate');
+      if (template.kind !== 'postgres') return;
+      const url = new URL(template.url);
       url.username = role;
       url.pathname = `/${name}`;
       swapped = await openPostgres(url.toString(), { max: 2 });
