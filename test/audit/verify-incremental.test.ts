@@ -264,6 +264,12 @@ describe('audit_verification_checkpoints', () => {
         /auditVerificationCheckpoints|audit_verification_checkpoints/.test(readFileSync(join(root, file), 'utf8')),
       )
       .map((file) => relative('.', file));
-    expect(naming.sort()).toEqual(['lib/audit/full-verification.ts', 'lib/audit/verify.ts', 'lib/db/schema/audit.ts']);
+    // The schema defines it, the migration step takes DELETE and TRUNCATE away from the service's role.
+    expect(naming.sort()).toEqual([
+      'infra/functions/migrate.ts',
+      'lib/audit/full-verification.ts',
+      'lib/audit/verify.ts',
+      'lib/db/schema/audit.ts',
+    ]);
   });
 });
