@@ -350,7 +350,8 @@ export const routes = defineRoutes({
   verifyAuditChain: defineRoute('organization', {
     method: 'GET',
     path: '/organization/{orgId}/audit-events/verify',
-    summary: "Recompute the organization's audit hash chain and say whether it is intact (org admin or owner)",
+    summary:
+      "Check the organization's audit hash chain since its last checkpoint and say whether it is intact (org admin or owner)",
     auth: 'bearer',
     scope: 'audit:read',
     organization: { from: 'path', role: 'admin-or-owner' },

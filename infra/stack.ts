@@ -4,6 +4,7 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { routeList } from '../functions/routes';
+import { type ConcurrencyBudget, concurrencyBudget } from './concurrency-budget';
 import type { RouteDefinition } from '../lib/http/route';
 import { AlarmTopic } from './constructs/alarm-topic';
 import { Api } from './constructs/api';
@@ -45,6 +46,8 @@ export class CaseEvidenceStack extends Stack {
   readonly alarmTopic: ITopic;
   readonly routeStacks: RouteStack[];
   readonly proxy: DatabaseProxy;
+  /** The deployed routes' concurrency budget (infra/concurrency-budget.ts); synth fails on an instance class it does not know. */
+  readonly concurrencyBudget: ConcurrencyBudget;
   /** The evidence bucket (Object Lock). */
   readonly bucket: Bucket;
   /** Staging uploads and generated documents (expiring, no Object Lock). */
@@ -57,6 +60,7 @@ export class CaseEvidenceStack extends Stack {
     this.settings = props.settings;
     const settings = props.settings;
     const routes = props.routes ?? routeList;
+    this.concurrencyBudget = concurrencyBudget(settings, routes);
     // The proxy's target group takes no tags in CloudFormation's schema (cfn-lint E3002), though
     // CDK's L1 would render them.
     const untaggable = { excludeResourceTypes: ['AWS::RDS::DBProxyTargetGroup'] };

@@ -1,3 +1,4 @@
+import { continueFullVerifications } from './audit/full-verification';
 import { pruneSignInAddresses } from './auth/sign-in-addresses';
 import { retryStuckCharges, retryVoidedInvoices } from './billing/charges';
 import { endLapsedPlanPro } from './billing/case-pro';
@@ -22,6 +23,7 @@ export type MaintenanceCounts = {
   lapsedUploadsRemoved: number;
   documentsRemoved: number;
   planProEnded: number;
+  auditEventsVerified: number;
 };
 
 /** Each count's words, in the order printed: a count without words here does not compile. */
@@ -35,6 +37,7 @@ export const MAINTENANCE_COUNT_LABELS: Record<keyof MaintenanceCounts, string> =
   lapsedUploadsRemoved: 'lapsed upload(s) removed',
   documentsRemoved: 'generated document(s) removed',
   planProEnded: 'case(s) no longer Pro through their plan',
+  auditEventsVerified: 'audit event(s) re-verified',
 };
 
 /** One line with every count of a run: `0 email(s) sent, 1 charge(s) retried, ...`. */
@@ -51,7 +54,8 @@ export function describeMaintenance(counts: MaintenanceCounts): string {
  * send stalled evidence imports to the worker again, report imports waiting so long that their
  * upload nears the staging expiry, and remove uploads never started (their
  * objects, then their reservations) and generated documents past their expiry, and end the Pro of
- * cases whose plan no longer includes it. The local
+ * cases whose plan no longer includes it, and go on with the full re-verification of the audit
+ * chains (lib/audit/full-verification.ts), a bounded batch a run. The local
  * server runs it on a timer; in the cloud a scheduled function runs the same call.
  */
 export async function runMaintenance(): Promise<MaintenanceCounts> {
@@ -67,6 +71,7 @@ export async function runMaintenance(): Promise<MaintenanceCounts> {
   const lapsedUploadsRemoved = await removeLapsedUploads();
   const documentsRemoved = await removeExpiredDocuments();
   const planProEnded = await endLapsedPlanPro();
+  const auditEventsVerified = await continueFullVerifications();
   return {
     emailsSent,
     customersCreated,
@@ -77,6 +82,7 @@ export async function runMaintenance(): Promise<MaintenanceCounts> {
     lapsedUploadsRemoved,
     documentsRemoved,
     planProEnded,
+    auditEventsVerified,
   };
 }
 

@@ -12,6 +12,7 @@ import {
   StorageType,
 } from 'aws-cdk-lib/aws-rds';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { PROXY_BORROW_TIMEOUT_SECONDS, PROXY_MAX_CONNECTIONS_PERCENT } from '../concurrency-budget';
 import type { EnvironmentSettings } from '../environments';
 import type { Network } from './network';
 import { dataRemovalPolicy } from './retention';
@@ -21,14 +22,8 @@ const ADMIN_USER = 'cebs_admin';
 const APP_USER = 'cebs_app';
 /** RDS Proxy listens on the engine's default port whatever the instance's port. */
 const PROXY_PORT = 5432;
-/**
- * How long the proxy lets a transaction wait for a pooled database connection when its pool is at
- * its cap (RDS default: 120 s, far beyond any function). Half the default function timeout (10 s):
- * a request that got no connection in 5 s fails while its function still has time to answer,
- * instead of holding its concurrency until Lambda stops it; a pool that busy is overloaded, and
- * shedding load beats queueing behind it (the borrow-latency alarm fires first, at 1 s).
- */
-export const PROXY_BORROW_TIMEOUT_SECONDS = 5;
+/** Set by the concurrency budget (infra/concurrency-budget.ts), which says why. */
+export { PROXY_BORROW_TIMEOUT_SECONDS } from '../concurrency-budget';
 
 /**
  * PostgreSQL in the isolated subnets, reached only through RDS Proxy (which absorbs Lambda
@@ -117,7 +112,7 @@ export class Database {
       // Functions keep their connection while their environment lives (frozen between
       // invocations); a long idle timeout keeps a thawed function from finding it closed.
       idleClientTimeout: Duration.hours(2),
-      maxConnectionsPercent: 90,
+      maxConnectionsPercent: PROXY_MAX_CONNECTIONS_PERCENT,
       borrowTimeout: Duration.seconds(PROXY_BORROW_TIMEOUT_SECONDS),
       debugLogging: false,
     });

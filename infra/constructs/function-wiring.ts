@@ -2,6 +2,7 @@ import type { Stack } from 'aws-cdk-lib';
 import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { RouteDefinition } from '../../lib/http/route';
+import { CONNECTIONS_PER_PROCESS } from '../concurrency-budget';
 import type { EnvironmentSettings } from '../environments';
 import { acknowledgePrefixWildcards } from '../nag';
 import { type FunctionPermissions, permissionsFor } from '../permissions';
@@ -12,9 +13,6 @@ import type { Network } from './network';
 import type { ObjectStore } from './object-store';
 import type { ServiceSecrets } from './secrets';
 import type { ServiceFunction, ServiceFunctionProps } from './service-function';
-
-/** Connections per function instance: one request at a time, plus one for after-commit work. */
-const LAMBDA_POOL_MAX = 2;
 
 export interface DeployedFunction {
   name: string;
@@ -72,7 +70,7 @@ export class FunctionWiring {
       CORS_ORIGINS: settings.corsOrigins.join(','),
       MAIL_TRANSPORT: 'ses',
       MAIL_FROM: settings.mail.from,
-      DB_POOL_MAX: String(LAMBDA_POOL_MAX),
+      DB_POOL_MAX: String(CONNECTIONS_PER_PROCESS),
       ...database.environment,
       JWT_SECRET_ARN: secrets.jwt.secretArn,
       ORIGIN_VERIFY_SECRET_ARN: originVerify.secretArn,

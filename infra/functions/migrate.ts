@@ -85,6 +85,8 @@ async function connect(url: string) {
 
 /** Tables the application role may only insert into and read. */
 export const APPEND_ONLY_TABLES = ['audit_events'] as const;
+/** Tables the application role may insert into, read and update, never empty (lib/audit's verification results). */
+export const KEPT_TABLES = ['audit_verification_checkpoints'] as const;
 
 /**
  * Idempotent: creates or updates the login role and grants it DML on everything in public, except
@@ -106,6 +108,7 @@ export function applicationRoleStatements(app: Credentials, database: string): s
     // The audit trail is append-only for the service (its trigger refuses changes too): run after
     // the grants above on every deployment, so no migration can hand the rights back.
     ...APPEND_ONLY_TABLES.map((table) => `revoke update, delete, truncate on "${table}" from ${role}`),
+    ...KEPT_TABLES.map((table) => `revoke delete, truncate on "${table}" from ${role}`),
   ];
 }
 

@@ -41,7 +41,8 @@ const USAGE = `Usage: npm run admin -- <command>
   maintenance run              deliver due emails, prune rate-limit windows and old idempotency
                                answers, create missing processor customers, retry charges and
                                voided invoices, requeue stalled imports, remove lapsed uploads
-                               and expired generated documents; prints each count
+                               and expired generated documents, re-verify audit chains a
+                               bounded batch at a time; prints each count
 
 Works on DATABASE_URL, or on the PGlite in DATA_DIR (stop \`npm start\` first: one process owns that directory).`;
 

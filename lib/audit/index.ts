@@ -17,7 +17,14 @@ export {
   SYSTEM_SCOPE,
   withAuditScope,
 } from './scope';
-export { type ChainVerification, organizationsWithAuditEvents, verifyAuditChain } from './verify';
+export { continueFullVerifications } from './full-verification';
+export {
+  type ChainVerification,
+  organizationsWithAuditEvents,
+  type TrailVerification,
+  verifyAuditChain,
+  verifyAuditTrail,
+} from './verify';
 
 /** Records one event in a transaction of its own: a read, where there is no change to commit it with. */
 export function recordAuditNow(event: AuditEventInput): Promise<void> {

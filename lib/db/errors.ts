@@ -52,12 +52,21 @@ const CONNECTION_ERROR_CODES = new Set([
 const UNAVAILABLE_SQLSTATES = /^(08...|57P0[123]|53300|57014)$/;
 
 /**
+ * RDS Proxy's answer when no database connection could be borrowed within its borrow timeout (the
+ * concurrency budget, infra/README.md): its SQLSTATE is not documented, so its message tells it.
+ */
+const PROXY_POOL_EXHAUSTED =
+  /borrow a connection from the pool timed out|timed-out waiting to acquire database connection/i;
+
+/**
  * True when `error` (or what drizzle wrapped in it) says the database could not be reached, the
- * connection dropped mid-query, or a statement ran out of time: answered 503, never 500.
+ * connection dropped mid-query, RDS Proxy's pool stayed full past its borrow timeout, or a statement
+ * ran out of time: answered 503, never 500.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  for (const { code } of wrappedErrors(error)) {
+  for (const { code, message } of wrappedErrors(error)) {
     if (typeof code === 'string' && (CONNECTION_ERROR_CODES.has(code) || UNAVAILABLE_SQLSTATES.test(code))) return true;
+    if (typeof message === 'string' && PROXY_POOL_EXHAUSTED.test(message)) return true;
   }
   return false;
 }

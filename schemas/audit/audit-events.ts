@@ -68,12 +68,45 @@ export const AuditEventPageEntity = PageEntity(AuditEventEntity).register(z.glob
   id: 'AuditEventPageEntity',
 });
 
+const Sequence = z.int().check(z.minimum(0));
+
 export const AuditChainVerificationEntity = z
   .object({
+    /**
+     * Nothing wrong was found: the events since the checkpoint check out (and end at the head when
+     * `complete`), the checkpoint's event is unchanged, and the last full re-verification did not fail.
+     */
     valid: z.boolean(),
-    checkedEvents: z.int().check(z.minimum(0)),
-    headSequence: z.int().check(z.minimum(0)),
+    /** Events this call read and checked: those appended since the checkpoint (all of them with no checkpoint). */
+    checkedEvents: Sequence,
+    headSequence: Sequence,
     headHash: z.string(),
+    /** The first sequence known missing or wrong (by this call or by the last full re-verification); null when valid. */
     firstInvalidSequence: z.nullable(z.int().check(z.minimum(1))),
+    /** The checkpoint this call started from: events 1 to `sequence` verified before (null: none, this call started at the first event). */
+    checkpoint: z.nullable(
+      z.object({
+        sequence: Sequence,
+        hash: z.string(),
+        verifiedAt: DateTime,
+        method: z.enum(['incremental', 'full']),
+      }),
+    ),
+    /** Every event from the first through this sequence is verified, by the checkpoint and this call. */
+    verifiedThroughSequence: Sequence,
+    /** This call reached the head; false when more events were appended since the checkpoint than one call checks (the next call goes on). */
+    complete: z.boolean(),
+    /** The last finished full re-verification from the first event (a background job); null before the first. A failed one keeps every answer invalid. */
+    lastFullVerification: z.nullable(
+      z.object({
+        startedAt: DateTime,
+        finishedAt: DateTime,
+        throughSequence: Sequence,
+        valid: z.boolean(),
+        firstInvalidSequence: z.nullable(z.int().check(z.minimum(1))),
+      }),
+    ),
+    /** A full re-verification under way: when it started and the last event it checked so far. */
+    runningFullVerification: z.nullable(z.object({ startedAt: DateTime, throughSequence: Sequence })),
   })
   .register(z.globalRegistry, { id: 'AuditChainVerificationEntity' });

@@ -230,7 +230,7 @@ describe('npm run admin -- audit verify', () => {
 });
 
 describe('npm run admin -- maintenance run', () => {
-  it('prints every count the run has: emails, customers, charges, invoices, imports, uploads, documents, Pro ended', async () => {
+  it('prints every count the run has: emails, customers, charges, invoices, imports, uploads, documents, Pro ended, audit events', async () => {
     // A lapsed upload: a link issued, never used, past its expiry and the grace after it.
     const s = await caseWithOwner();
     expectData(
@@ -248,7 +248,7 @@ describe('npm run admin -- maintenance run', () => {
 
     expect(lines).toEqual([
       expect.stringMatching(
-        /^maintenance done: \d+ email\(s\) sent, \d+ processor customer\(s\) created, \d+ charge\(s\) retried, \d+ invoice\(s\) voided, \d+ import\(s\) requeued, \d+ import\(s\) waiting near the staging expiry, [1-9]\d* lapsed upload\(s\) removed, \d+ generated document\(s\) removed, \d+ case\(s\) no longer Pro through their plan$/,
+        /^maintenance done: \d+ email\(s\) sent, \d+ processor customer\(s\) created, \d+ charge\(s\) retried, \d+ invoice\(s\) voided, \d+ import\(s\) requeued, \d+ import\(s\) waiting near the staging expiry, [1-9]\d* lapsed upload\(s\) removed, \d+ generated document\(s\) removed, \d+ case\(s\) no longer Pro through their plan, \d+ audit event\(s\) re-verified$/,
       ),
     ]);
   });

@@ -72,6 +72,12 @@ describe('GET /organization/{orgId}/audit-events/verify', () => {
       headSequence: events.length,
       headHash: events.at(-1)!.hash,
       firstInvalidSequence: null,
+      // The first call has no checkpoint: it verifies from the first event, and leaves one at the head.
+      checkpoint: null,
+      verifiedThroughSequence: events.length,
+      complete: true,
+      lastFullVerification: null,
+      runningFullVerification: null,
     });
   });
 
@@ -102,7 +108,7 @@ describe('GET /organization/{orgId}/audit-events/verify', () => {
     // Act
     const answer = expectData(await verify(owner, owner.organizationId));
     // Assess
-    expect(answer).toEqual({
+    expect(answer).toMatchObject({
       valid: false,
       checkedEvents: forged.sequence,
       headSequence: events.length,
@@ -150,7 +156,7 @@ describe('GET /organization/{orgId}/audit-events/verify', () => {
         ),
     );
 
-    expect(expectData(await verify(owner, owner.organizationId))).toEqual({
+    expect(expectData(await verify(owner, owner.organizationId))).toMatchObject({
       valid: false,
       checkedEvents: firstRemoved - 1,
       headSequence: events.length,

@@ -8,6 +8,7 @@ import { openPostgres } from '../../lib/db/client';
 import { migrateDatabase } from '../../lib/db/migrate';
 import { databaseUrl } from '../harness/databases';
 import { type AuditResult, benchAuditCost } from './audit';
+import { type AuditVerifyResult, benchAuditVerify } from './audit-verify';
 import { benchImports, importNodeFlags, importScale, importsReport } from './imports';
 import { benchMaterial } from './material';
 import { benchBillingReport } from './report';
@@ -30,12 +31,15 @@ const RESULTS_FILE = join(import.meta.dirname, 'results', 'latest.json');
 /**
  * Which parts to run: http (login/profile), audit (a mutating route with and without its audit
  * write), report (50,000-row billing report), material (evidence), imports (a 1 GiB mbox and a
- * 1,000,000-row messages.csv; BENCH_IMPORT_SCALE shrinks them), soak (minutes of mixed reads and
+ * 1,000,000-row messages.csv; BENCH_IMPORT_SCALE shrinks them), verify (audit chain verification at
+ * 1,000,000 events: incremental calls and the full pass), soak (minutes of mixed reads and
  * writes). soak is not in the default set: it alone takes BENCH_SOAK_SECONDS (5 minutes) plus
  * warm-up, so it runs when named (BENCH_ONLY=soak).
  */
-const ALL_PARTS = ['http', 'audit', 'report', 'material', 'imports', 'soak'] as const;
-const PARTS = new Set((process.env.BENCH_ONLY ?? 'http,audit,report,material,imports').split(',').map((p) => p.trim()));
+const ALL_PARTS = ['http', 'audit', 'report', 'material', 'imports', 'verify', 'soak'] as const;
+const PARTS = new Set(
+  (process.env.BENCH_ONLY ?? 'http,audit,report,material,imports,verify').split(',').map((p) => p.trim()),
+);
 for (const part of PARTS)
   if (!(ALL_PARTS as readonly string[]).includes(part))
     throw new Error(`BENCH_ONLY: unknown part "${part}" (parts: ${ALL_PARTS.join(', ')})`);
@@ -310,6 +314,18 @@ function report(results: ScenarioResult[], header: string[]): string {
   return lines.join('\n');
 }
 
+function auditVerifyReport(r: AuditVerifyResult): string {
+  const n = (value: number) => value.toLocaleString('en-US');
+  return [
+    `\nAudit chain verification, ${n(r.events)} events in one organization (seeded in ${r.seedSeconds} s):`,
+    `  whole chain in one call (the route before issue 32, the CLI's audit verify)  ${String(r.wholeChainMs).padStart(7)} ms`,
+    `  first verify call, no checkpoint yet (${n(r.firstCallEvents)} events, then stops)          ${String(r.firstCallMs).padStart(7)} ms`,
+    `  verify call after ${r.incremental.appended} new events, ${r.incremental.samples} samples: p50 ${r.incremental.p50Ms} ms, max ${r.incremental.maxMs} ms`,
+    `  full re-verification: ${r.full.runs} maintenance run(s), ${n(r.full.totalMs)} ms in all, longest run ${n(r.full.maxRunMs)} ms, result ${r.full.valid === true ? 'valid' : 'NOT VALID'}`,
+    `  target: a verify call within ${n(r.target.incrementalMs)} ms at ${n(r.target.events)} events: ${r.passed ? 'met' : 'MISSED'}`,
+  ].join('\n');
+}
+
 function auditReport(audit: AuditResult, machine: { node: string; postgres: string; cpu: string }): string {
   const row = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(16) : cell.padStart(10))).join('');
   const lines = [
@@ -553,6 +569,11 @@ async function main(): Promise<void> {
       // As the audit target: a missed rate or memory target fails the run, after the figures are kept.
       if (!imports.passed) process.exitCode = 1;
     }
+    const auditVerify = PARTS.has('verify') ? await benchAuditVerify(ADMIN_URL) : undefined;
+    if (auditVerify) {
+      console.log(auditVerifyReport(auditVerify));
+      if (!auditVerify.passed) process.exitCode = 1;
+    }
     const soak = PARTS.has('soak')
       ? await benchSoak({
           adminUrl: ADMIN_URL,
@@ -577,6 +598,7 @@ async function main(): Promise<void> {
       ...(billingReport ? { billingReport } : {}),
       ...(material ? { material } : {}),
       // A run of some of the import cases (BENCH_IMPORT_CASES) keeps the others' last figures.
+      ...(auditVerify ? { auditVerify } : {}),
       ...(imports ? { imports: { ...(previousResults().imports as object | undefined), ...imports } } : {}),
       ...(soak ? { soak } : {}),
     });

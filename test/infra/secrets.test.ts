@@ -123,6 +123,11 @@ describe('migration step: application role', () => {
         `select privilege_type from information_schema.role_table_grants where grantee = '${role}' and table_name = 'audit_events' order by 1`,
       );
       expect(audit.map((row) => row.privilege_type)).toEqual(['INSERT', 'SELECT']);
+      // Verification results: moved on, never removed.
+      const checkpoints = await rowsOf<{ privilege_type: string }>(
+        `select privilege_type from information_schema.role_table_grants where grantee = '${role}' and table_name = 'audit_verification_checkpoints' order by 1`,
+      );
+      expect(checkpoints.map((row) => row.privilege_type)).toEqual(['INSERT', 'SELECT', 'UPDATE']);
     } finally {
       await db().execute(`drop owned by "${role}"`);
       await db().execute(`drop role if exists "${role}"`);

@@ -738,7 +738,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Recompute the organization's audit hash chain and say whether it is intact (org admin or owner)
+         * Check the organization's audit hash chain since its last checkpoint and say whether it is intact (org admin or owner)
          * @description Bearer token. An automation token needs the `audit:read` scope.
          *
          *     Needs org admin or owner (owner, admin) in the organization `orgId`; 403 otherwise.
@@ -1714,6 +1714,30 @@ export interface components {
             headSequence: number;
             headHash: string;
             firstInvalidSequence: number | null;
+            checkpoint: {
+                sequence: number;
+                hash: string;
+                /** Format: date-time */
+                verifiedAt: string;
+                /** @enum {string} */
+                method: "incremental" | "full";
+            } | null;
+            verifiedThroughSequence: number;
+            complete: boolean;
+            lastFullVerification: {
+                /** Format: date-time */
+                startedAt: string;
+                /** Format: date-time */
+                finishedAt: string;
+                throughSequence: number;
+                valid: boolean;
+                firstInvalidSequence: number | null;
+            } | null;
+            runningFullVerification: {
+                /** Format: date-time */
+                startedAt: string;
+                throughSequence: number;
+            } | null;
         };
         AuditEventEntity: {
             /** Format: uuid */
@@ -4600,7 +4624,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Recompute the organization's audit hash chain and say whether it is intact (org admin or owner) */
+            /** @description Check the organization's audit hash chain since its last checkpoint and say whether it is intact (org admin or owner) */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

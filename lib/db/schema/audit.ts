@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { AUDIT_ACTOR_TYPES } from '../../audit/actions';
 import { id, timestamptz } from '../columns';
 
@@ -60,6 +60,43 @@ export const auditChainHeads = pgTable('audit_chain_heads', {
   /** The hash before the last event: the append sets it from the old `hash`, so one UPDATE … RETURNING gives both. */
   prevHash: text('prev_hash'),
 });
+
+/**
+ * How far each organization's chain is known to be intact, written only by lib/audit
+ * (verify.ts, full-verification.ts): the checkpoint (every event from the first through `sequence`
+ * verified, the last one hashing to `hash`), from which GET .../audit-events/verify checks only
+ * what was appended since; and the background full re-verification (maintenance), its progress
+ * and its last result. A trigger (drizzle/0024) refuses a checkpoint moving back, a failed full
+ * verification being overwritten and any DELETE: what an auditor was told stays told.
+ */
+export const auditVerificationCheckpoints = pgTable(
+  'audit_verification_checkpoints',
+  {
+    organizationId: uuid('organization_id').primaryKey(),
+    /** Events 1..sequence are verified; 0 with GENESIS_HASH before any. */
+    sequence: bigint('sequence', { mode: 'number' }).notNull(),
+    /** The hash of the event at `sequence`: the next call checks that event still has it. */
+    hash: text('hash').notNull(),
+    verifiedAt: timestamptz('verified_at').notNull(),
+    /** How the checkpoint was last moved: by a verify call, or by a finished full verification. */
+    method: text('method', { enum: ['incremental', 'full'] }).notNull(),
+    /** The running full verification: when it started and the last event it checked (null: none running). */
+    fullStartedAt: timestamptz('full_started_at'),
+    fullCursorSequence: bigint('full_cursor_sequence', { mode: 'number' }),
+    fullCursorHash: text('full_cursor_hash'),
+    /** The last finished full verification. */
+    lastFullStartedAt: timestamptz('last_full_started_at'),
+    lastFullFinishedAt: timestamptz('last_full_finished_at'),
+    /** The head it reached (valid) or the last event it read (invalid). */
+    lastFullThroughSequence: bigint('last_full_through_sequence', { mode: 'number' }),
+    lastFullValid: boolean('last_full_valid'),
+    lastFullFirstInvalidSequence: bigint('last_full_first_invalid_sequence', { mode: 'number' }),
+  },
+  (t) => [
+    check('audit_verification_checkpoints_sequence_check', sql`${t.sequence} >= 0`),
+    check('audit_verification_checkpoints_method_check', sql`${t.method} in ('incremental', 'full')`),
+  ],
+);
 
 /**
  * Repeated reads of case evidence (lib/audit/read-events.ts): the same read (action, case, user,
