@@ -51,6 +51,7 @@ export class BundleHost {
   private readonly warm = new Map<string, WarmBundle>();
   /** Bundles loaded (cold starts), by function name. */
   readonly coldStarts: string[] = [];
+  invocations = 0;
 
   constructor(
     private readonly environmentOf: (bundle: Bundle) => Record<string, string>,
@@ -63,19 +64,20 @@ export class BundleHost {
   }
 
   async invoke(bundle: Bundle, invocation: Invocation): Promise<unknown> {
-    let process = this.warm.get(bundle.name);
-    if (process) this.warm.delete(bundle.name);
+    this.invocations += 1;
+    let warm = this.warm.get(bundle.name);
+    if (warm) this.warm.delete(bundle.name);
     else {
       if (this.warm.size >= this.maxProcesses) {
         const [oldest, stopped] = this.warm.entries().next().value!;
         this.warm.delete(oldest);
         stopped.stop();
       }
-      process = new WarmBundle(this.root, bundle, this.environmentOf(bundle));
+      warm = new WarmBundle(this.root, bundle, this.environmentOf(bundle));
       this.coldStarts.push(bundle.name);
     }
-    this.warm.set(bundle.name, process);
-    return process.invoke(invocation);
+    this.warm.set(bundle.name, warm);
+    return warm.invoke(invocation);
   }
 
   close(): void {

@@ -551,6 +551,13 @@ describe.skipIf(!process.env.DATABASE_URL)('the shipped bundles (PostgreSQL only
       'deployment variables:',
       JSON.stringify([...new Set([...deploymentVariables.values()].flat())].sort()),
     );
-    console.info('shipped bundles timings (ms):', JSON.stringify(timings), 'cold starts:', host.coldStarts.length);
+    console.info(
+      'shipped bundles timings (ms):',
+      JSON.stringify(timings),
+      'cold starts:',
+      host.coldStarts.length,
+      'invocations:',
+      host.invocations,
+    );
   }, 600_000);
 });
