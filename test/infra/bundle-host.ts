@@ -161,7 +161,22 @@ class WarmBundle {
       logStreamName: 'shipped-bundles',
     };
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      // Lambda ends an invocation at the function's timeout and starts the next in a fresh environment.
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new Error(`${this.bundle.name}: timed out after ${timeoutMs} ms: ${this.stderr}`));
+        this.child.kill();
+      }, timeoutMs + 1000);
+      this.pending.set(id, {
+        resolve: (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      });
       this.child.stdin!.write(`${JSON.stringify({ id, event, context, timeoutMs })}\n`);
     });
   }

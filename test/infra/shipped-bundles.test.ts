@@ -382,6 +382,8 @@ describe.skipIf(!process.env.DATABASE_URL)('the shipped bundles (PostgreSQL only
     status: number;
     code?: string;
     shape: unknown;
+    contentType?: string | undefined;
+    requestIdHeader: boolean;
   }
 
   /**
@@ -395,7 +397,14 @@ describe.skipIf(!process.env.DATABASE_URL)('the shipped bundles (PostgreSQL only
       const answer = await client.send(method, path, options);
       // Every answer is the service's envelope: no bare gateway error.
       expect(answer.body, `${client.name} ${step}`).toMatchObject({ statusCode: answer.status });
-      steps.push({ step, status: answer.status, code: answer.body?.error?.code, shape: shapeOf(answer.body) });
+      steps.push({
+        step,
+        status: answer.status,
+        code: answer.body?.error?.code,
+        shape: shapeOf(answer.body),
+        contentType: answer.headers['content-type']?.split(';')[0],
+        requestIdHeader: answer.headers['x-request-id'] !== undefined,
+      });
       return answer;
     };
     const ok = async (step: string, method: string, path: string, options?: RequestOptions, status = 200) => {
@@ -547,10 +556,6 @@ describe.skipIf(!process.env.DATABASE_URL)('the shipped bundles (PostgreSQL only
     expect(shippedSteps).toEqual(localSteps);
     expect([...shipped.hit].sort()).toEqual(routeList.map((route) => route.operationId).sort());
     expect(host.coldStarts).toContain('importWorker');
-    console.info(
-      'deployment variables:',
-      JSON.stringify([...new Set([...deploymentVariables.values()].flat())].sort()),
-    );
     console.info(
       'shipped bundles timings (ms):',
       JSON.stringify(timings),
