@@ -337,7 +337,8 @@ export async function runCustodyExport(
         if (options.shouldPause?.()) {
           await db()
             .update(custodyExports)
-            .set({ status: 'queued', leaseUntil: null })
+            // A pause is not an attempt: only runs that end without finishing count.
+            .set({ status: 'queued', leaseUntil: null, attempts: sql`${custodyExports.attempts} - 1` })
             .where(eq(custodyExports.id, job.id));
           return 'paused';
         }

@@ -8,7 +8,11 @@ import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
 import { auditEvents, custodyExports, emails } from '../../lib/db/schema';
 import { custodyLimits } from '../../lib/material/custody';
-import { drainCustodyExports, runCustodyExport } from '../../lib/material/custody-exports';
+import {
+  drainCustodyExports,
+  requeueStalledCustodyExports,
+  runCustodyExport,
+} from '../../lib/material/custody-exports';
 import { DirectoryStorage, useObjectStorage } from '../../lib/storage';
 import { createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
@@ -151,8 +155,8 @@ describe('POST /cases/{caseId}/custody/exports', () => {
   });
 
   it('splits a big case into volumes, pausing and resuming between them, every record once', async () => {
-    // Prepare: volumes of 40 item lines (an event weighs 5), the worker paused after each volume.
-    custodyLimits.volumeWeight = 40;
+    // Prepare: volumes of 20 item lines (an event weighs 5), the worker paused after each volume.
+    custodyLimits.volumeWeight = 20;
     const { owner, caseId } = await caseWithEmails(90);
     for (let i = 0; i < 3; i += 1)
       expectData(
@@ -195,15 +199,20 @@ describe('POST /cases/{caseId}/custody/exports', () => {
       }
     } while (outcome === 'paused');
 
-    // Assess: 90 items and the 4 events up to the head at start (created, 3 renames), in volumes of 40 lines.
+    // Assess: 90 items and the 4 events up to the head at start (created, 3 renames), in volumes of 20 lines.
     const done = expectData(await read(owner, caseId, started.id));
     expect(outcomes.at(-1)).toBe('succeeded');
     expect(done.progress).toMatchObject({ itemsWritten: 90, itemTotal: 90, eventsWritten: 4, eventTotal: 4 });
+    // Five volumes and more: pauses are not attempts (three runs that end unfinished fail an export).
     expect(done.volumes.map((volume: any) => [volume.items, volume.events])).toEqual([
-      [40, 0],
-      [40, 0],
-      [10, 4],
+      [20, 0],
+      [20, 0],
+      [20, 0],
+      [20, 0],
+      [10, 2],
+      [0, 2],
     ]);
+    expect(outcomes).toEqual(['paused', 'paused', 'paused', 'paused', 'paused', 'succeeded']);
     const texts = await Promise.all(done.volumes.map((volume: any) => download(volume.downloadUrl)));
     for (const [index, text] of texts.entries()) expect(text).toContain(`Chain of custody, volume ${index + 1}`);
     const all = texts.join('\n');
@@ -211,6 +220,57 @@ describe('POST /cases/{caseId}/custody/exports', () => {
       const hash = index.toString(16).padStart(64, 'a');
       expect(all.split(hash).length - 1).toBe(1);
     }
+  });
+
+  it('takes up again an export whose worker died (its lease lapsed), and fails it after three such runs', async () => {
+    // Prepare: two exports left running by dead workers, one with its runs spent; one whose lease still holds.
+    const { owner, caseId } = await caseWithEmails(2);
+    const started = expectData(await start(owner, caseId), 202);
+    await drainCustodyExports();
+    const lapsed = new Date(Date.now() - 60_000);
+    const [base] = await db().select().from(custodyExports).where(eq(custodyExports.id, started.id));
+    const row = (covers: string, attempts: number, leaseUntil: Date) => ({
+      ...base!,
+      id: undefined as unknown as string,
+      covers,
+      status: 'running' as const,
+      attempts,
+      leaseUntil,
+      volumes: [],
+      itemsWritten: 0,
+      eventsWritten: 0,
+      itemCursor: null,
+      itemsDone: 0,
+      eventCursor: 0,
+      finishedAt: null,
+    });
+    const [dead, spent, alive] = await db()
+      .insert(custodyExports)
+      .values(
+        [
+          { ...row('dead', 1, lapsed), id: undefined },
+          { ...row('spent', 3, lapsed), id: undefined },
+          { ...row('alive', 1, new Date(Date.now() + 600_000)), id: undefined },
+        ].map(({ id: _id, ...values }) => values),
+      )
+      .returning();
+
+    // Act
+    const requeued = await requeueStalledCustodyExports();
+    await drainCustodyExports();
+
+    // Assess
+    expect(requeued).toBe(2);
+    expect(expectData(await read(owner, caseId, dead!.id))).toMatchObject({
+      status: 'succeeded',
+      progress: { itemsWritten: 2 },
+    });
+    expect(expectData(await read(owner, caseId, spent!.id))).toMatchObject({
+      status: 'failed',
+      error: { code: 'ATTEMPTS_EXHAUSTED' },
+      volumes: [],
+    });
+    expect(expectData(await read(owner, caseId, alive!.id))).toMatchObject({ status: 'running' });
   });
 
   it('refuses a PDF at once over the limit with 409 CUSTODY_TOO_LARGE, naming the export route', async () => {
