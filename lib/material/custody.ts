@@ -297,21 +297,63 @@ export async function custodyEventPage(
   };
 }
 
+/** What the counts of a case were at a state of its evidence (`covers`), kept a while per process. */
+interface CountsAt {
+  covers: string;
+  items: number;
+  /** Events up to the last one that is not a custody read or export (the state's own event). */
+  eventsUpToCovers: number;
+  keptUntil: number;
+}
+const countsCache = new Map<string, CountsAt>();
+/** Cases whose counts this process keeps, and for how long (a backstop: a state never changes without an event). */
+const COUNTS_CACHE_CASES = 200;
+const COUNTS_CACHE_MS = 10 * 60_000;
+
 /**
- * How many items and events the case has (all pages) and the organization's chain head, in one
- * statement: counts over the indexes the pages walk.
+ * How many items and events the case has (all pages) and the organization's chain head, in two
+ * statements. Counting a million items takes a few hundred milliseconds, so the counts are kept
+ * per process for the state they were taken at: every change of the evidence records an event in
+ * its own transaction, so the case's last event that is not a custody read or export (its
+ * `covers`, read in the same snapshot) names the items exactly; only the custody events after it
+ * are counted again, from the index, on a later page.
  */
 export async function custodySummary(
   tx: Executor,
   caseId: string,
   organizationId: string,
 ): Promise<{ itemCount: number; eventCount: number; chainHead: ChainHead }> {
-  const [row] = await rowsOf<{
-    items: string | number;
-    events: string | number;
+  const [state] = await rowsOf<{
+    covers_sequence: string | number | null;
+    covers_hash: string | null;
     sequence: string | number | null;
     hash: string | null;
   }>(
+    tx,
+    sql`select last.sequence as covers_sequence, last.hash as covers_hash, head.sequence, head.hash
+    from (select 1) one
+    left join ${auditChainHeads} head on head.organization_id = ${organizationId}
+    left join lateral (
+      select ${auditEvents.sequence} as sequence, ${auditEvents.hash} as hash from ${auditEvents}
+      where ${auditEvents.organizationId} = ${organizationId} and ${auditEvents.caseId} = ${caseId}
+        and ${auditEvents.action} not like 'evidence.custody.%'
+      order by ${auditEvents.sequence} desc limit 1
+    ) last on true`,
+  );
+  const coversSequence = Number(state?.covers_sequence ?? 0);
+  const covers = state?.covers_hash ? `${coversSequence}:${state.covers_hash}` : 'no events';
+  const chainHead = state?.hash
+    ? { sequence: Number(state.sequence), hash: state.hash }
+    : { sequence: 0, hash: GENESIS_HASH };
+  const eventsAfterCovers = sql`(select count(*) from ${auditEvents} where ${auditEvents.organizationId} = ${organizationId}
+    and ${auditEvents.caseId} = ${caseId} and ${auditEvents.sequence} > ${coversSequence})`;
+
+  const kept = countsCache.get(caseId);
+  if (kept && kept.covers === covers && kept.keptUntil > Date.now()) {
+    const [row] = await rowsOf<{ later: string | number }>(tx, sql`select ${eventsAfterCovers} as later`);
+    return { itemCount: kept.items, eventCount: kept.eventsUpToCovers + Number(row!.later), chainHead };
+  }
+  const [row] = await rowsOf<{ items: string | number; events: string | number; later: string | number }>(
     tx,
     sql`select
       (select count(*) from ${emails} where ${emails.caseId} = ${caseId})
@@ -322,22 +364,21 @@ export async function custodySummary(
       + (select count(distinct linked.key) from ${deviceNotes} cross join lateral unnest(${deviceNotes.attachmentKeys}) as linked(key) where ${deviceNotes.caseId} = ${caseId})
       + (select count(*) from ${evidenceImports} where ${evidenceImports.caseId} = ${caseId} and ${evidenceImports.sha256} is not null)
         as items,
-      (select count(*) from ${auditEvents} where ${auditEvents.organizationId} = ${organizationId} and ${auditEvents.caseId} = ${caseId}) as events,
-      head.sequence, head.hash
-    from (select 1) one
-    left join ${auditChainHeads} head on head.organization_id = ${organizationId}`,
+      (select count(*) from ${auditEvents} where ${auditEvents.organizationId} = ${organizationId}
+        and ${auditEvents.caseId} = ${caseId} and ${auditEvents.sequence} <= ${coversSequence}) as events,
+      ${eventsAfterCovers} as later`,
   );
-  return {
-    itemCount: Number(row!.items),
-    eventCount: Number(row!.events),
-    chainHead: row?.hash ? { sequence: Number(row.sequence), hash: row.hash } : { sequence: 0, hash: GENESIS_HASH },
-  };
+  const items = Number(row!.items);
+  const eventsUpToCovers = Number(row!.events);
+  if (countsCache.size >= COUNTS_CACHE_CASES) countsCache.delete(countsCache.keys().next().value!);
+  countsCache.set(caseId, { covers, items, eventsUpToCovers, keptUntil: Date.now() + COUNTS_CACHE_MS });
+  return { itemCount: items, eventCount: eventsUpToCovers + Number(row!.later), chainHead };
 }
 
 /**
  * One page of the custody record: the summary and chain head, a page of items and one of events,
  * in one read-only repeatable-read snapshot (the head is at or after every event counted or
- * listed, an import committing meanwhile is not half seen): three statements whatever the size.
+ * listed, an import committing meanwhile is not half seen): four statements whatever the size.
  */
 async function readCustodyPage(caseId: string, organizationId: string, query: z.output<typeof CaseCustodyQuery>) {
   const perPage = query.perPage ?? CUSTODY_DEFAULT_PER_PAGE;

@@ -29,7 +29,7 @@ async function openCase(owner: TestUser) {
 }
 
 /** `count` emails in one thread of the case, with hashes and sizes, written by one statement. */
-async function seedEmails(owner: TestUser, caseId: string, count: number) {
+async function seedEmails(owner: TestUser, caseId: string, count: number, first = 1) {
   const { threadId } = await seedThread(caseId, [{ minute: 0 }]);
   await db().execute(sql`
     insert into emails (id, case_id, thread_id, grant_id, external_id, source_email, sha256, size_bytes,
@@ -37,7 +37,7 @@ async function seedEmails(owner: TestUser, caseId: string, count: number) {
     select gen_random_uuid(), ${caseId}, ${threadId}, 'seed', '<seed-' || g || '@big.example>', 'ann@big.example',
            md5(g::text) || md5((g + 1)::text), 1000 + g, 'a-rather-long-export-file-name-2026-11.mbox', ${owner.id},
            timestamptz '2026-11-01T00:00:00Z' + g * interval '1 millisecond', now()
-    from generate_series(1, ${count}) g`);
+    from generate_series(${first}::int, ${first + count - 1}::int) g`);
 }
 
 /** `count` audit events of the case (a read each), appended after the organization's head (not chained: no hash is checked here). */
@@ -138,6 +138,31 @@ describe('GET /cases/{caseId}/custody: pages behind cursors (issue 32)', () => {
     expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
     // case.created, the seeded reads, and the custody reads made by the item walk (one per hour, counted).
     expect(events.filter((event) => event.action === 'evidence.thread_emails.read')).toHaveLength(1_200);
+  });
+
+  it('counts what an import added and every later event, page after page', async () => {
+    const owner = await createUser();
+    const caseId = await openCase(owner);
+    await seedEmails(owner, caseId, 30);
+    const before = expectData(await custody(owner, caseId, { list: 'items' }));
+    // An import adds items (and a thread) and records its event in the same transaction.
+    await seedEmails(owner, caseId, 12, 31);
+    expectData(
+      await invoke(routes.updateCase, {
+        token: owner.accessToken,
+        organization: owner.organizationId,
+        path: { caseId },
+        body: { name: 'Big v. Case, more evidence' },
+      }),
+    );
+    const after = expectData(await custody(owner, caseId, { list: 'items', perPage: '50' }));
+    // The same read again within the hour is counted on its event, not a new one.
+    const again = expectData(await custody(owner, caseId, { list: 'items', perPage: '50' }));
+    expect(before).toMatchObject({ itemCount: 31, eventCount: 1 });
+    // case.created, the first read, case.updated.
+    expect(after).toMatchObject({ itemCount: 44, eventCount: 3 });
+    // The read before it (another query) is one more event; no item changed.
+    expect(again).toMatchObject({ itemCount: 44, eventCount: 4 });
   });
 
   it('reads a late page in the same number of statements as the first', async () => {
