@@ -657,7 +657,7 @@ export const routes = defineRoutes({
     method: 'GET',
     path: '/cases/{caseId}/custody',
     summary:
-      "The case's chain of custody: every evidence item's hash, its audit events, the chain head (JSON, or a stored PDF)",
+      "The case's chain of custody a page at a time (evidence items with their hashes, its audit events, each behind a cursor; the counts and the chain head), or a stored PDF of a small case",
     auth: 'bearer',
     scope: 'material:read',
     case: CASE_RULES.custody,

@@ -1334,7 +1334,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The case's chain of custody: every evidence item's hash, its audit events, the chain head (JSON, or a stored PDF)
+         * The case's chain of custody a page at a time (evidence items with their hashes, its audit events, each behind a cursor; the counts and the chain head), or a stored PDF of a small case
          * @description Bearer token. An automation token needs the `material:read` scope.
          *
          *     Needs owner, admin access to the case; 403 otherwise.
@@ -5970,7 +5970,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The case's chain of custody: every evidence item's hash, its audit events, the chain head (JSON, or a stored PDF) */
+            /** @description The case's chain of custody a page at a time (evidence items with their hashes, its audit events, each behind a cursor; the counts and the chain head), or a stored PDF of a small case */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
