@@ -7,6 +7,7 @@ import { config } from '../config';
 import { db } from '../db/client';
 import { type CustodyExportVolume, cases, custodyExports } from '../db/schema';
 import { transaction } from '../db/transaction';
+import { idEquals } from '../ids';
 import { logger } from '../log';
 import { traced } from '../observability/tracing';
 import { objectStorage } from '../storage';
@@ -173,7 +174,7 @@ export async function getCustodyExport(
   const [row] = await db()
     .select()
     .from(custodyExports)
-    .where(and(eq(custodyExports.caseId, ctx.caseContext.case.id), sql`${custodyExports.id}::text = ${exportId}`))
+    .where(and(eq(custodyExports.caseId, ctx.caseContext.case.id), idEquals(custodyExports.id, exportId)))
     .limit(1);
   if (!row) throw new CustodyExportNotFoundError();
   return exportEntity(row, true);
@@ -191,7 +192,7 @@ async function claimExport(exportId: string): Promise<ExportRow | undefined> {
     })
     .where(
       and(
-        sql`${custodyExports.id}::text = ${exportId}`,
+        idEquals(custodyExports.id, exportId),
         or(
           eq(custodyExports.status, 'queued'),
           and(
