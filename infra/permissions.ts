@@ -63,6 +63,10 @@ export const PERMISSION_OVERRIDES: Readonly<Record<string, Partial<FunctionPermi
   // while nothing it covers changed, and presign a GET for it.
   createBillingReport: { storage: { read: ['generated/'], write: ['generated/'], delete: [] } },
   getCaseCustody: { storage: { read: ['generated/'], write: ['generated/'], delete: [] } },
+  // lib/material/custody-exports.ts: the start inserts a row and sends the queue a message; the read
+  // presigns a GET for each stored volume (the import worker writes them).
+  startCustodyExport: { storage: NO_OBJECTS },
+  getCustodyExport: { storage: { read: ['generated/'], write: [], delete: [] } },
   // lib/material/uploads.ts presigns PUTs under staging/cases/<caseId>/notes/ for the desktop
   // extractor; lib/material/notes.ts copies the attachments into cases/<caseId>/ (evidence) and
   // removes them from staging.
@@ -89,8 +93,14 @@ export const PERMISSION_OVERRIDES: Readonly<Record<string, Partial<FunctionPermi
   // upload of the evidence key: s3:GetObject on the source (pinned by If-Match: the work bucket is
   // unversioned), s3:PutObject on the target (create, copy parts, complete), and an abort
   // (s3:AbortMultipartUpload on cases/, granted in infra/constructs/imports.ts).
+  // It also runs custody exports (lib/material/custody-exports.ts), storing their PDF volumes under generated/.
   importWorker: {
-    storage: { read: ['staging/', 'cases/'], write: ['cases/'], delete: ['staging/'], readVersions: ['cases/'] },
+    storage: {
+      read: ['staging/', 'cases/', 'generated/'],
+      write: ['cases/', 'generated/'],
+      delete: ['staging/'],
+      readVersions: ['cases/'],
+    },
   },
   // Maintenance removes uploads never started and expired generated documents (the work bucket's
   // lifecycle rules are the backstop), and sends stalled imports to the queue: the worker code its
@@ -108,6 +118,8 @@ export const IMPORT_QUEUE_SENDERS: ReadonlySet<string> = new Set([
   'retryImport',
   // A cancelled import gives its organization's turn to the next queued one.
   'cancelImport',
+  // A custody export goes to the same queue (`{ custodyExportId }`): the import worker runs it.
+  'startCustodyExport',
   'maintenance',
   'importWorker',
 ]);

@@ -6,6 +6,7 @@ import { createMissingProcessorCustomers } from './billing/customers';
 import { pruneIdempotencyKeys } from './idempotency';
 import { logger } from './log';
 import { deliverDueEmails } from './mail/outbox';
+import { requeueStalledCustodyExports } from './material/custody-exports';
 import { requeueStalledImports } from './material/imports/queue';
 import { reportImportsNearStagingExpiry } from './material/imports/staging-watch';
 import { removeLapsedUploads } from './material/lapsed-uploads';
@@ -19,6 +20,7 @@ export type MaintenanceCounts = {
   chargesRetried: number;
   invoicesVoided: number;
   importsRequeued: number;
+  custodyExportsRequeued: number;
   importsNearStagingExpiry: number;
   lapsedUploadsRemoved: number;
   documentsRemoved: number;
@@ -33,6 +35,7 @@ export const MAINTENANCE_COUNT_LABELS: Record<keyof MaintenanceCounts, string> =
   chargesRetried: 'charge(s) retried',
   invoicesVoided: 'invoice(s) voided',
   importsRequeued: 'import(s) requeued',
+  custodyExportsRequeued: 'custody export(s) requeued',
   importsNearStagingExpiry: 'import(s) waiting near the staging expiry',
   lapsedUploadsRemoved: 'lapsed upload(s) removed',
   documentsRemoved: 'generated document(s) removed',
@@ -67,6 +70,7 @@ export async function runMaintenance(): Promise<MaintenanceCounts> {
   const chargesRetried = await retryStuckCharges();
   const invoicesVoided = await retryVoidedInvoices();
   const importsRequeued = await requeueStalledImports();
+  const custodyExportsRequeued = await requeueStalledCustodyExports();
   const importsNearStagingExpiry = await reportImportsNearStagingExpiry();
   const lapsedUploadsRemoved = await removeLapsedUploads();
   const documentsRemoved = await removeExpiredDocuments();
@@ -78,6 +82,7 @@ export async function runMaintenance(): Promise<MaintenanceCounts> {
     chargesRetried,
     invoicesVoided,
     importsRequeued,
+    custodyExportsRequeued,
     importsNearStagingExpiry,
     lapsedUploadsRemoved,
     documentsRemoved,

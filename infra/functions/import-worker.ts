@@ -2,6 +2,7 @@ import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent } from 'a
 import * as z from 'zod/mini';
 import { connectDb } from '../../lib/db/client';
 import { logger } from '../../lib/log';
+import { enqueueCustodyExport, runCustodyExport } from '../../lib/material/custody-exports';
 import { enqueueImport } from '../../lib/material/imports/queue';
 import { runImport } from '../../lib/material/imports/run';
 import { observed } from '../../lib/observability';
@@ -15,14 +16,25 @@ export const PAUSE_WITH_MS_LEFT = 120_000;
 
 /** What lib/material/imports/queue.ts sends: `{ "importId": "..." }`. */
 const ImportMessage = z.object({ importId: z.string().check(z.minLength(1), z.maxLength(200)) });
+/** What lib/material/custody-exports.ts sends: `{ "custodyExportId": "..." }`. */
+const CustodyExportMessage = z.object({ custodyExportId: z.string().check(z.minLength(1), z.maxLength(200)) });
 
-function importIdOf(body: string): string | null {
+function parsed(body: string): unknown {
   try {
-    const parsed = ImportMessage.safeParse(JSON.parse(body));
-    return parsed.success ? parsed.data.importId : null;
+    return JSON.parse(body);
   } catch {
     return null;
   }
+}
+
+function importIdOf(body: string): string | null {
+  const message = ImportMessage.safeParse(parsed(body));
+  return message.success ? message.data.importId : null;
+}
+
+function custodyExportIdOf(body: string): string | null {
+  const message = CustodyExportMessage.safeParse(parsed(body));
+  return message.success ? message.data.custodyExportId : null;
 }
 
 /**
@@ -40,6 +52,25 @@ async function runMessages(event: SQSEvent, context: Context): Promise<SQSBatchR
     await connectDb();
     const batchItemFailures: SQSBatchItemFailure[] = [];
     for (const record of event.Records) {
+      const custodyExportId = custodyExportIdOf(record.body);
+      if (custodyExportId) {
+        try {
+          // One volume (about 200 MB, seconds) at a time; it pauses between volumes when time runs short.
+          const outcome = await runCustodyExport(custodyExportId, {
+            shouldPause: () => context.getRemainingTimeInMillis() < PAUSE_WITH_MS_LEFT,
+          });
+          if (outcome === 'paused') await enqueueCustodyExport(custodyExportId);
+          logger.info('custody export run', { custodyExportId, outcome, messageId: record.messageId });
+        } catch (error) {
+          logger.error('custody export run failed; the message will be received again', {
+            error,
+            custodyExportId,
+            messageId: record.messageId,
+          });
+          batchItemFailures.push({ itemIdentifier: record.messageId });
+        }
+        continue;
+      }
       const importId = importIdOf(record.body);
       if (!importId) {
         logger.warn('import queue message without an import id: dropped', { messageId: record.messageId });

@@ -61,6 +61,8 @@ export const AUDIT_ACTIONS = {
   'evidence.network_messages.searched': "The case's professional-network messages were searched.",
   'evidence.support_tickets.read': "A profile's support tickets were read.",
   'evidence.custody.read': "The case's chain of custody was read (or stored as a PDF).",
+  'evidence.custody.export_started': "A background export of the case's chain of custody as PDF volumes was started.",
+  'evidence.custody.export_finished': 'A custody export ended: its volumes stored, or failed with the error named.',
   'evidence.object.downloaded': 'An evidence object (attachment) was downloaded through a signed link.',
   'evidence.object.integrity_failed': 'An evidence object no longer matched its recorded hash: not served.',
 } as const;

@@ -2,6 +2,16 @@ import { PDFDocument, type PDFFont, PDFPage, StandardFonts } from 'pdf-lib';
 import { bounded, deflatedContentStream, pdfLiteral, printable } from '../pdf-text';
 import type { CaseCustody, CustodyEvent, CustodyItem } from './custody';
 
+/** Where a volume of a background export (lib/material/custody-exports) sits in the whole record. */
+export interface CustodyVolume {
+  number: number;
+  /** Items before this volume's first, and the case's total; the same for events. */
+  itemsBefore: number;
+  itemTotal: number;
+  eventsBefore: number;
+  eventTotal: number;
+}
+
 const PAGE = { width: 842, height: 595, margin: 36 } as const; // A4 landscape, points
 /** Courier at 7 pt is 4.2 pt a character: 183 fit between the margins; lines wrap before that. */
 const MONO_SIZE = 7;
@@ -70,11 +80,12 @@ const SIZE: Record<Face, number> = { title: 12, mono: MONO_SIZE, monoBold: MONO_
  * with its text encoding took most of the time (300,000 items: 21 MB, about 10 s).
  */
 export async function renderCustodyPdf(
-  custody: Omit<CaseCustody, 'generatedAt'> & { caseName: string },
+  custody: Omit<CaseCustody, 'generatedAt'> & { caseName: string; volume?: CustodyVolume },
   generatedAt: Date,
 ): Promise<Uint8Array> {
+  const { volume } = custody;
   const pdf = await PDFDocument.create();
-  pdf.setTitle(`Chain of custody: ${bounded(custody.caseName)}`);
+  pdf.setTitle(`Chain of custody: ${bounded(custody.caseName)}${volume ? `, volume ${volume.number}` : ''}`);
   pdf.setSubject(`Case ${custody.caseId}`);
   pdf.setCreationDate(generatedAt);
   pdf.setModificationDate(generatedAt);
@@ -145,27 +156,47 @@ export async function renderCustodyPdf(
     y -= 18 - LINE - 2;
   };
 
-  heading('Chain of custody');
+  const range = (before: number, count: number, total: number) =>
+    count === 0 ? `none of ${total}` : `${before + 1} to ${before + count} of ${total}`;
+  heading(volume ? `Chain of custody, volume ${volume.number}` : 'Chain of custody');
   for (const text of [
     ...wrap(`Case ${bounded(custody.caseName)}`),
     `Case id ${custody.caseId}`,
     `Generated ${generatedAt.toISOString()}`,
     `Organization chain head: sequence ${custody.chainHead.sequence}`,
     `Organization chain head hash ${custody.chainHead.hash}`,
-    `${custody.items.length} evidence item(s), ${custody.events.length} audit event(s) of the case`,
+    volume
+      ? `${volume.itemTotal} evidence item(s), ${volume.eventTotal} audit event(s) of the case, in volumes; this volume: items ${range(volume.itemsBefore, custody.items.length, volume.itemTotal)}, events ${range(volume.eventsBefore, custody.events.length, volume.eventTotal)}`
+      : `${custody.items.length} evidence item(s), ${custody.events.length} audit event(s) of the case`,
   ])
     line(text, 'monoBold');
   gap(12);
 
-  heading(`Evidence items (${custody.items.length})`);
-  line(ITEM_HEADER, 'monoBold');
-  for (const item of custody.items) block(itemLines(item));
-  if (custody.items.length === 0) line('No evidence imported.');
-  gap(12);
+  // A volume shows the sections it holds records of; the whole record (or the first volume) both.
+  const itemsHere = !volume || custody.items.length > 0 || volume.itemsBefore === 0;
+  const eventsHere =
+    !volume || custody.events.length > 0 || volume.itemsBefore + custody.items.length === volume.itemTotal;
+  if (itemsHere) {
+    heading(
+      volume
+        ? `Evidence items ${range(volume.itemsBefore, custody.items.length, volume.itemTotal)}`
+        : `Evidence items (${custody.items.length})`,
+    );
+    line(ITEM_HEADER, 'monoBold');
+    for (const item of custody.items) block(itemLines(item));
+    if (custody.items.length === 0 && (volume?.itemTotal ?? 0) === 0) line('No evidence imported.');
+    gap(12);
+  }
 
-  heading(`Audit events of the case (${custody.events.length}), oldest first`);
-  for (const event of custody.events) block([...eventLines(event), '']);
-  if (custody.events.length === 0) line('No events recorded.');
+  if (eventsHere) {
+    heading(
+      volume
+        ? `Audit events of the case ${range(volume.eventsBefore, custody.events.length, volume.eventTotal)}, oldest first`
+        : `Audit events of the case (${custody.events.length}), oldest first`,
+    );
+    for (const event of custody.events) block([...eventLines(event), '']);
+    if (custody.events.length === 0 && (volume?.eventTotal ?? 0) === 0) line('No events recorded.');
+  }
   finishPage();
   // Appending a page scans every page before it (pdf-lib's page tree); inserting at the front does
   // not, so the pages go in last to first.

@@ -1,4 +1,4 @@
-import { DomainError } from '../errors';
+import { DomainError, InvalidInputError } from '../errors';
 
 export class ThreadNotFoundError extends DomainError {
   constructor() {
@@ -81,5 +81,28 @@ export class ImportNotRetryableError extends DomainError {
 export class ImportNotCancellableError extends DomainError {
   constructor(status: string) {
     super('IMPORT_NOT_CANCELLABLE', `The import has already ended (it is ${status}): there is nothing to cancel`);
+  }
+}
+
+/** A custody cursor no answer gave (or one of another list): 400 naming the parameter. */
+export class InvalidCursorError extends InvalidInputError {
+  constructor(field: 'itemsCursor' | 'eventsCursor') {
+    super([{ field, message: 'Expected the nextCursor of an earlier custody answer' }]);
+  }
+}
+
+/** `?format=pdf` of a case too big to render in a request: its PDF is a background export. */
+export class CustodyTooLargeError extends DomainError {
+  constructor(items: number, events: number, max: number) {
+    super(
+      'CUSTODY_TOO_LARGE',
+      `The case has ${items} items and ${events} events, more than ${max} for a PDF at once: start an export (POST /cases/{caseId}/custody/exports)`,
+    );
+  }
+}
+
+export class CustodyExportNotFoundError extends DomainError {
+  constructor() {
+    super('NOT_FOUND', 'Unknown custody export');
   }
 }

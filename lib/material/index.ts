@@ -5,6 +5,7 @@ export { listChatProfiles, listNetworkProfiles, searchNetworkMessages } from './
 export { importCaseNotes } from './notes';
 export { createAttachmentUploads, UPLOAD_LINK_SECONDS } from './uploads';
 export { getCaseCustody } from './custody';
+export { getCustodyExport, startCustodyExport } from './custody-exports';
 export {
   cancelImport,
   createImport,

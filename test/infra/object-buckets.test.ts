@@ -26,6 +26,8 @@ const ROUTES = [
   'createAttachmentUploads',
   'importCaseNotes',
   'getCaseCustody',
+  'startCustodyExport',
+  'getCustodyExport',
   'createBillingReport',
 ];
 const synthesized = synthesizeForThisFile(ENVIRONMENTS, ROUTES);
@@ -195,10 +197,11 @@ describe('object permissions per function', () => {
     },
     // Copies the upload into evidence (UploadPartCopy: GetObject on the source, PutObject on the
     // target), reads that copy pinned to its version, stores extracted attachments.
+    // It also runs custody exports: their PDF volumes are generated documents.
     importWorker: {
-      's3:GetObject': [evidenceObjects('cases/'), workObjects('staging/')],
+      's3:GetObject': [evidenceObjects('cases/'), workObjects('generated/'), workObjects('staging/')],
       's3:GetObjectVersion': [evidenceObjects('cases/')],
-      's3:PutObject': [evidenceObjects('cases/')],
+      's3:PutObject': [evidenceObjects('cases/'), workObjects('generated/')],
       's3:DeleteObject': [workObjects('staging/')],
       's3:AbortMultipartUpload': [evidenceObjects('cases/')],
     },
@@ -206,6 +209,10 @@ describe('object permissions per function', () => {
     getCaseCustody: {
       's3:GetObject': [workObjects('generated/')],
       's3:PutObject': [workObjects('generated/')],
+    },
+    // The export's read presigns a GET for each volume; its start touches no object.
+    getCustodyExport: {
+      's3:GetObject': [workObjects('generated/')],
     },
     createBillingReport: {
       's3:GetObject': [workObjects('generated/')],

@@ -434,8 +434,15 @@ describe('the synthesized stack', () => {
     }
   });
 
-  it('lets only the start, retry and cancel routes, maintenance and the worker send to the import queue, and tells only them its URL', () => {
-    const senders = new Set(['startImport', 'retryImport', 'cancelImport', 'maintenance', 'importWorker']);
+  it('lets only the start, retry and cancel routes, the custody export start, maintenance and the worker send to the import queue, and tells only them its URL', () => {
+    const senders = new Set([
+      'startImport',
+      'retryImport',
+      'cancelImport',
+      'startCustodyExport',
+      'maintenance',
+      'importWorker',
+    ]);
     for (const stack of [dev, prod]) {
       const queueArn = stack.resolve(stack.importQueue.queue.queueArn);
       const withSend: string[] = [];

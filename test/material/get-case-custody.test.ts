@@ -169,9 +169,17 @@ describe('GET /cases/{caseId}/custody', () => {
     const data = expectData(await custody(owner, caseId));
 
     // Assess
-    expect(Object.keys(data)).toEqual(['caseId', 'generatedAt', 'items', 'events', 'chainHead']);
+    expect(Object.keys(data)).toEqual([
+      'caseId',
+      'generatedAt',
+      'itemCount',
+      'eventCount',
+      'chainHead',
+      'items',
+      'events',
+    ]);
     expect(data.caseId).toBe(caseId);
-    expect(data.items.map((item: any) => item.kind)).toEqual([
+    expect(data.items.data.map((item: any) => item.kind)).toEqual([
       'email',
       'attachment',
       'network_message',
@@ -185,7 +193,7 @@ describe('GET /cases/{caseId}/custody', () => {
       'import_file',
       'import_file',
     ]);
-    const byKind = (kind: string) => data.items.filter((item: any) => item.kind === kind);
+    const byKind = (kind: string) => data.items.data.filter((item: any) => item.kind === kind);
 
     const [email] = await db().select().from(emails).where(eq(emails.caseId, caseId));
     const [file] = await db().select().from(attachments).where(eq(attachments.emailId, email!.id));
@@ -271,7 +279,7 @@ describe('GET /cases/{caseId}/custody', () => {
         importedBy: owner.id,
       },
     ]);
-    for (const item of data.items) if (item.sha256 !== null) expect(item.sha256).toMatch(HEX64);
+    for (const item of data.items.data) if (item.sha256 !== null) expect(item.sha256).toMatch(HEX64);
   });
 
   it('reports the hash and size recorded for each item, an attachment falling back to its object', async () => {
@@ -327,7 +335,7 @@ describe('GET /cases/{caseId}/custody', () => {
     const data = expectData(await custody(owner, caseId));
 
     // Assess
-    const summary = data.items.map((item: any) => [item.kind, item.id, item.sha256, item.sizeBytes, item.source]);
+    const summary = data.items.data.map((item: any) => [item.kind, item.id, item.sha256, item.sizeBytes, item.source]);
     const files = await db()
       .select()
       .from(attachments)
@@ -341,7 +349,7 @@ describe('GET /cases/{caseId}/custody', () => {
       ['note_attachment', unhashedKey, null, null, 'pixel-7 (android)'],
       ['note_attachment', noteKey, hashOf('scan'), 4096, 'pixel-7 (android)'],
     ]);
-    expect(data.items.filter((item: any) => item.importedBy !== owner.id)).toEqual([]);
+    expect(data.items.data.filter((item: any) => item.importedBy !== owner.id)).toEqual([]);
   });
 
   it("lists the case's audit events oldest first with the organization's chain head, and records the read", async () => {
@@ -362,13 +370,13 @@ describe('GET /cases/{caseId}/custody', () => {
     const first = expectData(await custody(owner, caseId));
 
     // Assess
-    expect(first.events.map((event: any) => event.action)).toEqual(['case.created', 'case.updated']);
+    expect(first.events.data.map((event: any) => event.action)).toEqual(['case.created', 'case.updated']);
     const rows = await db()
       .select()
       .from(auditEvents)
       .where(and(eq(auditEvents.organizationId, owner.organizationId), eq(auditEvents.caseId, caseId)))
       .orderBy(asc(auditEvents.sequence));
-    expect(first.events[0]).toEqual({
+    expect(first.events.data[0]).toEqual({
       id: rows[0]!.id,
       sequence: rows[0]!.sequence,
       occurredAt: rows[0]!.occurredAt.toISOString(),
@@ -387,7 +395,7 @@ describe('GET /cases/{caseId}/custody', () => {
       hash: rows[0]!.hash,
     });
     // Every field an event's hash covers is there: anyone can recompute it from the answer.
-    for (const event of first.events)
+    for (const event of first.events.data)
       expect(
         eventHash({
           ...event,
@@ -400,7 +408,7 @@ describe('GET /cases/{caseId}/custody', () => {
           targetId: event.target?.id ?? null,
         }),
       ).toBe(event.hash);
-    expect(first.events.some((event: any) => event.caseId === otherCase)).toBe(false);
+    expect(first.events.data.some((event: any) => event.caseId === otherCase)).toBe(false);
 
     // The read is recorded after the answer is built: the head it answered is the one the read chained from.
     const reads = await db()
@@ -421,7 +429,7 @@ describe('GET /cases/{caseId}/custody', () => {
     expect(head).toMatchObject({ sequence: first.chainHead.sequence + 1, hash: reads[0]!.hash });
 
     const second = expectData(await custody(owner, caseId));
-    expect(second.events.map((event: any) => event.action)).toEqual([
+    expect(second.events.data.map((event: any) => event.action)).toEqual([
       'case.created',
       'case.updated',
       'evidence.custody.read',
@@ -441,7 +449,7 @@ describe('GET /cases/{caseId}/custody', () => {
         .update(emails)
         .set({ sha256: sha256(id), sizeBytes: 1000, importSource: 'seeded.mbox' })
         .where(eq(emails.id, id));
-    const json = expectData(await custody(owner, caseId));
+    const json = expectData(await custody(owner, caseId, { perPage: '1000' }));
     testClock.freeze();
     const at = now();
 
@@ -458,8 +466,8 @@ describe('GET /cases/{caseId}/custody', () => {
       storageKey: expect.stringMatching(
         new RegExp(`^generated/cases/${caseId}/custody/[0-9a-f-]+/custody-${caseId}-.+\\.pdf$`),
       ),
-      itemCount: json.items.length,
-      eventCount: json.events.length + 1,
+      itemCount: json.items.data.length,
+      eventCount: json.events.data.length + 1,
       chainHead: { sequence: json.chainHead.sequence + 1, hash: expect.stringMatching(HEX64) },
       downloadUrl: expect.stringMatching(new RegExp(`^${publicBaseUrl()}/_local/objects/generated/`)),
       expiresAt: addSeconds(at, 15 * 60).toISOString(),
@@ -479,16 +487,16 @@ describe('GET /cases/{caseId}/custody', () => {
     expect(text).toContain(`Generated ${at.toISOString()}`);
     expect(text).toContain(data.chainHead.hash);
     const hashes = [
-      ...json.items.flatMap((item: any) => (item.sha256 ? [item.sha256] : [])),
-      ...json.events.flatMap((event: any) => [event.hash, event.prevHash]),
+      ...json.items.data.flatMap((item: any) => (item.sha256 ? [item.sha256] : [])),
+      ...json.events.data.flatMap((event: any) => [event.hash, event.prevHash]),
     ];
-    expect(hashes.length).toBeGreaterThan(150 + 2 * json.events.length - 1);
+    expect(hashes.length).toBeGreaterThan(150 + 2 * json.events.data.length - 1);
     const missing = hashes.filter((hash: string) => !text.includes(hash));
     expect(missing).toEqual([]);
     // Every item and event, in the answer's order.
     const positions = [
-      ...json.items.map((item: any) => text.indexOf(`id ${item.id} `)),
-      ...json.events.map((event: any) => text.indexOf(`#${event.sequence} `)),
+      ...json.items.data.map((item: any) => text.indexOf(`id ${item.id} `)),
+      ...json.events.data.map((event: any) => text.indexOf(`#${event.sequence} `)),
     ];
     expect(positions.every((position, index) => position > (positions[index - 1] ?? 0))).toBe(true);
 
@@ -500,7 +508,7 @@ describe('GET /cases/{caseId}/custody', () => {
       .from(auditEvents)
       .where(and(eq(auditEvents.caseId, caseId), eq(auditEvents.action, 'evidence.custody.read')))
       .orderBy(asc(auditEvents.sequence));
-    expect(reads.map((read) => read.metadata.query)).toEqual([{}, { format: 'pdf' }]);
+    expect(reads.map((read) => read.metadata.query)).toEqual([{ perPage: 1000 }, { format: 'pdf' }]);
   });
 
   it('needs owner or admin access to the case; a bad format is 400 and an unknown case 404', async () => {
@@ -549,7 +557,7 @@ describe('GET /cases/{caseId}/custody: what reads and clients can put in it (iss
     expectData(await readThread(owner, caseId, second!.threadId));
     const data = expectData(await custody(owner, caseId));
     // Assess
-    const reads = data.events
+    const reads = data.events.data
       .filter((event: any) => event.action === 'evidence.thread_emails.read')
       .map((event: any) => [event.actor.userId, event.metadata.path.threadId, event.count]);
     expect(reads).toEqual([
@@ -557,7 +565,7 @@ describe('GET /cases/{caseId}/custody: what reads and clients can put in it (iss
       [admin.id, first!.threadId, 1],
       [owner.id, second!.threadId, 1],
     ]);
-    expect(data.events.find((event: any) => event.action === 'case.created').count).toBe(1);
+    expect(data.events.data.find((event: any) => event.action === 'case.created').count).toBe(1);
     expect(expectData(await verify(owner))).toMatchObject({ valid: true, firstInvalidSequence: null });
   });
 
@@ -593,7 +601,7 @@ describe('GET /cases/{caseId}/custody: what reads and clients can put in it (iss
       expectData(await readThread(later, caseId, threadId));
       const data = expectData(await custody(later, caseId));
       expect(
-        data.events.filter((e: any) => e.action === 'evidence.thread_emails.read').map((e: any) => e.count),
+        data.events.data.filter((e: any) => e.action === 'evidence.thread_emails.read').map((e: any) => e.count),
       ).toEqual([2, 1]);
       expect(expectData(await verify(later)).valid).toBe(true);
     } finally {
@@ -612,7 +620,7 @@ describe('GET /cases/{caseId}/custody: what reads and clients can put in it (iss
     const json = expectData(await custody(owner, caseId));
     const pdf = expectData(await custody(owner, caseId, { format: 'pdf' }));
     // Assess
-    const [theirs, ours] = json.events.filter((e: any) => e.action === 'evidence.network_messages.searched');
+    const [theirs, ours] = json.events.data.filter((e: any) => e.action === 'evidence.network_messages.searched');
     expect(theirs.actor.userId).toBe(opposing.id);
     expect(theirs.metadata).toEqual({
       path: { caseId },

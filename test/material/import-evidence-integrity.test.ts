@@ -55,7 +55,7 @@ describe('an upload cannot be swapped once its import started', () => {
     const row = await rowOf(created.import.id);
     expect(await textOf(await objectStorage().read(row.objectKey))).toBe(FILE_A);
     const custody = expectData(await invoke(routes.getCaseCustody, { ...asOwner(s), path: { caseId: s.caseId } }));
-    expect(custody.items.find((item: { kind: string }) => item.kind === 'import_file')).toMatchObject({
+    expect(custody.items.data.find((item: { kind: string }) => item.kind === 'import_file')).toMatchObject({
       sha256: sha256(FILE_A),
     });
   });

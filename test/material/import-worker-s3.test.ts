@@ -17,7 +17,8 @@ import { emails, evidenceImportSegments, evidenceImports, evidenceObjects } from
 import { DirectoryStorage, type ReadOptions, S3Storage, type UploadedPart, useObjectStorage } from '../../lib/storage';
 import { expectData, invoke } from '../harness/invoke';
 import { REGION, type S3Emulator, startS3Emulator } from '../harness/s3rver';
-import { caseWithOwner } from './material-helpers';
+import { custodyLimits } from '../../lib/material/custody';
+import { caseWithOwner, seedThread } from './material-helpers';
 
 /**
  * The import worker on the cloud path: S3Storage against the S3 emulator (test/harness/s3rver.ts;
@@ -432,6 +433,68 @@ describe('the import worker against S3 and the queue (the cloud path)', () => {
     } finally {
       useObjectStorage(storage);
       restoreSegments();
+    }
+  });
+
+  it('builds a custody export from its queue message: a volume per step, paused and sent back when short of time, stored in S3', async () => {
+    // Prepare: 25 emails, volumes of 10 item lines (three volumes)
+    const s = await caseWithOwner();
+    await seedThread(
+      s.caseId,
+      Array.from({ length: 25 }, (_, minute) => ({ minute })),
+    );
+    const saved = custodyLimits.volumeWeight;
+    custodyLimits.volumeWeight = 10;
+    try {
+      const before = sent.length;
+      const started = expectData(
+        await invoke(routes.startCustodyExport, { token: s.owner.accessToken, path: { caseId: s.caseId } }),
+        202,
+      );
+      const message = JSON.stringify({ custodyExportId: started.id });
+      expect(sent.slice(before)).toEqual([message]);
+
+      // Act: an invocation short of time writes one volume and sends the export back; the next finishes it.
+      const first = await importWorker(
+        sqsEvent([{ messageId: 'c1', body: message }]),
+        lambdaContext(() => 90_000),
+      );
+      const paused = expectData(
+        await invoke(routes.getCustodyExport, {
+          token: s.owner.accessToken,
+          path: { caseId: s.caseId, exportId: started.id },
+        }),
+      );
+      const requeued = sent.slice(before + 1);
+      const second = await importWorker(sqsEvent([{ messageId: 'c2', body: message }]), lambdaContext());
+      const done = expectData(
+        await invoke(routes.getCustodyExport, {
+          token: s.owner.accessToken,
+          path: { caseId: s.caseId, exportId: started.id },
+        }),
+      );
+
+      // Assess
+      expect(first).toEqual({ batchItemFailures: [] });
+      expect(paused).toMatchObject({ status: 'queued', progress: { itemsWritten: 10, volumesWritten: 1 } });
+      expect(requeued).toEqual([message]);
+      expect(second).toEqual({ batchItemFailures: [] });
+      expect(done).toMatchObject({ status: 'succeeded', progress: { itemsWritten: 25, percent: 100 } });
+      expect(done.volumes.map((volume: any) => volume.items)).toEqual([10, 10, 5]);
+      for (const volume of done.volumes) {
+        expect(volume.downloadUrl.startsWith(`${s3.endpoint}/${s3.bucket}/generated/cases/${s.caseId}/custody/`)).toBe(
+          true,
+        );
+        const pdf = await fetch(volume.downloadUrl);
+        expect(pdf.status).toBe(200);
+        expect(
+          Buffer.from(await pdf.arrayBuffer())
+            .subarray(0, 5)
+            .toString(),
+        ).toBe('%PDF-');
+      }
+    } finally {
+      custodyLimits.volumeWeight = saved;
     }
   });
 });

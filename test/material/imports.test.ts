@@ -206,7 +206,7 @@ describe('imports through the API, each kind', () => {
     const custody = expectData(
       await invoke(routes.getCaseCustody, { token: s.owner.accessToken, path: { caseId: s.caseId } }),
     );
-    expect(custody.items.filter((item: { kind: string }) => item.kind === 'import_file')).toEqual([
+    expect(custody.items.data.filter((item: { kind: string }) => item.kind === 'import_file')).toEqual([
       {
         kind: 'import_file',
         id: done.id,

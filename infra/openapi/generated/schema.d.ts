@@ -1334,7 +1334,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The case's chain of custody: every evidence item's hash, its audit events, the chain head (JSON, or a stored PDF)
+         * The case's chain of custody a page at a time (evidence items with their hashes, its audit events, each behind a cursor; the counts and the chain head), or a stored PDF of a small case
          * @description Bearer token. An automation token needs the `material:read` scope.
          *
          *     Needs owner, admin access to the case; 403 otherwise.
@@ -1342,6 +1342,54 @@ export interface paths {
          *     Extension: ours, not the contract's.
          */
         get: operations["getCaseCustody"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cases/{caseId}/custody/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a background export of the case's chain of custody as PDF volumes (202; the same export while nothing it covers changed)
+         * @description Bearer token. An automation token needs the `material:read` scope.
+         *
+         *     Needs owner, admin access to the case; 403 otherwise.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        post: operations["startCustodyExport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cases/{caseId}/custody/exports/{exportId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A custody export's status and progress, and once done a time-limited link to each PDF volume
+         * @description Bearer token. An automation token needs the `material:read` scope.
+         *
+         *     Needs owner, admin access to the case; 403 otherwise.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        get: operations["getCustodyExport"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1918,8 +1966,16 @@ export interface components {
             caseId: string;
             /** Format: date-time */
             generatedAt: string;
-            items: components["schemas"]["CustodyItemEntity"][];
-            events: components["schemas"]["AuditEventEntity"][];
+            itemCount: number;
+            eventCount: number;
+            items: {
+                data: components["schemas"]["CustodyItemEntity"][];
+                nextCursor: string | null;
+            } | null;
+            events: {
+                data: components["schemas"]["AuditEventEntity"][];
+                nextCursor: string | null;
+            } | null;
             chainHead: {
                 sequence: number;
                 hash: string;
@@ -2133,6 +2189,44 @@ export interface components {
                 };
             };
             delinquent: boolean;
+        };
+        CustodyExportEntity: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            caseId: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "succeeded" | "failed" | "expired";
+            /** Format: date-time */
+            createdAt: string;
+            finishedAt: string | null;
+            /** Format: date-time */
+            asOf: string;
+            chainHead: {
+                sequence: number;
+                hash: string;
+            };
+            progress: {
+                itemsWritten: number;
+                itemTotal: number;
+                eventsWritten: number;
+                eventTotal: number;
+                volumesWritten: number;
+                percent: number;
+            };
+            error: {
+                code: string;
+                message: string;
+            } | null;
+            volumes: {
+                volume: number;
+                fileName: string;
+                sizeBytes: number;
+                items: number;
+                events: number;
+                downloadUrl: string | null;
+                expiresAt: string | null;
+            }[];
         };
         CustodyItemEntity: {
             /** @enum {string} */
@@ -2920,7 +3014,7 @@ export interface components {
             timestamp: string;
             error: {
                 /** @enum {string} */
-                code: "BAD_REQUEST" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "TERMS_NOT_ACCEPTED" | "ORGANIZATION_NAME_TAKEN" | "USER_NOT_CREATED" | "UNSUPPORTED_SCOPE" | "TOKEN_EXPIRED" | "TOKEN_REVOKED" | "USER_GONE" | "WRONG_PASSWORD" | "EMAIL_ALREADY_VERIFIED" | "INVITATION_NOT_PENDING" | "INVITEE_DETAILS_REQUIRED" | "NO_ACTIVE_PLAN_RECORD" | "LAST_OWNER" | "EMAIL_TAKEN" | "NOTHING_TO_CHANGE" | "INVALID_SIGNATURE" | "REPORT_TOO_LARGE" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "ACCOUNT_INACTIVE" | "INVITE_ROLE_NOT_ALLOWED" | "FORBIDDEN" | "FEATURE_DISABLED" | "INSUFFICIENT_SCOPE" | "NOT_A_MEMBER" | "INSUFFICIENT_ROLE" | "NO_ACTIVE_PLAN" | "SEAT_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED" | "STORAGE_LIMIT_REACHED" | "CASE_LIMIT_REACHED" | "FEATURE_NOT_IN_PLAN" | "DELINQUENT" | "MEMBER_OF_OTHER_ORGANIZATIONS" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "UPLOAD_INCOMPLETE" | "IMPORT_ALREADY_STARTED" | "IMPORT_NOT_FAILED" | "IMPORT_NOT_RETRYABLE" | "IMPORT_NOT_CANCELLABLE" | "IMPORT_NOT_MULTIPART" | "PLAN_BELOW_USAGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL" | "SERVICE_UNAVAILABLE";
+                code: "BAD_REQUEST" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "TERMS_NOT_ACCEPTED" | "ORGANIZATION_NAME_TAKEN" | "USER_NOT_CREATED" | "UNSUPPORTED_SCOPE" | "TOKEN_EXPIRED" | "TOKEN_REVOKED" | "USER_GONE" | "WRONG_PASSWORD" | "EMAIL_ALREADY_VERIFIED" | "INVITATION_NOT_PENDING" | "INVITEE_DETAILS_REQUIRED" | "NO_ACTIVE_PLAN_RECORD" | "LAST_OWNER" | "EMAIL_TAKEN" | "NOTHING_TO_CHANGE" | "INVALID_SIGNATURE" | "REPORT_TOO_LARGE" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "ACCOUNT_INACTIVE" | "INVITE_ROLE_NOT_ALLOWED" | "FORBIDDEN" | "FEATURE_DISABLED" | "INSUFFICIENT_SCOPE" | "NOT_A_MEMBER" | "INSUFFICIENT_ROLE" | "NO_ACTIVE_PLAN" | "SEAT_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED" | "STORAGE_LIMIT_REACHED" | "CASE_LIMIT_REACHED" | "FEATURE_NOT_IN_PLAN" | "DELINQUENT" | "MEMBER_OF_OTHER_ORGANIZATIONS" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "UPLOAD_INCOMPLETE" | "IMPORT_ALREADY_STARTED" | "IMPORT_NOT_FAILED" | "IMPORT_NOT_RETRYABLE" | "IMPORT_NOT_CANCELLABLE" | "IMPORT_NOT_MULTIPART" | "CUSTODY_TOO_LARGE" | "PLAN_BELOW_USAGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL" | "SERVICE_UNAVAILABLE";
                 message: string;
                 details?: components["schemas"]["ErrorDetail"][];
             };
@@ -3019,7 +3113,7 @@ export interface components {
                 };
             };
         };
-        /** @description Conflicts with the current state. Codes: `CONFLICT`, `UPLOAD_INCOMPLETE`, `IMPORT_ALREADY_STARTED`, `IMPORT_NOT_FAILED`, `IMPORT_NOT_RETRYABLE`, `IMPORT_NOT_CANCELLABLE`, `IMPORT_NOT_MULTIPART`, `PLAN_BELOW_USAGE`, `IDEMPOTENCY_KEY_REUSED`, `IDEMPOTENCY_KEY_IN_USE`. */
+        /** @description Conflicts with the current state. Codes: `CONFLICT`, `UPLOAD_INCOMPLETE`, `IMPORT_ALREADY_STARTED`, `IMPORT_NOT_FAILED`, `IMPORT_NOT_RETRYABLE`, `IMPORT_NOT_CANCELLABLE`, `IMPORT_NOT_MULTIPART`, `CUSTODY_TOO_LARGE`, `PLAN_BELOW_USAGE`, `IDEMPOTENCY_KEY_REUSED`, `IDEMPOTENCY_KEY_IN_USE`. */
         Conflict: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3032,7 +3126,7 @@ export interface components {
                     statusCode?: 409;
                     error?: {
                         /** @enum {unknown} */
-                        code?: "CONFLICT" | "UPLOAD_INCOMPLETE" | "IMPORT_ALREADY_STARTED" | "IMPORT_NOT_FAILED" | "IMPORT_NOT_RETRYABLE" | "IMPORT_NOT_CANCELLABLE" | "IMPORT_NOT_MULTIPART" | "PLAN_BELOW_USAGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE";
+                        code?: "CONFLICT" | "UPLOAD_INCOMPLETE" | "IMPORT_ALREADY_STARTED" | "IMPORT_NOT_FAILED" | "IMPORT_NOT_RETRYABLE" | "IMPORT_NOT_CANCELLABLE" | "IMPORT_NOT_MULTIPART" | "CUSTODY_TOO_LARGE" | "PLAN_BELOW_USAGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE";
                     };
                 };
             };
@@ -5887,6 +5981,10 @@ export interface operations {
         parameters: {
             query?: {
                 format?: "json" | "pdf";
+                perPage?: number;
+                itemsCursor?: string;
+                eventsCursor?: string;
+                list?: "items" | "events";
             };
             header?: never;
             path: {
@@ -5896,7 +5994,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The case's chain of custody: every evidence item's hash, its audit events, the chain head (JSON, or a stored PDF) */
+            /** @description The case's chain of custody a page at a time (evidence items with their hashes, its audit events, each behind a cursor; the counts and the chain head), or a stored PDF of a small case */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5905,6 +6003,89 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["CaseCustodyEntity"] | components["schemas"]["CaseCustodyFileEntity"];
+                        /** @constant */
+                        statusCode: 200;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    startCustodyExport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                caseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Start a background export of the case's chain of custody as PDF volumes (202; the same export while nothing it covers changed) */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CustodyExportEntity"];
+                        /** @constant */
+                        statusCode: 202;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCustodyExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                caseId: string;
+                exportId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A custody export's status and progress, and once done a time-limited link to each PDF volume */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CustodyExportEntity"];
                         /** @constant */
                         statusCode: 200;
                         /** Format: date-time */

@@ -7,4 +7,5 @@ export * from './material';
 export * from './idempotency';
 export * from './audit';
 export * from './storage';
+export * from './custody';
 export * from './relations';

@@ -124,6 +124,8 @@ export const emails = pgTable(
     index('emails_participant_domains_idx').using('gin', t.participantDomains),
     index('emails_participant_emails_idx').using('gin', t.participantEmails),
     index('emails_folders_idx').using('gin', t.folders),
+    // The custody record's order (lib/material/custody.ts): keyset pages walk it.
+    index('emails_case_custody_idx').on(t.caseId, t.createdAt, t.id),
   ],
 );
 
@@ -257,6 +259,7 @@ export const networkMessages = pgTable(
   (t) => [
     uniqueIndex('network_messages_conversation_external_key').on(t.conversationId, t.externalId),
     index('network_messages_case_date_idx').on(t.caseId, t.date),
+    index('network_messages_case_custody_idx').on(t.caseId, t.createdAt, t.id),
     // A small pending list: every search scans the whole list until it is merged into the tree, and
     // after a bulk import the default (4 MB) left ~15,000 messages there; still merged in batches.
     index('network_messages_search_idx').using('gin', t.search).with({ gin_pending_list_limit: 256 }),
@@ -312,6 +315,7 @@ export const supportTickets = pgTable(
   (t) => [
     uniqueIndex('support_tickets_profile_ticket_key').on(t.profileId, t.ticketId),
     index('support_tickets_search_idx').using('gin', t.search),
+    index('support_tickets_case_custody_idx').on(t.caseId, t.createdAt, t.id),
   ],
 );
 
@@ -340,7 +344,10 @@ export const deviceNotes = pgTable(
     sizeBytes: bigint('size_bytes', { mode: 'number' }),
     ...timestamps,
   },
-  (t) => [uniqueIndex('device_notes_case_device_note_key').on(t.caseId, t.deviceId, t.noteId)],
+  (t) => [
+    uniqueIndex('device_notes_case_device_note_key').on(t.caseId, t.deviceId, t.noteId),
+    index('device_notes_case_custody_idx').on(t.caseId, t.createdAt, t.id),
+  ],
 );
 
 /** Each use of an extraction code by the desktop extractor, for the organization report. */
