@@ -58,7 +58,7 @@ export function paymentProcessor(): Promise<PaymentProcessor> {
     ? import('./stripe').then(({ StripeProcessor }) =>
         withOutagesNamed(new StripeProcessor(config().STRIPE_SECRET_KEY!)),
       )
-    : import('./sandbox').then(({ SandboxProcessor }) => new SandboxProcessor());
+    : import('#local-only/sandbox-processor').then(({ SandboxProcessor }) => new SandboxProcessor());
   return processor;
 }
 
