@@ -32,6 +32,8 @@ export async function stripeWebhook(input: {
   signature: string | undefined;
 }): Promise<{ received: true; duplicate: boolean }> {
   const { rawBody, signature } = input;
+  // Cloud: the signing secret as in STRIPE_SECRET_ARN now (read again past its time-to-live).
+  if (config().STRIPE_SECRET_ARN) await (await import('../aws/secrets')).loadCloudSecrets();
   const secret = config().STRIPE_WEBHOOK_SECRET;
   if (!secret) throw new WebhooksNotConfiguredError();
   if (!rawBody || !signature) throw new MissingSignatureError();
