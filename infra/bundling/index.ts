@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, LogLevel, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 
@@ -164,8 +165,8 @@ export function lambdaBundling(entry: string, options: LambdaBundlingOptions = {
       beforeBundling: () => [],
       beforeInstall: () => [],
       afterBundling: (inputDir: string, outputDir: string) => {
-        // Unique per asset (CDK's output folder is named after it), always two levels down.
-        const work = join(inputDir, BUNDLE_WORK_DIRECTORY, basename(outputDir));
+        // Always two levels down; unique per run (synths running at once build the same assets).
+        const work = join(inputDir, BUNDLE_WORK_DIRECTORY, randomUUID());
         const node = (script: string, ...args: string[]) =>
           [process.execPath, join(inputDir, 'infra', 'bundling', script), ...args].map(quote).join(' ');
         return [
