@@ -413,7 +413,8 @@ export const routes = defineRoutes({
     scope: 'billing:write',
     organization: { from: 'header', role: 'admin-owner-or-billing' },
     throttle: { rate: 5, burst: 10 },
-    errors: [403, 409],
+    // 503 PAYMENTS_NOT_CONFIGURED too (derived for every route, listed for the ones that need the processor).
+    errors: [403, 409, 503],
     audit: { action: 'billing.setup_session.created' },
   }),
   selectPlan: defineRoute('billing', {
@@ -424,7 +425,7 @@ export const routes = defineRoutes({
     scope: 'billing:write',
     organization: { from: 'header', role: 'admin-owner-or-billing' },
     throttle: { rate: 5, burst: 10 },
-    errors: [400, 403, 409],
+    errors: [400, 403, 409, 503],
     audit: { action: 'billing.plan.selected' },
   }),
   getCaseStatement: defineRoute('cases', {
@@ -507,7 +508,7 @@ export const routes = defineRoutes({
     extension: true,
     rawBody: true,
     throttle: { rate: 50, burst: 200 },
-    errors: [400, 404],
+    errors: [400, 404, 503],
     audit: { action: 'billing.processor_event.received' },
   }),
 

@@ -59,7 +59,7 @@ export function acknowledgeStackFindings(parts: {
   acknowledge(
     secrets.appSecret,
     'AwsSolutions-SMG4',
-    'Route functions read these credentials once per execution environment; single-user rotation would lock warm functions out of new proxy connections. Rotated by hand (new value, then the migration step sets it on the role; infra/README.md); multi-user rotation is a follow-up.',
+    'Route functions read these credentials again at most every 5 minutes; single-user rotation would lock warm functions out of new proxy connections for up to that long. Rotated by hand (new value, then the migration step sets it on the role; infra/README.md); multi-user rotation is a follow-up.',
   );
   acknowledge(
     secrets.jwtSecret,

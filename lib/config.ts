@@ -44,7 +44,10 @@ const ConfigSchema = z.object({
   CORS_ORIGINS: z._default(z.string(), '*'),
   /** scrypt cost as log2(N); stored with each hash, so lowering it for tests never breaks verification. */
   PASSWORD_HASH_LOG_N: positiveInt(15),
-  /** Stripe secret key; unset means the offline sandbox processor. */
+  /**
+   * Stripe secret key. Unset: the offline sandbox processor locally; deployed (see runsDeployed),
+   * payments are not configured and what needs the processor answers 503 PAYMENTS_NOT_CONFIGURED.
+   */
   STRIPE_SECRET_KEY: z.optional(z.string().check(z.minLength(1))),
   /** Stripe API base URL override (tests point the real SDK at a local double). */
   STRIPE_API_BASE: z.optional(z.url()),
@@ -106,6 +109,8 @@ const ConfigSchema = z.object({
    * the client IP is API Gateway's sourceIp.
    */
   ORIGIN_VERIFY_SECRET: z.optional(z.string().check(z.minLength(32))),
+  /** Set by the Lambda runtime in every function (never by us): the process runs deployed. */
+  AWS_LAMBDA_FUNCTION_NAME: z.optional(z.string().check(z.minLength(1))),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
@@ -153,11 +158,47 @@ export function selfLink(path: string): URL {
 }
 
 /**
- * Cloud only: values read from Secrets Manager at cold start (lib/aws/secrets.ts) join the
- * environment and the config is validated again with them.
+ * Whether the process runs as deployed by the stack: in a Lambda function (the runtime sets
+ * AWS_LAMBDA_FUNCTION_NAME) or with a secret of the stack to read (STRIPE_SECRET_ARN,
+ * DATABASE_SECRET_ARN). Deployed, nothing falls back to a local stand-in: without a Stripe key
+ * payments are not configured (lib/billing/processor), never the sandbox processor, which the
+ * bundles do not even carry (infra/bundling LOCAL_ONLY_MODULES).
  */
-export function applySecrets(values: Record<string, string>): void {
-  current = parseConfig({ ...process.env, ...values });
+export function runsDeployed(): boolean {
+  const { AWS_LAMBDA_FUNCTION_NAME, STRIPE_SECRET_ARN, DATABASE_SECRET_ARN } = config();
+  return Boolean(AWS_LAMBDA_FUNCTION_NAME || STRIPE_SECRET_ARN || DATABASE_SECRET_ARN);
+}
+
+/**
+ * How long a warm function keeps a secret it read from Secrets Manager before reading it again
+ * (lib/aws/secrets.ts; docs/decisions.md "Issue 32"): how soon a value put in by hand reaches the
+ * warm functions, against one GetSecretValue call (about 10-30 ms, $0.05 per 10,000) per function
+ * instance and secret per period while it serves. Stripe's keys are put in after the first
+ * deployment and rolled at Stripe with the old key kept valid for a while: a minute.
+ * The others are rotated by hand (infra/README.md) with the old value refused at once: five minutes,
+ * a short window without a call on most requests.
+ */
+export const SECRET_MAX_AGE_SECONDS = {
+  stripe: 60,
+  jwt: 300,
+  originVerify: 300,
+  database: 300,
+} as const;
+
+/** The config values that come from Secrets Manager in the cloud (lib/aws/secrets.ts). */
+export type SecretValues = Partial<
+  Record<'JWT_SECRET' | 'ORIGIN_VERIFY_SECRET' | 'STRIPE_SECRET_KEY' | 'STRIPE_WEBHOOK_SECRET', string | undefined>
+>;
+
+/**
+ * Cloud only: the values read from Secrets Manager (lib/aws/secrets.ts) replace those named in
+ * `values` (an undefined value unsets it: a key removed from the secret is gone), validated like
+ * the environment; the rest of the config is kept.
+ */
+export function applySecrets(values: SecretValues): void {
+  const names = Object.keys(values) as (keyof SecretValues)[];
+  const parsed = parseConfig({ ...process.env, ...values });
+  current = { ...config(), ...Object.fromEntries(names.map((name) => [name, parsed[name]])) };
 }
 
 /** Tests flip feature flags and limits through this, never through process.env. */

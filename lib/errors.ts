@@ -56,6 +56,7 @@ export const DOMAIN_ERROR_CODES = [
   'IDEMPOTENCY_KEY_REUSED',
   'IDEMPOTENCY_KEY_IN_USE',
   'SERVICE_UNAVAILABLE',
+  'PAYMENTS_NOT_CONFIGURED',
 ] as const;
 
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];

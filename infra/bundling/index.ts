@@ -1,4 +1,5 @@
 import { readdirSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, LogLevel, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -15,10 +16,13 @@ export const LAMBDA_ARCHITECTURE = Architecture.ARM_64;
 /**
  * Modules that never enter a Lambda bundle. They are imported lazily (dynamic import) only on
  * paths the cloud does not take: PGlite when DATABASE_URL and DATABASE_SECRET_ARN are unset, the
- * sandbox payment processor when no Stripe key is configured. Left external, such an import
- * fails loudly instead of shipping megabytes of WASM or a fake processor.
+ * sandbox payment processor when not deployed (lib/billing/processor). Left external, such an
+ * import fails loudly instead of shipping megabytes of WASM or a fake processor. Each is imported
+ * by a bare specifier (a package, or `#local-only/...` from package.json "imports"), which esbuild
+ * keeps as written: an external relative path would be rewritten relative to the output folder
+ * and carry the build machine's folders into the bundle.
  */
-export const LOCAL_ONLY_MODULES = ['@electric-sql/pglite', 'drizzle-orm/pglite', './lib/billing/processor/sandbox.ts'];
+export const LOCAL_ONLY_MODULES = ['@electric-sql/pglite', 'drizzle-orm/pglite', '#local-only/*'];
 
 /** Provided by the Node.js Lambda runtime (AWS SDK v3); imported lazily by the code that uses it. */
 export const RUNTIME_PROVIDED_MODULES = ['@aws-sdk/*'];
@@ -128,13 +132,26 @@ function esbuildArguments(): string[] {
 const quote = (argument: string) => `'${argument.replaceAll("'", `'\\''`)}'`;
 
 /**
+ * Where each bundle is built before it is moved into CDK's output folder: a folder of its own at a
+ * fixed depth in the repository. esbuild writes source map paths relative to the output folder and
+ * names chunks by a hash that covers the map, so a bundle built straight into the synth output
+ * folder changed with that folder and with the checkout's place on the disk (every asset hash, so a
+ * deployment from another machine replaced every function). Built here, every path is
+ * `../../<repository path>` wherever the synth writes and wherever the checkout is.
+ */
+export const BUNDLE_WORK_DIRECTORY = '.bundling';
+
+/**
  * NodejsFunction bundling: ESM, minified, source maps, only what the entry imports, and code
  * splitting: what the code loads with a dynamic `import()` (the X-Ray SDK where tracing is off,
  * AWS clients, Stripe, pdf-lib...) goes to chunks/ and is read and compiled only when a request
  * needs it, instead of making every cold start parse it. NodejsFunction runs esbuild with
  * `--outfile`, which excludes `--splitting`: its own run is reduced to a placeholder (every import
  * external, a few milliseconds) and the bundle is built after it, then the chunks nothing can load
- * are removed (./prune-chunks.mjs).
+ * are removed (./prune-chunks.mjs) and the source maps made repository-relative
+ * (./relative-sources.mjs). No path of the build machine is left in the bundle (checked by
+ * test/infra/reproducible-bundles.test.ts). `--preserve-symlinks` keeps a symlinked node_modules
+ * (a worktree sharing another checkout's) at its place in the repository.
  */
 export function lambdaBundling(entry: string, options: LambdaBundlingOptions = {}): BundlingOptions {
   const copies = options.copyDirectories ?? [];
@@ -147,23 +164,33 @@ export function lambdaBundling(entry: string, options: LambdaBundlingOptions = {
     commandHooks: {
       beforeBundling: () => [],
       beforeInstall: () => [],
-      afterBundling: (inputDir: string, outputDir: string) => [
-        `rm -f "${join(outputDir, 'index.mjs')}" "${join(outputDir, 'index.mjs.map')}"`,
-        [
-          // The aliases are paths relative to the repository root.
-          `cd ${quote(inputDir)} &&`,
-          quote(join(inputDir, 'node_modules', '.bin', 'esbuild')),
-          quote(join(inputDir, entry)),
-          ...esbuildArguments().map(quote),
-          '--splitting',
-          quote(`--outdir=${outputDir}`),
-          '--entry-names=index',
-          quote(`--chunk-names=${CHUNK_DIRECTORY}/[name]-[hash]`),
-          quote('--out-extension:.js=.mjs'),
-        ].join(' '),
-        `${quote(process.execPath)} ${quote(join(inputDir, 'infra', 'bundling', 'prune-chunks.mjs'))} ${quote(outputDir)}`,
-        ...copies.map((directory) => `cp -R "${join(inputDir, directory)}" "${join(outputDir, directory)}"`),
-      ],
+      afterBundling: (inputDir: string, outputDir: string) => {
+        // Always two levels down; unique per run (synths running at once build the same assets).
+        const work = join(inputDir, BUNDLE_WORK_DIRECTORY, randomUUID());
+        const node = (script: string, ...args: string[]) =>
+          [process.execPath, join(inputDir, 'infra', 'bundling', script), ...args].map(quote).join(' ');
+        return [
+          `rm -rf ${quote(work)} "${join(outputDir, 'index.mjs')}" "${join(outputDir, 'index.mjs.map')}"`,
+          [
+            // The aliases are paths relative to the repository root.
+            `cd ${quote(inputDir)} &&`,
+            quote(join(inputDir, 'node_modules', '.bin', 'esbuild')),
+            quote(entry),
+            ...esbuildArguments().map(quote),
+            '--splitting',
+            '--preserve-symlinks',
+            quote(`--outdir=${work}`),
+            '--entry-names=index',
+            quote(`--chunk-names=${CHUNK_DIRECTORY}/[name]-[hash]`),
+            quote('--out-extension:.js=.mjs'),
+          ].join(' '),
+          node('prune-chunks.mjs', work),
+          node('relative-sources.mjs', work, inputDir),
+          `cp -R ${quote(`${work}/.`)} ${quote(outputDir)}`,
+          `rm -rf ${quote(work)}`,
+          ...copies.map((directory) => `cp -R "${join(inputDir, directory)}" "${join(outputDir, directory)}"`),
+        ];
+      },
     },
   };
 }

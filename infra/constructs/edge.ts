@@ -82,7 +82,7 @@ export function createOriginVerifySecret(scope: Construct, settings: Environment
   acknowledge(
     secret,
     'AwsSolutions-SMG4',
-    'CloudFront reads this value when the distribution is deployed (a dynamic reference) and warm functions hold it from their cold start: an automatic rotation would make the API refuse every request until the next deployment. Rotated by hand with a deployment (infra/README.md).',
+    'CloudFront reads this value when the distribution is deployed (a dynamic reference) while functions read it again every 5 minutes: an automatic rotation would make the API refuse every request until the next deployment. Rotated by hand with a deployment (infra/README.md).',
   );
   return secret;
 }

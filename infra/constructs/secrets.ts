@@ -3,7 +3,7 @@ import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { EnvironmentSettings } from '../environments';
 import { dataRemovalPolicy } from './retention';
 
-/** The secrets the functions read at cold start (besides the database login). Built in the stack's scope (see Network). */
+/** The secrets the functions read at cold start and again past their time-to-live (besides the database login). Built in the stack's scope (see Network). */
 export class ServiceSecrets {
   readonly jwt: Secret;
   readonly stripe: ISecret;

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { Duration, type AssetStaging } from 'aws-cdk-lib';
 import type { ISecurityGroup, IVpc } from 'aws-cdk-lib/aws-ec2';
 import { SubnetType } from 'aws-cdk-lib/aws-ec2';
@@ -166,8 +166,8 @@ export class ServiceFunction extends Construct {
       return [
         ...new Set(
           [join(directory, 'index.mjs.map'), ...chunks].flatMap((file) => {
-            const map = JSON.parse(readFileSync(file, 'utf8')) as { sources: string[] };
-            return normalizeSources(dirname(file), map.sources);
+            // Already repository-relative (infra/bundling/relative-sources.mjs).
+            return (JSON.parse(readFileSync(file, 'utf8')) as { sources: string[] }).sources;
           }),
         ),
       ];

@@ -294,7 +294,8 @@ const RESPONSE_NAMES: Record<ErrorStatus | EdgeStatus, { name: string; summary: 
   },
   503: {
     name: 'ServiceUnavailable',
-    summary: 'The database or the payment processor is briefly down; nothing was done: retry after Retry-After seconds',
+    summary:
+      'The database or the payment processor is briefly down, or payments are not configured yet (PAYMENTS_NOT_CONFIGURED, where the operation needs the processor); nothing was done: retry after Retry-After seconds',
   },
 };
 

@@ -8,7 +8,7 @@ const ALGORITHM = 'HS256';
 const ISSUER = 'case-evidence-billing';
 const AUDIENCE = 'case-evidence-api';
 
-let key: Promise<webcrypto.CryptoKey> | undefined;
+let key: { secret: string | undefined; key: Promise<webcrypto.CryptoKey> } | undefined;
 
 /**
  * The service's secret: JWT_SECRET, or for local runs a key generated once and kept in DATA_DIR so
@@ -16,8 +16,7 @@ let key: Promise<webcrypto.CryptoKey> | undefined;
  * seals stored idempotent answers (lib/idempotency).
  */
 export async function serviceSecretBytes(): Promise<Uint8Array> {
-  // Cloud (infra/): the secret named by JWT_SECRET_ARN, read once per cold start.
-  if (!config().JWT_SECRET && config().JWT_SECRET_ARN) await (await import('../aws/secrets')).loadCloudSecrets();
+  await refreshCloudSecret();
   const { JWT_SECRET, DATA_DIR } = config();
   if (JWT_SECRET) return new TextEncoder().encode(JWT_SECRET);
   if (process.env.AWS_LAMBDA_FUNCTION_NAME) throw new Error('JWT_SECRET is required in the cloud');
@@ -25,20 +24,32 @@ export async function serviceSecretBytes(): Promise<Uint8Array> {
 }
 
 /**
- * The access-token signing key, imported once as a WebCrypto CryptoKey: jose works on CryptoKeys,
- * and turns raw bytes or a node KeyObject into one on every sign and verify (about half the CPU of
- * a verification, which every signed-in request runs). A key that cannot be read is tried again.
+ * Cloud (infra/): the secret named by JWT_SECRET_ARN, read again past its time-to-live
+ * (lib/aws/secrets.ts), so a key rotated by hand reaches warm functions without a cold start.
  */
-function signingKey(): Promise<webcrypto.CryptoKey> {
-  key ??= serviceSecretBytes()
-    .then((bytes) =>
+async function refreshCloudSecret(): Promise<void> {
+  if (config().JWT_SECRET_ARN) await (await import('../aws/secrets')).loadCloudSecrets();
+}
+
+/**
+ * The access-token signing key, imported as a WebCrypto CryptoKey once per secret: jose works on
+ * CryptoKeys, and turns raw bytes or a node KeyObject into one on every sign and verify (about half
+ * the CPU of a verification, which every signed-in request runs). Imported again when the secret
+ * changes; a key that cannot be read is tried again.
+ */
+async function signingKey(): Promise<webcrypto.CryptoKey> {
+  await refreshCloudSecret();
+  const secret = config().JWT_SECRET;
+  if (!key || key.secret !== secret) {
+    const imported = serviceSecretBytes().then((bytes) =>
       crypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']),
-    )
-    .catch((error: unknown) => {
-      key = undefined;
-      throw error;
+    );
+    key = { secret, key: imported };
+    imported.catch(() => {
+      if (key?.key === imported) key = undefined;
     });
-  return key;
+  }
+  return key.key;
 }
 
 export interface AccessTokenClaims {

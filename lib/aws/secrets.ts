@@ -1,53 +1,76 @@
-import { applySecrets, config } from '../config';
+import { applySecrets, config, SECRET_MAX_AGE_SECONDS, type SecretValues } from '../config';
+import { lazyRetrying } from '../lazy';
 import { traced } from '../observability/tracing';
 
 /**
- * Cloud only: secrets read from AWS Secrets Manager once per Lambda cold start. The CDK stack
- * (infra/) gives each function the ARNs it may read (DATABASE_SECRET_ARN, JWT_SECRET_ARN,
- * ORIGIN_VERIFY_SECRET_ARN, STRIPE_SECRET_ARN); locally none is set, nothing here runs and the
- * SDK is never loaded. `@aws-sdk/client-secrets-manager` is provided by the Lambda runtime
- * (bundles mark `@aws-sdk/*` external) and imported on first use only.
+ * Cloud only: secrets read from AWS Secrets Manager through Powertools Parameters, each kept for
+ * its time-to-live (SECRET_MAX_AGE_SECONDS) and then read again, so a value put in by hand (the
+ * Stripe keys after the first deployment, a rotated key) reaches warm functions without a cold
+ * start. The CDK stack (infra/) gives each function the ARNs it may read (DATABASE_SECRET_ARN,
+ * JWT_SECRET_ARN, ORIGIN_VERIFY_SECRET_ARN, STRIPE_SECRET_ARN); locally none is set, nothing here
+ * runs and neither Powertools nor the SDK is loaded. `@aws-sdk/client-secrets-manager` is
+ * provided by the Lambda runtime (bundles mark `@aws-sdk/*` external) and imported on first use.
  */
 
 type Send = (secretId: string) => Promise<string>;
 
-let send: Send | undefined;
-const cache = new Map<string, Promise<string>>();
+interface Provider {
+  get(name: string, options: { maxAge: number }): Promise<unknown>;
+}
 
-/** The secret's string value; cached per process, a failed read is retried on the next call. */
-export function readSecret(secretId: string): Promise<string> {
-  let value = cache.get(secretId);
+let reader: Send | undefined;
+
+/**
+ * Powertools' Secrets Manager provider (its cache keeps each value for the maxAge of the read), on
+ * the runtime's SDK client, or on a stand-in client when a test installed a reader. A failed
+ * import is not kept: the next read tries again.
+ */
+const provider = lazyRetrying<Provider>(async () => {
+  const { SecretsProvider } = await import('@aws-lambda-powertools/parameters/secrets');
+  if (reader) return new SecretsProvider({ awsSdkV3Client: standInClient(reader) as never });
+  const { SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
+  return new SecretsProvider({ awsSdkV3Client: traced(new SecretsManagerClient({})) });
+});
+
+/** What Powertools takes for an SDK client (send, config, middlewareStack), answering from `read`. */
+function standInClient(read: Send) {
+  return {
+    config: {},
+    middlewareStack: { identify: () => [], addRelativeTo: () => undefined, add: () => undefined },
+    send: async (command: { input: { SecretId: string } }) => ({ SecretString: await read(command.input.SecretId) }),
+  };
+}
+
+const inFlight = new Map<string, Promise<string>>();
+
+/**
+ * The secret's string value, read again once older than `maxAgeSeconds`; a failed read is never
+ * kept (the next call reads again). Concurrent reads of one secret share one call.
+ */
+export function readSecret(secretId: string, maxAgeSeconds: number = SECRET_MAX_AGE_SECONDS.database): Promise<string> {
+  const key = `${secretId}\n${maxAgeSeconds}`;
+  let value = inFlight.get(key);
   if (!value) {
-    send ??= defaultSend();
-    value = send(secretId);
-    cache.set(secretId, value);
-    value.catch(() => cache.delete(secretId));
+    value = (async () => {
+      const secret = await (await provider()).get(secretId, { maxAge: maxAgeSeconds });
+      if (typeof secret !== 'string') throw new Error(`Secret ${secretId} has no string value`);
+      return secret;
+    })();
+    inFlight.set(key, value);
+    const settled = value;
+    void settled.then(
+      () => inFlight.delete(key),
+      () => inFlight.delete(key),
+    );
   }
   return value;
 }
 
-function defaultSend(): Send {
-  let client: Promise<{ send: Send }> | undefined;
-  return async (secretId) => {
-    client ??= import('@aws-sdk/client-secrets-manager').then(({ SecretsManagerClient, GetSecretValueCommand }) => {
-      const sdk = traced(new SecretsManagerClient({}));
-      return {
-        async send(id: string) {
-          const { SecretString } = await sdk.send(new GetSecretValueCommand({ SecretId: id }));
-          if (SecretString === undefined) throw new Error(`Secret ${id} has no string value`);
-          return SecretString;
-        },
-      };
-    });
-    return (await client).send(secretId);
-  };
-}
-
-/** Tests read secrets from a map instead of AWS. */
-export function useSecretReader(reader: Send | undefined): void {
-  send = reader;
-  cache.clear();
-  loaded = undefined;
+/** Tests read secrets from a function instead of AWS (through the same provider and its cache). */
+export function useSecretReader(next: Send | undefined): void {
+  reader = next;
+  provider.reset();
+  inFlight.clear();
 }
 
 /** Credentials JSON as RDS and Secrets Manager generate it (`username`, `password`, ...). */
@@ -74,6 +97,17 @@ export async function cloudDatabaseUrl(): Promise<string> {
   });
 }
 
+/** The current password of DATABASE_SECRET_ARN (read again past its time-to-live): asked for by each new connection. */
+export async function cloudDatabasePassword(): Promise<string> {
+  const { DATABASE_SECRET_ARN } = config();
+  if (!DATABASE_SECRET_ARN) throw new Error('DATABASE_SECRET_ARN is not set');
+  const { password } = JSON.parse(
+    await readSecret(DATABASE_SECRET_ARN, SECRET_MAX_AGE_SECONDS.database),
+  ) as DatabaseCredentials;
+  if (!password) throw new Error('Database secret lacks password');
+  return password;
+}
+
 export function databaseUrl(
   credentials: DatabaseCredentials,
   endpoint: { host?: string | undefined; port?: number | undefined; database?: string | undefined } = {},
@@ -88,35 +122,33 @@ export function databaseUrl(
   return `postgres://${user}:${password}@${host}:${port}/${encodeURIComponent(database)}`;
 }
 
-let loaded: Promise<void> | undefined;
-
 /**
- * Reads the JWT key (JWT_SECRET_ARN: the plain secret string), the edge's origin-verify value
- * (ORIGIN_VERIFY_SECRET_ARN: plain string) and the Stripe keys (STRIPE_SECRET_ARN: JSON with
- * STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET; empty values are ignored) in parallel and puts them
- * into the config. Runs once, before the first request is checked (lib/http/edge.ts) or the first
- * database connection of a cold start; a no-op when no ARN is set.
+ * Puts the current JWT key (JWT_SECRET_ARN: the plain secret string), the edge's origin-verify
+ * value (ORIGIN_VERIFY_SECRET_ARN: plain string) and the Stripe keys (STRIPE_SECRET_ARN: JSON with
+ * STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET; empty values count as unset) into the config,
+ * reading each secret again once past its time-to-live. Called wherever one of them is used
+ * (lib/http/edge.ts, lib/auth/jwt.ts, lib/billing/processor, lib/db/client.ts): within the TTL it
+ * costs a lookup in Powertools' cache. A no-op when no ARN is set.
  */
-export function loadCloudSecrets(): Promise<void> {
-  loaded ??= (async () => {
-    const { JWT_SECRET_ARN, ORIGIN_VERIFY_SECRET_ARN, STRIPE_SECRET_ARN } = config();
-    const [jwt, originVerify, stripe] = await Promise.all([
-      JWT_SECRET_ARN ? readSecret(JWT_SECRET_ARN) : undefined,
-      ORIGIN_VERIFY_SECRET_ARN ? readSecret(ORIGIN_VERIFY_SECRET_ARN) : undefined,
-      STRIPE_SECRET_ARN ? readSecret(STRIPE_SECRET_ARN) : undefined,
-    ]);
-    const values: Record<string, string> = {};
-    if (jwt) values.JWT_SECRET = jwt;
-    if (originVerify) values.ORIGIN_VERIFY_SECRET = originVerify;
-    if (stripe) {
-      for (const [name, value] of Object.entries(JSON.parse(stripe) as Record<string, unknown>)) {
-        if (name.startsWith('STRIPE_') && typeof value === 'string' && value !== '') values[name] = value;
-      }
-    }
-    if (Object.keys(values).length > 0) applySecrets(values);
-  })();
-  loaded.catch(() => {
-    loaded = undefined;
-  });
-  return loaded;
+export async function loadCloudSecrets(): Promise<void> {
+  const { JWT_SECRET_ARN, ORIGIN_VERIFY_SECRET_ARN, STRIPE_SECRET_ARN } = config();
+  if (!JWT_SECRET_ARN && !ORIGIN_VERIFY_SECRET_ARN && !STRIPE_SECRET_ARN) return;
+  const [jwt, originVerify, stripe] = await Promise.all([
+    JWT_SECRET_ARN ? readSecret(JWT_SECRET_ARN, SECRET_MAX_AGE_SECONDS.jwt) : undefined,
+    ORIGIN_VERIFY_SECRET_ARN ? readSecret(ORIGIN_VERIFY_SECRET_ARN, SECRET_MAX_AGE_SECONDS.originVerify) : undefined,
+    STRIPE_SECRET_ARN ? readSecret(STRIPE_SECRET_ARN, SECRET_MAX_AGE_SECONDS.stripe) : undefined,
+  ]);
+  const values: SecretValues = {};
+  if (JWT_SECRET_ARN) values.JWT_SECRET = jwt || undefined;
+  if (ORIGIN_VERIFY_SECRET_ARN) values.ORIGIN_VERIFY_SECRET = originVerify || undefined;
+  if (STRIPE_SECRET_ARN) {
+    const keys = JSON.parse(stripe!) as Record<string, unknown>;
+    const named = (name: string) => (typeof keys[name] === 'string' && keys[name] !== '' ? keys[name] : undefined);
+    values.STRIPE_SECRET_KEY = named('STRIPE_SECRET_KEY');
+    values.STRIPE_WEBHOOK_SECRET = named('STRIPE_WEBHOOK_SECRET');
+  }
+  // The config is validated again only when a value changed (once per cold start, then per change).
+  const current = config();
+  if ((Object.keys(values) as (keyof SecretValues)[]).some((name) => values[name] !== current[name]))
+    applySecrets(values);
 }

@@ -8,7 +8,7 @@ import { logger } from '../log';
 import * as businessMetrics from '../observability/metrics';
 import { alignPlanPro } from './case-pro';
 import { ensureProcessorCustomer } from './customers';
-import { paymentProcessor } from './processor';
+import { paymentProcessor, paymentsConfigured, whenPaymentsConfigured } from './processor';
 import { enforcedPlanOfOrganization } from '../organizations/active-plan';
 import { planIncludes } from './plan-features';
 import { PRO_UPGRADE_SKU } from './tiers';
@@ -169,7 +169,7 @@ export async function recordCharge(
     );
     return { rows: rows.map((r) => ({ ...r, status: 'paid' as const })), created: true };
   }
-  afterCommit(() => invoiceCharge(input.chargeKey));
+  afterCommit(() => whenPaymentsConfigured(() => invoiceCharge(input.chargeKey)));
   return { rows, created: true };
 }
 
@@ -385,6 +385,7 @@ export async function closeVoidedInvoice(invoiceId: string): Promise<void> {
 
 /** Maintenance: invoices of voided rows that the processor has not confirmed void yet. */
 export async function retryVoidedInvoices(olderThanSeconds = 60, limit = 50): Promise<number> {
+  if (!(await paymentsConfigured())) return 0;
   const pending = await db()
     .selectDistinct({ invoiceId: billingRows.invoiceId })
     .from(billingRows)
@@ -520,6 +521,7 @@ async function settleRows(tx: Tx, rowIds: string[], outcome: 'paid' | 'failed'):
 
 /** Maintenance: charges whose invoicing failed or never ran are invoiced again (same idempotency key). */
 export async function retryStuckCharges(olderThanSeconds = 60, limit = 50): Promise<number> {
+  if (!(await paymentsConfigured())) return 0;
   const stuck = await db()
     .selectDistinct({ chargeKey: billingRows.chargeKey })
     .from(billingRows)

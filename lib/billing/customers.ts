@@ -2,7 +2,7 @@ import { and, eq, isNull } from 'drizzle-orm';
 import { db } from '../db/client';
 import { organizations } from '../db/schema';
 import { logger } from '../log';
-import { paymentProcessor } from './processor';
+import { paymentProcessor, paymentsConfigured } from './processor';
 
 /**
  * Creates the organization's customer at the payment processor if it has none yet. Runs after
@@ -26,8 +26,12 @@ export async function ensureProcessorCustomer(organizationId: string): Promise<s
   return customerId;
 }
 
-/** Maintenance: retries customer creation for organizations that still have none. */
+/**
+ * Maintenance: retries customer creation for organizations that still have none (registration
+ * leaves it here while payments are not configured). Nothing to do until they are.
+ */
 export async function createMissingProcessorCustomers(limit = 50): Promise<number> {
+  if (!(await paymentsConfigured())) return 0;
   const missing = await db()
     .select({ id: organizations.id })
     .from(organizations)

@@ -99,6 +99,18 @@ export class ProcessorUnavailableError extends ServiceUnavailableError {
   }
 }
 
+/**
+ * Deployed without a Stripe key (the stack creates the secret empty): nothing was changed. Retry
+ * after the time a warm function takes to see keys put into the secret (SECRET_MAX_AGE_SECONDS).
+ */
+export class PaymentsNotConfiguredError extends DomainError {
+  constructor(retryAfterSeconds: number) {
+    super('PAYMENTS_NOT_CONFIGURED', 'Payments are not configured yet; nothing was changed, try again later', {
+      retryAfterSeconds,
+    });
+  }
+}
+
 /** 403: the feature is not in the plan enforced; names it and the cheapest tier that includes it. */
 export class FeatureNotInPlanError extends DomainError {
   constructor(feature: string, lowestTier: { key: string; name: string } | null) {

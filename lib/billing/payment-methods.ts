@@ -50,7 +50,7 @@ export async function completeSandboxCheckout(
   sessionId: string,
   cardNumber: string,
 ): Promise<{ successUrl: string } | null> {
-  const { SandboxProcessor } = await import('./processor/sandbox');
+  const { SandboxProcessor } = await import('#local-only/sandbox-processor');
   const processor = new SandboxProcessor();
   const completed = await processor.completeSetupSession(sessionId, cardNumber);
   if (!completed) return null;

@@ -17,6 +17,7 @@ import { lockAllowances } from '../organizations/allowances';
 import { loadOrganization, type OrganizationRow } from '../organizations/load';
 import { adjustCredits, type ChargeLine, closeVoidedInvoice, recordCharge } from './charges';
 import { ensureProcessorCustomer } from './customers';
+import { whenPaymentsConfigured } from './processor';
 import { DelinquentPlanChangeError, PlanBelowUsageError, SelfServePlansOffError } from './errors';
 import { recordBillingHistory } from './history';
 import { isDelinquent } from './summary';
@@ -280,7 +281,7 @@ async function settleCurrentBaseFee(
       );
     if (fee.invoiceId) {
       const invoiceId = fee.invoiceId;
-      afterCommit(() => closeVoidedInvoice(invoiceId));
+      afterCommit(() => whenPaymentsConfigured(() => closeVoidedInvoice(invoiceId)));
     }
   }
   return computeProration({

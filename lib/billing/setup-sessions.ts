@@ -8,8 +8,10 @@ export async function createSetupSession(
   organization: typeof organizations.$inferSelect,
   input: { successUrl: string; cancelUrl: string },
 ): Promise<{ id: string; url: string }> {
-  if (!organization.processorCustomerId) throw new NoProcessorCustomerError();
+  // First the processor: without payments configured the answer is 503 PAYMENTS_NOT_CONFIGURED,
+  // not a 409 for the customer that cannot be created until they are.
   const processor = await paymentProcessor();
+  if (!organization.processorCustomerId) throw new NoProcessorCustomerError();
   return processor.createSetupSession({
     customerId: organization.processorCustomerId,
     successUrl: input.successUrl,

@@ -1,5 +1,6 @@
 import type Stripe from 'stripe';
 import { config } from '../config';
+import { lazyRetrying } from '../lazy';
 import { processedWebhookEvents } from '../db/schema';
 import { transaction } from '../db/transaction';
 import { settleInvoice } from './charges';
@@ -7,15 +8,15 @@ import { InvalidSignatureError, MissingSignatureError, WebhooksNotConfiguredErro
 import { recordPaymentMethod } from './payment-methods';
 import { paymentProcessor } from './processor';
 
-let verifier: Promise<Stripe> | undefined;
-
-/** The SDK's signature check needs a client; no API call is made with it. */
-function stripeVerifier(): Promise<Stripe> {
-  verifier ??= import('stripe').then(
+/**
+ * The SDK's signature check needs a client; no API call is made with it (so the key it was made
+ * with does not matter). A failed import is tried again on the next call.
+ */
+const stripeVerifier = lazyRetrying(() =>
+  import('stripe').then(
     ({ default: StripeClient }) => new StripeClient(config().STRIPE_SECRET_KEY ?? 'sk_webhook_verification_only'),
-  );
-  return verifier;
-}
+  ),
+);
 
 const customerIdOf = (value: string | { id: string } | null | undefined) =>
   typeof value === 'string' ? value : (value?.id ?? null);
@@ -31,6 +32,8 @@ export async function stripeWebhook(input: {
   signature: string | undefined;
 }): Promise<{ received: true; duplicate: boolean }> {
   const { rawBody, signature } = input;
+  // Cloud: the signing secret as in STRIPE_SECRET_ARN now (read again past its time-to-live).
+  if (config().STRIPE_SECRET_ARN) await (await import('../aws/secrets')).loadCloudSecrets();
   const secret = config().STRIPE_WEBHOOK_SECRET;
   if (!secret) throw new WebhooksNotConfiguredError();
   if (!rawBody || !signature) throw new MissingSignatureError();

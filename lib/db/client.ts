@@ -92,9 +92,16 @@ async function open(): Promise<Connection> {
   // secrets; verified TLS to the RDS Proxy; unnamed statements, because named prepared
   // statements pin proxy connections.
   if (DATABASE_SECRET_ARN) {
-    const { cloudDatabaseUrl, loadCloudSecrets } = await import('../aws/secrets');
+    const { cloudDatabaseUrl, cloudDatabasePassword, loadCloudSecrets } = await import('../aws/secrets');
     const [url] = await Promise.all([cloudDatabaseUrl(), loadCloudSecrets()]);
-    return openPostgres(url, { ssl: 'verify-full', prepare: false, statementTimeoutMs });
+    // Each new connection of the pool asks for the password, read again past its time-to-live:
+    // after a rotation by hand, warm functions open new connections with the new password.
+    return openPostgres(url, {
+      ssl: 'verify-full',
+      prepare: false,
+      statementTimeoutMs,
+      password: cloudDatabasePassword,
+    });
   }
   return openPglite(`${DATA_DIR}/pglite`);
 }
@@ -107,7 +114,14 @@ async function open(): Promise<Connection> {
  */
 export async function openPostgres(
   url: string,
-  options: { max?: number; ssl?: 'verify-full'; prepare?: boolean; statementTimeoutMs?: number } = {},
+  options: {
+    max?: number;
+    ssl?: 'verify-full';
+    prepare?: boolean;
+    statementTimeoutMs?: number;
+    /** Asked for on every new connection, instead of the URL's password. */
+    password?: () => Promise<string>;
+  } = {},
 ): Promise<Connection> {
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
@@ -122,6 +136,7 @@ export async function openPostgres(
     onnotice: () => {},
     ...(options.ssl ? { ssl: options.ssl } : {}),
     ...(options.prepare === false ? { prepare: false } : {}),
+    ...(options.password ? { password: options.password } : {}),
   });
   return {
     db: drizzle(client, { schema }) as unknown as Database,

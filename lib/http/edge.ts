@@ -20,12 +20,11 @@ export const VIEWER_ADDRESS_HEADER = 'cloudfront-viewer-address';
 
 /**
  * The origin-verify value when the service runs behind the edge, else undefined. In the cloud it
- * is read from Secrets Manager with the other secrets at cold start, before the first request is
- * checked.
+ * is read from Secrets Manager with the other secrets before the first request is checked, and
+ * again past its time-to-live (lib/aws/secrets.ts), so a value rotated by hand reaches warm functions.
  */
 export async function originVerifyValue(): Promise<string | undefined> {
-  if (!config().ORIGIN_VERIFY_SECRET && config().ORIGIN_VERIFY_SECRET_ARN)
-    await (await import('../aws/secrets')).loadCloudSecrets();
+  if (config().ORIGIN_VERIFY_SECRET_ARN) await (await import('../aws/secrets')).loadCloudSecrets();
   const value = config().ORIGIN_VERIFY_SECRET;
   if (!value && config().ORIGIN_VERIFY_SECRET_ARN) throw new Error('The origin-verify secret is empty');
   return value;

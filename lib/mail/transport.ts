@@ -2,6 +2,7 @@ import { appendFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { now } from '../clock';
 import { config } from '../config';
+import { lazyRetrying } from '../lazy';
 import { traced } from '../observability/tracing';
 
 export interface MailMessage {
@@ -46,10 +47,9 @@ export class LocalMailSink implements MailTransport {
  * from AWS_ENDPOINT_URL_SES (the tests point it at an emulator).
  */
 export class SesMailTransport implements MailTransport {
-  private client: Promise<{ send(message: MailMessage): Promise<void> }> | undefined;
-
-  async send(message: MailMessage): Promise<void> {
-    this.client ??= import('@aws-sdk/client-ses').then(({ SESClient, SendEmailCommand }) => {
+  // A failed import is tried again on the next call (lib/lazy.ts).
+  private readonly client = lazyRetrying(() =>
+    import('@aws-sdk/client-ses').then(({ SESClient, SendEmailCommand }) => {
       const ses = traced(new SESClient({}));
       return {
         async send(mail: MailMessage) {
@@ -66,8 +66,11 @@ export class SesMailTransport implements MailTransport {
           );
         },
       };
-    });
-    await (await this.client).send(message);
+    }),
+  );
+
+  async send(message: MailMessage): Promise<void> {
+    await (await this.client()).send(message);
   }
 }
 

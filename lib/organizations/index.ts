@@ -5,6 +5,7 @@ import canonicalize from 'canonicalize';
 import { recordAudit } from '../audit';
 import { endSessionsOfUser } from '../auth/sessions';
 import { ensureProcessorCustomer } from '../billing/customers';
+import { whenPaymentsConfigured } from '../billing/processor';
 import { billingSummary } from '../billing/summary';
 import { now } from '../clock';
 import { db, type Executor, type Tx } from '../db/client';
@@ -127,7 +128,8 @@ export async function insertOrganization(
       await tx
         .insert(organizationPlans)
         .values({ organizationId: organization.id, type, seats, devices, storageBytes, isActive: true });
-      afterCommit(() => ensureProcessorCustomer(organization.id));
+      // Without payments configured, maintenance creates the customer once they are.
+      afterCommit(() => whenPaymentsConfigured(() => ensureProcessorCustomer(organization.id)));
       return organization;
     }
     if (await isOrganizationNameTaken(tx, input.name)) return null;

@@ -4,9 +4,10 @@ import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat, writ
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Readable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import type { S3ClientConfig } from '@aws-sdk/client-s3';
 import { addSeconds, now } from '../clock';
 import { config, selfLink } from '../config';
+import { lazyRetrying } from '../lazy';
 import { traced } from '../observability/tracing';
 import { digestingStream } from './digesting-stream';
 import { localSecret } from '../secrets';
@@ -222,8 +223,10 @@ export interface S3Buckets {
  * addressing, credentials, checksum settings); the cloud passes none and the SDK reads the Lambda role.
  */
 export class S3Storage implements ObjectStorage {
-  private client: Promise<S3Client> | undefined;
-  private presigningClient: Promise<S3Client> | undefined;
+  // Imported on first use; a failed import is tried again on the next call (lib/lazy.ts).
+  private readonly s3 = lazyRetrying(() =>
+    import('@aws-sdk/client-s3').then(({ S3Client }) => traced(new S3Client(this.clientConfig))),
+  );
   private readonly buckets: S3Buckets;
 
   constructor(
@@ -238,23 +241,17 @@ export class S3Storage implements ObjectStorage {
     return isWorkBucketKey(key) ? this.buckets.work : this.buckets.evidence;
   }
 
-  private s3() {
-    this.client ??= import('@aws-sdk/client-s3').then(({ S3Client }) => traced(new S3Client(this.clientConfig)));
-    return this.client;
-  }
-
   /**
    * The client that signs links. With the SDK's default (checksums whenever supported) a presigned
    * PUT carries the CRC32 of the empty body it was signed without (`x-amz-checksum-crc32=AAAAAA==`),
    * and S3 refuses every real upload to it; checksums only where an operation requires them. Not
    * traced: X-Ray's trace header would be signed into the link, and the uploader does not send it.
    */
-  private presigner() {
-    this.presigningClient ??= import('@aws-sdk/client-s3').then(
+  private readonly presigner = lazyRetrying(() =>
+    import('@aws-sdk/client-s3').then(
       ({ S3Client }) => new S3Client({ ...this.clientConfig, requestChecksumCalculation: 'WHEN_REQUIRED' }),
-    );
-    return this.presigningClient;
-  }
+    ),
+  );
 
   /** What every server-side write of an object sends: KMS encryption and the checksum Object Lock requires. */
   private writeParams<B>(key: string, body: B, contentType: string) {

@@ -1,15 +1,22 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { applicationRoleStatements } from '../../infra/functions/migrate';
 import { signAccessToken, verifyAccessToken } from '../../lib/auth/jwt';
-import { databaseUrl, loadCloudSecrets, readSecret, useSecretReader } from '../../lib/aws/secrets';
-import { config, overrideConfig } from '../../lib/config';
+import {
+  cloudDatabasePassword,
+  databaseUrl,
+  loadCloudSecrets,
+  readSecret,
+  useSecretReader,
+} from '../../lib/aws/secrets';
+import { config, overrideConfig, SECRET_MAX_AGE_SECONDS } from '../../lib/config';
 import { db } from '../../lib/db/client';
 
 /** The cold-start secret reading of the cloud (lib/aws/secrets.ts) with an in-memory Secrets Manager. */
 
 let restore: (() => void) | undefined;
 afterEach(() => {
+  vi.useRealTimers();
   restore?.();
   restore = undefined;
   useSecretReader(undefined);
@@ -98,6 +105,64 @@ describe('cloud secrets', () => {
       delete process.env.JWT_SECRET_ARN;
       process.env.JWT_SECRET = savedKey;
     }
+  });
+});
+
+/** Moves the wall clock (Date only: Powertools' cache reads it) by `seconds`, without waiting. */
+function advanceSeconds(seconds: number) {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  vi.setSystemTime(Date.now() + seconds * 1000);
+}
+
+describe('cloud secrets in a warm function (issue 32)', () => {
+  it('reads a secret again once past its time-to-live, not before', async () => {
+    const values: Record<string, string> = { 'arn:db': 'first' };
+    const reads = fakeSecrets(values);
+    expect(await readSecret('arn:db', 300)).toBe('first');
+    values['arn:db'] = 'second';
+    advanceSeconds(299);
+    expect(await readSecret('arn:db', 300)).toBe('first');
+    advanceSeconds(2);
+    expect(await readSecret('arn:db', 300)).toBe('second');
+    expect(reads).toEqual(['arn:db', 'arn:db']);
+  });
+
+  it('signs with a JWT key rotated by hand once its time-to-live has passed', async () => {
+    const values: Record<string, string> = { 'arn:jwt-rotated': randomBytes(32).toString('hex') };
+    fakeSecrets(values);
+    restore = overrideConfig({ JWT_SECRET: undefined, JWT_SECRET_ARN: 'arn:jwt-rotated' });
+    const before = await signAccessToken({ userId: 'u1', sessionId: 's1' });
+    values['arn:jwt-rotated'] = randomBytes(32).toString('hex');
+    advanceSeconds(SECRET_MAX_AGE_SECONDS.jwt + 1);
+    const after = await signAccessToken({ userId: 'u1', sessionId: 's1' });
+    expect(config().JWT_SECRET).toBe(values['arn:jwt-rotated']);
+    expect(await verifyAccessToken(after.token)).toEqual({ userId: 'u1', sessionId: 's1' });
+    // The old key no longer verifies: a rotation by hand signs everyone out (infra/README.md).
+    expect(await verifyAccessToken(before.token)).toBeNull();
+  });
+
+  it('gives new database connections the rotated password once its time-to-live has passed', async () => {
+    const credentials = (password: string) => JSON.stringify({ username: 'cebs_app', password, host: 'db.local' });
+    const values: Record<string, string> = { 'arn:db-app': credentials('old-password') };
+    fakeSecrets(values);
+    restore = overrideConfig({ DATABASE_SECRET_ARN: 'arn:db-app' });
+    expect(await cloudDatabasePassword()).toBe('old-password');
+    values['arn:db-app'] = credentials('new-password');
+    advanceSeconds(SECRET_MAX_AGE_SECONDS.database + 1);
+    expect(await cloudDatabasePassword()).toBe('new-password');
+  });
+
+  it('unsets Stripe keys removed from the secret', async () => {
+    const values: Record<string, string> = { 'arn:stripe-keys': JSON.stringify({ STRIPE_SECRET_KEY: 'sk_test_1' }) };
+    fakeSecrets(values);
+    restore = overrideConfig({ STRIPE_SECRET_ARN: 'arn:stripe-keys', STRIPE_SECRET_KEY: undefined });
+    await loadCloudSecrets();
+    expect(config().STRIPE_SECRET_KEY).toBe('sk_test_1');
+    values['arn:stripe-keys'] = JSON.stringify({ STRIPE_SECRET_KEY: '' });
+    advanceSeconds(SECRET_MAX_AGE_SECONDS.stripe + 1);
+    await loadCloudSecrets();
+    expect(config().STRIPE_SECRET_KEY).toBeUndefined();
+    expect(config().STRIPE_SECRET_ARN).toBe('arn:stripe-keys');
   });
 });
 

@@ -29,8 +29,14 @@ export interface Synthesized {
  * given routes (`-c routes=`, default two), real bundles and cdk-nag as `npm run synth` runs them.
  * test/infra/stack.test.ts is the one full synth (every route).
  */
-export function synthesize(environments: EnvironmentName[], routes: string[] = ['login', 'getProfile']): Synthesized {
-  const outdir = mkdtempSync(join(tmpdir(), 'cebs-synth-'));
+export function synthesize(
+  environments: EnvironmentName[],
+  routes: string[] = ['login', 'getProfile'],
+  options: { subdirectory?: string } = {},
+): Synthesized {
+  const root = mkdtempSync(join(tmpdir(), 'cebs-synth-'));
+  // A synth into a folder deeper than usual (test/infra/reproducible-bundles.test.ts).
+  const outdir = options.subdirectory ? join(root, options.subdirectory) : root;
   const { app, stacks } = buildApp({
     environmentNames: environments,
     outdir,
@@ -60,7 +66,7 @@ export function synthesize(environments: EnvironmentName[], routes: string[] = [
       templates(environment).flatMap(
         (template) => Object.entries(template.findResources(type)) as Array<[string, SynthesizedResource]>,
       ),
-    dispose: () => rmSync(outdir, { recursive: true, force: true }),
+    dispose: () => rmSync(root, { recursive: true, force: true }),
   };
 }
 

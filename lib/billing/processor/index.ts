@@ -1,5 +1,6 @@
-import { config } from '../../config';
-import { ProcessorUnavailableError } from '../errors';
+import { config, runsDeployed, SECRET_MAX_AGE_SECONDS } from '../../config';
+import { lazyRetrying } from '../../lazy';
+import { PaymentsNotConfiguredError, ProcessorUnavailableError } from '../errors';
 
 export interface CustomerInput {
   organizationId: string;
@@ -20,8 +21,8 @@ export interface InvoiceResult {
 }
 
 /**
- * The payment processor behind billing. Stripe when STRIPE_SECRET_KEY is set; otherwise the
- * sandbox processor, which keeps its records in Postgres so every flow runs offline. Every call
+ * The payment processor behind billing. Stripe when STRIPE_SECRET_KEY is set; otherwise, locally
+ * only, the sandbox processor, which keeps its records in Postgres so every flow runs offline. Every call
  * that creates something takes an idempotency key, so a retry never charges twice.
  */
 export interface PaymentProcessor {
@@ -51,15 +52,63 @@ export interface PaymentProcessor {
   voidInvoice(invoiceId: string, idempotencyKey: string): Promise<'void' | 'paid'>;
 }
 
-let processor: Promise<PaymentProcessor> | undefined;
+let installed: PaymentProcessor | undefined;
+let stripe: { secretKey: string; processor: () => Promise<PaymentProcessor> } | undefined;
 
-export function paymentProcessor(): Promise<PaymentProcessor> {
-  processor ??= config().STRIPE_SECRET_KEY
-    ? import('./stripe').then(({ StripeProcessor }) =>
-        withOutagesNamed(new StripeProcessor(config().STRIPE_SECRET_KEY!)),
-      )
-    : import('./sandbox').then(({ SandboxProcessor }) => new SandboxProcessor());
-  return processor;
+/** The sandbox, imported on first use; a failed import is tried again on the next call. */
+const sandbox = lazyRetrying(async () => {
+  const { SandboxProcessor } = await import('#local-only/sandbox-processor');
+  return new SandboxProcessor() as PaymentProcessor;
+});
+
+/**
+ * The processor to use now: Stripe when a Stripe key is configured (in the cloud read again from
+ * STRIPE_SECRET_ARN past its time-to-live, so keys put in after the deployment reach warm
+ * functions within a minute, and a new key makes a new client); without one the sandbox locally,
+ * and deployed (runsDeployed) PaymentsNotConfiguredError, a 503 PAYMENTS_NOT_CONFIGURED with
+ * Retry-After: the sandbox never serves a deployed function. A failed import is never kept.
+ */
+export async function paymentProcessor(): Promise<PaymentProcessor> {
+  if (installed) return installed;
+  if (config().STRIPE_SECRET_ARN) await (await import('../../aws/secrets')).loadCloudSecrets();
+  const secretKey = config().STRIPE_SECRET_KEY;
+  if (!secretKey) {
+    if (runsDeployed()) throw new PaymentsNotConfiguredError(SECRET_MAX_AGE_SECONDS.stripe);
+    return sandbox();
+  }
+  if (stripe?.secretKey !== secretKey)
+    stripe = {
+      secretKey,
+      processor: lazyRetrying(async () => {
+        const { StripeProcessor } = await import('./stripe');
+        return withOutagesNamed(new StripeProcessor(secretKey));
+      }),
+    };
+  return stripe.processor();
+}
+
+/**
+ * Whether a processor is there to call (maintenance skips processor work without one, and
+ * registration leaves the customer to it). Only a missing configuration counts: an outage is found
+ * by the call.
+ */
+export async function paymentsConfigured(): Promise<boolean> {
+  try {
+    await paymentProcessor();
+    return true;
+  } catch (error) {
+    if (error instanceof PaymentsNotConfiguredError) return false;
+    throw error;
+  }
+}
+
+/**
+ * Processor work done after a commit (a new organization's customer, a charge's invoice): run now
+ * when payments are configured; otherwise skipped without an error, as maintenance does the same
+ * work once they are.
+ */
+export async function whenPaymentsConfigured(work: () => Promise<unknown>): Promise<void> {
+  if (await paymentsConfigured()) await work();
 }
 
 /**
@@ -97,5 +146,7 @@ function withOutagesNamed<P extends PaymentProcessor>(processor: P): P {
 
 /** Tests install a failing or recording processor; only the processor is ever replaced. */
 export function usePaymentProcessor(next: PaymentProcessor | undefined): void {
-  processor = next ? Promise.resolve(next) : undefined;
+  installed = next;
+  stripe = undefined;
+  sandbox.reset();
 }

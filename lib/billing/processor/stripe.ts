@@ -1,17 +1,17 @@
 import { createHash } from 'node:crypto';
 import type Stripe from 'stripe';
 import { config } from '../../config';
+import { lazyRetrying } from '../../lazy';
 import type { CustomerInput, InvoiceLine, InvoiceResult, PaymentProcessor } from '.';
 
 /** Stripe through the official SDK, imported on first use so routes that never bill don't load it. */
 export class StripeProcessor implements PaymentProcessor {
   readonly name = 'stripe' as const;
-  private client: Promise<Stripe> | undefined;
-
   constructor(private readonly secretKey: string) {}
 
-  private stripe(): Promise<Stripe> {
-    this.client ??= import('stripe').then(({ default: StripeClient }) => {
+  // A failed import is tried again on the next call (lib/lazy.ts).
+  private readonly stripe = lazyRetrying<Stripe>(() =>
+    import('stripe').then(({ default: StripeClient }) => {
       const api = config().STRIPE_API_BASE ? new URL(config().STRIPE_API_BASE!) : undefined;
       return new StripeClient(this.secretKey, {
         maxNetworkRetries: 2,
@@ -23,9 +23,8 @@ export class StripeProcessor implements PaymentProcessor {
             }
           : {}),
       });
-    });
-    return this.client;
-  }
+    }),
+  );
 
   async createCustomer(input: CustomerInput): Promise<string> {
     const stripe = await this.stripe();
