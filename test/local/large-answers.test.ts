@@ -1,14 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
-import { sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { createLocalServer, listen } from '../../infra/local/app';
-import { buildApiGatewayEvent } from '../../infra/local/apigw-event';
+import { buildApiGatewayEvent, buildLambdaContext } from '../../infra/local/apigw-event';
+import { loadHandler } from '../../infra/local/router';
 import { LAMBDA_PAYLOAD_BYTES, MAX_REQUEST_BODY_BYTES } from '../../lib/http/payload-limits';
 import { db } from '../../lib/db/client';
-import { networkConversations } from '../../lib/db/schema';
+import { devices, networkConversations } from '../../lib/db/schema';
+import { testClock } from '../../lib/clock';
 import { LocalMailSink } from '../../lib/mail/transport';
+import { ANSWER_LINK_SECONDS, removeExpiredAnswers, storeAnswer } from '../../lib/storage/answers';
 import { createCaseRow, createUser, type TestUser } from '../harness/actors';
 import { ownDataDir } from '../harness/data-dir';
 import { onTierWithoutCharges } from '../billing/billing-helpers';
@@ -281,6 +284,36 @@ describe('one request limit', () => {
     expect(answer.envelope.requestId).toEqual(expect.any(String));
   });
 
+  it('is enforced by the function too, for a body that reaches it: 413 in the envelope, nothing imported', async () => {
+    const s = await caseWithOwner();
+    const body = JSON.stringify({
+      ...extractorDevice('device-direct'),
+      notes: [],
+      padding: ' '.repeat(MAX_REQUEST_BODY_BYTES),
+    });
+    const route = routes.importCaseNotes;
+    const event = buildApiGatewayEvent(
+      route,
+      {
+        method: 'POST',
+        url: `/extraction/case/import-notes?caseId=${s.caseId}`,
+        headers: {
+          authorization: `Bearer ${s.owner.accessToken}`,
+          organization: s.organizationId,
+          'content-type': 'application/json',
+        },
+        body,
+      },
+      {},
+    );
+
+    const result = await (await loadHandler(route))(event, buildLambdaContext(route));
+
+    expect(result.statusCode).toBe(413);
+    expect(JSON.parse(result.body!)).toMatchObject({ statusCode: 413, error: { code: 'PAYLOAD_TOO_LARGE' } });
+    expect(await db().select().from(devices).where(eq(devices.deviceId, 'device-direct'))).toEqual([]);
+  });
+
   it('takes a body at the limit whose escaping doubles it: its event still fits', async () => {
     const s = await caseWithOwner();
     const device = extractorDevice('device-quotes');
@@ -309,5 +342,22 @@ describe('one request limit', () => {
 
     expect(answer.status, JSON.stringify(answer.envelope)).toBe(200);
     expect(answer.envelope.data.importedCount).toBe(2);
+  });
+});
+
+describe('stored answers', () => {
+  it('are removed by maintenance once their link has expired, locally (a lifecycle rule in the cloud)', async () => {
+    testClock.freeze();
+    const stored = await storeAnswer(Buffer.from('{"statusCode":200}'), undefined);
+    const fresh = await storeAnswer(Buffer.from('{"statusCode":200}'), 'gzip');
+    expect(stored.key).toMatch(/^answers\/\d{4}-\d{2}-\d{2}\/[0-9a-f-]{36}\.json$/);
+    expect(fresh.key).toMatch(/\.json\.gz$/);
+    expect(stored.expiresAt.getTime() - Date.now()).toBeLessThanOrEqual(ANSWER_LINK_SECONDS * 1000);
+    expect(await removeExpiredAnswers()).toBe(0);
+
+    testClock.advance(ANSWER_LINK_SECONDS + 1);
+
+    expect(await removeExpiredAnswers()).toBe(2);
+    expect((await fetch(stored.url)).status).toBe(403);
   });
 });
