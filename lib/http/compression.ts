@@ -18,10 +18,11 @@ type Encoding = (typeof ENCODINGS)[number];
  * brotli 1 and 1.88 MB in 187 ms with gzip 1, against 1.54 MB in 569 ms (brotli 4) and 1.78 MB in
  * 298 ms (gzip 6): the higher levels buy a few percent for several times the time (docs/decisions.md).
  */
-const encoder = httpContentEncoding({
+export const COMPRESSION_OPTIONS = {
   br: { params: { [constants.BROTLI_PARAM_QUALITY]: 1 } },
   gzip: { level: 1 },
-});
+} as const;
+const encoder = httpContentEncoding(COMPRESSION_OPTIONS);
 
 /**
  * The encoding to answer with for an Accept-Encoding header (RFC 9110 12.5.3): the highest weight

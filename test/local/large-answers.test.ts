@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as z from 'zod/mini';
+import { ImportCaseNotesDto } from '../../schemas/material/material';
 import { routes } from '../../functions/routes';
 import { createLocalServer, listen } from '../../infra/local/app';
 import { buildApiGatewayEvent, buildLambdaContext } from '../../infra/local/apigw-event';
@@ -282,6 +284,12 @@ describe('one request limit', () => {
     expect(answer.status).toBe(413);
     expect(answer.envelope).toMatchObject({ statusCode: 413, error: { code: 'PAYLOAD_TOO_LARGE' } });
     expect(answer.envelope.requestId).toEqual(expect.any(String));
+  });
+
+  it('is stated in the import-notes description, which says how the extractor splits a device', () => {
+    const description = z.globalRegistry.get(ImportCaseNotesDto)?.description ?? '';
+    expect(description).toContain(`${MAX_REQUEST_BODY_BYTES.toLocaleString('en-US')} bytes`);
+    expect(description).toContain('several requests');
   });
 
   it('is enforced by the function too, for a body that reaches it: 413 in the envelope, nothing imported', async () => {
