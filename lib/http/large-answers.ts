@@ -12,6 +12,13 @@ const BODY_HEADERS = new Set(['content-type', 'content-encoding', 'content-lengt
 const STORE_RETRY_AFTER_SECONDS = 5;
 
 /**
+ * A body whose result fits whatever its characters: each UTF-16 unit serializes to at most 6 bytes
+ * (`\u001f`), and headers and status stay within the 64 KiB kept aside. Most answers stop here,
+ * without serializing the result a second time.
+ */
+const surelyFits = (body: string) => body.length * 6 + 65_536 <= LAMBDA_PAYLOAD_BYTES;
+
+/**
  * The answer as the gateway will carry it: itself when its serialized result fits Lambda's
  * payload limit, else `303 See Other` to a short-lived signed link (lib/storage/answers.ts)
  * holding exactly that answer's body (the envelope, compressed as this client accepted). The 303
@@ -23,7 +30,8 @@ const STORE_RETRY_AFTER_SECONDS = 5;
 export function deliverLargeAnswers(): ApiMiddleware {
   const deliver = async (request: ApiRequest) => {
     const answer = request.response;
-    if (!answer || typeof answer.body !== 'string' || serializedBytes(answer) <= LAMBDA_PAYLOAD_BYTES) return;
+    if (!answer || typeof answer.body !== 'string' || surelyFits(answer.body)) return;
+    if (serializedBytes(answer) <= LAMBDA_PAYLOAD_BYTES) return;
     const headers: Record<string, string> = {};
     let contentEncoding: string | undefined;
     for (const [name, value] of Object.entries(answer.headers ?? {})) {
