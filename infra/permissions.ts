@@ -7,9 +7,11 @@
  *   - mail:     the bundle contains lib/mail/transport.ts (SES sender; the outbox delivers
  *               queued mail after commit)                      -> ses:SendEmail as the identity
  *   - payments: the bundle contains the Stripe SDK (only the processor loads it) -> read the Stripe secret
- *   - storage:  the bundle contains lib/storage                 -> s3:GetObject/PutObject (and
+ *   - storage:  the bundle contains a module that keeps objects (STORAGE_SOURCES) -> s3:GetObject/PutObject (and
  *               s3:DeleteObject where named) under the prefixes below, each on its bucket: `staging/`
  *               and `generated/` on the work bucket, the rest on the evidence bucket (ObjectStore.objectArns)
+ *   - answers:  the bundle contains lib/http/large-answers.ts (every route) -> s3:GetObject/PutObject
+ *               under `answers/` on the work bucket: an answer over Lambda's limit, and its link
  * and one grant that is named, not derived:
  *   - importQueue: sends `{ importId }` to the import queue      -> sqs:SendMessage on it, and
  *               IMPORT_QUEUE_URL (without it lib/material/imports/queue.ts runs imports in-process)
@@ -20,6 +22,7 @@
  */
 
 import { relative, resolve, sep } from 'node:path';
+import { ANSWER_PREFIX } from '../lib/storage';
 import { REPOSITORY_ROOT } from './bundling';
 
 export interface FunctionPermissions {
@@ -129,7 +132,26 @@ const MAIL_SOURCES = ['lib/mail/transport.ts'];
 // bytes of that file (its node:crypto import) even when the processor itself is shaken out, and
 // only code that can construct the processor (which loads the SDK) reads the Stripe secret.
 const PAYMENT_SOURCES = ['node_modules/stripe/'];
-const STORAGE_SOURCES = ['lib/storage/'];
+/**
+ * The modules that use lib/storage for what they keep (evidence, uploads, generated documents):
+ * not lib/storage itself, which every route's bundle holds for its large answers
+ * (lib/http/large-answers.ts, granted ANSWER_PREFIX alone). test/infra/object-buckets.test.ts
+ * checks that every module importing lib/storage is named here.
+ */
+export const STORAGE_SOURCES = [
+  'lib/storage/generated-documents.ts',
+  'lib/billing/report.ts',
+  'lib/maintenance.ts',
+  'lib/material/custody.ts',
+  'lib/material/evidence-hash.ts',
+  'lib/material/importers/email.ts',
+  'lib/material/imports/',
+  'lib/material/lapsed-uploads.ts',
+  'lib/material/notes.ts',
+  'lib/material/uploads.ts',
+];
+/** Every route's chain stores an answer over Lambda's payload limit and presigns its link. */
+const ANSWER_SOURCES = ['lib/http/large-answers.ts'];
 
 /** Source-map `sources` (relative to the map's directory) -> repository-relative paths, `node_modules/...` for packages. */
 export function normalizeSources(mapDirectory: string, sources: readonly string[]): string[] {
@@ -159,5 +181,11 @@ export function permissionsFor(name: string, sources: readonly string[]): Functi
     storage: usesStorage ? { read: DEFAULT_STORAGE_PREFIXES, write: DEFAULT_STORAGE_PREFIXES, delete: [] } : NO_OBJECTS,
     importQueue: IMPORT_QUEUE_SENDERS.has(name),
   };
-  return { ...derived, ...PERMISSION_OVERRIDES[name] };
+  const permissions = { ...derived, ...PERMISSION_OVERRIDES[name] };
+  if (!contains(sources, ANSWER_SOURCES)) return permissions;
+  const { storage } = permissions;
+  return {
+    ...permissions,
+    storage: { ...storage, read: [...storage.read, ANSWER_PREFIX], write: [...storage.write, ANSWER_PREFIX] },
+  };
 }

@@ -11,6 +11,7 @@ import { requeueStalledImports } from './material/imports/queue';
 import { reportImportsNearStagingExpiry } from './material/imports/staging-watch';
 import { removeLapsedUploads } from './material/lapsed-uploads';
 import { pruneRateLimitCounters } from './rate-limit';
+import { removeExpiredAnswers } from './storage/answers';
 import { removeExpiredDocuments } from './storage/generated-documents';
 
 /** What one maintenance run did, counted (a type, not an interface: the logger takes it as attributes). */
@@ -24,6 +25,7 @@ export type MaintenanceCounts = {
   importsNearStagingExpiry: number;
   lapsedUploadsRemoved: number;
   documentsRemoved: number;
+  answersRemoved: number;
   planProEnded: number;
   auditEventsVerified: number;
 };
@@ -39,6 +41,7 @@ export const MAINTENANCE_COUNT_LABELS: Record<keyof MaintenanceCounts, string> =
   importsNearStagingExpiry: 'import(s) waiting near the staging expiry',
   lapsedUploadsRemoved: 'lapsed upload(s) removed',
   documentsRemoved: 'generated document(s) removed',
+  answersRemoved: 'stored large answer(s) removed',
   planProEnded: 'case(s) no longer Pro through their plan',
   auditEventsVerified: 'audit event(s) re-verified',
 };
@@ -74,6 +77,8 @@ export async function runMaintenance(): Promise<MaintenanceCounts> {
   const importsNearStagingExpiry = await reportImportsNearStagingExpiry();
   const lapsedUploadsRemoved = await removeLapsedUploads();
   const documentsRemoved = await removeExpiredDocuments();
+  // The local store's answers past their link (the cloud's lifecycle rule removes them there).
+  const answersRemoved = await removeExpiredAnswers();
   const planProEnded = await endLapsedPlanPro();
   const auditEventsVerified = await continueFullVerifications();
   return {
@@ -86,6 +91,7 @@ export async function runMaintenance(): Promise<MaintenanceCounts> {
     importsNearStagingExpiry,
     lapsedUploadsRemoved,
     documentsRemoved,
+    answersRemoved,
     planProEnded,
     auditEventsVerified,
   };

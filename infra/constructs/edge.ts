@@ -28,6 +28,7 @@ import { Construct } from 'constructs';
 import { type RouteName, routes } from '../../functions/routes';
 import { ORIGIN_VERIFY_HEADER } from '../../lib/http/edge';
 import type { ErrorCode } from '../../lib/http/errors';
+import { MAX_REQUEST_BODY_BYTES } from '../../lib/http/payload-limits';
 import type { RouteDefinition } from '../../lib/http/route';
 import type { EnvironmentSettings } from '../environments';
 import { acknowledge } from '../nag';
@@ -202,6 +203,11 @@ const RESPONSE_BODIES = {
     message: 'Too many requests from your address; try again in a few minutes',
   },
   refused: { status: 403, code: 'FORBIDDEN', message: 'The request was refused by the firewall of the API' },
+  tooLarge: {
+    status: 413,
+    code: 'PAYLOAD_TOO_LARGE',
+    message: `The request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes`,
+  },
 } as const satisfies Record<string, { status: number; code: ErrorCode; message: string }>;
 
 /**
@@ -257,6 +263,47 @@ function routeStatement(route: RouteDefinition): Statement {
 
 const routeListOf = (): RouteDefinition[] => Object.values(routes);
 
+/**
+ * A regular expression of the decimal numbers greater than `limit` (leading zeros allowed): WAF
+ * compares a header's length, never its value, so a Content-Length over the limit is matched by
+ * its digits: more of them, or as many with a greater digit after an equal start.
+ */
+export function numbersAbove(limit: number): string {
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new Error(`Not a byte count: ${limit}`);
+  const digits = String(limit);
+  const longer = `[1-9]\\d{${digits.length},}`;
+  const sameLength = [...digits].flatMap((digit, at) => {
+    if (digit === '9') return [];
+    const rest = digits.length - at - 1;
+    return [`${digits.slice(0, at)}[${Number(digit) + 1}-9]${rest > 0 ? `\\d{${rest}}` : ''}`];
+  });
+  return `^0*(?:${[longer, ...sameLength].join('|')})$`;
+}
+
+/**
+ * Refuses a body over the service's request limit (MAX_REQUEST_BODY_BYTES) by its Content-Length,
+ * 413 in the envelope, before CloudFront sends it on: a larger body would make an invocation event
+ * Lambda refuses with the gateway's own answer. A body sent without a length (chunked) reaches the
+ * function, which refuses it by its bytes (lib/http/payload-limits.ts).
+ */
+function bodySizeRule(settings: EnvironmentSettings, priority: number): CfnWebACL.RuleProperty {
+  return {
+    name: 'BodyOverRequestLimit',
+    priority,
+    action: {
+      block: { customResponse: { responseCode: RESPONSE_BODIES.tooLarge.status, customResponseBodyKey: 'tooLarge' } },
+    },
+    statement: {
+      regexMatchStatement: {
+        fieldToMatch: { singleHeader: { Name: 'content-length' } },
+        regexString: numbersAbove(MAX_REQUEST_BODY_BYTES),
+        textTransformations: [{ priority: 0, type: 'NONE' }],
+      },
+    },
+    visibilityConfig: metric(settings, 'BodyOverRequestLimit'),
+  };
+}
+
 /** The routes of the table by operation id: the WAF rules cover the whole API, whatever subset a synth deploys. */
 const routesNamed = (names: readonly RouteName[]): RouteDefinition[] => names.map((name) => routes[name]);
 
@@ -295,7 +342,7 @@ function rateRule(
 
 /**
  * Rules, in order: per-IP rate limits (first, so every request counts, also those a later rule
- * blocks), AWS's known-bad-inputs and common rule sets, then the common set's body findings outside
+ * blocks), bodies over the request limit, AWS's known-bad-inputs and common rule sets, then the common set's body findings outside
  * the content routes. Requests matching none are allowed.
  */
 export function webAclProps(settings: EnvironmentSettings): CfnWebACLProps {
@@ -331,14 +378,15 @@ export function webAclProps(settings: EnvironmentSettings): CfnWebACLProps {
       rateRule(settings, 'RateAuthentication', 0, limits.authentication, AUTHENTICATION_ROUTES),
       rateRule(settings, 'RateEnumeration', 1, limits.enumeration, ENUMERATION_ROUTES),
       rateRule(settings, 'RateEverything', 2, limits.everything),
-      managed('AWSManagedRulesKnownBadInputsRuleSet', 3),
+      bodySizeRule(settings, 3),
+      managed('AWSManagedRulesKnownBadInputsRuleSet', 4),
       // SizeRestrictions_BODY (over 8 KB) only counts: registration with 50 invitations, 100
-      // attachment uploads, device notes and Stripe events are legitimately larger. API Gateway
-      // (10 MB), Lambda (6 MB) and each route's schema bound bodies instead.
-      managed('AWSManagedRulesCommonRuleSet', 4, ['SizeRestrictions_BODY', ...CONTENT_BODY_RULES]),
+      // attachment uploads, device notes and Stripe events are legitimately larger. The service's
+      // request limit (BodyOverRequestLimit) and each route's schema bound bodies instead.
+      managed('AWSManagedRulesCommonRuleSet', 5, ['SizeRestrictions_BODY', ...CONTENT_BODY_RULES]),
       {
         name: 'CommonRuleSetBodyOutsideContentRoutes',
-        priority: 5,
+        priority: 6,
         action: {
           block: { customResponse: { responseCode: RESPONSE_BODIES.refused.status, customResponseBodyKey: 'refused' } },
         },

@@ -7,7 +7,13 @@ import {
   ObjectLockRetention,
   ObjectOwnership,
 } from 'aws-cdk-lib/aws-s3';
-import { GENERATED_PREFIX, isWorkBucketKey, STAGING_EXPIRATION_DAYS, STAGING_PREFIX } from '../../lib/storage';
+import {
+  ANSWER_PREFIX,
+  GENERATED_PREFIX,
+  isWorkBucketKey,
+  STAGING_EXPIRATION_DAYS,
+  STAGING_PREFIX,
+} from '../../lib/storage';
 import type { EnvironmentSettings } from '../environments';
 import { dataRemovalPolicy } from './retention';
 
@@ -18,6 +24,11 @@ import { dataRemovalPolicy } from './retention';
 export const INCOMPLETE_UPLOAD_DAYS = 1;
 /** Days a generated document (`generated/...`) is kept: the service reuses one for 7 days, and its last link must still work. */
 export const GENERATED_EXPIRATION_DAYS = 8;
+/**
+ * Days a stored large answer (`answers/...`, lib/storage/answers.ts) is kept: its link lasts
+ * minutes, and a day is the shortest expiration S3 takes.
+ */
+export const ANSWER_EXPIRATION_DAYS = 1;
 
 /**
  * The evidence bucket (`objects`: evidence attachments and imported files), the work bucket
@@ -105,9 +116,12 @@ export class ObjectStore {
       lifecycleRules: [
         { prefix: STAGING_PREFIX, expiration: Duration.days(STAGING_EXPIRATION_DAYS) },
         { prefix: GENERATED_PREFIX, expiration: Duration.days(GENERATED_EXPIRATION_DAYS) },
+        { prefix: ANSWER_PREFIX, expiration: Duration.days(ANSWER_EXPIRATION_DAYS) },
         { abortIncompleteMultipartUploadAfter: Duration.days(INCOMPLETE_UPLOAD_DAYS) },
       ],
-      // Presigned uploads from the web app, and downloads of generated documents.
+      // Presigned uploads from the web app, and downloads of generated documents; and any origin
+      // may read what a signed link gives: a browser following the API's 303 to a stored answer
+      // from another origin sends `Origin: null` (the link, not the origin, is what grants access).
       cors: [
         {
           allowedMethods: [HttpMethods.GET, HttpMethods.PUT],
@@ -115,6 +129,7 @@ export class ObjectStore {
           allowedHeaders: ['*'],
           maxAge: 3600,
         },
+        { allowedMethods: [HttpMethods.GET], allowedOrigins: ['*'], maxAge: 3600 },
       ],
       removalPolicy: dataRemoval,
     });

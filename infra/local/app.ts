@@ -6,6 +6,7 @@ import { now } from '../../lib/clock';
 import { config, serverUrl, useListeningUrl } from '../../lib/config';
 import { CORS_HEADERS } from '../../lib/http/cors';
 import { functionTimeoutSeconds } from '../../lib/http/route';
+import { MAX_REQUEST_BODY_BYTES } from '../../lib/http/payload-limits';
 import { logger } from '../../lib/log';
 import type { LocalMailSink } from '../../lib/mail/transport';
 import { handleOpenApiRoute } from '../openapi/serve';
@@ -14,9 +15,8 @@ import { handleDevRoute } from './dev-routes';
 import { sendError, writeErrorToSocket } from './error-answer';
 import { loadHandler, matchRoute } from './router';
 import { readAtMost } from './request-body';
+import { asDelivered, eventTooLarge } from './lambda-limits';
 
-/** Lambda's synchronous payload limit; larger bodies never reach a function in the cloud either. */
-const MAX_BODY_BYTES = 6 * 1024 * 1024;
 /** Longest request target (path and query) served, answered 414 beyond: about what API Gateway takes. */
 export const MAX_URL_BYTES = 8 * 1024;
 /** Largest header set (names and values) served, answered 431 beyond. */
@@ -67,10 +67,10 @@ function requestUrl(req: IncomingMessage): URL | null {
 /**
  * The body as the event carries it: text when it is UTF-8, else base64 (as API Gateway delivers a
  * binary body), so the handler refuses bad bytes itself and both paths answer alike; null when it
- * is larger than MAX_BODY_BYTES.
+ * is larger than the service's request limit (MAX_REQUEST_BODY_BYTES, as the edge refuses it in the cloud).
  */
 async function readBody(req: IncomingMessage): Promise<{ body: string; bodyIsBase64: boolean } | null> {
-  const bytes = await readAtMost(req, MAX_BODY_BYTES);
+  const bytes = await readAtMost(req, MAX_REQUEST_BODY_BYTES);
   if (!bytes) return null;
   return isUtf8(bytes)
     ? { body: bytes.toString('utf8'), bodyIsBase64: false }
@@ -122,20 +122,28 @@ export function createLocalServer(options: { mailSink: LocalMailSink }): Server 
       // A request without Content-Length or Transfer-Encoding has no body (RFC 9112 6.3): not read.
       const hasBody = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
       const read = hasBody ? await readBody(req) : { body: '', bodyIsBase64: false };
-      if (read === null) return sendError(res, 'PAYLOAD_TOO_LARGE', 'The request body is larger than 6 MB');
+      const tooLarge = `The request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes`;
+      // The rest of the body is left unread: the connection cannot carry another request.
+      if (read === null) return sendError(res, 'PAYLOAD_TOO_LARGE', tooLarge, { Connection: 'close' });
       const event = buildApiGatewayEvent(
         match.route,
         { method, url: req.url ?? '/', headers: req.headers, ...read, sourceIp: req.socket.remoteAddress },
         match.pathParameters,
       );
+      // A body within the limit whose event Lambda would still refuse (text escaped beyond twice
+      // its size, which no JSON body is): refused here too, never handed to the function.
+      if (eventTooLarge(event)) return sendError(res, 'PAYLOAD_TOO_LARGE', tooLarge);
       const handler = await loadHandler(match.route);
       // The route's own function timeout, as in the cloud: a request still waiting a second before
-      // it answers 503 (lib/http/deadline.ts).
-      const result = await handler(event, buildLambdaContext(match.route, functionTimeoutSeconds(match.route) * 1000));
+      // it answers 503 (lib/http/deadline.ts). A result over Lambda's limit is the gateway's 500.
+      const result = asDelivered(
+        await handler(event, buildLambdaContext(match.route, functionTimeoutSeconds(match.route) * 1000)),
+      );
       const headers: Record<string, string> = {};
       for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
       res.writeHead(result.statusCode ?? 200, headers);
-      res.end(result.body ?? '');
+      // A compressed answer travels base64-encoded in the result; the gateway sends its bytes.
+      res.end(result.isBase64Encoded ? Buffer.from(result.body ?? '', 'base64') : (result.body ?? ''));
     } catch (error) {
       logger.error('local server failed', { error });
       if (!res.headersSent) sendError(res, 'INTERNAL', 'Internal server error');

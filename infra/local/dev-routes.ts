@@ -6,7 +6,7 @@ import { sandboxInvoice } from '../../lib/billing/processor/sandbox';
 import { errorResponse } from '../../lib/http/error-envelope';
 import { ERROR_STATUS } from '../../lib/http/errors';
 import { checkEvidenceDownload } from '../../lib/material/evidence-hash';
-import { DirectoryStorage, objectStorage } from '../../lib/storage';
+import { ANSWER_PREFIX, DirectoryStorage, objectStorage } from '../../lib/storage';
 import { sendError } from './error-answer';
 import { PassThrough } from 'node:stream';
 import { readAtMost } from './request-body';
@@ -153,6 +153,29 @@ export async function handleDevRoute(req: IncomingMessage, res: ServerResponse, 
   return false;
 }
 
+/** Stored answers' encodings by name ending (lib/storage/answers.ts), as S3 keeps them in the object's metadata. */
+const ANSWER_ENCODINGS: Record<string, string> = { '.json.gz': 'gzip', '.json.br': 'br', '.json': '' };
+
+/**
+ * The headers an object is served with: its type by its name (S3 keeps the type it was stored
+ * with). A stored answer (ANSWER_PREFIX) is JSON with its Content-Encoding, readable from any
+ * origin as the work bucket's CORS rule allows (a browser following a cross-origin 303 sends
+ * `Origin: null`), and never cached.
+ */
+function objectHeaders(key: string): Record<string, string> {
+  if (key.startsWith(ANSWER_PREFIX)) {
+    const ending = Object.keys(ANSWER_ENCODINGS).find((suffix) => key.endsWith(suffix));
+    const encoding = ending ? ANSWER_ENCODINGS[ending] : '';
+    return {
+      'Content-Type': 'application/json',
+      ...(encoding ? { 'Content-Encoding': encoding } : {}),
+      'Cache-Control': 'private, no-store',
+      'Access-Control-Allow-Origin': '*',
+    };
+  }
+  return { 'Content-Type': key.endsWith('.pdf') ? 'application/pdf' : 'application/octet-stream' };
+}
+
 /**
  * GET /_local/objects/{key}: the stand-in for a presigned S3 GET, streamed from disk (never read
  * whole). An evidence object (one with an evidence_objects row: email and note attachments) is
@@ -189,11 +212,7 @@ async function serveSignedObject(req: IncomingMessage, res: ServerResponse, url:
       res.end(answer.body);
       return;
     }
-    res.writeHead(200, {
-      'Content-Type': key.endsWith('.pdf') ? 'application/pdf' : 'application/octet-stream',
-      'Content-Length': opened.size,
-      'X-Request-Id': requestId,
-    });
+    res.writeHead(200, { ...objectHeaders(key), 'Content-Length': opened.size, 'X-Request-Id': requestId });
     // A caller that goes away mid-download just ends it: nothing is left to answer.
     await pipeline(opened.stream(), res).catch(() => res.destroy());
   } finally {

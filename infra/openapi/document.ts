@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import * as z from 'zod/mini';
 import { routeList } from '../../functions/routes';
+import { MAX_REQUEST_BODY_BYTES } from '../../lib/http/payload-limits';
 import { ERROR_STATUS, type ErrorCode } from '../../lib/http/errors';
 import type { ErrorStatus, RouteDefinition } from '../../lib/http/route';
 import { UNSTORABLE_TEXT_MESSAGE } from '../../lib/http/storable-text';
@@ -282,7 +283,7 @@ const RESPONSE_NAMES: Record<ErrorStatus | EdgeStatus, { name: string; summary: 
   },
   413: {
     name: 'PayloadTooLarge',
-    summary: 'The request body is larger than 6 MB; answered before the operation runs',
+    summary: `The request body is larger than ${MAX_REQUEST_BODY_BYTES.toLocaleString('en-US')} bytes, the one limit of every operation (larger bodies would not fit the invocation event of the function); answered before the operation runs`,
   },
   414: {
     name: 'UriTooLong',
@@ -678,6 +679,11 @@ export function buildOpenApiDocument(definitions: readonly RouteWithSchemas[], o
           '`{ statusCode, timestamp, error: { code, message, details? }, requestId }` on error. Money is integer cents; time is UTC ISO 8601.',
         'Send `Authorization: Bearer <token>`: an access token (login, register, refresh), a scoped automation token (`cebs_at_...`) or a legacy token (`cebs_lt_...`).',
         TEXT_RULE,
+        `Request bodies are at most ${MAX_REQUEST_BODY_BYTES.toLocaleString('en-US')} bytes (413 \`PAYLOAD_TOO_LARGE\` beyond). ` +
+          'Answers of 1 KiB or more are compressed (`br` or `gzip`) when `Accept-Encoding` allows it. ' +
+          'An answer still larger than the platform carries (6 MB) is `303 See Other`: `Location` (also `see.url` in the body, with `see.expiresAt`, ' +
+          '`see.statusCode` of the answer, `see.sizeBytes` and `see.contentEncoding`) is a signed link, valid for a few minutes and without credentials, ' +
+          'to exactly the envelope the operation answered; an `Idempotency-Key` replay answers the same way with a new link.',
         `Operations flagged \`x-internal\` are part of the contract but not meant for general clients; those tagged \`${EXTENSION_TAG}\` (\`x-extension\`) are ours, not the contract's.`,
       ].join('\n\n'),
     },

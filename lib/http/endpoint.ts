@@ -10,12 +10,15 @@ import type { OrganizationContext } from '../organizations/context';
 import { observability } from '../observability';
 import { authenticate } from './authenticate';
 import { caseContext } from './case-context';
+import { compressAnswers } from './compression';
 import { answerBeforeTimeout } from './deadline';
 import { CORS_HEADERS, corsOrigins } from './cors';
 import { errorEnvelope } from './error-envelope';
 import { BadRequestError, ValidationFailedError } from './errors';
 import { idempotencyClaim, idempotencyRecord, takesIdempotencyKey } from './idempotency';
+import { deliverLargeAnswers } from './large-answers';
 import { organizationContext, usesOrganizationContext } from './organization-context';
+import { requestBodyLimit } from './payload-limits';
 import { rateLimit } from './rate-limit';
 import { requestContext } from './request-context';
 import { responseEnvelope } from './response-envelope';
@@ -136,9 +139,12 @@ const when = (needed: boolean, middleware: () => ApiMiddleware): ApiMiddleware[]
 
 /**
  * Builds a Lambda handler for one route. The only place the middleware order is set:
- * tracing and metrics (outermost: every cold start, and the final answer) -> headers -> request id
- * -> CORS -> error envelope -> database -> auth -> rate limit -> JSON body -> validation
- * -> organization/role/plan -> case rule -> idempotency key -> handler -> response envelope
+ * tracing and metrics (outermost: every cold start, and the final answer) -> large answers (the
+ * final result over Lambda's limit becomes a 303 to a stored copy) -> headers -> request id -> CORS
+ * -> compression (after the idempotency record: a key stores the plain envelope, each replay is
+ * compressed for its own request) -> error envelope -> request body limit -> database -> auth
+ * -> rate limit -> JSON body -> validation -> organization/role/plan -> case rule
+ * -> idempotency key -> handler -> response envelope
  * -> idempotency record (after the error envelope too: it stores or replays the final answer).
  * A step the route cannot use is left out of its chain (each would return at once): auth on an
  * open route, the rate limit without `rateLimit`, validation without input schemas, the
@@ -152,6 +158,8 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
   const origins = corsOrigins();
   const handler = middy<ApiEvent, ApiResult, Error, ApiContext>()
     .use(observability<ApiEvent, ApiResult, ApiContext>())
+    // Before the request id and CORS in this list, so its after measures the result as sent.
+    .use(deliverLargeAnswers())
     .use(httpHeaderNormalizer())
     .use(requestContext())
     .use(
@@ -161,9 +169,11 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
         exposeHeaders: CORS_HEADERS.expose.join(','),
       }) as ApiMiddleware,
     )
+    .use(compressAnswers())
     // Before the error envelope in this list, so its after/onError run once the answer is final.
     .use(when(takesIdempotencyKey(route), idempotencyRecord))
     .use(errorEnvelope(schemas))
+    .use(requestBodyLimit())
     .use(connectDatabase())
     .use(when(route.auth !== 'none', () => authenticate(route)))
     .use(when(route.rateLimit !== undefined, () => rateLimit(route)))

@@ -57,7 +57,8 @@ export const ERROR_STATUS = {
   PLAN_BELOW_USAGE: 409,
   IDEMPOTENCY_KEY_REUSED: 409,
   IDEMPOTENCY_KEY_IN_USE: 409,
-  // The local server's own limits (infra/local): in the cloud API Gateway refuses such requests.
+  // Request limits: the local server's own (infra/local), answered in the cloud by API Gateway or
+  // the edge; the body limit by the function too (lib/http/payload-limits.ts).
   PAYLOAD_TOO_LARGE: 413,
   URI_TOO_LONG: 414,
   UNSUPPORTED_MEDIA_TYPE: 415,

@@ -43,9 +43,16 @@ export const stagingKeyOf = (evidenceKey: string) => `${STAGING_PREFIX}${evidenc
  */
 export const GENERATED_PREFIX = 'generated/';
 
+/**
+ * Where answers too large for Lambda's payload limit wait for their client (lib/storage/answers.ts):
+ * minutes, then removed (the work bucket's lifecycle rule, maintenance locally).
+ */
+export const ANSWER_PREFIX = 'answers/';
+
 /** Where evidence attachments and reports are kept: S3 in the cloud, a directory locally. */
 export interface ObjectStorage {
-  put(key: string, body: Uint8Array, contentType: string): Promise<void>;
+  /** `options.contentEncoding`: the body is compressed so (S3 serves it with that Content-Encoding). */
+  put(key: string, body: Uint8Array, contentType: string, options?: PutOptions): Promise<void>;
   /**
    * Stores a stream of unknown length without holding it whole (S3: a multipart upload; a
    * directory: a temporary file renamed into place), so a reader never sees half an object.
@@ -116,6 +123,11 @@ export interface ObjectStorage {
   ): Promise<UploadedPart | null>;
   /** Ends the upload and removes its parts; nothing happens when there is none. */
   abortMultipartUpload(key: string, uploadId: string): Promise<void>;
+}
+
+export interface PutOptions {
+  contentEncoding?: string;
+  cacheControl?: string;
 }
 
 export interface PartSpec {
@@ -204,7 +216,7 @@ function isMissingObject(error: unknown): boolean {
  * expire lives in a bucket without it. The stack grants each prefix on its bucket by the same rule
  * (infra/constructs/object-store.ts).
  */
-export const WORK_BUCKET_PREFIXES: readonly string[] = [STAGING_PREFIX, GENERATED_PREFIX];
+export const WORK_BUCKET_PREFIXES: readonly string[] = [STAGING_PREFIX, GENERATED_PREFIX, ANSWER_PREFIX];
 
 export function isWorkBucketKey(key: string): boolean {
   return WORK_BUCKET_PREFIXES.some((prefix) => key.startsWith(prefix));
@@ -265,9 +277,15 @@ export class S3Storage implements ObjectStorage {
     } as const;
   }
 
-  async put(key: string, body: Uint8Array, contentType: string): Promise<void> {
+  async put(key: string, body: Uint8Array, contentType: string, options: PutOptions = {}): Promise<void> {
     const { PutObjectCommand } = await import('@aws-sdk/client-s3');
-    await (await this.s3()).send(new PutObjectCommand(this.writeParams(key, body, contentType)));
+    await (await this.s3()).send(
+      new PutObjectCommand({
+        ...this.writeParams(key, body, contentType),
+        ...(options.contentEncoding ? { ContentEncoding: options.contentEncoding } : {}),
+        ...(options.cacheControl ? { CacheControl: options.cacheControl } : {}),
+      }),
+    );
   }
 
   async putStream(
@@ -589,6 +607,7 @@ export class DirectoryStorage implements ObjectStorage {
     return path;
   }
 
+  /** Type and encoding are not kept: the local server serves them by the key's name (infra/local/dev-routes.ts). */
   async put(key: string, body: Uint8Array): Promise<void> {
     const path = this.pathOf(key);
     await mkdir(dirname(path), { recursive: true });
@@ -818,6 +837,29 @@ export class DirectoryStorage implements ObjectStorage {
 
   async delete(key: string): Promise<void> {
     await rm(this.pathOf(key), { force: true });
+  }
+
+  /**
+   * Removes the objects under `prefix` last written before `before` (what S3 does by a lifecycle
+   * rule): the number removed.
+   */
+  async removeWrittenBefore(prefix: string, before: Date): Promise<number> {
+    assertSafeObjectKey(prefix.replace(/\/$/, ''));
+    const entries = await readdir(this.pathOf(prefix.replace(/\/$/, '')), {
+      recursive: true,
+      withFileTypes: true,
+    }).catch(() => []);
+    let removed = 0;
+    for (const entry of entries) {
+      if (!entry.isFile()) continue;
+      const path = join(entry.parentPath, entry.name);
+      const found = await stat(path).catch(() => null);
+      if (found && found.mtimeMs < before.getTime()) {
+        await rm(path, { force: true });
+        removed += 1;
+      }
+    }
+    return removed;
   }
 
   /** Where the parts of an upload wait: a directory beside the object, under a name no reader asks for. */

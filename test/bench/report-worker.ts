@@ -1,4 +1,7 @@
 import { performance } from 'node:perf_hooks';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
+import { COMPRESSION_OPTIONS } from '../../lib/http/compression';
+import { LAMBDA_PAYLOAD_BYTES } from '../../lib/http/payload-limits';
 import { createBillingReport } from '../../lib/billing/report';
 import { closeDb, openPostgres, useConnection } from '../../lib/db/client';
 
@@ -17,6 +20,42 @@ export interface ReportWorkerResult {
   /** Resident memory once the modules are loaded and the database is open, before the report. */
   startRssMb: number;
   payloadBytes: number;
+  /**
+   * JSON only: the answer's envelope compressed as lib/http/compression.ts does it, each encoding:
+   * its size, the time it took, and the Lambda result it makes (base64 body, serialized) against
+   * Lambda's limit; and the result of the plain envelope.
+   */
+  compression?: {
+    envelopeBytes: number;
+    plainResultBytes: number;
+    limitBytes: number;
+    br: CompressionRun;
+    gzip: CompressionRun;
+  };
+}
+
+export interface CompressionRun {
+  bytes: number;
+  ms: number;
+  resultBytes: number;
+}
+
+/** The Lambda result of a body, serialized as the runtime does (headers as the endpoint sends them). */
+const resultBytes = (body: string, base64: boolean) =>
+  Buffer.byteLength(
+    JSON.stringify({
+      statusCode: 200,
+      headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'Content-Encoding': 'br' },
+      body,
+      isBase64Encoded: base64,
+    }),
+  );
+
+function compressRun(envelope: Buffer, compress: (input: Buffer) => Buffer): CompressionRun {
+  const started = performance.now();
+  const compressed = compress(envelope);
+  const ms = Math.round(performance.now() - started);
+  return { bytes: compressed.byteLength, ms, resultBytes: resultBytes(compressed.toString('base64'), true) };
 }
 
 // An error is printed without the minified source line Node would quote for an uncaught one.
@@ -39,6 +78,19 @@ const cpu = process.cpuUsage(startCpu);
 // The JSON answer is serialized as the endpoint serializes it: after the time, within the peak.
 const payloadBytes =
   format === 'json' ? Buffer.byteLength(JSON.stringify(result)) : (result as { sizeBytes: number }).sizeBytes;
+// Compressed as lib/http/compression.ts does it, after the report: the peak below includes it, as the function holds it.
+let compression: ReportWorkerResult['compression'];
+if (format === 'json') {
+  const text = JSON.stringify({ data: result, statusCode: 200, timestamp: new Date().toISOString() });
+  const envelope = Buffer.from(text);
+  compression = {
+    envelopeBytes: envelope.byteLength,
+    plainResultBytes: resultBytes(text, false),
+    limitBytes: LAMBDA_PAYLOAD_BYTES,
+    br: compressRun(envelope, (input) => brotliCompressSync(input, COMPRESSION_OPTIONS.br)),
+    gzip: compressRun(envelope, (input) => gzipSync(input, COMPRESSION_OPTIONS.gzip)),
+  };
+}
 await closeDb();
 const output: ReportWorkerResult = {
   format,
@@ -47,5 +99,6 @@ const output: ReportWorkerResult = {
   peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
   startRssMb: Math.round(startRss / 1024 / 1024),
   payloadBytes,
+  ...(compression ? { compression } : {}),
 };
 console.log(JSON.stringify(output));

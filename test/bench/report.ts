@@ -39,8 +39,12 @@ export async function benchBillingReport(adminUrl: string): Promise<ReportBenchR
     await sql`insert into users (id, email, name, password_hash, created_at, updated_at) values (gen_random_uuid(), 'report@example.com', 'Report Bench', 'x', now(), now()) returning id`;
   const [organization] = await sql`
     insert into organizations (id, name, slug, email, billing_mode, billing_tier, billing_cadence, billing_period_start, created_at, updated_at)
-    values (gen_random_uuid(), 'Report Bench LLP', 'report-bench-llp', 'report@example.com', 'pay_as_you_go', 'tier2', 'monthly', now() - interval '30 days', now(), now())
+    values (gen_random_uuid(), 'Report Bench LLP', 'report-bench-llp', 'report@example.com', 'pay_as_you_go', 'tier3', 'monthly', now() - interval '30 days', now(), now())
     returning id`;
+  // Billing reports come with tier3 and above, read from the organization's plan row (issue 30).
+  await sql`
+    insert into organization_plans (id, organization_id, type, seats, devices, storage_bytes, created_at, updated_at)
+    values (gen_random_uuid(), ${organization!.id}, 'tier3', 10, 10, 1099511627776, now(), now())`;
   await sql`
     insert into cases (id, organization_id, name, created_at, updated_at)
     select gen_random_uuid(), ${organization!.id}, 'Bench case ' || n, now(), now() from generate_series(1, 200) n`;

@@ -548,6 +548,15 @@ async function main(): Promise<void> {
           `  ${format.padEnd(4)} ${String(r.elapsedMs).padStart(6)} ms (CPU ${r.cpuMs} ms)   peak RSS ${r.peakRssMb} MB (${r.startRssMb} MB before the report)   ${(r.payloadBytes / 1024 / 1024).toFixed(1)} MB out`,
         );
       }
+      const compression = billingReport.json.compression;
+      if (compression) {
+        const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(2)} MB`;
+        const line = (name: 'br' | 'gzip') =>
+          `${name} ${mb(compression[name].bytes)} in ${compression[name].ms} ms (result ${mb(compression[name].resultBytes)})`;
+        console.log(
+          `  json compressed (${mb(compression.envelopeBytes)}, plain result ${mb(compression.plainResultBytes)}, limit ${mb(compression.limitBytes)}): ${line('br')}, ${line('gzip')}`,
+        );
+      }
       const t = billingReport.targets;
       console.log(
         `  PDF time / JSON time ${billingReport.pdfToJsonTime}x; targets: JSON peak <= ${t.jsonPeakRssMb} MB, PDF peak <= ${t.pdfPeakRssMb} MB, ratio <= ${t.pdfToJsonTime}x: ${billingReport.passed ? 'met' : 'MISSED'}`,

@@ -1,5 +1,9 @@
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { expect } from 'vitest';
 import type * as z from 'zod/mini';
+import { asDelivered, eventTooLarge } from '../../infra/local/lambda-limits';
+import { errorResponse } from '../../lib/http/error-envelope';
+import { MAX_REQUEST_BODY_BYTES } from '../../lib/http/payload-limits';
 import type { RouteDefinition } from '../../lib/http/route';
 import { buildApiGatewayEvent, buildLambdaContext } from '../../infra/local/apigw-event';
 import { type LambdaHandler, loadHandler } from '../../infra/local/router';
@@ -69,10 +73,24 @@ export async function invoke<T = any>(route: RouteDefinition, options: InvokeOpt
     options.path ?? {},
   );
   const handler = (await loadHandler(route)) as LambdaHandler & { definition?: { schemas: RequestSchemas } };
-  const result = await handler(event, buildLambdaContext(route));
+  // The limits of the cloud, as the local server applies them (infra/local/lambda-limits.ts): a body
+  // over the request limit, or an event Lambda would refuse, is the 413 the local server answers;
+  // a result over Lambda's limit is the gateway's bare 500.
+  const result =
+    (body !== undefined && Buffer.byteLength(body) > MAX_REQUEST_BODY_BYTES) || eventTooLarge(event)
+      ? errorResponse({
+          status: 413,
+          code: 'PAYLOAD_TOO_LARGE',
+          message: `The request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes`,
+          requestId: event.requestContext.requestId,
+        })
+      : asDelivered(await handler(event, buildLambdaContext(route)));
   const responseHeaders: Record<string, string> = {};
   for (const [name, value] of Object.entries(result.headers ?? {})) responseHeaders[name.toLowerCase()] = String(value);
-  const parsed = result.body ? JSON.parse(result.body) : undefined;
+  const text = result.isBase64Encoded
+    ? decoded(Buffer.from(result.body ?? '', 'base64'), responseHeaders['content-encoding'])
+    : result.body;
+  const parsed = text ? JSON.parse(text) : undefined;
   // Every success answer the suite sees must match the route's declared response schema.
   const responseSchema = handler.definition?.schemas.response;
   if (responseSchema && (result.statusCode ?? 200) < 300) {
@@ -83,6 +101,13 @@ export async function invoke<T = any>(route: RouteDefinition, options: InvokeOpt
       );
   }
   return { status: result.statusCode ?? 200, headers: responseHeaders, body: parsed };
+}
+
+/** A compressed answer's text (as a client decodes it by its Content-Encoding). */
+function decoded(bytes: Buffer, encoding: string | undefined): string {
+  if (encoding === 'gzip') return gunzipSync(bytes).toString('utf8');
+  if (encoding === 'br') return brotliDecompressSync(bytes).toString('utf8');
+  return bytes.toString('utf8');
 }
 
 type Schema = z.ZodMiniType;

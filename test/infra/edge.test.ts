@@ -3,9 +3,16 @@ import { HttpApi, HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { describe, expect, it } from 'vitest';
 import { type RouteName, routes } from '../../functions/routes';
-import { AUTHENTICATION_ROUTES, CONTENT_BODY_ROUTES, ENUMERATION_ROUTES, Edge } from '../../infra/constructs/edge';
+import {
+  AUTHENTICATION_ROUTES,
+  CONTENT_BODY_ROUTES,
+  ENUMERATION_ROUTES,
+  Edge,
+  numbersAbove,
+} from '../../infra/constructs/edge';
 import { type EnvironmentName, environments } from '../../infra/environments';
 import { ERROR_STATUS } from '../../lib/http/errors';
+import { MAX_REQUEST_BODY_BYTES } from '../../lib/http/payload-limits';
 import { type SynthesizedResource, synthesizeForThisFile } from './synth';
 
 /**
@@ -265,6 +272,26 @@ describe.each(ENVIRONMENTS)('edge of %s', (environment) => {
     );
   });
 
+  it('refuses a body over the request limit by its Content-Length: 413 in the envelope, after the rate rules', () => {
+    const rule = ruleNamed(environment, 'BodyOverRequestLimit');
+    expect(rule.Action.Block.CustomResponse).toEqual({ ResponseCode: 413, CustomResponseBodyKey: 'tooLarge' });
+    expect(JSON.parse(webAcl(environment).CustomResponseBodies.tooLarge.Content)).toEqual({
+      statusCode: 413,
+      timestamp: expect.any(String),
+      error: { code: 'PAYLOAD_TOO_LARGE', message: `The request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes` },
+      requestId: 'edge',
+    });
+    expect(ERROR_STATUS.PAYLOAD_TOO_LARGE).toBe(413);
+    const match = rule.Statement.RegexMatchStatement;
+    expect(match.FieldToMatch).toEqual({ SingleHeader: { Name: 'content-length' } });
+    expect(match.RegexString).toBe(numbersAbove(MAX_REQUEST_BODY_BYTES));
+    // WAF takes inline patterns of at most 512 characters.
+    expect(match.RegexString.length).toBeLessThanOrEqual(512);
+    const priorities = Object.fromEntries(webAcl(environment).Rules.map((r: any) => [r.Name, r.Priority]));
+    expect(rule.Priority).toBeGreaterThan(priorities.RateEverything);
+    expect(rule.Priority).toBeLessThan(priorities.AWSManagedRulesKnownBadInputsRuleSet);
+  });
+
   it('blocks the common set body findings it counts everywhere but on the content routes', () => {
     const common = ruleNamed(environment, 'AWSManagedRulesCommonRuleSet').Statement.ManagedRuleGroupStatement;
     const counted = common.RuleActionOverrides.map((o: { Name: string }) => o.Name).filter(
@@ -279,6 +306,23 @@ describe.each(ENVIRONMENTS)('edge of %s', (environment) => {
     );
     expect(routesMatchedBy(exempt.NotStatement.Statement)).toEqual(tableEntries(CONTENT_BODY_ROUTES));
   });
+});
+
+describe('numbersAbove (the Content-Length pattern)', () => {
+  it.each([0, 9, 10, 99, 1_000, 2_999_999, MAX_REQUEST_BODY_BYTES, 3_145_728, 9_999_999])(
+    'matches exactly the decimal numbers above %i, with or without leading zeros',
+    (limit) => {
+      const pattern = new RegExp(numbersAbove(limit));
+      const candidates = [0, 1, limit - 10, limit - 1, limit, limit + 1, limit + 9, limit + 10, limit * 10, 10 ** 12];
+      for (let step = 1; step < limit * 3; step = step * 3 + 7) candidates.push(step);
+      for (const value of candidates.filter((n) => n >= 0)) {
+        expect(pattern.test(String(value)), `${value} against ${limit}`).toBe(value > limit);
+        expect(pattern.test(`00${value}`), `00${value} against ${limit}`).toBe(value > limit);
+      }
+      expect(pattern.test('')).toBe(false);
+      expect(pattern.test('12a')).toBe(false);
+    },
+  );
 });
 
 describe('edge region', () => {

@@ -1,6 +1,9 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { CfnElement } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { type EnvironmentName, environments } from '../../infra/environments';
+import { STORAGE_SOURCES } from '../../infra/permissions';
 import type { CaseEvidenceStack } from '../../infra/stack';
 import { IMPORT_WAIT_ALERT_DAYS } from '../../lib/material/imports/staging-watch';
 import { LAPSED_UPLOAD_GRACE_SECONDS } from '../../lib/material/lapsed-uploads';
@@ -80,10 +83,12 @@ describe('the work bucket', () => {
         RestrictPublicBuckets: true,
       });
       expect(bucket.Properties.OwnershipControls).toEqual({ Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] });
-      // Presigned uploads from the web app, and downloads of generated documents.
+      // Presigned uploads from the web app, and downloads of generated documents; stored large
+      // answers reached by a cross-origin 303 (Origin: null) from any origin.
       expect(bucket.Properties.CorsConfiguration).toEqual({
         CorsRules: [
           { AllowedMethods: ['GET', 'PUT'], AllowedOrigins: settings.corsOrigins, AllowedHeaders: ['*'], MaxAge: 3600 },
+          { AllowedMethods: ['GET'], AllowedOrigins: ['*'], MaxAge: 3600 },
         ],
       });
       expect(bucket.Properties.LoggingConfiguration).toMatchObject({ LogFilePrefix: 'work/' });
@@ -102,16 +107,17 @@ describe('the work bucket', () => {
     }
   });
 
-  it('expires staging uploads after 30 days, generated documents after 8, incomplete multipart uploads after 1', () => {
+  it('expires staging uploads after 30 days, generated documents after 8, large answers and incomplete multipart uploads after 1', () => {
     for (const environment of ENVIRONMENTS) {
       const stack = synthesized.stacks[environment];
       const { resource: bucket } = resourceOf(stack, stack.workBucket);
       const rules = bucket.Properties.LifecycleConfiguration.Rules;
-      expect(rules).toHaveLength(3);
+      expect(rules).toHaveLength(4);
       expect(rules).toEqual(
         expect.arrayContaining([
           { Prefix: 'staging/', ExpirationInDays: 30, Status: 'Enabled' },
           { Prefix: 'generated/', ExpirationInDays: 8, Status: 'Enabled' },
+          { Prefix: 'answers/', ExpirationInDays: 1, Status: 'Enabled' },
           { AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' },
         ]),
       );
@@ -169,7 +175,7 @@ describe('object permissions per function', () => {
   const evidenceObjects = (prefix: string) => `arn:aws:s3:::${evidence}/${prefix}*`;
   const workObjects = (prefix: string) => `arn:aws:s3:::${work}/${prefix}*`;
 
-  /** What each function may do, and where (one bucket or the other, by prefix). */
+  /** What each function may do, and where (one bucket or the other, by prefix); routes also get ANSWERS. */
   const EXPECTED: Record<string, Record<string, string[]>> = {
     // Upload links: presigned PUTs under staging/, nothing in the evidence bucket.
     createImport: { 's3:PutObject': [workObjects('staging/')] },
@@ -225,14 +231,21 @@ describe('object permissions per function', () => {
     },
   };
 
+  /** Every route stores an answer over Lambda's payload limit under answers/ and presigns its link. */
+  const withAnswers = (name: string, grants: Record<string, string[]>) => {
+    if (name === 'importWorker' || name === 'maintenance') return grants;
+    const add = (action: string) => [...(grants[action] ?? []), workObjects('answers/')].sort();
+    return { ...grants, 's3:GetObject': add('s3:GetObject'), 's3:PutObject': add('s3:PutObject') };
+  };
+
   it.each(Object.keys(EXPECTED))('%s gets its prefixes on the right bucket, nothing else', (name) => {
     const stack = synthesized.stacks.dev;
     const deployed = stack.functions.find((candidate) => candidate.name === name);
     if (!deployed) throw new Error(`no function ${name}`);
     const { fn, role } = resourcesOfFunction(deployed);
-    expect(s3Grants(role)).toEqual(EXPECTED[name]);
+    expect(s3Grants(role)).toEqual(withAnswers(name, EXPECTED[name]!));
     const variables = fn.Properties.Environment.Variables;
-    if (Object.keys(EXPECTED[name]!).length > 0) {
+    if (Object.keys(withAnswers(name, EXPECTED[name]!)).length > 0) {
       // Every storage function learns both buckets: lib/storage picks the bucket by the key.
       expect(variables.STORAGE_BUCKET).toBe(evidence);
       expect(variables.WORK_BUCKET).toBe(work);
@@ -242,7 +255,7 @@ describe('object permissions per function', () => {
     }
   });
 
-  it('grants nothing under staging/ or generated/ in the evidence bucket, nothing else in the work bucket, and no delete in the evidence bucket', () => {
+  it('grants nothing under staging/, generated/ or answers/ in the evidence bucket, nothing else in the work bucket, and no delete in the evidence bucket', () => {
     for (const environment of ENVIRONMENTS) {
       const names = bucketNames(environment);
       for (const deployed of synthesized.stacks[environment].functions) {
@@ -251,11 +264,31 @@ describe('object permissions per function', () => {
           for (const resource of resources) {
             const [bucket, ...key] = resource.replace('arn:aws:s3:::', '').split('/');
             const prefix = key.join('/');
-            const inWork = prefix.startsWith('staging/') || prefix.startsWith('generated/');
+            const inWork = ['staging/', 'generated/', 'answers/'].some((work) => prefix.startsWith(work));
             expect(bucket, `${deployed.name} ${action} ${resource}`).toBe(inWork ? names.work : names.evidence);
             if (bucket === names.evidence) expect(action, deployed.name).not.toBe('s3:DeleteObject');
           }
       }
     }
+  });
+});
+
+describe('which bundles keep objects', () => {
+  it('names every module that imports lib/storage in STORAGE_SOURCES (but the large-answer mechanism)', () => {
+    const importers = (directory: string): string[] =>
+      readdirSync(directory, { recursive: true, encoding: 'utf8' })
+        .filter((file) => file.endsWith('.ts'))
+        .map((file) => join(directory, file))
+        .filter((file) => /from '(\.\.?\/)+(lib\/)?storage(\/[a-z-]+)?'/.test(readFileSync(file, 'utf8')));
+    const modules = [...importers('lib'), ...importers('functions')].filter(
+      (file) =>
+        !file.startsWith('lib/storage/') && file !== 'lib/http/large-answers.ts' && file !== 'lib/db/schema/index.ts',
+    );
+    expect(modules.length).toBeGreaterThan(5);
+    for (const file of modules)
+      expect(
+        STORAGE_SOURCES.some((source) => file.startsWith(source)),
+        `${file} imports lib/storage: name it in STORAGE_SOURCES (infra/permissions.ts)`,
+      ).toBe(true);
   });
 });

@@ -262,18 +262,23 @@ describe('the synthesized stack', () => {
         .flatMap((s) => s.actions)
         .sort();
 
+    // Every route may store an answer over Lambda's payload limit under answers/ (issue 32).
+    const answers = `arn:aws:s3:::case-evidence-dev-work-111111111111-us-east-1/answers/*`;
     const login = routeFunction(dev, routeList.find((r) => r.operationId === 'login')!);
     expect(actionsOf(login.role)).toEqual([
       'logs:CreateLogStream',
       'logs:PutLogEvents',
+      's3:GetObject',
+      's3:PutObject',
       'secretsmanager:GetSecretValue',
       'xray:PutTelemetryRecords',
       'xray:PutTraceSegments',
     ]);
+    expect(s3GrantsOf(login.role)).toEqual({ 's3:GetObject': [answers], 's3:PutObject': [answers] });
     expect(secretNames(login.role).join()).toMatch(/AppDatabaseCredentials.*JwtSigningKey/);
     expect(secretNames(login.role).join()).not.toMatch(/Stripe/);
     expect(login.fn.Properties.Environment.Variables.STRIPE_SECRET_ARN).toBeUndefined();
-    expect(login.fn.Properties.Environment.Variables.STORAGE_BUCKET).toBeUndefined();
+    expect(login.fn.Properties.Environment.Variables.WORK_BUCKET).toBe('case-evidence-dev-work-111111111111-us-east-1');
 
     const register = routeFunction(dev, routeList.find((r) => r.operationId === 'register')!);
     expect(actionsOf(register.role)).toContain('ses:SendEmail');
@@ -290,8 +295,8 @@ describe('the synthesized stack', () => {
       const { role, fn } = routeFunction(dev, report);
       const s3 = statementsOf(role).filter((s) => s.actions.some((a) => a.startsWith('s3:')));
       expect(s3.flatMap((s) => s.actions).sort()).toEqual(['s3:GetObject', 's3:PutObject']);
-      for (const statement of s3)
-        expect(statement.resources).toEqual([`arn:aws:s3:::case-evidence-dev-work-111111111111-us-east-1/generated/*`]);
+      const generated = `arn:aws:s3:::case-evidence-dev-work-111111111111-us-east-1/generated/*`;
+      expect(s3GrantsOf(role)).toEqual({ 's3:GetObject': [answers, generated], 's3:PutObject': [answers, generated] });
       expect(fn.Properties.Environment.Variables.STORAGE_BUCKET).toBe(
         'case-evidence-dev-objects-111111111111-us-east-1',
       );
@@ -307,7 +312,14 @@ describe('the synthesized stack', () => {
     /** The role's S3 grants, action -> object ARNs (however CDK merges the statements). */
     const s3Of = (operationId: string) => {
       const { role } = routeFunction(dev, routeList.find((r) => r.operationId === operationId)!);
-      return s3GrantsOf(role);
+      const grants = s3GrantsOf(role);
+      // The answers/ grant every route has (above), left out of the comparisons below.
+      for (const action of ['s3:GetObject', 's3:PutObject']) {
+        expect(grants[action], `${operationId} ${action}`).toContain(answers);
+        grants[action] = grants[action]!.filter((resource) => resource !== answers);
+        if (grants[action]!.length === 0) delete grants[action];
+      }
+      return grants;
     };
     expect(s3Of('importCaseNotes')).toEqual({
       's3:GetObject': workObjects('staging/'),

@@ -2355,6 +2355,7 @@ export interface components {
             /** @enum {string} */
             access: "owner" | "admin" | "viewer" | "opposing_counsel";
         };
+        /** @description A device and some of its notes. A request body is at most 3,000,000 bytes (413 `PAYLOAD_TOO_LARGE` beyond) and holds at most 5,000 notes, so the desktop extractor sends a large device in several requests: each carries the same device fields (`deviceId`, `deviceType`, `systemId`, `appVersion`, `osDetails`) and the next notes in order, as many as keep its JSON within the limit (measured as sent, escapes included). The first request registers the device; notes already imported for the device and case (the same `id`) are skipped and counted in `skippedCount`, so a request that failed or timed out is sent again as it was. A note must fit one request on its own: its `htmlContent` (up to 1,000,000 characters) is then at most about 2.9 MB of JSON. Attachments are uploaded first (`POST /extraction/case/attachment-uploads`) and listed by the note that carries them, in whichever request it goes. */
         ImportCaseNotesDto: {
             deviceId: string;
             /** @enum {string} */
@@ -3131,7 +3132,7 @@ export interface components {
                 };
             };
         };
-        /** @description The request body is larger than 6 MB; answered before the operation runs. Codes: `PAYLOAD_TOO_LARGE`. */
+        /** @description The request body is larger than 3,000,000 bytes, the one limit of every operation (larger bodies would not fit the invocation event of the function); answered before the operation runs. Codes: `PAYLOAD_TOO_LARGE`. */
         PayloadTooLarge: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
