@@ -143,6 +143,7 @@ export const STORAGE_SOURCES = [
   'lib/billing/report.ts',
   'lib/maintenance.ts',
   'lib/material/custody.ts',
+  'lib/material/custody-exports.ts',
   'lib/material/evidence-hash.ts',
   'lib/material/importers/email.ts',
   'lib/material/imports/',
