@@ -473,20 +473,25 @@ describe('the synthesized stack', () => {
       }
       expect(withSend.sort()).toEqual([...senders].sort());
       expect(
-        stack.functions.filter((f) => f.route && withSend.includes(f.name)).map((f) => f.route!.operationId),
-      ).toEqual(['startImport', 'retryImport', 'cancelImport']);
+        stack.functions
+          .filter((f) => f.route && withSend.includes(f.name))
+          .map((f) => f.route!.operationId)
+          .sort(),
+      ).toEqual(['cancelImport', 'retryImport', 'startCustodyExport', 'startImport']);
     }
 
     // The worker copies uploads out of staging/ into cases/ (UploadPartCopy for a large one) and
     // removes them from staging, reads that copy by its version and stores attachments under cases/
-    // (aborting a failed multipart upload), consumes its queue and nothing else.
+    // (aborting a failed multipart upload), stores custody PDF volumes under generated/ (reusing
+    // one already there), consumes its queue and nothing else.
     const worker = resourcesOfFunction(dev.functions.find((f) => f.name === 'importWorker')!);
     const cases = 'arn:aws:s3:::case-evidence-dev-objects-111111111111-us-east-1/cases/*';
+    const generated = 'arn:aws:s3:::case-evidence-dev-work-111111111111-us-east-1/generated/*';
     const staging = 'arn:aws:s3:::case-evidence-dev-work-111111111111-us-east-1/staging/*';
     expect(s3GrantsOf(worker.role)).toEqual({
-      's3:GetObject': [cases, staging],
+      's3:GetObject': [cases, generated, staging],
       's3:GetObjectVersion': [cases],
-      's3:PutObject': [cases],
+      's3:PutObject': [cases, generated],
       's3:DeleteObject': [staging],
       's3:AbortMultipartUpload': [cases],
     });
