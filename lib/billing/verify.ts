@@ -1,5 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { db, type Tx } from '../db/client';
+import { db } from '../db/client';
+import { rawRows } from '../db/raw-rows';
 import { isUuid } from '../ids';
 import { addDays, now } from '../clock';
 import { PRO_TIERS } from './case-pro';
@@ -82,12 +83,17 @@ export async function verifyBilling(organizationId?: string): Promise<VerifyResu
   return db().transaction(
     async (tx) => {
       const differences: Difference[] = [];
-      const [counted] = await rows<{ n: number }>(
+      const [counted] = await rawRows<{ n: number }>(
         tx,
         sql`select count(*)::int as n from organizations o where true${only('o.id')}`,
       );
 
-      for (const r of await rows<{ organization_id: string; balance: number; ledger_total: unknown; entries: number }>(
+      for (const r of await rawRows<{
+        organization_id: string;
+        balance: number;
+        ledger_total: unknown;
+        entries: number;
+      }>(
         tx,
         sql`select o.id as organization_id, o.credit_balance_cents as balance, coalesce(l.total, 0) as ledger_total, coalesce(l.entries, 0)::int as entries
             from organizations o
@@ -116,7 +122,7 @@ export async function verifyBilling(organizationId?: string): Promise<VerifyResu
           });
       }
 
-      for (const r of await rows<{
+      for (const r of await rawRows<{
         organization_id: string;
         id: string;
         position: unknown;
@@ -154,7 +160,7 @@ export async function verifyBilling(organizationId?: string): Promise<VerifyResu
           });
       }
 
-      for (const r of await rows<{
+      for (const r of await rawRows<{
         organization_id: string;
         id: string;
         amount_cents: number;
@@ -180,7 +186,7 @@ export async function verifyBilling(organizationId?: string): Promise<VerifyResu
         });
       }
 
-      for (const r of await rows<{
+      for (const r of await rawRows<{
         organization_id: string;
         id: string;
         charge_key: string;
@@ -215,7 +221,7 @@ export async function verifyBilling(organizationId?: string): Promise<VerifyResu
         }
       }
 
-      for (const r of await rows<{
+      for (const r of await rawRows<{
         organization_id: string;
         charge_key: string;
         credits_applied: unknown;
@@ -277,7 +283,7 @@ export async function verifyBilling(organizationId?: string): Promise<VerifyResu
         }
       }
 
-      for (const r of await rows<{ organization_id: string; by_rows: unknown; by_charges: unknown }>(
+      for (const r of await rawRows<{ organization_id: string; by_rows: unknown; by_charges: unknown }>(
         tx,
         sql`with by_rows as (
               select organization_id, ${totalsColumns.chargedCents} as total
@@ -303,7 +309,7 @@ export async function verifyBilling(organizationId?: string): Promise<VerifyResu
         });
       }
 
-      for (const r of await rows<{
+      for (const r of await rawRows<{
         organization_id: string;
         invoice_id: string;
         invoice_amount: number;
@@ -333,7 +339,7 @@ export async function verifyBilling(organizationId?: string): Promise<VerifyResu
         PRO_TIERS.map((tier) => sql`${tier}`),
         sql`, `,
       );
-      for (const r of await rows<{
+      for (const r of await rawRows<{
         organization_id: string;
         id: string;
         pro_source: string | null;
@@ -370,10 +376,4 @@ export async function verifyBilling(organizationId?: string): Promise<VerifyResu
     },
     { isolationLevel: 'repeatable read', accessMode: 'read only' },
   );
-}
-
-/** The rows of a raw query, whichever driver answers (postgres.js: an array; PGlite: `{ rows }`). */
-async function rows<T>(tx: Tx, query: SQL): Promise<T[]> {
-  const result = (await tx.execute(query)) as unknown as T[] | { rows: T[] };
-  return Array.isArray(result) ? result : result.rows;
 }

@@ -10,6 +10,7 @@ import { auditEventEntity, GENESIS_HASH } from '../audit';
 import type { CaseContext } from '../cases/context';
 import { addSeconds, now } from '../clock';
 import { db, type Executor, type Tx } from '../db/client';
+import { rawRows } from '../db/raw-rows';
 import {
   attachments,
   auditChainHeads,
@@ -225,11 +226,6 @@ function kindBranch(
   }
 }
 
-async function rowsOf<T>(tx: Executor, query: SQL): Promise<T[]> {
-  const result = (await tx.execute(query)) as unknown as T[] | { rows: T[] };
-  return Array.isArray(result) ? result : result.rows;
-}
-
 /**
  * The items after `after` (from the first when null), at most `limit`, and the position after the
  * last one listed when more follow: one statement whatever the case's size, a UNION ALL of one
@@ -247,7 +243,7 @@ export async function custodyItemPage(
     const from = after && index === after.kind ? after : null;
     return [sql`(${kindBranch(kind, caseId, from, limit + 1, asOf)})`];
   });
-  const rows = await rowsOf<ItemRow>(
+  const rows = await rawRows<ItemRow>(
     tx,
     sql`select * from (${sql.join(branches, sql` union all `)}) page order by kind, p_at, p_id collate "C", p_sub collate "C" limit ${limit + 1}`,
   );
@@ -323,7 +319,7 @@ export async function custodySummary(
   caseId: string,
   organizationId: string,
 ): Promise<{ itemCount: number; eventCount: number; chainHead: ChainHead }> {
-  const [state] = await rowsOf<{
+  const [state] = await rawRows<{
     covers_sequence: string | number | null;
     covers_hash: string | null;
     sequence: string | number | null;
@@ -350,10 +346,10 @@ export async function custodySummary(
 
   const kept = countsCache.get(caseId);
   if (kept && kept.covers === covers && kept.keptUntil > Date.now()) {
-    const [row] = await rowsOf<{ later: string | number }>(tx, sql`select ${eventsAfterCovers} as later`);
+    const [row] = await rawRows<{ later: string | number }>(tx, sql`select ${eventsAfterCovers} as later`);
     return { itemCount: kept.items, eventCount: kept.eventsUpToCovers + Number(row!.later), chainHead };
   }
-  const [row] = await rowsOf<{ items: string | number; events: string | number; later: string | number }>(
+  const [row] = await rawRows<{ items: string | number; events: string | number; later: string | number }>(
     tx,
     sql`select
       (select count(*) from ${emails} where ${emails.caseId} = ${caseId})

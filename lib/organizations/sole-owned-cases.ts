@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { now } from '../clock';
 import type { Executor } from '../db/client';
+import { rawRows } from '../db/raw-rows';
 import { caseAccess, cases, organizationMembers } from '../db/schema';
 
 /**
@@ -21,7 +22,9 @@ export async function handOverSoleOwnedCases(
     : sql`(select heir.user_id from ${organizationMembers} heir
             where heir.organization_id = ${organizationId} and heir.role = 'owner' and heir.user_id <> ${leaverId}
             order by heir.created_at, heir.user_id limit 1)`;
-  const result = (await tx.execute(sql`
+  return rawRows<{ caseId: string; heirId: string }>(
+    tx,
+    sql`
     insert into ${caseAccess} (case_id, user_id, access, created_at, updated_at)
     select sole.case_id, handover.heir_id, 'owner', ${at}, ${at}
     from ${caseAccess} sole
@@ -30,9 +33,6 @@ export async function handOverSoleOwnedCases(
     where sole.user_id = ${leaverId} and sole.access = 'owner' and handover.heir_id is not null
       and not exists (select 1 from ${caseAccess} other where other.case_id = sole.case_id and other.access = 'owner' and other.user_id <> ${leaverId})
     on conflict (case_id, user_id) do update set access = 'owner', updated_at = excluded.updated_at
-    returning case_id as "caseId", user_id as "heirId"`)) as unknown as
-    | Array<{ caseId: string; heirId: string }>
-    | { rows: Array<{ caseId: string; heirId: string }> };
-  // postgres.js answers an array, PGlite `{ rows }`.
-  return Array.isArray(result) ? result : result.rows;
+    returning case_id as "caseId", user_id as "heirId"`,
+  );
 }

@@ -1,6 +1,7 @@
 import { type Column, eq, getTableColumns, type SQL, sql, type Table } from 'drizzle-orm';
 import { type AuditEventInput, recordAudit } from '../../audit';
 import type { Tx } from '../../db/client';
+import { rawRows } from '../../db/raw-rows';
 import { cases } from '../../db/schema';
 import { transaction } from '../../db/transaction';
 import { newId } from '../../ids';
@@ -83,10 +84,10 @@ export async function insertRows<T extends Table, R extends Record<string, Colum
         sql`, `,
       )}`
     : sql``;
-  const result = (await tx.execute(
+  return rawRows<{ [K in keyof R]: string }>(
+    tx,
     sql`insert into ${table} (${names}) select ${names} from jsonb_to_recordset(${JSON.stringify(records)}::jsonb) as batch(${types}) ${options.onConflict ?? sql`on conflict do nothing`}${returning}`,
-  )) as unknown as Array<{ [K in keyof R]: string }> | { rows: Array<{ [K in keyof R]: string }> };
-  return Array.isArray(result) ? result : result.rows;
+  );
 }
 
 /**
