@@ -1,4 +1,4 @@
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { runAdminCommand } from '../../lib/admin/cli';
@@ -10,6 +10,7 @@ import { UPLOAD_LINK_SECONDS } from '../../lib/material/uploads';
 import { as, caseWithAccess, ledgerOf, putOnPlan } from '../billing/billing-helpers';
 import { createUser, uniqueEmail } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
+import { forgeAuditRows } from '../harness/audit';
 import { caseWithOwner } from '../material/material-helpers';
 
 async function isSuperAdmin(id: string) {
@@ -165,11 +166,8 @@ describe('npm run admin -- audit verify', () => {
 
   /** Runs `work` with one event's action rewritten behind the append-only trigger's back, then puts it back. */
   async function withForgedAction(event: { id: string; action: string }, work: () => Promise<void>) {
-    const setAction = async (action: string) => {
-      await db().execute(sql`alter table audit_events disable trigger audit_events_no_change`);
-      await db().update(auditEvents).set({ action }).where(eq(auditEvents.id, event.id));
-      await db().execute(sql`alter table audit_events enable trigger audit_events_no_change`);
-    };
+    const setAction = (action: string) =>
+      forgeAuditRows(() => db().update(auditEvents).set({ action }).where(eq(auditEvents.id, event.id)));
     await setAction('case.deleted');
     try {
       await work();

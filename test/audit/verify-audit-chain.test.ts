@@ -9,6 +9,7 @@ import { auditChainHeads, auditEvents } from '../../lib/db/schema';
 import { transaction } from '../../lib/db/transaction';
 import { addMember, createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
+import { forgeAuditRows } from '../harness/audit';
 import { countQueries } from '../harness/queries';
 import { describeSecurity } from '../harness/security';
 
@@ -40,16 +41,6 @@ async function organizationWithHistory(): Promise<TestUser> {
     }),
   );
   return owner;
-}
-
-/** Changes audit rows as someone with the table's ownership could: the append-only trigger off, then on again. */
-async function forge(change: () => Promise<unknown>): Promise<void> {
-  await db().execute(sql`alter table audit_events disable trigger audit_events_no_change`);
-  try {
-    await change();
-  } finally {
-    await db().execute(sql`alter table audit_events enable trigger audit_events_no_change`);
-  }
 }
 
 const atSequence = (organizationId: string, sequence: number) =>
@@ -104,7 +95,7 @@ describe('GET /organization/{orgId}/audit-events/verify', () => {
     const owner = await organizationWithHistory();
     const events = await eventsOf(owner.organizationId);
     const forged = events.find((e) => e.action === 'case.updated')!;
-    await forge(() => db().update(auditEvents).set(change).where(eq(auditEvents.id, forged.id)));
+    await forgeAuditRows(() => db().update(auditEvents).set(change).where(eq(auditEvents.id, forged.id)));
     // Act
     const answer = expectData(await verify(owner, owner.organizationId));
     // Assess
@@ -128,7 +119,7 @@ describe('GET /organization/{orgId}/audit-events/verify', () => {
         .where(eq(auditEvents.id, event.id));
     };
     const middle = events[events.length - 3]!;
-    await forge(() => rehash(middle));
+    await forgeAuditRows(() => rehash(middle));
     expect(await verifyAuditChain(owner.organizationId)).toMatchObject({
       valid: false,
       firstInvalidSequence: middle.sequence + 1,
@@ -136,7 +127,7 @@ describe('GET /organization/{orgId}/audit-events/verify', () => {
 
     const other = await organizationWithHistory();
     const otherEvents = await eventsOf(other.organizationId);
-    await forge(() => rehash(otherEvents.at(-1)!));
+    await forgeAuditRows(() => rehash(otherEvents.at(-1)!));
     expect(await verifyAuditChain(other.organizationId)).toMatchObject({
       valid: false,
       checkedEvents: otherEvents.length,
@@ -148,7 +139,7 @@ describe('GET /organization/{orgId}/audit-events/verify', () => {
     const owner = await organizationWithHistory();
     const events = await eventsOf(owner.organizationId);
     const firstRemoved = events.length - removed + 1;
-    await forge(() =>
+    await forgeAuditRows(() =>
       db()
         .delete(auditEvents)
         .where(
@@ -169,7 +160,7 @@ describe('GET /organization/{orgId}/audit-events/verify', () => {
     const owner = await organizationWithHistory();
     const events = await eventsOf(owner.organizationId);
     const removed = events.length - 2;
-    await forge(() => db().delete(auditEvents).where(atSequence(owner.organizationId, removed)));
+    await forgeAuditRows(() => db().delete(auditEvents).where(atSequence(owner.organizationId, removed)));
 
     expect(await verifyAuditChain(owner.organizationId, { batchSize: 2 })).toMatchObject({
       valid: false,
@@ -184,7 +175,7 @@ describe('GET /organization/{orgId}/audit-events/verify', () => {
     const target = events[2]!;
     // Even with its own hash made to match, the link to the event before it is broken.
     const relinked = { ...target, prevHash: events[0]!.hash };
-    await forge(() =>
+    await forgeAuditRows(() =>
       db()
         .update(auditEvents)
         .set({ prevHash: relinked.prevHash, hash: eventHash(relinked) })
@@ -200,7 +191,7 @@ describe('GET /organization/{orgId}/audit-events/verify', () => {
   it('answers valid:false when a renumbered event leaves a gap in the sequence', async () => {
     const owner = await organizationWithHistory();
     const events = await eventsOf(owner.organizationId);
-    await forge(() =>
+    await forgeAuditRows(() =>
       db()
         .update(auditEvents)
         .set({ sequence: events.length + 5 })
@@ -236,7 +227,7 @@ describe('GET /organization/{orgId}/audit-events/verify', () => {
   it("is not affected by another organization's forged chain", async () => {
     const owner = await organizationWithHistory();
     const other = await organizationWithHistory();
-    await forge(() => db().delete(auditEvents).where(atSequence(other.organizationId, 1)));
+    await forgeAuditRows(() => db().delete(auditEvents).where(atSequence(other.organizationId, 1)));
     expect(expectData(await verify(owner, owner.organizationId)).valid).toBe(true);
     expect(expectData(await verify(other, other.organizationId))).toMatchObject({
       valid: false,

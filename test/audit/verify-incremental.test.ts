@@ -10,6 +10,7 @@ import { auditEvents, auditVerificationCheckpoints } from '../../lib/db/schema';
 import { transaction } from '../../lib/db/transaction';
 import { createUser, type TestUser } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
+import { forgeAuditRows } from '../harness/audit';
 
 const verify = (caller: TestUser) =>
   invoke(routes.verifyAuditChain, { token: caller.accessToken, path: { orgId: caller.organizationId } });
@@ -37,19 +38,9 @@ const checkpointOf = async (organizationId: string) => {
   return row;
 };
 
-/** Changes an audit row as someone with the table's ownership could: the append-only trigger off, then on again. */
-async function forge(change: () => Promise<unknown>): Promise<void> {
-  await db().execute(sql`alter table audit_events disable trigger audit_events_no_change`);
-  try {
-    await change();
-  } finally {
-    await db().execute(sql`alter table audit_events enable trigger audit_events_no_change`);
-  }
-}
-
 /** The event's metadata rewritten and its own hash recomputed: only a full re-hash of the chain after it shows it. */
 const rewriteMetadata = (event: typeof auditEvents.$inferSelect) =>
-  forge(() =>
+  forgeAuditRows(() =>
     db()
       .update(auditEvents)
       .set({ metadata: { forged: true } })
@@ -101,7 +92,7 @@ describe('GET /organization/{orgId}/audit-events/verify is incremental', () => {
     const anchor = await eventAt(owner.organizationId, first.headSequence);
     // Its content and its own hash rewritten: the chain after it (none) cannot show it, the checkpoint does.
     const changed = { ...anchor, metadata: { forged: true } };
-    await forge(() =>
+    await forgeAuditRows(() =>
       db()
         .update(auditEvents)
         .set({ metadata: changed.metadata, hash: eventHash(changed) })
@@ -223,7 +214,7 @@ describe('full re-verification in the background', () => {
     await append(owner, 6);
     const verified = expectData(await verify(owner));
     // Every event from 3 on rewritten and re-chained, head too: only the checkpoint remembers.
-    await forge(async () => {
+    await forgeAuditRows(async () => {
       let previous = (await eventAt(owner.organizationId, 2)).hash;
       for (let sequence = 3; sequence <= verified.headSequence; sequence += 1) {
         const event = { ...(await eventAt(owner.organizationId, sequence)), metadata: { forged: sequence } };
