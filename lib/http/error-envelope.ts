@@ -59,8 +59,7 @@ export function errorEnvelope(schemas: Partial<Record<(typeof REQUEST_PARTS)[num
           DATABASE_RETRY_AFTER_SECONDS,
         )
       : thrown;
-    const api = request.context.api;
-    const requestId = api?.clientRequestId ?? api?.requestId ?? request.context.awsRequestId;
+    const requestId = answerRequestId(request);
     let status = 500;
     let code: ErrorCode = 'INTERNAL';
     let message = 'Internal server error';
@@ -96,6 +95,12 @@ export function errorEnvelope(schemas: Partial<Record<(typeof REQUEST_PARTS)[num
     request.response = errorResponse({ status, code, message, details, requestId, headers });
   };
   return { name: 'errorEnvelope', onError };
+}
+
+/** The request id an answer carries: the client's own when it sent one (as X-Request-Id echoes), else ours. */
+export function answerRequestId(request: ApiRequest): string {
+  const api = request.context.api;
+  return api?.clientRequestId ?? api?.requestId ?? request.context.awsRequestId;
 }
 
 /** The error envelope as a Lambda answer: `{ statusCode, timestamp, error: { code, message, details? }, requestId }`. */

@@ -1,7 +1,7 @@
 import { now } from '../clock';
 import { logger } from '../log';
 import { storeAnswer } from '../storage/answers';
-import { errorResponse } from './error-envelope';
+import { answerRequestId, errorResponse } from './error-envelope';
 import { LAMBDA_PAYLOAD_BYTES, serializedBytes } from './payload-limits';
 import type { ApiMiddleware, ApiRequest } from './types';
 
@@ -39,8 +39,7 @@ export function deliverLargeAnswers(): ApiMiddleware {
       if (!BODY_HEADERS.has(name.toLowerCase())) headers[name] = String(value);
     }
     const body = Buffer.from(answer.body, answer.isBase64Encoded ? 'base64' : 'utf8');
-    const api = request.context.api;
-    const requestId = api?.clientRequestId ?? api?.requestId ?? request.context.awsRequestId;
+    const requestId = answerRequestId(request);
     try {
       const stored = await storeAnswer(body, contentEncoding);
       logger.info('answer delivered by link', { bytes: body.byteLength, key: stored.key });
