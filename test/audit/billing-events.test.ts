@@ -1,8 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { and, asc, eq, gt } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { eventHash, GENESIS_HASH, STAFF_ACTOR, withAuditScope } from '../../lib/audit';
 import { grantCredits } from '../../lib/billing/admin';
@@ -11,8 +8,8 @@ import { usePaymentProcessor } from '../../lib/billing/processor';
 import { PRO_UPGRADE_SKU } from '../../lib/billing/tiers';
 import { db } from '../../lib/db/client';
 import { auditEvents, cases, organizations } from '../../lib/db/schema';
-import { DirectoryStorage, useObjectStorage } from '../../lib/storage';
 import { addMember, createUser, type TestUser } from '../harness/actors';
+import { useTemporaryObjectStorage } from '../harness/object-storage';
 import { expectData, expectError } from '../harness/invoke';
 import { useStripeDouble } from '../harness/stripe-double';
 import {
@@ -351,12 +348,7 @@ describe('POST /billing/plan records billing.plan.selected', () => {
 });
 
 describe('POST /billing/report records billing.report.created', () => {
-  const storageRoot = mkdtempSync(join(tmpdir(), 'cebs-billing-audit-'));
-  beforeAll(() => useObjectStorage(new DirectoryStorage(storageRoot, 'billing-audit-secret')));
-  afterAll(() => {
-    useObjectStorage(undefined);
-    rmSync(storageRoot, { recursive: true, force: true });
-  });
+  useTemporaryObjectStorage('billing-audit');
   const window = { startDate: '2026-01-01T00:00:00.000Z', endDate: '2026-01-31T23:59:59.999Z' };
   const report = (user: TestUser, body: Record<string, unknown>) =>
     send(routes.createBillingReport, { ...as(user), body });

@@ -1,13 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
 import { custodyLimits } from '../../lib/material/custody';
-import { DirectoryStorage, useObjectStorage } from '../../lib/storage';
 import { createUser, type TestUser } from '../harness/actors';
+import { useTemporaryObjectStorage } from '../harness/object-storage';
 import { expectData, invoke } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
 import { seedThread } from '../material/material-helpers';
@@ -22,12 +19,7 @@ import { seedThread } from '../material/material-helpers';
 const ITEMS = Number(process.env.BENCH_CUSTODY_ITEMS ?? 1_000_000);
 const EVENTS = Number(process.env.BENCH_CUSTODY_EVENTS ?? 100_000);
 
-const storageRoot = mkdtempSync(join(tmpdir(), 'cebs-custody-bench-'));
-beforeAll(() => useObjectStorage(new DirectoryStorage(storageRoot, 'custody-bench-secret')));
-afterAll(() => {
-  useObjectStorage(undefined);
-  rmSync(storageRoot, { recursive: true, force: true });
-});
+useTemporaryObjectStorage('custody-bench');
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 

@@ -1,9 +1,8 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { and, eq, sql } from 'drizzle-orm';
 import { decodePDFRawStream, PDFArray, PDFDocument, type PDFRawStream } from 'pdf-lib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { MAX_REPORT_ROWS } from '../../lib/billing/report';
 import { formatCents } from '../../lib/billing/report-pdf';
@@ -11,8 +10,8 @@ import { addSeconds, now, testClock } from '../../lib/clock';
 import { overrideConfig, publicBaseUrl } from '../../lib/config';
 import { db } from '../../lib/db/client';
 import { billingHistory } from '../../lib/db/schema';
-import { DirectoryStorage, useObjectStorage } from '../../lib/storage';
 import { createCaseRow, createUser, type TestUser } from '../harness/actors';
+import { useTemporaryObjectStorage } from '../harness/object-storage';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { as, insertRows, onTierWithoutCharges, putOnPlan } from './billing-helpers';
 import { describeSecurity } from '../harness/security';
@@ -20,13 +19,7 @@ import { describeSecurity } from '../harness/security';
 const report = (user: TestUser, body: unknown) => invoke(routes.createBillingReport, { ...as(user), body });
 
 // PDFs go to a directory of this file, never to the repository's .data.
-const storageRoot = mkdtempSync(join(tmpdir(), 'cebs-report-test-'));
-const storage = new DirectoryStorage(storageRoot, 'report-test-secret');
-beforeAll(() => useObjectStorage(storage));
-afterAll(() => {
-  useObjectStorage(undefined);
-  rmSync(storageRoot, { recursive: true, force: true });
-});
+const { storage, root: storageRoot } = useTemporaryObjectStorage('report-test');
 
 /** The PDF read back: its page count and every string it shows, in order (literal or hex strings). */
 async function pdfText(bytes: Uint8Array) {

@@ -1,23 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
 import { custodyExports } from '../../lib/db/schema';
 import { drainCustodyExports } from '../../lib/material/custody-exports';
-import { DirectoryStorage, useObjectStorage } from '../../lib/storage';
 import { createUser, type TestUser } from '../harness/actors';
+import { useTemporaryObjectStorage } from '../harness/object-storage';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
 
-const storageRoot = mkdtempSync(join(tmpdir(), 'cebs-custody-export-read-test-'));
-beforeAll(() => useObjectStorage(new DirectoryStorage(storageRoot, 'custody-export-read-secret')));
-afterAll(() => {
-  useObjectStorage(undefined);
-  rmSync(storageRoot, { recursive: true, force: true });
-});
+useTemporaryObjectStorage('custody-export-read-test');
 
 const read = (user: TestUser, caseId: string, exportId: string) =>
   invoke(routes.getCustodyExport, { token: user.accessToken, path: { caseId, exportId } });

@@ -1,9 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { and, asc, eq, like } from 'drizzle-orm';
 import { PDFArray, PDFDocument, type PDFRawStream, type PDFRef, decodePDFRawStream } from 'pdf-lib';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
 import { auditEvents, custodyExports, emails } from '../../lib/db/schema';
@@ -13,19 +10,13 @@ import {
   requeueStalledCustodyExports,
   runCustodyExport,
 } from '../../lib/material/custody-exports';
-import { DirectoryStorage, useObjectStorage } from '../../lib/storage';
 import { createUser, type TestUser } from '../harness/actors';
+import { useTemporaryObjectStorage } from '../harness/object-storage';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
 import { memberWithAccess, seedThread } from '../material/material-helpers';
 
-const storageRoot = mkdtempSync(join(tmpdir(), 'cebs-custody-export-test-'));
-const storage = new DirectoryStorage(storageRoot, 'custody-export-test-secret');
-beforeAll(() => useObjectStorage(storage));
-afterAll(() => {
-  useObjectStorage(undefined);
-  rmSync(storageRoot, { recursive: true, force: true });
-});
+const { storage } = useTemporaryObjectStorage('custody-export-test');
 const limits = { ...custodyLimits };
 afterEach(() => Object.assign(custodyLimits, limits));
 

@@ -1,11 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import canonicalize from 'canonicalize';
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import { decodePDFRawStream, PDFArray, PDFDocument, PDFRawStream, type PDFRef } from 'pdf-lib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { runAdminCommand } from '../../lib/admin/cli';
 import { eventHash } from '../../lib/audit';
@@ -24,21 +23,15 @@ import {
   networkMessages,
   supportTickets,
 } from '../../lib/db/schema';
-import { DirectoryStorage, useObjectStorage } from '../../lib/storage';
 import { createUser, signIn, type TestUser } from '../harness/actors';
+import { useTemporaryObjectStorage } from '../harness/object-storage';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
 import { describeSecurity } from '../harness/security';
 import { memberWithAccess, seedThread } from './material-helpers';
 
 // Evidence and PDFs go to a directory of this file, never to the repository's .data.
-const storageRoot = mkdtempSync(join(tmpdir(), 'cebs-custody-test-'));
-const storage = new DirectoryStorage(storageRoot, 'custody-test-secret');
-beforeAll(() => useObjectStorage(storage));
-afterAll(() => {
-  useObjectStorage(undefined);
-  rmSync(storageRoot, { recursive: true, force: true });
-});
+const { storage, root: storageRoot } = useTemporaryObjectStorage('custody-test');
 
 const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
 const HEX64 = /^[0-9a-f]{64}$/;
