@@ -15,10 +15,9 @@ import { handleDevRoute } from './dev-routes';
 import { sendError, writeErrorToSocket } from './error-answer';
 import { loadHandler, matchRoute } from './router';
 import { readAtMost } from './request-body';
-import { asDelivered, eventTooLarge } from './lambda-limits';
+import { asDelivered, eventTooLarge, MAX_URL_BYTES } from './lambda-limits';
 
-/** Longest request target (path and query) served, answered 414 beyond: about what API Gateway takes. */
-export const MAX_URL_BYTES = 8 * 1024;
+export { MAX_URL_BYTES };
 /** Largest header set (names and values) served, answered 431 beyond. */
 export const MAX_HEADER_BYTES = 16 * 1024;
 /**

@@ -1,6 +1,9 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { LAMBDA_PAYLOAD_BYTES, serializedBytes } from '../../lib/http/payload-limits';
 
+/** Longest request target (path and query) served, answered 414 beyond: about what API Gateway takes. */
+export const MAX_URL_BYTES = 8 * 1024;
+
 /**
  * What API Gateway answers when the function's result is over Lambda's payload limit: its own bare
  * 500, no envelope, no request id. The local server and the test harness answer it too, so a

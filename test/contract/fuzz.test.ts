@@ -7,7 +7,8 @@ import type { RouteDefinition } from '../../lib/http/route';
 import { db } from '../../lib/db/client';
 import { organizations } from '../../lib/db/schema';
 import { createUser, type TestUser, updateUserRow } from '../harness/actors';
-import { type InvokeOptions, invoke } from '../harness/invoke';
+import { type InvokeOptions, invoke, requestTarget } from '../harness/invoke';
+import { MAX_URL_BYTES } from '../../infra/local/lambda-limits';
 import type { CheckedResponse, ContractChecker } from './support/contract';
 import { ipSequence, loadContract } from './support/setup';
 import {
@@ -131,6 +132,12 @@ describe('bad-input fuzzing', () => {
           if (result.status >= 500) throw new Error(`a 5xx: ${what}`);
           const problems = checker.check(route.operationId, result);
           if (problems.length > 0) throw new Error(problems.join('\n'));
+          // A target over the URL limit is refused before anything reads the request, as the edge and the local server do.
+          if (Buffer.byteLength(requestTarget(route, request)) > MAX_URL_BYTES) {
+            if (result.status !== 414 || result.code !== 'URI_TOO_LONG')
+              throw new Error(`a request target over ${MAX_URL_BYTES} bytes must be 414: ${what}`);
+            return;
+          }
           if (brokenAuth) {
             if (result.status !== 401) throw new Error(`a broken bearer token must be 401: ${what}`);
           } else if (invalid.length > 0) {

@@ -1,7 +1,7 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { expect } from 'vitest';
 import type * as z from 'zod/mini';
-import { asDelivered, eventTooLarge } from '../../infra/local/lambda-limits';
+import { asDelivered, eventTooLarge, MAX_URL_BYTES } from '../../infra/local/lambda-limits';
 import { errorResponse } from '../../lib/http/error-envelope';
 import { MAX_REQUEST_BODY_BYTES } from '../../lib/http/payload-limits';
 import type { RouteDefinition } from '../../lib/http/route';
@@ -42,8 +42,8 @@ export interface InvokeResult<T = any> {
   body: T;
 }
 
-/** Invokes a route's real handler with the API Gateway event Lambda would get. */
-export async function invoke<T = any>(route: RouteDefinition, options: InvokeOptions = {}): Promise<InvokeResult<T>> {
+/** The request target (path and query) `invoke` sends for these options. */
+export function requestTarget(route: RouteDefinition, options: InvokeOptions = {}): string {
   const pathname = route.path.replace(/\{([A-Za-z0-9_]+)\}/g, (_m, name: string) => {
     const value = options.path?.[name];
     if (value === undefined) throw new Error(`invoke: missing path parameter ${name}`);
@@ -53,6 +53,13 @@ export async function invoke<T = any>(route: RouteDefinition, options: InvokeOpt
   for (const [key, value] of Object.entries(options.query ?? {})) {
     for (const item of Array.isArray(value) ? value : [value]) search.append(key, item);
   }
+  const query = search.toString();
+  return `${pathname}${query ? `?${query}` : ''}`;
+}
+
+/** Invokes a route's real handler with the API Gateway event Lambda would get. */
+export async function invoke<T = any>(route: RouteDefinition, options: InvokeOptions = {}): Promise<InvokeResult<T>> {
+  const url = requestTarget(route, options);
   const headers: Record<string, string> = { 'user-agent': 'vitest', ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   if (options.organization) headers.organization = options.organization;
@@ -60,12 +67,11 @@ export async function invoke<T = any>(route: RouteDefinition, options: InvokeOpt
   if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
     headers['content-type'] = 'application/json';
   }
-  const query = search.toString();
   const event = buildApiGatewayEvent(
     route,
     {
       method: route.method,
-      url: `${pathname}${query ? `?${query}` : ''}`,
+      url,
       headers,
       body,
       sourceIp: options.ip ?? defaultSourceIp(route),
@@ -73,18 +79,25 @@ export async function invoke<T = any>(route: RouteDefinition, options: InvokeOpt
     options.path ?? {},
   );
   const handler = (await loadHandler(route)) as LambdaHandler & { definition?: { schemas: RequestSchemas } };
-  // The limits of the cloud, as the local server applies them (infra/local/lambda-limits.ts): a body
-  // over the request limit, or an event Lambda would refuse, is the 413 the local server answers;
-  // a result over Lambda's limit is the gateway's bare 500.
+  // The limits of the cloud, in the local server's order (infra/local/lambda-limits.ts): a request
+  // target over the URL limit is 414; a body over the request limit, or an event Lambda would refuse,
+  // is 413; a result over Lambda's limit is the gateway's bare 500.
   const result =
-    (body !== undefined && Buffer.byteLength(body) > MAX_REQUEST_BODY_BYTES) || eventTooLarge(event)
+    Buffer.byteLength(url) > MAX_URL_BYTES
       ? errorResponse({
-          status: 413,
-          code: 'PAYLOAD_TOO_LARGE',
-          message: `The request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes`,
+          status: 414,
+          code: 'URI_TOO_LONG',
+          message: `The URL is longer than ${MAX_URL_BYTES} bytes`,
           requestId: event.requestContext.requestId,
         })
-      : asDelivered(await handler(event, buildLambdaContext(route)));
+      : (body !== undefined && Buffer.byteLength(body) > MAX_REQUEST_BODY_BYTES) || eventTooLarge(event)
+        ? errorResponse({
+            status: 413,
+            code: 'PAYLOAD_TOO_LARGE',
+            message: `The request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes`,
+            requestId: event.requestContext.requestId,
+          })
+        : asDelivered(await handler(event, buildLambdaContext(route)));
   const responseHeaders: Record<string, string> = {};
   for (const [name, value] of Object.entries(result.headers ?? {})) responseHeaders[name.toLowerCase()] = String(value);
   const text = result.isBase64Encoded
