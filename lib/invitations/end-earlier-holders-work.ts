@@ -14,7 +14,7 @@ import {
 import type { AfterCommit } from '../db/transaction';
 import { queueEmails } from '../mail/outbox';
 import type { MailMessage } from '../mail/transport';
-import { emails } from '../mail/templates';
+import { mailTemplates } from '../mail/templates';
 import { endMembership } from '../organizations/end-membership';
 import { handOverSoleOwnedCases } from '../organizations/sole-owned-cases';
 import { forgetCachedProfile } from '../users/profile';
@@ -157,7 +157,7 @@ export async function endEarlierHoldersWork(
         target: { type: 'user', id: heir.userId },
         metadata: { from: heir.role, to: 'owner', reason: 'owner_account_taken_over' },
       });
-      notices.push(emails.ownershipPassed(heir.email, heir.name, organization.name));
+      notices.push(mailTemplates.ownershipPassed(heir.email, heir.name, organization.name));
       // Its profile (with its role here) may be cached in this process.
       const heirId = heir.userId;
       afterCommit(async () => forgetCachedProfile(heirId));

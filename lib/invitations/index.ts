@@ -20,7 +20,7 @@ import type { Actor } from '../auth/actor';
 import { containsPattern } from '../db/like';
 import { idEquals } from '../ids';
 import { queueEmails } from '../mail/outbox';
-import { emails } from '../mail/templates';
+import { mailTemplates } from '../mail/templates';
 import { lockAllowances, lockPlanRow } from '../organizations/allowances';
 import type { OrganizationContext } from '../organizations/context';
 import { toOrganizationDetails, toOrganizationEntity } from '../organizations/entity';
@@ -239,10 +239,10 @@ export async function inviteToOrganization(
     ...invited.map((email) => {
       const kept = live.get(email);
       return kept
-        ? emails.invitationReminder(email, input.organization.name, inviterName, kept.expiresAt)
-        : emails.invitation(email, input.organization.name, organizationId, inviterName, tokens.get(email)!);
+        ? mailTemplates.invitationReminder(email, input.organization.name, inviterName, kept.expiresAt)
+        : mailTemplates.invitation(email, input.organization.name, organizationId, inviterName, tokens.get(email)!);
     }),
-    ...autoAdded.map((email) => emails.addedToOrganization(email, input.organization.name, inviterName)),
+    ...autoAdded.map((email) => mailTemplates.addedToOrganization(email, input.organization.name, inviterName)),
   ]);
   return {
     invited,
@@ -483,7 +483,9 @@ export async function resendInvitation(
       },
     });
     const org = await loadOrganization(organization.id, tx);
-    await queueEmails(tx, afterCommit, [emails.invitation(invitation.email, org.name, org.id, actor.user.name, token)]);
+    await queueEmails(tx, afterCommit, [
+      mailTemplates.invitation(invitation.email, org.name, org.id, actor.user.name, token),
+    ]);
     return { message: `Invitation sent again to ${invitation.email}` };
   });
 }
@@ -682,7 +684,7 @@ export async function rejectInvitation(
       tx,
       afterCommit,
       [...addresses].map((to) =>
-        emails.invitationRejected(to, organization.name, invitation.email, input.reason ?? null),
+        mailTemplates.invitationRejected(to, organization.name, invitation.email, input.reason ?? null),
       ),
     );
   });

@@ -31,7 +31,8 @@ function maskEmail(address: string): string {
   return at <= 0 ? '***' : `${address[0]}***${address.slice(at)}`;
 }
 
-export const emails = {
+/** The mail the service sends, one builder per message (apart from the `emails` evidence table). */
+export const mailTemplates = {
   verifyEmail: (to: string, name: string, token: string) =>
     message(to, 'Verify your email address', [`Hello ${name},`, 'Please confirm this is your email address.'], {
       label: 'Verify email',

@@ -26,7 +26,7 @@ import { containsPattern } from '../db/like';
 import { idEquals, idIn } from '../ids';
 import { invitationsSentWith, inviteToOrganization } from '../invitations';
 import { queueEmails } from '../mail/outbox';
-import { emails } from '../mail/templates';
+import { mailTemplates } from '../mail/templates';
 import { pageWindow, toPage } from '../paging';
 import type {
   MembersQuery,
@@ -764,7 +764,7 @@ async function applyMemberUpdates(
     tx,
     afterCommit,
     moved.map(({ before, name, email }) =>
-      emails.loginEmailChanged(before.email, name ?? before.name, organizationName, email!),
+      mailTemplates.loginEmailChanged(before.email, name ?? before.name, organizationName, email!),
     ),
   );
 }

@@ -14,7 +14,7 @@ import type { Actor } from '../auth/actor';
 import { invitationsSentWith, inviteToOrganization } from '../invitations';
 import { queueEmail } from '../mail/outbox';
 import { consumeRateLimit } from '../rate-limit';
-import { emails } from '../mail/templates';
+import { mailTemplates } from '../mail/templates';
 import { invitationCounts, toOrganizationDetails } from '../organizations/entity';
 import { insertOrganization } from '../organizations';
 import { OrganizationNameTakenError } from '../organizations/errors';
@@ -83,7 +83,7 @@ export async function register({ client }: { client: ClientInfo | null }, input:
       },
     });
     const verificationToken = await issueEmailToken(tx, user, 'verify_email');
-    await queueEmail(tx, afterCommit, emails.verifyEmail(user.email, user.name, verificationToken));
+    await queueEmail(tx, afterCommit, mailTemplates.verifyEmail(user.email, user.name, verificationToken));
     return { user, organization, tokens, invitations };
   });
 
@@ -153,7 +153,7 @@ export async function changePassword({ actor }: { actor: Actor }, input: z.outpu
       kinds: ['login', 'legacy'],
       exceptSessionId: actor.session.id,
     });
-    await queueEmail(tx, afterCommit, emails.passwordChanged(user.email, user.name));
+    await queueEmail(tx, afterCommit, mailTemplates.passwordChanged(user.email, user.name));
     await recordMemberAudit(tx, user.id, {
       action: 'user.password.changed',
       target: { type: 'user', id: user.id },
@@ -196,7 +196,7 @@ export async function resendVerificationEmail({ actor }: { actor: Actor }) {
   if (actor.user.isEmailVerified) throw new EmailAlreadyVerifiedError();
   await transaction(async (tx, afterCommit) => {
     const token = await issueEmailToken(tx, actor.user, 'verify_email');
-    await queueEmail(tx, afterCommit, emails.verifyEmail(actor.user.email, actor.user.name, token));
+    await queueEmail(tx, afterCommit, mailTemplates.verifyEmail(actor.user.email, actor.user.name, token));
     await recordMemberAudit(tx, actor.user.id, {
       action: 'user.verification_email.sent',
       target: { type: 'user', id: actor.user.id },
@@ -233,7 +233,7 @@ export async function sendForgotPasswordLink(input: z.output<typeof SendForgotPa
     };
   await transaction(async (tx, afterCommit) => {
     const token = await issueEmailToken(tx, user, 'reset_password');
-    await queueEmail(tx, afterCommit, emails.resetPassword(user.email, user.name, token));
+    await queueEmail(tx, afterCommit, mailTemplates.resetPassword(user.email, user.name, token));
     // Anyone may ask for any address: the caller stays anonymous, the target is the member.
     await recordMemberAudit(tx, user.id, {
       action: 'user.password_reset.requested',
@@ -258,7 +258,7 @@ export async function resetPassword(input: z.output<typeof ResetPasswordDto>) {
     await tx.update(users).set({ passwordHash }).where(eq(users.id, user.id));
     await tx.delete(emailTokens).where(and(eq(emailTokens.userId, user.id), eq(emailTokens.purpose, 'reset_password')));
     const endedCredentials = await endSessionsOfUser(tx, user.id);
-    await queueEmail(tx, afterCommit, emails.passwordChanged(user.email, user.name));
+    await queueEmail(tx, afterCommit, mailTemplates.passwordChanged(user.email, user.name));
     // The emailed token proves who resets (the route takes no bearer token).
     await recordMemberAudit(tx, user.id, {
       action: 'user.password.reset',

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { applicationRoleStatements } from '../../infra/functions/migrate';
 import { signAccessToken, verifyAccessToken } from '../../lib/auth/jwt';
@@ -11,6 +12,7 @@ import {
 } from '../../lib/aws/secrets';
 import { config, overrideConfig, SECRET_MAX_AGE_SECONDS } from '../../lib/config';
 import { db } from '../../lib/db/client';
+import { rawRows } from '../../lib/db/raw-rows';
 
 /** The cold-start secret reading of the cloud (lib/aws/secrets.ts) with an in-memory Secrets Manager. */
 
@@ -168,8 +170,7 @@ describe('cloud secrets in a warm function (issue 32)', () => {
 
 /** Rows of a raw query on either driver (postgres.js answers an array, PGlite `{ rows }`). */
 async function rowsOf<T>(query: string): Promise<[T, ...T[]]> {
-  const result = (await db().execute(query)) as unknown as T[] | { rows: T[] };
-  return (Array.isArray(result) ? result : result.rows) as [T, ...T[]];
+  return (await rawRows<T>(db(), sql.raw(query))) as [T, ...T[]];
 }
 
 describe('migration step: application role', () => {

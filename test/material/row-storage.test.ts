@@ -4,6 +4,7 @@ import { eq, sql } from 'drizzle-orm';
 import { describe, expect, inject, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
+import { rawRows } from '../../lib/db/raw-rows';
 import { cases, organizationPlans } from '../../lib/db/schema';
 import {
   FILE_START,
@@ -208,12 +209,12 @@ describe.runIf(process.env.MEASURE_ROW_OVERHEAD && inject('databaseTemplate').ki
     ];
     const totalSize = async () => {
       await db().execute(sql.raw('checkpoint'));
-      const result = (await db().execute(
+      const rows = await rawRows<{ n: string }>(
+        db(),
         sql.raw(
           `select sum(pg_total_relation_size(c))::bigint as n from unnest(array['${TABLES.join("','")}']::regclass[]) as c`,
         ),
-      )) as unknown as Array<{ n: string }> | { rows: Array<{ n: string }> };
-      const rows = Array.isArray(result) ? result : result.rows;
+      );
       return Number(rows[0]!.n);
     };
     const N = 5_000;
