@@ -1,6 +1,7 @@
 import { continueFullVerifications } from './audit/full-verification';
 import { pruneSignInAddresses } from './auth/sign-in-addresses';
-import { retryStuckCharges, retryVoidedInvoices } from './billing/charges';
+import { retryVoidedInvoices } from './billing/close-voided-invoice';
+import { retryStuckCharges } from './billing/invoice-charge';
 import { endLapsedPlanPro } from './billing/case-pro';
 import { createMissingProcessorCustomers } from './billing/customers';
 import { pruneIdempotencyKeys } from './idempotency';

@@ -4,7 +4,7 @@ import { db } from '../db/client';
 import { organizations } from '../db/schema';
 import { transaction } from '../db/transaction';
 import { idEquals } from '../ids';
-import { adjustCredits } from './charges';
+import { adjustCredits } from './adjust-credits';
 import { recordBillingHistory } from './history';
 
 /** What the customer's credit ledger (GET /billing/credits) says of a staff grant: never the reason. */

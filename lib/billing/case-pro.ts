@@ -1,9 +1,10 @@
-import { and, eq, inArray, isNull, lte, notInArray, or, sql } from 'drizzle-orm';
+import { and, eq, isNull, lte, notInArray, or, sql } from 'drizzle-orm';
 import { recordAudit } from '../audit';
 import { addDays, now } from '../clock';
 import type { Tx } from '../db/client';
 import { cases, organizations } from '../db/schema';
 import { transaction } from '../db/transaction';
+import { isProNow, setCasesPlanPro } from '../cases/pro-status';
 import { enforcedStandingOf } from './enforced-plan';
 import { DELINQUENCY_DAYS } from './summary';
 import { TIER_KEYS, TIERS } from './tiers';
@@ -19,10 +20,8 @@ import { TIER_KEYS, TIERS } from './tiers';
 
 type CaseRow = typeof cases.$inferSelect;
 
-/** Whether the case is Pro at this moment (Pro through an unpaid plan ends with its days to pay). */
-export function isProNow(row: Pick<CaseRow, 'isPro' | 'proUntil'>): boolean {
-  return row.isPro && (row.proUntil === null || row.proUntil > now());
-}
+// Read by cases too; it lives with the case's Pro columns (their one writer).
+export { isProNow };
 
 /** The case's Pro as the case statement shows it. */
 export function proStatusOf(row: Pick<CaseRow, 'isPro' | 'proUntil' | 'proSource'>) {
@@ -66,15 +65,12 @@ export async function alignPlanPro(tx: Tx, organizationId: string, cause: PlanPr
     plan.includesPro ? !row.isPro || row.proUntil?.getTime() !== until?.getTime() : row.isPro,
   );
   if (changed.length === 0) return;
-  await tx
-    .update(cases)
-    .set({ isPro: plan.includesPro, proUntil: until })
-    .where(
-      inArray(
-        cases.id,
-        changed.map((row) => row.id),
-      ),
-    );
+  await setCasesPlanPro(
+    tx,
+    changed.map((row) => row.id),
+    plan.includesPro,
+    until,
+  );
   for (const row of changed) {
     const wasPro = isProNow(row);
     if (wasPro === plan.includesPro) continue;
@@ -118,15 +114,12 @@ export async function endLapsedPlanPro(limit = 500): Promise<number> {
       .limit(limit)
       .for('no key update', { of: organizations });
     if (lapsed.length === 0) return 0;
-    await tx
-      .update(cases)
-      .set({ isPro: false, proUntil: null })
-      .where(
-        inArray(
-          cases.id,
-          lapsed.map((row) => row.id),
-        ),
-      );
+    await setCasesPlanPro(
+      tx,
+      lapsed.map((row) => row.id),
+      false,
+      null,
+    );
     for (const row of lapsed) {
       recordAudit(tx, {
         action: 'case.pro.ended',

@@ -1,7 +1,8 @@
-import { and, eq, isNull } from 'drizzle-orm';
+import { eq, isNull } from 'drizzle-orm';
 import { db } from '../db/client';
 import { organizations } from '../db/schema';
 import { logger } from '../log';
+import { setProcessorCustomerId } from '../organizations/billing-account';
 import { paymentProcessor, paymentsConfigured } from './processor';
 
 /**
@@ -19,10 +20,7 @@ export async function ensureProcessorCustomer(organizationId: string): Promise<s
     name: organization.name,
     email: organization.email,
   });
-  await db()
-    .update(organizations)
-    .set({ processorCustomerId: customerId })
-    .where(and(eq(organizations.id, organizationId), isNull(organizations.processorCustomerId)));
+  await setProcessorCustomerId(db(), organizationId, customerId);
   return customerId;
 }
 

@@ -2,7 +2,9 @@ import { eq } from 'drizzle-orm';
 import { db, type Tx } from '../db/client';
 import { organizations } from '../db/schema';
 import { type AfterCommit, transaction } from '../db/transaction';
-import { collectOpenInvoices, type ProcessorReport, recordProcessorEvent } from './charges';
+import { setPaymentMethod } from '../organizations/billing-account';
+import { collectOpenInvoices } from './collect-open-invoices';
+import { type ProcessorReport, recordProcessorEvent } from './processor-events';
 import { recordBillingHistory } from './history';
 
 /**
@@ -25,10 +27,7 @@ export async function recordPaymentMethod(
     .for('no key update');
   if (!organization) return false;
   if (organization.hasPaymentMethod && (last4 === null || organization.paymentMethodLast4 === last4)) return false;
-  await tx
-    .update(organizations)
-    .set({ hasPaymentMethod: true, paymentMethodLast4: last4 ?? organization.paymentMethodLast4 })
-    .where(eq(organizations.id, organization.id));
+  await setPaymentMethod(tx, organization.id, last4 ?? organization.paymentMethodLast4);
   await recordBillingHistory(tx, {
     organizationId: organization.id,
     category: 'payment_method',

@@ -13,7 +13,7 @@ import type { OrganizationContext } from '../organizations/context';
 import { idIn } from '../ids';
 import { objectStorage } from '../storage';
 import { generatedDocument } from '../storage/generated-documents';
-import { CHARGED_STATUSES } from './charges';
+import { BILLING_ROW_STATUS, isCharged as isChargedStatus, isNonChargeable } from './billing-row-lifecycle';
 import { BillingReportsOffError, ReportTooLargeError } from './errors';
 import { recordBillingHistory } from './history';
 import { assertFeatureInPlan } from './plan-features';
@@ -37,8 +37,7 @@ function reportRow(row: ReportSourceRow) {
 }
 export type BillingReportRow = ReturnType<typeof reportRow>;
 
-const isCharged = (row: ReportSourceRow) =>
-  (CHARGED_STATUSES as readonly string[]).includes(row.status) && !row.informational;
+const isCharged = (row: ReportSourceRow) => isChargedStatus(row.status) && !row.informational;
 
 /** What a PDF is written to, section by section (BillingReportPdf). */
 export interface BillingReportSink {
@@ -68,9 +67,9 @@ function sum(row: ReportSourceRow, section: Section, totals: Totals): void {
     section.subtotalInformationalCents += row.amountCents;
     totals.informational += row.amountCents;
   }
-  if (row.status === 'waived' || row.status === 'voided') totals.nonChargeable += row.amountCents;
-  if (row.status === 'failed') totals.failed += row.amountCents;
-  if (row.status === 'refunded') totals.refunded += row.amountCents;
+  if (isNonChargeable(row.status)) totals.nonChargeable += row.amountCents;
+  if (row.status === BILLING_ROW_STATUS.failed) totals.failed += row.amountCents;
+  if (row.status === BILLING_ROW_STATUS.refunded) totals.refunded += row.amountCents;
 }
 
 const reportTotals = (totals: Totals) => ({

@@ -4,6 +4,7 @@ import type { StatementQuery } from '../../schemas/billing/billing';
 import { db } from '../db/client';
 import { auditEvents, billingRows, cases } from '../db/schema';
 import { proStatusOf } from './case-pro';
+import { BILLING_ROW_STATUS, CHARGED_STATUSES, NON_CHARGEABLE_STATUSES, sqlStatuses } from './billing-row-lifecycle';
 import type { OrganizationContext } from '../organizations/context';
 import type { CaseContext } from '../cases/context';
 
@@ -37,7 +38,7 @@ export function toBillingRowEntity(row: BillingRow) {
  */
 export const totalsColumns = {
   chargedCents:
-    sql<number>`coalesce(sum(${billingRows.amountCents}) filter (where ${billingRows.status} in ('processing', 'INVOICED', 'paid') and not ${billingRows.informational}), 0)::bigint`.mapWith(
+    sql<number>`coalesce(sum(${billingRows.amountCents}) filter (where ${billingRows.status} in (${sqlStatuses(...CHARGED_STATUSES)}) and not ${billingRows.informational}), 0)::bigint`.mapWith(
       Number,
     ),
   informationalCents:
@@ -45,15 +46,15 @@ export const totalsColumns = {
       Number,
     ),
   nonChargeableCents:
-    sql<number>`coalesce(sum(${billingRows.amountCents}) filter (where ${billingRows.status} in ('waived', 'voided')), 0)::bigint`.mapWith(
+    sql<number>`coalesce(sum(${billingRows.amountCents}) filter (where ${billingRows.status} in (${sqlStatuses(...NON_CHARGEABLE_STATUSES)})), 0)::bigint`.mapWith(
       Number,
     ),
   failedCents:
-    sql<number>`coalesce(sum(${billingRows.amountCents}) filter (where ${billingRows.status} = 'failed'), 0)::bigint`.mapWith(
+    sql<number>`coalesce(sum(${billingRows.amountCents}) filter (where ${billingRows.status} = ${sqlStatuses(BILLING_ROW_STATUS.failed)}), 0)::bigint`.mapWith(
       Number,
     ),
   refundedCents:
-    sql<number>`coalesce(sum(${billingRows.amountCents}) filter (where ${billingRows.status} = 'refunded'), 0)::bigint`.mapWith(
+    sql<number>`coalesce(sum(${billingRows.amountCents}) filter (where ${billingRows.status} = ${sqlStatuses(BILLING_ROW_STATUS.refunded)}), 0)::bigint`.mapWith(
       Number,
     ),
   rowCount: sql<number>`count(*)::int`,

@@ -1,5 +1,6 @@
 import { addDays, now } from '../clock';
 import type { organizations } from '../db/schema';
+import { BILLING_ROW_STATUS, isOpen } from './billing-row-lifecycle';
 
 type OrganizationRow = typeof organizations.$inferSelect;
 
@@ -11,9 +12,9 @@ export type BaseFeeStatus = (typeof BASE_FEE_STATUSES)[number];
 
 /** What the current period's base fee row says: nothing owed when there is none, or it was waived or voided. */
 export function baseFeeStatusOf(feeRowStatus: string | undefined): BaseFeeStatus {
-  if (feeRowStatus === 'paid') return 'paid';
-  if (feeRowStatus === 'failed') return 'failed';
-  if (feeRowStatus === 'processing' || feeRowStatus === 'INVOICED') return 'open';
+  if (feeRowStatus === BILLING_ROW_STATUS.paid) return 'paid';
+  if (feeRowStatus === BILLING_ROW_STATUS.failed) return 'failed';
+  if (feeRowStatus !== undefined && isOpen(feeRowStatus)) return 'open';
   return 'none';
 }
 

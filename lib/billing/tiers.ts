@@ -37,7 +37,7 @@ const EVIDENCE = [...EVIDENCE_FEATURES];
 
 /**
  * Every feature the catalog lists (docs/decisions.md, "the feature matrix"). `billing_reports`
- * gates POST /billing/report; `credits` lets granted credits pay charges (lib/billing/charges.ts);
+ * gates POST /billing/report; `credits` lets granted credits pay charges (lib/billing/record-charge.ts);
  * `pro_cases_included` is Pro through the plan; `priority_support` and `dedicated_storage` are
  * service commitments kept by people and infrastructure, not by the API.
  */

@@ -4,7 +4,7 @@ import { rawRows } from '../db/raw-rows';
 import { isUuid } from '../ids';
 import { addDays, now } from '../clock';
 import { PRO_TIERS } from './case-pro';
-import { CHARGED_STATUSES } from './charges';
+import { BILLING_ROW_STATUS, CHARGED_STATUSES, sqlStatuses } from './billing-row-lifecycle';
 import { DELINQUENCY_DAYS } from './summary';
 import { PRO_UPGRADE_SKU } from './tiers';
 import { totalsColumns } from './statements';
@@ -348,7 +348,7 @@ export async function verifyBilling(organizationId?: string): Promise<VerifyResu
         tx,
         sql`select c.organization_id, c.id, c.pro_source,
               case
-                when exists (select 1 from billing_rows b where b.case_id = c.id and b.sku_key = ${PRO_UPGRADE_SKU.key} and b.status = 'paid') then 'a paid Pro upgrade'
+                when exists (select 1 from billing_rows b where b.case_id = c.id and b.sku_key = ${PRO_UPGRADE_SKU.key} and b.status = ${sqlStatuses(BILLING_ROW_STATUS.paid)}) then 'a paid Pro upgrade'
                 when o.billing_mode = 'pay_as_you_go' and o.billing_tier in (${proTiers}) and (o.base_fee_failed_at is null or o.base_fee_failed_at >= ${delinquentSince}::timestamptz) then 'a Pro-including plan in force'
                 else 'none'
               end as source_found

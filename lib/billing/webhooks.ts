@@ -3,7 +3,7 @@ import { config } from '../config';
 import { lazyRetrying } from '../lazy';
 import { processedWebhookEvents } from '../db/schema';
 import { transaction } from '../db/transaction';
-import { settleInvoice } from './charges';
+import { settleInvoice } from './settle-invoice';
 import { InvalidSignatureError, MissingSignatureError, WebhooksNotConfiguredError } from './errors';
 import { recordPaymentMethod } from './payment-methods';
 import { paymentProcessor } from './processor';

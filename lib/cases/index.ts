@@ -8,7 +8,7 @@ import type {
   UpdateCaseDto,
 } from '../../schemas/cases/cases';
 import { recordAudit } from '../audit';
-import { isProNow } from '../billing/case-pro';
+import { isProNow } from './pro-status';
 import type { Actor } from '../auth/actor';
 import { now } from '../clock';
 import { db } from '../db/client';

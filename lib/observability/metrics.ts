@@ -26,7 +26,7 @@ function add(name: string, value: number, dimensions?: Record<string, string>): 
   }
 }
 
-/** A charge recorded (lib/billing/charges.ts recordCharge): its total and what credits paid of it. */
+/** A charge recorded (lib/billing/record-charge.ts recordCharge): its total and what credits paid of it. */
 export function chargeCreated(charge: { amountCents: number; creditsAppliedCents: number }): void {
   add('ChargesCreated', 1);
   add('ChargedCents', charge.amountCents);

@@ -1,5 +1,6 @@
 import { and, count, eq, gt, inArray, sql } from 'drizzle-orm';
 import { type EnforcedPlan, enforcedPlanOf } from '../billing/enforced-plan';
+import { BILLING_ROW_STATUS, sqlStatuses } from '../billing/billing-row-lifecycle';
 import { type BillingSummary, DELINQUENCY_DAYS } from '../billing/summary';
 import { addDays, now } from '../clock';
 import type { Executor } from '../db/client';
@@ -119,7 +120,7 @@ function standingColumns(at: Date) {
     select substring(${billingRows.skuKey} from '^platform_base_fee_(tier[0-9]+)_')
     from ${billingRows}
     where ${billingRows.organizationId} = ${organizationPlans.organizationId}
-      and ${billingRows.status} = 'paid' and ${billingRows.amountCents} > 0
+      and ${billingRows.status} = ${sqlStatuses(BILLING_ROW_STATUS.paid)} and ${billingRows.amountCents} > 0
       and ${billingRows.skuKey} like 'platform_base_fee_tier%'
     order by ${billingRows.createdAt} desc limit 1) end`,
   };

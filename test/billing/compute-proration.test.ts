@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { computeProration } from '../../lib/billing/plan-selection';
+import { computeProration } from '../../lib/billing/base-fee-proration';
 
 /** The settlement of the current base fee on a plan change, computed without a database. */
 

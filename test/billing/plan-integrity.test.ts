@@ -1,7 +1,9 @@
 import { eq } from 'drizzle-orm';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { routes } from '../../functions/routes';
-import { invoiceCharge, keepPaymentAsCredit, retryVoidedInvoices } from '../../lib/billing/charges';
+import { keepPaymentAsCredit } from '../../lib/billing/adjust-credits';
+import { retryVoidedInvoices } from '../../lib/billing/close-voided-invoice';
+import { invoiceCharge } from '../../lib/billing/invoice-charge';
 import { transaction } from '../../lib/db/transaction';
 import { usePaymentProcessor } from '../../lib/billing/processor';
 import { SandboxProcessor } from '../../lib/billing/processor/sandbox';

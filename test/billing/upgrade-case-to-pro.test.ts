@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
-import { retryStuckCharges } from '../../lib/billing/charges';
+import { retryStuckCharges } from '../../lib/billing/invoice-charge';
 import { completeSandboxCheckout } from '../../lib/billing/payment-methods';
 import { usePaymentProcessor } from '../../lib/billing/processor';
 import { SandboxProcessor } from '../../lib/billing/processor/sandbox';

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { boolean, check, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { BILLING_HISTORY_CATEGORIES } from '../../billing/history-categories';
+import { BILLING_ROW_STATUSES } from '../../billing/billing-row-lifecycle';
 import { id, timestamps, timestamptz } from '../columns';
 import { cases } from './cases';
 import { organizations } from './organizations';
@@ -24,10 +25,8 @@ export const billingRows = pgTable(
     quantity: integer('quantity').notNull(),
     unitAmountCents: integer('unit_amount_cents').notNull(),
     amountCents: integer('amount_cents').notNull(),
-    /** processing -> INVOICED -> paid | failed; plan_included, waived, voided, refunded. */
-    status: text('status', {
-      enum: ['processing', 'INVOICED', 'paid', 'failed', 'plan_included', 'waived', 'voided', 'refunded'],
-    }).notNull(),
+    /** processing -> INVOICED -> paid | failed; the moves: lib/billing/billing-row-lifecycle.ts. */
+    status: text('status', { enum: BILLING_ROW_STATUSES }).notNull(),
     informational: boolean('informational').notNull().default(false),
     /** Part of the amount paid from the organization's credits. */
     creditsAppliedCents: integer('credits_applied_cents').notNull().default(0),

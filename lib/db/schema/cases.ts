@@ -14,7 +14,7 @@ export const cases = pgTable(
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
-    /** Pro as last set; read it through isProNow (lib/billing/case-pro.ts), which honours proUntil. */
+    /** Pro as last set; read it through isProNow (lib/cases/pro-status.ts), which honours proUntil. */
     isPro: boolean('is_pro').notNull().default(false),
     /**
      * Why the case is (or was) Pro: 'paid', a Pro upgrade paid for it (kept for good); 'plan', a
