@@ -11,8 +11,8 @@ import { digestingStream } from '../storage/digesting-stream';
  * What every evidence item records at import (issue 16): the SHA-256 (hex) of its source bytes and
  * their size, so anyone holding the source can recompute it (`sha256sum`) and show it unaltered.
  *
- * - an email: the raw RFC 822 message as it appears in the file (lib/material/importers/mbox.ts
- *   says what that is inside an mbox);
+ * - an email: the raw RFC 822 message as it appears in the file
+ *   (lib/material/importers/readers/mbox.ts says what that is inside an mbox);
  * - an email attachment: its decoded bytes, which is also the stored object;
  * - a network message (CSV row), a support ticket (JSON) and a device note: the RFC 8785 canonical
  *   JSON (JCS, as the audit chain uses) of the record as parsed from its source, hashed as UTF-8;

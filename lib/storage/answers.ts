@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { addSeconds, now } from '../clock';
-import { ANSWER_PREFIX, DirectoryStorage, objectStorage } from './index';
+import { objectStorage } from './configured-storage';
+import { DirectoryStorage } from './directory-storage';
+import { ANSWER_PREFIX } from './keys';
 
 /**
  * How long the link of a stored answer works: the client follows the 303 at once, so minutes are

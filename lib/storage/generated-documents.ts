@@ -4,7 +4,8 @@ import { addSeconds, now } from '../clock';
 import { db } from '../db/client';
 import { generatedDocuments } from '../db/schema';
 import { newId } from '../ids';
-import { GENERATED_PREFIX, objectStorage } from './index';
+import { objectStorage } from './configured-storage';
+import { GENERATED_PREFIX } from './keys';
 
 /** How long a generated document is kept (and reused): a week, then maintenance removes it. */
 export const GENERATED_DOCUMENT_SECONDS = 7 * 24 * 60 * 60;

@@ -16,7 +16,7 @@ import {
 } from '../../lib/db/schema';
 import { importSupportTicketsJson } from '../../lib/material/importers/chat-platform';
 import { importEmailFile } from '../../lib/material/importers/email';
-import { mboxMessages } from '../../lib/material/importers/mbox';
+import { mboxMessages } from '../../lib/material/importers/readers/mbox';
 import { importNetworkMessagesCsv } from '../../lib/material/importers/professional-network';
 import type { TestUser } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';

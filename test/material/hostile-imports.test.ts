@@ -10,7 +10,7 @@ import { attachments, emails, networkMessages, supportTickets } from '../../lib/
 import { drainLocalImports } from '../../lib/material/imports';
 import { FILE_START, importStream, MalformedImportError } from '../../lib/material/importers';
 import { IMPORT_LIMITS } from '../../lib/material/importers/limits';
-import { MboxHeaderTooLargeError, mboxMessages } from '../../lib/material/importers/mbox';
+import { MboxHeaderTooLargeError, mboxMessages } from '../../lib/material/importers/readers/mbox';
 import { keySafe } from '../../lib/material/uploads';
 import { uploadHeaders } from '../harness/uploads';
 import { objectStorage } from '../../lib/storage';

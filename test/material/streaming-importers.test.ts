@@ -28,7 +28,7 @@ import {
   MalformedImportError,
   type StreamImportOptions,
 } from '../../lib/material/importers';
-import { MboxMessageTooLargeError, mboxMessages } from '../../lib/material/importers/mbox';
+import { MboxMessageTooLargeError, mboxMessages } from '../../lib/material/importers/readers/mbox';
 import { caseWithOwner, rowBytesOfMbox } from './material-helpers';
 import { auditEventsOf } from '../harness/audit';
 import { ownDataDir } from '../harness/data-dir';

@@ -17,6 +17,18 @@ export interface ImportPosition {
 
 export const FILE_START: ImportPosition = { byteOffset: 0, itemIndex: 0 };
 
+/** One item read from a file, with where the file stands after it (`next.itemIndex` is the item's index + 1). */
+export interface ReadItem<T> {
+  item: T;
+  next: ImportPosition;
+}
+
+/**
+ * The file a format reader reads (readers/): opened at any byte, and where to start. Readers only
+ * read and parse; they never write (the importers commit what they yield).
+ */
+export type ImportFile = Pick<StreamImportOptions, 'open' | 'from'>;
+
 /** What an import writes each item with. */
 export interface ImportTarget {
   caseId: string;

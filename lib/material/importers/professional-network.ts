@@ -1,250 +1,73 @@
-import { createHash } from 'node:crypto';
-import type { Readable } from 'node:stream';
-import { CsvError, parse } from 'csv-parse';
 import { sql } from 'drizzle-orm';
+import type { Tx } from '../../db/client';
 import { networkConversations, networkMessages } from '../../db/schema';
-import { hashCanonical } from '../evidence-hash';
-import { type BatchCounts, MalformedImportError, type StreamImportOptions, type StreamImportResult } from './batch';
+import type { StreamImportOptions, StreamImportResult, ReadItem } from './batch';
 import type { ImportSummary } from './email';
-import { fileImport } from './file-import';
-import { atMostMaxItems, IMPORT_LIMITS, quoted, sizeText } from './limits';
-import { ensureProfile } from './profiles';
-import {
-  batchSizeOf,
-  batchTransaction,
-  countBatch,
-  endBatch,
-  importInBatches,
-  insertItems,
-  insertRows,
-  type ReadItem,
-  rowBytesOf,
-} from './run-batches';
-
-const REQUIRED = ['CONVERSATION ID', 'FROM', 'DATE', 'CONTENT'] as const;
+import { importFileIntoProfile, importIntoProfile, type ProfileImporter } from './profile-import';
+import { type NetworkMessage, readNetworkMessages } from './readers/messages-csv';
+import { insertItems, insertRows } from './run-batches';
 
 /** Rows per batch: measured on the bench export (1,000,000 rows), where larger batches stop paying. */
 const DEFAULT_BATCH_SIZE = 2_000;
 
-type Row = Record<string, string | undefined>;
-
-/** A row with more fields than IMPORT_LIMITS.csvFields, found at `line`. */
-class TooManyFieldsError extends Error {
-  constructor(readonly line: number) {
-    super(`more than ${IMPORT_LIMITS.csvFields} fields`);
-  }
-}
-
-/** One row of messages.csv, ready to write but for the profile and conversation ids. */
-interface NetworkMessage {
-  conversationId: string;
-  conversationTitle: string | undefined;
-  participants: string[];
-  values: Omit<typeof networkMessages.$inferInsert, 'caseId' | 'profileId' | 'conversationId'>;
-  /** The row's characters: what the batch holds in memory for it, about. */
-  weight: number;
-}
-
-/** The export's date form, "2026-11-02 10:00:00 UTC", as an instant; Invalid Date when it is none. */
-const dateOf = (text: string) => new Date(text.replace(' UTC', 'Z').replace(' ', 'T'));
-
-/**
- * The rows of messages.csv from the first not yet imported (`from.itemIndex`; the rows before it
- * are read and passed over, not written). The header must name the required columns; a row the
- * CSV parser cannot read, or whose DATE is not a date, is malformed, named by its line.
- */
-async function* readRows(options: StreamImportOptions): AsyncGenerator<ReadItem<NetworkMessage>> {
-  const { importSource, importedById } = options.target;
-  const input = await options.open(0);
-  // The line the next row starts on (the header's line, then the line after the last row read).
-  let nextLine = 1;
-  const parser = parse({
-    // The header as written (only a byte-order mark removed) is what each row's hash is keyed by.
-    columns: (header: string[]) => {
-      const names = new Set(header.map((column) => column.trim().toUpperCase()));
-      const missing = REQUIRED.filter((column) => !names.has(column));
-      if (missing.length)
-        throw new MalformedImportError(`Line 1: messages.csv lacks the columns ${missing.join(', ')}`, 0);
-      nextLine = parser.info.lines + 1;
-      return header;
-    },
-    skip_empty_lines: true,
-    relax_column_count: true,
-    // A row over it (an unclosed quote gathers the rest of the file into one) fails at the limit.
-    max_record_size: IMPORT_LIMITS.csvRecordChars,
-    bom: true,
-    info: true,
-  });
-  let index = 0;
-  try {
-    for await (const { record, info } of recordsOf(parser, input)) {
-      const itemIndex = index;
-      index += 1;
-      nextLine = info.lines + 1;
-      if (itemIndex < options.from.itemIndex) continue;
-      // What the import reads: the same row under trimmed, upper-case column names.
-      const row: Row = {};
-      for (const [column, value] of Object.entries(record)) row[column.trim().toUpperCase()] = value;
-      const conversationId = row['CONVERSATION ID'];
-      if (conversationId === undefined)
-        throw new MalformedImportError(`Line ${info.lines}: the row has no CONVERSATION ID`, itemIndex);
-      const date = dateOf(row.DATE ?? '');
-      if (Number.isNaN(date.getTime()))
-        throw new MalformedImportError(`Line ${info.lines}: DATE "${quoted(row.DATE ?? '')}" is not a date`, itemIndex);
-      let weight = 0;
-      for (const value of Object.values(record)) weight += value?.length ?? 0;
-      yield {
-        item: {
-          weight,
-          conversationId,
-          conversationTitle: row['CONVERSATION TITLE'],
-          participants: [row.FROM, ...(row.TO ?? '').split(',')]
-            .map((p) => p?.trim())
-            .filter((p): p is string => Boolean(p)),
-          values: {
-            ...hashCanonical(record),
-            importSource,
-            importedById,
-            externalId: createHash('sha256')
-              .update(JSON.stringify([conversationId, row.FROM, row.DATE, row.SUBJECT ?? '', row.CONTENT]))
-              .digest('hex'),
-            from: row.FROM ?? '',
-            to: row.TO ?? '',
-            date,
-            subject: row.SUBJECT || null,
-            content: row.CONTENT ?? '',
-            folder: row.FOLDER || null,
-            isDraft: /^(true|yes|1)$/i.test(row['IS MESSAGE DRAFT'] ?? ''),
-            attachments: row.ATTACHMENTS ?? '',
-          },
-        },
-        next: { byteOffset: info.bytes, itemIndex: itemIndex + 1 },
-      };
-    }
-  } catch (error) {
-    if (error instanceof CsvError && error.code === 'CSV_MAX_RECORD_SIZE')
-      throw new MalformedImportError(
-        `Line ${nextLine}: the row is longer than ${sizeText(IMPORT_LIMITS.csvRecordChars)} (a quote left open?)`,
-        index,
-      );
-    if (error instanceof TooManyFieldsError)
-      throw new MalformedImportError(
-        `Line ${error.line}: the row has more than ${IMPORT_LIMITS.csvFields.toLocaleString('en-US')} fields`,
-        index,
-      );
-    if (error instanceof CsvError)
-      // The parser's error names its line; it is at the row after the `index` rows read.
-      throw new MalformedImportError(
-        `Line ${(error as CsvError & { lines: number }).lines}: ${quoted(error.message)}`,
-        index,
-      );
-    throw error;
-  } finally {
-    input.destroy();
-    parser.destroy();
-  }
-}
-
-type ParsedRecord = { record: Row; info: { lines: number; bytes: number } };
-
-/** The synchronous parser behind csv-parse's stream (its `api`, which the stream's own transform calls). */
-type CsvApi = {
-  /** The row being read: its fields so far. */
-  state: { record: unknown[] };
-  info: { lines: number };
-  parse(
-    chunk: Buffer | undefined,
-    end: boolean,
-    push: (record: ParsedRecord) => void,
-    close: () => void,
-  ): Error | undefined;
-};
-
-/**
- * The records of `input`, fed to csv-parse a chunk at a time through the parser the stream itself
- * drives. Not through the stream: a stream that errs drops the records it holds unread, so a row
- * that fails after valid rows of the same chunk would take them with it and the import would name
- * the wrong row. Here every row parsed before an error is yielded, then the error is thrown; and
- * the file is read only as fast as its rows are consumed.
- *
- * After each chunk the row being read has its fields counted: max_record_size counts characters
- * only, so a row of endless commas (empty fields) would fill an array; a chunk adds at most one
- * field a byte to it before the count refuses it (TooManyFieldsError).
- */
-async function* recordsOf(parser: ReturnType<typeof parse>, input: Readable): AsyncGenerator<ParsedRecord> {
-  const { api } = parser as unknown as { api: CsvApi };
-  const close = () => {};
-  for await (const chunk of input as AsyncIterable<Buffer>) {
-    const parsed: ParsedRecord[] = [];
-    const error = api.parse(chunk, false, (record) => parsed.push(record), close);
-    yield* parsed;
-    if (error) throw error;
-    if (api.state.record.length > IMPORT_LIMITS.csvFields) throw new TooManyFieldsError(api.info.lines);
-  }
-  const parsed: ParsedRecord[] = [];
-  const error = api.parse(undefined, true, (record) => parsed.push(record), close);
-  yield* parsed;
-  if (error) throw error;
-}
-
-/** One batch of rows: its conversations (participants merged, title filled) and messages, one transaction. */
-async function commitRows(
+/** A batch's conversations (participants merged, title filled), then its messages. */
+async function writeRows(
+  tx: Tx,
   options: StreamImportOptions,
+  profileId: string,
   batch: ReadItem<NetworkMessage>[],
-  firstItemIndex: number,
-): Promise<BatchCounts> {
-  const { caseId, profileName } = options.target;
-  return batchTransaction(options, async (tx, usage) => {
-    const profileId = await ensureProfile(tx, caseId, 'professional_network', profileName!);
-    const conversations = new Map<string, { title: string | null; participants: Set<string> }>();
-    for (const { item } of batch) {
-      const conversation = conversations.get(item.conversationId);
-      if (!conversation)
-        conversations.set(item.conversationId, {
-          title: item.conversationTitle || null,
-          participants: new Set(item.participants),
-        });
-      else {
-        conversation.title ||= item.conversationTitle || null;
-        for (const participant of item.participants) conversation.participants.add(participant);
-      }
+): Promise<{ ids: string[]; textBytes: number }> {
+  const { caseId, importSource, importedById } = options.target;
+  const conversations = new Map<string, { title: string | null; participants: Set<string> }>();
+  for (const { item } of batch) {
+    const conversation = conversations.get(item.conversationId);
+    if (!conversation)
+      conversations.set(item.conversationId, {
+        title: item.conversationTitle || null,
+        participants: new Set(item.participants),
+      });
+    else {
+      conversation.title ||= item.conversationTitle || null;
+      for (const participant of item.participants) conversation.participants.add(participant);
     }
-    const upserted = await insertRows(
-      tx,
-      networkConversations,
-      [...conversations].map(([externalId, conversation]) => ({
-        caseId,
-        profileId,
-        externalId,
-        title: conversation.title,
-        participants: [...conversation.participants],
-      })),
-      {
-        // Every conversation of the batch comes back, new or not; what the batch adds to it merges in.
-        onConflict: sql`on conflict (${sql.identifier(networkConversations.profileId.name)}, ${sql.identifier(networkConversations.externalId.name)}) do update set ${sql.identifier(networkConversations.participants.name)} = array(select distinct unnest(${networkConversations.participants} || excluded.participants)), ${sql.identifier(networkConversations.title.name)} = coalesce(${networkConversations.title}, excluded.title)`,
-        returning: { id: networkConversations.id, externalId: networkConversations.externalId },
-      },
-    );
-    const idOf = new Map(upserted.map((c) => [c.externalId, c.id]));
-    const inserted = await insertItems(
-      tx,
-      networkMessages,
-      batch.map(({ item }) => ({
-        row: { ...item.values, caseId, profileId, conversationId: idOf.get(item.conversationId)! },
-        content: item.values,
-      })),
-    );
-    await countBatch(tx, caseId, usage, {
-      rowBytes: rowBytesOf('networkMessage', inserted.ids.length, inserted.textBytes),
-    });
-    return endBatch(tx, options, batch, {
-      action: 'evidence.network_messages.imported',
-      target: { type: 'profile', id: profileId },
-      firstItemIndex,
-      imported: inserted.ids.length,
-    });
-  });
+  }
+  const upserted = await insertRows(
+    tx,
+    networkConversations,
+    [...conversations].map(([externalId, conversation]) => ({
+      caseId,
+      profileId,
+      externalId,
+      title: conversation.title,
+      participants: [...conversation.participants],
+    })),
+    {
+      // Every conversation of the batch comes back, new or not; what the batch adds to it merges in.
+      onConflict: sql`on conflict (${sql.identifier(networkConversations.profileId.name)}, ${sql.identifier(networkConversations.externalId.name)}) do update set ${sql.identifier(networkConversations.participants.name)} = array(select distinct unnest(${networkConversations.participants} || excluded.participants)), ${sql.identifier(networkConversations.title.name)} = coalesce(${networkConversations.title}, excluded.title)`,
+      returning: { id: networkConversations.id, externalId: networkConversations.externalId },
+    },
+  );
+  const idOf = new Map(upserted.map((c) => [c.externalId, c.id]));
+  return insertItems(
+    tx,
+    networkMessages,
+    batch.map(({ item }) => {
+      // The file and the importer are the target's; the message's stored text counts them too.
+      const values = { ...item.values, importSource, importedById };
+      return { row: { ...values, caseId, profileId, conversationId: idOf.get(item.conversationId)! }, content: values };
+    }),
+  );
 }
+
+const NETWORK_MESSAGES: ProfileImporter<NetworkMessage> = {
+  kind: 'professional-network',
+  platform: 'professional_network',
+  read: readNetworkMessages,
+  batchSize: DEFAULT_BATCH_SIZE,
+  rowKind: 'networkMessage',
+  action: 'evidence.network_messages.imported',
+  write: writeRows,
+};
 
 /**
  * Imports the professional network's data-export messages.csv (CONVERSATION ID, CONVERSATION
@@ -259,17 +82,7 @@ async function commitRows(
  * records one `evidence.network_messages.imported` event.
  */
 export async function importNetworkMessagesStream(options: StreamImportOptions): Promise<StreamImportResult> {
-  if (!options.target.profileName) throw new Error('A professional-network import needs the profile it goes to');
-  return importInBatches(
-    options,
-    atMostMaxItems(readRows(options)),
-    {
-      size: batchSizeOf(options, DEFAULT_BATCH_SIZE),
-      maxWeight: IMPORT_LIMITS.batchChars,
-      weigh: (row) => row.weight,
-    },
-    (batch, firstItemIndex) => commitRows(options, batch, firstItemIndex),
-  );
+  return importIntoProfile(NETWORK_MESSAGES, options);
 }
 
 /** Imports a local messages.csv into a profile of a case at once (streamed, committed in batches). */
@@ -278,8 +91,5 @@ export async function importNetworkMessagesCsv(
   file: string,
   profileName: string,
 ): Promise<ImportSummary> {
-  const { read, imported, skipped } = await importNetworkMessagesStream(
-    await fileImport(caseId, file, { profileName }),
-  );
-  return { read, imported, skipped };
+  return importFileIntoProfile(NETWORK_MESSAGES, caseId, file, profileName);
 }

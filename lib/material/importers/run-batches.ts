@@ -1,25 +1,19 @@
-import { type Column, eq, getTableColumns, type SQL, sql, type Table } from 'drizzle-orm';
+import { type Column, getTableColumns, type SQL, sql, type Table } from 'drizzle-orm';
 import { type AuditEventInput, recordAudit } from '../../audit';
+import { countStoredBytes } from '../../cases/stored-bytes';
 import type { Tx } from '../../db/client';
 import { rawRows } from '../../db/raw-rows';
-import { cases } from '../../db/schema';
 import { transaction } from '../../db/transaction';
 import { newId } from '../../ids';
 import type { PlanUsage } from '../../organizations/active-plan';
 import { assertStorageFits, lockAllowances } from '../../organizations/allowances';
 import {
   type BatchCounts,
-  type ImportPosition,
   MalformedImportError,
+  type ReadItem,
   type StreamImportOptions,
   type StreamImportResult,
 } from './batch';
-
-/** One item read from a file, with where the file stands after it (`next.itemIndex` is the item's index + 1). */
-export interface ReadItem<T> {
-  item: T;
-  next: ImportPosition;
-}
 
 /**
  * Writes one batch in one transaction, calling `onBatch` inside it with the batch's counts and
@@ -172,13 +166,7 @@ export async function countBatch(
   const objectBytes = added.objectBytes ?? 0;
   assertStorageFits(usage, objectBytes + added.rowBytes);
   if (objectBytes === 0 && added.rowBytes === 0) return;
-  await tx
-    .update(cases)
-    .set({
-      storageBytes: sql`${cases.storageBytes} + ${objectBytes}`,
-      rowBytes: sql`${cases.rowBytes} + ${added.rowBytes}`,
-    })
-    .where(eq(cases.id, caseId));
+  await countStoredBytes(tx, caseId, { objectBytes, rowBytes: added.rowBytes });
 }
 
 /**

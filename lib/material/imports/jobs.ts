@@ -4,9 +4,10 @@ import type { CreateImportDto, CreateImportResponseEntity, ImportEntity } from '
 import { recordAudit } from '../../audit';
 import type { Actor } from '../../auth/actor';
 import type { CaseContext } from '../../cases/context';
+import { countStoredBytes, uncountObjectBytes } from '../../cases/stored-bytes';
 import { addSeconds, now } from '../../clock';
 import { db } from '../../db/client';
-import { cases, evidenceImports, storageReservations } from '../../db/schema';
+import { evidenceImports, storageReservations } from '../../db/schema';
 import { transaction } from '../../db/transaction';
 import { newId } from '../../ids';
 import type { OrganizationContext } from '../../organizations/context';
@@ -210,10 +211,7 @@ export async function startImport(ctx: CaseRequest, importId: string): Promise<I
     // Every reservation counts until it is taken over or its upload removed, lapsed or not.
     const reserved = released.reduce((sum, reservation) => sum + reservation.bytes, 0);
     assertStorageFits(releasingReservations(usage, reserved), found.sizeBytes);
-    await tx
-      .update(cases)
-      .set({ storageBytes: sql`${cases.storageBytes} + ${found.sizeBytes}` })
-      .where(eq(cases.id, caseId));
+    await countStoredBytes(tx, caseId, { objectBytes: found.sizeBytes });
     recordAudit(tx, {
       action: 'evidence.import.started',
       organizationId: ctx.organization.id,
@@ -297,11 +295,7 @@ export async function cancelImport(ctx: CaseRequest, importId: string): Promise<
       .returning();
     // Counted at start, but never copied into evidence and no worker copying it now: nothing is kept.
     const neverKept = current.sha256 === null && (current.status === 'queued' || current.status === 'failed');
-    if (neverKept)
-      await tx
-        .update(cases)
-        .set({ storageBytes: sql`greatest(${cases.storageBytes} - ${current.sizeBytes}, 0)` })
-        .where(eq(cases.id, caseId));
+    if (neverKept) await uncountObjectBytes(tx, caseId, current.sizeBytes);
     await tx
       .delete(storageReservations)
       .where(

@@ -1,11 +1,12 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { eq, sql } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { recordAudit } from '../../audit';
+import { countStoredBytes } from '../../cases/stored-bytes';
 import { now } from '../../clock';
 import { db } from '../../db/client';
-import { cases, evidenceImports } from '../../db/schema';
+import { evidenceImports } from '../../db/schema';
 import { transaction } from '../../db/transaction';
 import { newId } from '../../ids';
 import { planUsageByOrganization } from '../../organizations/active-plan';
@@ -62,10 +63,7 @@ export async function importLocalFile(
       queuedAt: now(),
       createdById: importingUserId(),
     });
-    await tx
-      .update(cases)
-      .set({ storageBytes: sql`${cases.storageBytes} + ${size}` })
-      .where(eq(cases.id, target.id));
+    await countStoredBytes(tx, target.id, { objectBytes: size });
     for (const action of ['evidence.import.created', 'evidence.import.started'] as const)
       recordAudit(tx, {
         action,
