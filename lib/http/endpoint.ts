@@ -15,7 +15,7 @@ import { answerBeforeTimeout } from './deadline';
 import { CORS_HEADERS, corsOrigins } from './cors';
 import { errorEnvelope } from './error-envelope';
 import { BadRequestError, ValidationFailedError } from './errors';
-import { idempotencyClaim, idempotencyRecord, takesIdempotencyKey } from './idempotency';
+import { idempotency, replaysAnswer, takesIdempotencyKey } from './idempotency';
 import { deliverLargeAnswers } from './large-answers';
 import { organizationContext, usesOrganizationContext } from './organization-context';
 import { requestBodyLimit } from './payload-limits';
@@ -142,10 +142,10 @@ const when = (needed: boolean, middleware: () => ApiMiddleware): ApiMiddleware[]
  * tracing and metrics (outermost: every cold start, and the final answer) -> large answers (the
  * final result over Lambda's limit becomes a 303 to a stored copy) -> headers -> request id -> CORS
  * -> compression (after the idempotency record: a key stores the plain envelope, each replay is
- * compressed for its own request) -> error envelope -> request body limit -> database -> auth
- * -> rate limit -> JSON body -> validation -> organization/role/plan -> case rule
- * -> idempotency key -> handler -> response envelope
- * -> idempotency record (after the error envelope too: it stores or replays the final answer).
+ * compressed for its own request) -> request body limit -> database -> auth -> rate limit
+ * -> JSON body -> validation -> organization/role/plan -> case rule
+ * -> idempotency (claims the key after every check; records the final answer, error envelope
+ * included) -> error envelope -> handler -> response envelope.
  * A step the route cannot use is left out of its chain (each would return at once): auth on an
  * open route, the rate limit without `rateLimit`, validation without input schemas, the
  * organization without a rule or header, the case without a rule, idempotency on reads.
@@ -170,9 +170,6 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
       }) as ApiMiddleware,
     )
     .use(compressAnswers())
-    // Before the error envelope in this list, so its after/onError run once the answer is final.
-    .use(when(takesIdempotencyKey(route), idempotencyRecord))
-    .use(errorEnvelope(schemas))
     .use(requestBodyLimit())
     .use(connectDatabase())
     .use(when(route.auth !== 'none', () => authenticate(route)))
@@ -181,12 +178,16 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
     .use(when(hasInputSchemas(schemas), () => validateRequest(schemas)))
     .use(when(usesOrganizationContext(route), () => organizationContext(route)))
     .use(when(route.case !== undefined, () => caseContext(route)))
-    .use(when(takesIdempotencyKey(route), () => idempotencyClaim(route)))
+    // Inside every check, so its before claims a key only for a request they let through; outside
+    // the error envelope, so its after/onError store the final answer.
+    .use(when(takesIdempotencyKey(route), () => idempotency(route)))
+    // Only an onError: whatever a step threw becomes the envelope before any outer step sees it.
+    .use(errorEnvelope(schemas))
     .use(responseEnvelope(route))
     .handler(async (event, context) => {
       const { api } = context;
-      // A replayed key: the stored answer takes the place of this one (idempotencyRecord).
-      if (api.idempotency && 'replay' in api.idempotency) return undefined as unknown as ApiResult;
+      // A replayed key: the stored answer takes the place of this one (lib/http/idempotency.ts).
+      if (replaysAnswer(api)) return undefined as unknown as ApiResult;
       const rawBody =
         route.rawBody && event.body !== undefined
           ? event.isBase64Encoded
