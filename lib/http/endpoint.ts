@@ -138,17 +138,13 @@ function recordRead(action: AuditAction, api: ApiContext['api']): Promise<void> 
 const when = (needed: boolean, middleware: () => ApiMiddleware): ApiMiddleware[] => (needed ? [middleware()] : []);
 
 /**
- * Builds a Lambda handler for one route. The only place the middleware order is set:
- * tracing and metrics (outermost: every cold start, and the final answer) -> large answers (the
- * final result over Lambda's limit becomes a 303 to a stored copy) -> headers -> request id -> CORS
- * -> compression (after the idempotency record: a key stores the plain envelope, each replay is
- * compressed for its own request) -> request body limit -> database -> auth -> rate limit
- * -> JSON body -> validation -> organization/role/plan -> case rule
- * -> idempotency (claims the key after every check; records the final answer, error envelope
- * included) -> error envelope -> handler -> response envelope.
- * A step the route cannot use is left out of its chain (each would return at once): auth on an
- * open route, the rate limit without `rateLimit`, validation without input schemas, the
- * organization without a rule or header, the case without a rule, idempotency on reads.
+ * Builds a Lambda handler for one route. The only place the middleware order is set: the list
+ * below, one line of why per step. middy runs each `before` top to bottom, then the handler, then
+ * each `after` (or `onError`, whatever threw) bottom to top: a step lower in the list sees the
+ * request later and the answer sooner. A step the route cannot use is left out (`when`), since it
+ * would return at once: auth on an open route, the rate limit without `rateLimit`, validation
+ * without input schemas, the organization without a rule or header, the case without a rule,
+ * idempotency on reads.
  */
 export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
   route: R,
@@ -156,33 +152,45 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
   run: (input: HandlerInput<R, S>) => Promise<Answer<S['response']>>,
 ) {
   const origins = corsOrigins();
+  const cors = httpCors({
+    origins,
+    headers: CORS_HEADERS.allow.join(','),
+    exposeHeaders: CORS_HEADERS.expose.join(','),
+  }) as ApiMiddleware;
   const handler = middy<ApiEvent, ApiResult, Error, ApiContext>()
+    // Tracing and metrics: outermost, to see every cold start and the final answer.
     .use(observability<ApiEvent, ApiResult, ApiContext>())
-    // Before the request id and CORS in this list, so its after measures the result as sent.
+    // Large answers (303 to a stored copy): measures the result as sent, compressed, with request id and CORS.
     .use(deliverLargeAnswers())
+    // Lowercased header names: every step below reads them so.
     .use(httpHeaderNormalizer())
+    // Request id, client IP, the edge's origin check: the logs and every answer, errors too, carry the id.
     .use(requestContext())
-    .use(
-      httpCors({
-        origins,
-        headers: CORS_HEADERS.allow.join(','),
-        exposeHeaders: CORS_HEADERS.expose.join(','),
-      }) as ApiMiddleware,
-    )
+    // CORS headers on every answer, errors too, so a browser can read them.
+    .use(cors)
+    // Compression: outside the idempotency record, so a key stores the plain envelope and a replay is compressed anew.
     .use(compressAnswers())
+    // Body size (413): before anything reads the body or the database is asked.
     .use(requestBodyLimit())
+    // Database connection: every step below may query.
     .use(connectDatabase())
+    // Auth (401/403): the caller, for the rate limit and every check below.
     .use(when(route.auth !== 'none', () => authenticate(route)))
+    // Rate limit (429): after auth, so a signed-in caller counts as a user, not by a shared office IP.
     .use(when(route.rateLimit !== undefined, () => rateLimit(route)))
+    // JSON body (400 MALFORMED_JSON): parsed for the validation; raw-body routes read the text.
     .use(when(!route.rawBody, () => jsonBody(schemas.body !== undefined)))
+    // Validation (400): body, query and path typed for the steps below and the handler.
     .use(when(hasInputSchemas(schemas), () => validateRequest(schemas)))
+    // Organization, role, plan (403): from the validated path or the header.
     .use(when(usesOrganizationContext(route), () => organizationContext(route)))
+    // Case rule (403/404): the case of the validated path or query, within the organization.
     .use(when(route.case !== undefined, () => caseContext(route)))
-    // Inside every check, so its before claims a key only for a request they let through; outside
-    // the error envelope, so its after/onError store the final answer.
+    // Idempotency: claims after every check (a refused request stores nothing), records the final answer.
     .use(when(takesIdempotencyKey(route), () => idempotency(route)))
-    // Only an onError: whatever a step threw becomes the envelope before any outer step sees it.
+    // Error envelope (only onError): any thrown error becomes the answer before the steps above see it.
     .use(errorEnvelope(schemas))
+    // Response envelope: wraps the handler's data first on the way out.
     .use(responseEnvelope(route))
     .handler(async (event, context) => {
       const { api } = context;

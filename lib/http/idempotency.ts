@@ -37,8 +37,8 @@ export type IdempotencyState = { claim: IdempotencyClaim } | { replay: StoredAns
 /**
  * The whole of `Idempotency-Key` on a write, in one middleware (Stripe's rules). Its place in
  * lib/http/endpoint.ts does the rest: `.use`d after every check and just outside the error
- * envelope, its `before` runs last before the handler and its `after`/`onError` run first on the
- * final answer, success or error envelope, before compression.
+ * envelope, its `before` runs last before the handler and its `after`/`onError` as soon as the
+ * answer is final (the success or error envelope), before compression.
  * - before: claims the key for the caller and route, or finds the stored answer to replay; another
  *   request under the key throws 409 (REUSED, IN_USE), a malformed key 400. A request refused
  *   earlier (auth, rate limit, validation, organization or case rule) never gets here: it stores
