@@ -15,7 +15,7 @@ import { answerBeforeTimeout } from './deadline';
 import { CORS_HEADERS, corsOrigins } from './cors';
 import { errorEnvelope } from './error-envelope';
 import { BadRequestError, ValidationFailedError } from './errors';
-import { idempotencyClaim, idempotencyRecord, takesIdempotencyKey } from './idempotency';
+import { idempotency, replaysAnswer, takesIdempotencyKey } from './idempotency';
 import { deliverLargeAnswers } from './large-answers';
 import { organizationContext, usesOrganizationContext } from './organization-context';
 import { requestBodyLimit } from './payload-limits';
@@ -138,17 +138,13 @@ function recordRead(action: AuditAction, api: ApiContext['api']): Promise<void> 
 const when = (needed: boolean, middleware: () => ApiMiddleware): ApiMiddleware[] => (needed ? [middleware()] : []);
 
 /**
- * Builds a Lambda handler for one route. The only place the middleware order is set:
- * tracing and metrics (outermost: every cold start, and the final answer) -> large answers (the
- * final result over Lambda's limit becomes a 303 to a stored copy) -> headers -> request id -> CORS
- * -> compression (after the idempotency record: a key stores the plain envelope, each replay is
- * compressed for its own request) -> error envelope -> request body limit -> database -> auth
- * -> rate limit -> JSON body -> validation -> organization/role/plan -> case rule
- * -> idempotency key -> handler -> response envelope
- * -> idempotency record (after the error envelope too: it stores or replays the final answer).
- * A step the route cannot use is left out of its chain (each would return at once): auth on an
- * open route, the rate limit without `rateLimit`, validation without input schemas, the
- * organization without a rule or header, the case without a rule, idempotency on reads.
+ * Builds a Lambda handler for one route. The only place the middleware order is set: the list
+ * below, one line of why per step. middy runs each `before` top to bottom, then the handler, then
+ * each `after` (or `onError`, whatever threw) bottom to top: a step lower in the list sees the
+ * request later and the answer sooner. A step the route cannot use is left out (`when`), since it
+ * would return at once: auth on an open route, the rate limit without `rateLimit`, validation
+ * without input schemas, the organization without a rule or header, the case without a rule,
+ * idempotency on reads.
  */
 export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
   route: R,
@@ -156,37 +152,50 @@ export function endpoint<R extends RouteDefinition, S extends RequestSchemas>(
   run: (input: HandlerInput<R, S>) => Promise<Answer<S['response']>>,
 ) {
   const origins = corsOrigins();
+  const cors = httpCors({
+    origins,
+    headers: CORS_HEADERS.allow.join(','),
+    exposeHeaders: CORS_HEADERS.expose.join(','),
+  }) as ApiMiddleware;
   const handler = middy<ApiEvent, ApiResult, Error, ApiContext>()
+    // Tracing and metrics: outermost, to see every cold start and the final answer.
     .use(observability<ApiEvent, ApiResult, ApiContext>())
-    // Before the request id and CORS in this list, so its after measures the result as sent.
+    // Large answers (303 to a stored copy): measures the result as sent, compressed, with request id and CORS.
     .use(deliverLargeAnswers())
+    // Lowercased header names: every step below reads them so.
     .use(httpHeaderNormalizer())
+    // Request id, client IP, the edge's origin check: the logs and every answer, errors too, carry the id.
     .use(requestContext())
-    .use(
-      httpCors({
-        origins,
-        headers: CORS_HEADERS.allow.join(','),
-        exposeHeaders: CORS_HEADERS.expose.join(','),
-      }) as ApiMiddleware,
-    )
+    // CORS headers on every answer, errors too, so a browser can read them.
+    .use(cors)
+    // Compression: outside the idempotency record, so a key stores the plain envelope and a replay is compressed anew.
     .use(compressAnswers())
-    // Before the error envelope in this list, so its after/onError run once the answer is final.
-    .use(when(takesIdempotencyKey(route), idempotencyRecord))
-    .use(errorEnvelope(schemas))
+    // Body size (413): before anything reads the body or the database is asked.
     .use(requestBodyLimit())
+    // Database connection: every step below may query.
     .use(connectDatabase())
+    // Auth (401/403): the caller, for the rate limit and every check below.
     .use(when(route.auth !== 'none', () => authenticate(route)))
+    // Rate limit (429): after auth, so a signed-in caller counts as a user, not by a shared office IP.
     .use(when(route.rateLimit !== undefined, () => rateLimit(route)))
+    // JSON body (400 MALFORMED_JSON): parsed for the validation; raw-body routes read the text.
     .use(when(!route.rawBody, () => jsonBody(schemas.body !== undefined)))
+    // Validation (400): body, query and path typed for the steps below and the handler.
     .use(when(hasInputSchemas(schemas), () => validateRequest(schemas)))
+    // Organization, role, plan (403): from the validated path or the header.
     .use(when(usesOrganizationContext(route), () => organizationContext(route)))
+    // Case rule (403/404): the case of the validated path or query, within the organization.
     .use(when(route.case !== undefined, () => caseContext(route)))
-    .use(when(takesIdempotencyKey(route), () => idempotencyClaim(route)))
+    // Idempotency: claims after every check (a refused request stores nothing), records the final answer.
+    .use(when(takesIdempotencyKey(route), () => idempotency(route)))
+    // Error envelope (only onError): any thrown error becomes the answer before the steps above see it.
+    .use(errorEnvelope(schemas))
+    // Response envelope: wraps the handler's data first on the way out.
     .use(responseEnvelope(route))
     .handler(async (event, context) => {
       const { api } = context;
-      // A replayed key: the stored answer takes the place of this one (idempotencyRecord).
-      if (api.idempotency && 'replay' in api.idempotency) return undefined as unknown as ApiResult;
+      // A replayed key: the stored answer takes the place of this one (lib/http/idempotency.ts).
+      if (replaysAnswer(api)) return undefined as unknown as ApiResult;
       const rawBody =
         route.rawBody && event.body !== undefined
           ? event.isBase64Encoded

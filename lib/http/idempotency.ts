@@ -10,7 +10,7 @@ import { logger } from '../log';
 import { addressGroup } from '../rate-limit';
 import { ValidationFailedError } from './errors';
 import { functionTimeoutSeconds, type RouteDefinition } from './route';
-import type { ApiMiddleware, ApiRequest } from './types';
+import type { ApiMiddleware, ApiRequest, ApiState } from './types';
 
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'DELETE']);
 
@@ -35,13 +35,24 @@ const STORED_HEADERS = ['content-type', 'location', 'cache-control', 'retry-afte
 export type IdempotencyState = { claim: IdempotencyClaim } | { replay: StoredAnswer };
 
 /**
- * Runs after every other check, just before the handler (Stripe's rule: a request refused by auth,
- * rate limit, validation, organization or case rule stores nothing). Claims the key for the caller
- * and route, or finds the answer to replay; another request under the key is 409.
+ * The whole of `Idempotency-Key` on a write, in one middleware (Stripe's rules). Its place in
+ * lib/http/endpoint.ts does the rest: `.use`d after every check and just outside the error
+ * envelope, its `before` runs last before the handler and its `after`/`onError` as soon as the
+ * answer is final (the success or error envelope), before compression.
+ * - before: claims the key for the caller and route, or finds the stored answer to replay; another
+ *   request under the key throws 409 (REUSED, IN_USE), a malformed key 400. A request refused
+ *   earlier (auth, rate limit, validation, organization or case rule) never gets here: it stores
+ *   nothing.
+ * - after/onError: stores the answer for a claimed key (a 5xx or 429 gives the key back, so a retry
+ *   runs again), or puts the stored answer in place of a replay with `Idempotent-Replayed: true`.
+ *   A failure to store is logged and never changes the answer.
+ * A replay does not end the chain in `before`: middy skips every `after` and `onError` then, and
+ * the replay would lose compression, the request id, CORS and the large-answer check. The handler
+ * skips a replay instead (`replaysAnswer`).
  */
-export function idempotencyClaim(route: RouteDefinition): ApiMiddleware {
+export function idempotency(route: RouteDefinition): ApiMiddleware {
   const lockSeconds = functionTimeoutSeconds(route) + LOCK_MARGIN_SECONDS;
-  const before = async (request: ApiRequest) => {
+  const claim = async (request: ApiRequest) => {
     if (!takesIdempotencyKey(route)) return;
     const rawKey = request.event.headers?.['idempotency-key'];
     if (rawKey === undefined) return;
@@ -63,23 +74,6 @@ export function idempotencyClaim(route: RouteDefinition): ApiMiddleware {
     const outcome = await claimIdempotencyKey({ scope, route: route.operationId, rawKey, fingerprint, lockSeconds });
     api.idempotency = outcome.kind === 'claimed' ? { claim: outcome.claim } : { replay: outcome.answer };
   };
-  return { name: 'idempotencyClaim', before };
-}
-
-function storable(response: ApiRequest['response']): StoredAnswer {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(response?.headers ?? {}))
-    if (STORED_HEADERS.includes(name.toLowerCase())) headers[name] = String(value);
-  return { statusCode: response?.statusCode ?? 200, headers, body: response?.body ?? '' };
-}
-
-/**
- * Used just before the error envelope, so it sees the final answer (success or error envelope):
- * stores it for the claimed key (a 5xx or 429 gives the key back, so a retry runs again), or puts
- * the stored answer in place of a replay with `Idempotent-Replayed: true`. A failure here is
- * logged and never changes the answer.
- */
-export function idempotencyRecord(): ApiMiddleware {
   const settle = async (request: ApiRequest) => {
     const state = request.context.api?.idempotency;
     if (!state) return;
@@ -98,5 +92,17 @@ export function idempotencyRecord(): ApiMiddleware {
       logger.error('idempotency answer not recorded', { error });
     }
   };
-  return { name: 'idempotencyRecord', after: settle, onError: settle };
+  return { name: 'idempotency', before: claim, after: settle, onError: settle };
+}
+
+/** Whether the request replays a stored answer: its handler does not run (the answer is already known). */
+export function replaysAnswer(api: ApiState): boolean {
+  return api.idempotency !== undefined && 'replay' in api.idempotency;
+}
+
+function storable(response: ApiRequest['response']): StoredAnswer {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(response?.headers ?? {}))
+    if (STORED_HEADERS.includes(name.toLowerCase())) headers[name] = String(value);
+  return { statusCode: response?.statusCode ?? 200, headers, body: response?.body ?? '' };
 }
