@@ -6,6 +6,7 @@ export { getStorageStats } from './get-storage-stats';
 export { listMembers } from './list-members';
 export { listMyOrganizations } from './list-my-organizations';
 export { findMembership } from './membership';
+export { register } from './register';
 export { removeOrganizationUser } from './remove-organization-user';
 export { updateOrganization } from './update-organization';
 export { updateOrganizationUsers } from './update-organization-users';

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { ensureProcessorCustomer } from '../billing/customers';
+import { startOrganizationPlan } from '../billing/start-organization-plan';
 import { whenPaymentsConfigured } from '../billing/processor';
 import type { Executor } from '../db/client';
-import { organizationMembers, organizationPlans, organizations } from '../db/schema';
+import { organizationMembers, organizations } from '../db/schema';
 import type { AfterCommit } from '../db/transaction';
 import type { OrganizationRow } from './load';
 import { organizationNameKey } from './name-key';
 import { recomputePendingNameKeys } from './pending-name-keys';
-import { FREE_PLAN } from './plans';
 import { isOrganizationNameTaken } from './validate-organization-name';
 
 /** URL-safe slug of a name: lowercase ASCII words joined by dashes. */
@@ -46,10 +46,7 @@ export async function insertOrganization(
       await tx
         .insert(organizationMembers)
         .values({ organizationId: organization.id, userId: input.ownerId, role: 'owner' });
-      const { type, seats, devices, storageBytes } = FREE_PLAN;
-      await tx
-        .insert(organizationPlans)
-        .values({ organizationId: organization.id, type, seats, devices, storageBytes, isActive: true });
+      await startOrganizationPlan(tx, organization.id);
       // Without payments configured, maintenance creates the customer once they are.
       afterCommit(() => whenPaymentsConfigured(() => ensureProcessorCustomer(organization.id)));
       return organization;

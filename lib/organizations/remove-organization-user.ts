@@ -10,7 +10,7 @@ import { forgetCachedProfile } from '../users/profile';
 import type { OrganizationContext } from './context';
 import { UserNotMemberError } from './errors';
 import { endMembership } from './end-membership';
-import { handOverSoleOwnedCases } from './sole-owned-cases';
+import { handOverSoleOwnedCases } from '../cases/hand-over-sole-owned-cases';
 import { assertOwnerChangesAllowed, lockMemberships } from './membership-changes';
 
 /**

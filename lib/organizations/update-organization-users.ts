@@ -2,9 +2,8 @@ import type * as z from 'zod/mini';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { recordAudit } from '../audit';
 import { endSessionsOfUser } from '../auth/sessions';
-import { now } from '../clock';
 import type { Executor, Tx } from '../db/client';
-import { emailTokens, organizationMembers, users } from '../db/schema';
+import { organizationMembers, users } from '../db/schema';
 import { type AfterCommit, transaction } from '../db/transaction';
 import type { Actor } from '../auth/actor';
 import { idIn } from '../ids';
@@ -12,6 +11,7 @@ import { queueEmails } from '../mail/outbox';
 import { mailTemplates } from '../mail/templates';
 import type { UpdateOrganizationUsersDto } from '../../schemas/organization/members';
 import { forgetCachedProfile } from '../users/profile';
+import { updateMemberDetails } from '../users/update-member-details';
 import type { OrganizationContext } from './context';
 import {
   EmailChangeNeedsSignInError,
@@ -208,8 +208,8 @@ function recordMemberUpdates(tx: Tx, organizationId: string, members: LockedMemb
 
 /**
  * Writes what `validateMemberUpdates` allowed, in a fixed number of statements whatever the number
- * of entries: one for the roles, one for the accounts, one for the voided links, two for ending
- * sessions, one for the notices.
+ * of entries: one for the roles, two for the accounts and their voided links (lib/users), two for
+ * ending sessions, one for the notices.
  */
 async function applyMemberUpdates(
   tx: Executor,
@@ -237,28 +237,10 @@ async function applyMemberUpdates(
       );
   }
   if (changes.accounts.length === 0) return;
-  const values = sql.join(
-    changes.accounts.map((change) => sql`(${change.userId}::uuid, ${change.name}::text, ${change.email}::text)`),
-    sql`, `,
-  );
-  await tx.execute(sql`
-    update ${users} set
-      name = coalesce(changes.name, ${users.name}),
-      email = coalesce(changes.email, ${users.email}),
-      is_email_verified = case when changes.email is null then ${users.isEmailVerified} else false end,
-      email_verified_at = case when changes.email is null then ${users.emailVerifiedAt} else null end,
-      updated_at = ${sql.param(now(), users.updatedAt)}
-    from (values ${values}) as changes(user_id, name, email)
-    where ${users.id} = changes.user_id`);
+  // The accounts are lib/users' to write: names, emails, and the links emailed to a moved address.
+  await updateMemberDetails(tx, afterCommit, changes.accounts);
   const moved = changes.accounts.filter((change) => change.email !== null);
   if (moved.length === 0) return;
-  // Links emailed to the old address must not act on the new one.
-  await tx.delete(emailTokens).where(
-    inArray(
-      emailTokens.userId,
-      moved.map((change) => change.userId),
-    ),
-  );
   // Whoever held the account before keeps nothing: every session and token ends.
   await endSessionsOfUser(
     tx,

@@ -3,14 +3,7 @@ import { recordAudit, provenUser } from '../../audit';
 import { canSignIn, type ClientInfo, endSessionsOfUser, openLoginSession } from '../../auth/sessions';
 import { now } from '../../clock';
 import { db, type Executor } from '../../db/client';
-import {
-  emailTokens,
-  invitations,
-  organizationMembers,
-  organizationPlans,
-  organizations,
-  users,
-} from '../../db/schema';
+import { invitations, organizationMembers, organizationPlans, organizations, users } from '../../db/schema';
 import { transaction } from '../../db/transaction';
 import type * as z from 'zod/mini';
 import type { AcceptOrganizationInvitationRequestDto } from '../../../schemas/organization/members';
@@ -20,7 +13,9 @@ import { toOrganizationDetails } from '../entity';
 import { NoActivePlanError, UnknownOrganizationError } from '../errors';
 import type { OrganizationRow } from '../load';
 import { hashPassword } from '../../secrets';
+import { createAccount } from '../../users/create-account';
 import { buildUserProfile, forgetCachedProfile } from '../../users/profile';
+import { takeOverAccount } from '../../users/take-over-account';
 import { AccountJustCreatedError, AccountJustDeletedError, InviteeDetailsRequiredError } from './errors';
 import { endEarlierHoldersWork } from './end-earlier-holders-work';
 import { invitationForToken } from './find-invitation';
@@ -82,11 +77,13 @@ export async function acceptInvitation({ client }: { client: ClientInfo }, input
     const [current] = await tx.select().from(users).where(eq(users.email, input.email)).limit(1).for('update');
     if (!current) {
       if (!passwordHash) throw new AccountJustDeletedError();
-      const [created] = await tx
-        .insert(users)
-        .values({ email: input.email, name: input.name!, passwordHash, isEmailVerified: true, emailVerifiedAt: now() })
-        .onConflictDoNothing()
-        .returning({ id: users.id });
+      const created = await createAccount(tx, {
+        email: input.email,
+        name: input.name!,
+        passwordHash,
+        isEmailVerified: true,
+        emailVerifiedAt: now(),
+      });
       if (!created) throw new AccountJustCreatedError();
       userId = created.id;
       signIn = true;
@@ -94,26 +91,10 @@ export async function acceptInvitation({ client }: { client: ClientInfo }, input
     } else if (isTakeover(current)) {
       // Registered meanwhile without proof of the mailbox: taken over like one found unverified above.
       if (!passwordHash) throw new InviteeDetailsRequiredError(true);
-      await tx
-        .update(users)
-        .set({
-          name: input.name!,
-          passwordHash,
-          isEmailVerified: true,
-          emailVerifiedAt: now(),
-          // What the earlier holder stated about themselves is not the acceptor's: as for a new invitee.
-          phoneNumbers: [],
-          onboardingStatus: 'not_started',
-          onboardingStep: 0,
-          userType: null,
-          termsAcceptedAt: null,
-          termsVersion: null,
-          updatedAt: now(),
-        })
-        .where(eq(users.id, current.id));
+      // What the earlier holder stated about themselves is not the acceptor's: as for a new invitee;
+      // their emailed links die with the account's past (lib/users/take-over-account.ts).
+      await takeOverAccount(tx, afterCommit, current.id, { name: input.name!, passwordHash });
       await endSessionsOfUser(tx, current.id);
-      // Verification and reset links of the earlier holder die with the account's past.
-      await tx.delete(emailTokens).where(eq(emailTokens.userId, current.id));
       // So do the organizations, memberships and invitations it built (before the new sign-in is recorded anywhere).
       await endEarlierHoldersWork(tx, afterCommit, current, organization.id);
       userId = current.id;

@@ -16,7 +16,7 @@ import { queueEmails } from '../../mail/outbox';
 import type { MailMessage } from '../../mail/transport';
 import { mailTemplates } from '../../mail/templates';
 import { endMembership } from '../end-membership';
-import { handOverSoleOwnedCases } from '../sole-owned-cases';
+import { handOverSoleOwnedCases } from '../../cases/hand-over-sole-owned-cases';
 import { forgetCachedProfile } from '../../users/profile';
 
 type Recorded = Parameters<typeof recordAudit>[1];
