@@ -161,4 +161,6 @@ export async function logout({ actor }: { actor: Actor }): Promise<Record<string
 }
 
 export { generateToken, listTokens, revokeToken, updateTokenScopes } from './automation-tokens';
+export { changePassword } from './change-password';
+export { resetPassword } from './reset-password';
 export { endSession, listSessions } from './sessions';

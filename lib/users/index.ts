@@ -1,10 +1,9 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type * as z from 'zod/mini';
 import type { CheckEmailAvailabilityDto } from '../../schemas/auth/check-email-availability';
-import type { ResetPasswordDto, SendForgotPasswordLinkDto } from '../../schemas/auth/password-reset';
-import type { ChangePasswordDto, UpdateUserDto, VerifyEmailDto } from '../../schemas/user/update-user';
+import type { SendForgotPasswordLinkDto } from '../../schemas/auth/password-reset';
+import type { UpdateUserDto, VerifyEmailDto } from '../../schemas/user/update-user';
 import { recordMemberAudit, provenUser } from '../audit';
-import { endSessionsOfUser } from '../auth/sessions';
 import { now } from '../clock';
 import { db } from '../db/client';
 import { emailTokens, extractionCodes, users } from '../db/schema';
@@ -13,14 +12,8 @@ import type { Actor } from '../auth/actor';
 import { queueEmail } from '../mail/outbox';
 import { consumeRateLimit } from '../rate-limit';
 import { mailTemplates } from '../mail/templates';
-import { hashPassword, verifyPassword } from '../secrets';
 import { findEmailToken, issueEmailToken } from './email-tokens';
-import {
-  EmailAlreadyVerifiedError,
-  UnknownVerificationTokenError,
-  VerificationLinkExpiredError,
-  WrongPasswordError,
-} from './errors';
+import { EmailAlreadyVerifiedError, UnknownVerificationTokenError, VerificationLinkExpiredError } from './errors';
 import { buildUserProfile, cachedUserProfile, forgetCachedProfile } from './profile';
 
 export const TERMS_VERSION = '2026-01';
@@ -46,35 +39,6 @@ export async function updateProfile({ actor }: { actor: Actor }, input: z.output
   }
   forgetCachedProfile(actor.user.id);
   return buildUserProfile(actor.user.id);
-}
-
-/**
- * Changes the password after checking the old one, ends the user's other sign-in sessions and
- * every legacy token (the credential making the request stays), and sends a password-changed
- * email. Scoped automation tokens survive a change: they are listed and revocable at /auth/tokens.
- * Returns the freshly built profile.
- */
-export async function changePassword({ actor }: { actor: Actor }, input: z.output<typeof ChangePasswordDto>) {
-  const [user] = await db().select().from(users).where(eq(users.id, actor.user.id)).limit(1);
-  if (!user || !(await verifyPassword(input.oldPassword, user.passwordHash))) {
-    throw new WrongPasswordError();
-  }
-  const passwordHash = await hashPassword(input.newPassword);
-  await transaction(async (tx, afterCommit) => {
-    await tx.update(users).set({ passwordHash }).where(eq(users.id, user.id));
-    const endedCredentials = await endSessionsOfUser(tx, user.id, {
-      kinds: ['login', 'legacy'],
-      exceptSessionId: actor.session.id,
-    });
-    await queueEmail(tx, afterCommit, mailTemplates.passwordChanged(user.email, user.name));
-    await recordMemberAudit(tx, user.id, {
-      action: 'user.password.changed',
-      target: { type: 'user', id: user.id },
-      metadata: { endedCredentials },
-    });
-  });
-  forgetCachedProfile(user.id);
-  return buildUserProfile(user.id);
 }
 
 /** Marks the email verified. Unknown token (or one for another email): 404; expired: 400. */
@@ -154,34 +118,6 @@ export async function sendForgotPasswordLink(input: z.output<typeof SendForgotPa
     });
   });
   return { isSuccess: true, message: 'A password reset link was sent' };
-}
-
-/**
- * Sets a new password with an emailed reset token, ends every credential of the account (sign-in
- * sessions and legacy tokens deleted, automation tokens revoked) and sends a password-changed
- * email. Always 200; an unknown or expired token gives `isSuccess: false`.
- */
-export async function resetPassword(input: z.output<typeof ResetPasswordDto>) {
-  const found = await findEmailToken(input.token, 'reset_password');
-  if (!found || found.user.email !== input.email) return { isSuccess: false, message: 'The reset link is invalid' };
-  if (found.expired) return { isSuccess: false, message: 'The reset link has expired' };
-  const passwordHash = await hashPassword(input.password);
-  const user = found.user;
-  await transaction(async (tx, afterCommit) => {
-    await tx.update(users).set({ passwordHash }).where(eq(users.id, user.id));
-    await tx.delete(emailTokens).where(and(eq(emailTokens.userId, user.id), eq(emailTokens.purpose, 'reset_password')));
-    const endedCredentials = await endSessionsOfUser(tx, user.id);
-    await queueEmail(tx, afterCommit, mailTemplates.passwordChanged(user.email, user.name));
-    // The emailed token proves who resets (the route takes no bearer token).
-    await recordMemberAudit(tx, user.id, {
-      action: 'user.password.reset',
-      target: { type: 'user', id: user.id },
-      actor: provenUser(user.id),
-      metadata: { endedCredentials },
-    });
-  });
-  forgetCachedProfile(user.id);
-  return { isSuccess: true, message: 'Your password was changed' };
 }
 
 /** Whether an email is free: taken by a user ('user') or a custodian of an extraction code ('custodian'). */
