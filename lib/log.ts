@@ -33,7 +33,7 @@ const TEXT_RULES: [RegExp, string | ((match: string) => string)][] = [
   [/\beyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, '[jwt]'],
   // lib/secrets.ts hashPassword: scrypt$logN$r$p$salt$hash
   [/\bscrypt\$[^\s"',;)]*/g, '[password-hash]'],
-  // lib/auth, lib/users, lib/invitations: cebs_rt_, cebs_at_, cebs_lt_, cebs_ev_, cebs_pr_, cebs_inv_ + base64url
+  // lib/auth, lib/users, lib/organizations/invitations: cebs_rt_, cebs_at_, cebs_lt_, cebs_ev_, cebs_pr_, cebs_inv_ + base64url
   [/\bcebs_[a-z]{2,4}_[A-Za-z0-9_-]*/g, '[token]'],
   [/[A-Za-z0-9.!#$%&'*+=?^_{|}~-]+(?:@|%40)[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9-]+)+/g, '[email]'],
   // Token hashes (SHA-256 hex) and other long hex digests.

@@ -1,5 +1,5 @@
 import { endpoint } from '../../lib/http/endpoint';
-import { register } from '../../lib/users';
+import { register } from '../../lib/organizations';
 import { RegisterEmailDto, RegisterResponseEntity } from '../../schemas/auth/register';
 import { routes } from '../routes';
 

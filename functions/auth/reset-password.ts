@@ -1,5 +1,5 @@
 import { endpoint } from '../../lib/http/endpoint';
-import { resetPassword } from '../../lib/users';
+import { resetPassword } from '../../lib/auth';
 import { ResetPasswordDto } from '../../schemas/auth/password-reset';
 import { MessageWithSuccessEntity } from '../../schemas/common/fields';
 import { routes } from '../routes';

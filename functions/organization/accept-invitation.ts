@@ -1,5 +1,5 @@
 import { endpoint } from '../../lib/http/endpoint';
-import { acceptInvitation } from '../../lib/invitations';
+import { acceptInvitation } from '../../lib/organizations';
 import {
   AcceptInvitationResponseEntity,
   AcceptOrganizationInvitationRequestDto,

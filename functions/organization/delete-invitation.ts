@@ -1,5 +1,5 @@
 import { endpoint } from '../../lib/http/endpoint';
-import { deleteInvitation } from '../../lib/invitations';
+import { deleteInvitation } from '../../lib/organizations';
 import { MessageEntity } from '../../schemas/common/fields';
 import { InvitationPath } from '../../schemas/organization/members';
 import { routes } from '../routes';

@@ -1,5 +1,5 @@
 import { endpoint } from '../../lib/http/endpoint';
-import { inviteUsers } from '../../lib/invitations';
+import { inviteUsers } from '../../lib/organizations';
 import { MessageEntity } from '../../schemas/common/fields';
 import { InviteOrganizationUsersDto } from '../../schemas/organization/members';
 import { OrganizationIdPath } from '../../schemas/organization/organization';

@@ -1,5 +1,5 @@
 import { endpoint } from '../../lib/http/endpoint';
-import { listInvitations } from '../../lib/invitations';
+import { listInvitations } from '../../lib/organizations';
 import { InvitationPageEntity, InvitationsQuery } from '../../schemas/organization/members';
 import { routes } from '../routes';
 

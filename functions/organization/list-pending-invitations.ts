@@ -1,5 +1,5 @@
 import { endpoint } from '../../lib/http/endpoint';
-import { listPendingInvitations } from '../../lib/invitations';
+import { listPendingInvitations } from '../../lib/organizations';
 import { InvitationPageEntity, PendingInvitationsQuery } from '../../schemas/organization/members';
 import { routes } from '../routes';
 

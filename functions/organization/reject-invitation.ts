@@ -1,5 +1,5 @@
 import { endpoint } from '../../lib/http/endpoint';
-import { rejectInvitation } from '../../lib/invitations';
+import { rejectInvitation } from '../../lib/organizations';
 import { RejectOrganizationInvitationRequestDto } from '../../schemas/organization/members';
 import { OrganizationIdPath } from '../../schemas/organization/organization';
 import { routes } from '../routes';

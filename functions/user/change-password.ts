@@ -1,5 +1,5 @@
 import { endpoint } from '../../lib/http/endpoint';
-import { changePassword } from '../../lib/users';
+import { changePassword } from '../../lib/auth';
 import { ChangePasswordDto } from '../../schemas/user/update-user';
 import { UserEntity } from '../../schemas/user/user-entity';
 import { routes } from '../routes';

@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type * as z from 'zod/mini';
 import type { LoginEmailDto } from '../../schemas/auth/login';
 import type { RefreshTokenDto } from '../../schemas/auth/refresh-token';
@@ -10,6 +10,7 @@ import { transaction } from '../db/transaction';
 import { RateLimitedError } from '../errors';
 import { addressGroup, consumeRateLimit, type RateLimitRule, resetRateLimit, uncountRateLimit } from '../rate-limit';
 import { decoyPasswordHash, hashToken, verifyPassword } from '../secrets';
+import { markActive } from '../users/mark-active';
 import { buildUserProfile } from '../users/profile';
 import type { Actor } from './actor';
 import {
@@ -126,10 +127,7 @@ export async function refreshToken(input: z.output<typeof RefreshTokenDto>) {
     const [stillThere] = await Promise.all([
       // The session's last use (access tokens are not stamped per request: a refresh is every 15 minutes at most).
       tx.update(sessions).set({ lastUsedAt: now() }).where(eq(sessions.id, sessionId)).returning({ id: sessions.id }),
-      tx
-        .update(users)
-        .set({ lastActiveAt: now(), updatedAt: sql`${users.updatedAt}` })
-        .where(eq(users.id, userId)),
+      markActive(tx, userId),
     ]);
     // Ended since it was read (logout, a password reset): nothing was refreshed, nothing is recorded.
     if (stillThere.length === 0) throw new UnknownRefreshTokenError();
@@ -163,4 +161,6 @@ export async function logout({ actor }: { actor: Actor }): Promise<Record<string
 }
 
 export { generateToken, listTokens, revokeToken, updateTokenScopes } from './automation-tokens';
+export { changePassword } from './change-password';
+export { resetPassword } from './reset-password';
 export { endSession, listSessions } from './sessions';

@@ -17,6 +17,7 @@ import {
 } from './errors';
 import { idEquals } from '../ids';
 import { hashToken, newOpaqueToken } from '../secrets';
+import { markActive } from '../users/mark-active';
 import { signAccessToken, verifyAccessToken } from './jwt';
 import { recordSignInAddress } from './sign-in-addresses';
 import type { Scope } from './scopes';
@@ -68,10 +69,7 @@ export async function openLoginSession(executor: Executor, userId: string, clien
       ...creationColumns(client),
     })
     .returning({ id: sessions.id });
-  await executor
-    .update(users)
-    .set({ lastActiveAt: now(), updatedAt: sql`${users.updatedAt}` })
-    .where(eq(users.id, userId));
+  await markActive(executor, userId);
   // The address is known to the account from now on: failures elsewhere never lock it out.
   await recordSignInAddress(executor, userId, client?.ip ?? null);
   const { token: accessToken } = await signAccessToken({ userId, sessionId: session!.id });

@@ -1,116 +1,22 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type * as z from 'zod/mini';
 import type { CheckEmailAvailabilityDto } from '../../schemas/auth/check-email-availability';
-import type { ResetPasswordDto, SendForgotPasswordLinkDto } from '../../schemas/auth/password-reset';
-import type { RegisterEmailDto } from '../../schemas/auth/register';
-import type { ChangePasswordDto, UpdateUserDto, VerifyEmailDto } from '../../schemas/user/update-user';
-import { recordAudit, recordMemberAudit, provenUser } from '../audit';
-import { type ClientInfo, endSessionsOfUser, openLoginSession } from '../auth/sessions';
+import type { SendForgotPasswordLinkDto } from '../../schemas/auth/password-reset';
+import type { UpdateUserDto, VerifyEmailDto } from '../../schemas/user/update-user';
+import { recordMemberAudit, provenUser } from '../audit';
 import { now } from '../clock';
-import { db, type Executor } from '../db/client';
+import { db } from '../db/client';
 import { emailTokens, extractionCodes, users } from '../db/schema';
-import { type AfterCommit, transaction } from '../db/transaction';
+import { transaction } from '../db/transaction';
 import type { Actor } from '../auth/actor';
-import { invitationsSentWith, inviteToOrganization } from '../invitations';
 import { queueEmail } from '../mail/outbox';
 import { consumeRateLimit } from '../rate-limit';
 import { mailTemplates } from '../mail/templates';
-import { invitationCounts, toOrganizationDetails } from '../organizations/entity';
-import { insertOrganization } from '../organizations';
-import { OrganizationNameTakenError } from '../organizations/errors';
-import { hashPassword, verifyPassword } from '../secrets';
 import { findEmailToken, issueEmailToken } from './email-tokens';
-import {
-  EmailAlreadyVerifiedError,
-  EmailRegisteredError,
-  TermsNotAcceptedError,
-  UnknownVerificationTokenError,
-  VerificationLinkExpiredError,
-  WrongPasswordError,
-} from './errors';
+import { EmailAlreadyVerifiedError, UnknownVerificationTokenError, VerificationLinkExpiredError } from './errors';
 import { buildUserProfile, cachedUserProfile, forgetCachedProfile } from './profile';
 
 export const TERMS_VERSION = '2026-01';
-
-/**
- * Creates the user, their organization (owner, free plan), invitations for `inviteEmails`, the
- * terms acceptance and a verification email, and signs the user in: all in one transaction.
- * Invitations beyond the free plan's seats are not sent (the first ones given are): the answer's
- * `organizationInfo.invitations` counts both, and sign-up never fails for them.
- */
-export async function register({ client }: { client: ClientInfo | null }, input: z.output<typeof RegisterEmailDto>) {
-  if (!input.acceptTerms) throw new TermsNotAcceptedError();
-  const invitees = (input.inviteEmails ?? []).filter((email) => email.toLowerCase() !== input.email.toLowerCase());
-  const passwordHash = await hashPassword(input.password);
-
-  const created = await transaction(async (tx, afterCommit) => {
-    const [user] = await tx
-      .insert(users)
-      .values({
-        email: input.email,
-        name: input.name,
-        passwordHash,
-        termsAcceptedAt: now(),
-        termsVersion: TERMS_VERSION,
-      })
-      .onConflictDoNothing()
-      .returning();
-    if (!user) throw new EmailRegisteredError();
-
-    const organization = input.organizationName
-      ? await insertOrganization(tx, afterCommit, { name: input.organizationName, ownerId: user.id, email: user.email })
-      : await insertOrganizationWithFreeName(tx, afterCommit, `${user.name}'s Organization`, user);
-    if (!organization) throw new OrganizationNameTakenError();
-    const { sessionId, tokens } = await openLoginSession(tx, user.id, client);
-    const invitations = await inviteToOrganization(tx, afterCommit, {
-      organization,
-      inviter: { id: user.id, name: user.name },
-      emails: invitees,
-      role: 'member',
-      beyondSeats: 'skip',
-    });
-    // The organization's first event: its owner, named with the session this request opens, and the
-    // invitations sent with the sign-up (part of it, as for organization.created).
-    recordAudit(tx, {
-      action: 'user.registered',
-      organizationId: organization.id,
-      target: { type: 'user', id: user.id },
-      actor: provenUser(user.id, sessionId),
-      metadata: {
-        termsVersion: TERMS_VERSION,
-        organization: { name: organization.name, slug: organization.slug },
-        ...invitationsSentWith(invitations),
-      },
-    });
-    const verificationToken = await issueEmailToken(tx, user, 'verify_email');
-    await queueEmail(tx, afterCommit, mailTemplates.verifyEmail(user.email, user.name, verificationToken));
-    return { user, organization, tokens, invitations };
-  });
-
-  return {
-    ...created.tokens,
-    userProfile: await buildUserProfile(created.user.id),
-    organizationInfo: {
-      ...toOrganizationDetails(created.organization, 'owner'),
-      invitations: invitationCounts(created.invitations),
-    },
-  };
-}
-
-/** A name the user did not choose must not fail sign-up: "Ann's Organization (2)" when taken. */
-async function insertOrganizationWithFreeName(
-  tx: Executor,
-  afterCommit: AfterCommit,
-  baseName: string,
-  user: { id: string; email: string },
-) {
-  for (let n = 1; n <= 20; n += 1) {
-    const name = n === 1 ? baseName : `${baseName} (${n})`;
-    const organization = await insertOrganization(tx, afterCommit, { name, ownerId: user.id, email: user.email });
-    if (organization) return organization;
-  }
-  return null;
-}
 
 /** GET /user/profile: the caller's profile (cached briefly: lib/users/profile.ts). */
 export async function getProfile({ actor }: { actor: Actor }) {
@@ -133,35 +39,6 @@ export async function updateProfile({ actor }: { actor: Actor }, input: z.output
   }
   forgetCachedProfile(actor.user.id);
   return buildUserProfile(actor.user.id);
-}
-
-/**
- * Changes the password after checking the old one, ends the user's other sign-in sessions and
- * every legacy token (the credential making the request stays), and sends a password-changed
- * email. Scoped automation tokens survive a change: they are listed and revocable at /auth/tokens.
- * Returns the freshly built profile.
- */
-export async function changePassword({ actor }: { actor: Actor }, input: z.output<typeof ChangePasswordDto>) {
-  const [user] = await db().select().from(users).where(eq(users.id, actor.user.id)).limit(1);
-  if (!user || !(await verifyPassword(input.oldPassword, user.passwordHash))) {
-    throw new WrongPasswordError();
-  }
-  const passwordHash = await hashPassword(input.newPassword);
-  await transaction(async (tx, afterCommit) => {
-    await tx.update(users).set({ passwordHash }).where(eq(users.id, user.id));
-    const endedCredentials = await endSessionsOfUser(tx, user.id, {
-      kinds: ['login', 'legacy'],
-      exceptSessionId: actor.session.id,
-    });
-    await queueEmail(tx, afterCommit, mailTemplates.passwordChanged(user.email, user.name));
-    await recordMemberAudit(tx, user.id, {
-      action: 'user.password.changed',
-      target: { type: 'user', id: user.id },
-      metadata: { endedCredentials },
-    });
-  });
-  forgetCachedProfile(user.id);
-  return buildUserProfile(user.id);
 }
 
 /** Marks the email verified. Unknown token (or one for another email): 404; expired: 400. */
@@ -241,34 +118,6 @@ export async function sendForgotPasswordLink(input: z.output<typeof SendForgotPa
     });
   });
   return { isSuccess: true, message: 'A password reset link was sent' };
-}
-
-/**
- * Sets a new password with an emailed reset token, ends every credential of the account (sign-in
- * sessions and legacy tokens deleted, automation tokens revoked) and sends a password-changed
- * email. Always 200; an unknown or expired token gives `isSuccess: false`.
- */
-export async function resetPassword(input: z.output<typeof ResetPasswordDto>) {
-  const found = await findEmailToken(input.token, 'reset_password');
-  if (!found || found.user.email !== input.email) return { isSuccess: false, message: 'The reset link is invalid' };
-  if (found.expired) return { isSuccess: false, message: 'The reset link has expired' };
-  const passwordHash = await hashPassword(input.password);
-  const user = found.user;
-  await transaction(async (tx, afterCommit) => {
-    await tx.update(users).set({ passwordHash }).where(eq(users.id, user.id));
-    await tx.delete(emailTokens).where(and(eq(emailTokens.userId, user.id), eq(emailTokens.purpose, 'reset_password')));
-    const endedCredentials = await endSessionsOfUser(tx, user.id);
-    await queueEmail(tx, afterCommit, mailTemplates.passwordChanged(user.email, user.name));
-    // The emailed token proves who resets (the route takes no bearer token).
-    await recordMemberAudit(tx, user.id, {
-      action: 'user.password.reset',
-      target: { type: 'user', id: user.id },
-      actor: provenUser(user.id),
-      metadata: { endedCredentials },
-    });
-  });
-  forgetCachedProfile(user.id);
-  return { isSuccess: true, message: 'Your password was changed' };
 }
 
 /** Whether an email is free: taken by a user ('user') or a custodian of an extraction code ('custodian'). */

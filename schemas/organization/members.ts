@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { INVITATION_STATUSES } from '../../lib/invitations/statuses';
+import { INVITATION_STATUSES } from '../../lib/organizations/invitations/statuses';
 import { DateTime, DisplayName, Email, Id, IdText } from '../common/fields';
 import { BillingSummaryEntity, OrganizationEntity, OrganizationRoleEnum } from '../common/organization';
 import { PageEntity, PagingQuery } from '../common/paging';

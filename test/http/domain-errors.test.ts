@@ -6,7 +6,7 @@ import { type DomainError, InvalidInputError, RateLimitedError } from '../../lib
 import { endpoint } from '../../lib/http/endpoint';
 import type { RouteDefinition } from '../../lib/http/route';
 import type { ApiContext } from '../../lib/http/types';
-import { InvitationNotPendingError } from '../../lib/invitations/errors';
+import { InvitationNotPendingError } from '../../lib/organizations/invitations/errors';
 import { NotAMemberError, OrganizationNameTakenError, UnknownOrganizationError } from '../../lib/organizations/errors';
 
 /**

@@ -13,7 +13,7 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 import { CADENCES } from '../../billing/tiers';
-import { INVITATION_STATUSES } from '../../invitations/statuses';
+import { INVITATION_STATUSES } from '../../organizations/invitations/statuses';
 import { ROLES_BY_RANK } from '../../organizations/roles';
 import { id, timestamps, timestamptz } from '../columns';
 import { users } from './users';

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, gte, inArray, ne, sql } from 'drizzle-orm';
-import { currentAuditScope, recordAudit, SYSTEM_SCOPE, withAuditScope } from '../audit';
-import type { Tx } from '../db/client';
+import { currentAuditScope, recordAudit, SYSTEM_SCOPE, withAuditScope } from '../../audit';
+import type { Tx } from '../../db/client';
 import {
   auditEvents,
   billingRows,
@@ -10,14 +10,14 @@ import {
   organizationMembers,
   organizations,
   users,
-} from '../db/schema';
-import type { AfterCommit } from '../db/transaction';
-import { queueEmails } from '../mail/outbox';
-import type { MailMessage } from '../mail/transport';
-import { mailTemplates } from '../mail/templates';
-import { endMembership } from '../organizations/end-membership';
-import { handOverSoleOwnedCases } from '../organizations/sole-owned-cases';
-import { forgetCachedProfile } from '../users/profile';
+} from '../../db/schema';
+import type { AfterCommit } from '../../db/transaction';
+import { queueEmails } from '../../mail/outbox';
+import type { MailMessage } from '../../mail/transport';
+import { mailTemplates } from '../../mail/templates';
+import { endMembership } from '../end-membership';
+import { handOverSoleOwnedCases } from '../../cases/hand-over-sole-owned-cases';
+import { forgetCachedProfile } from '../../users/profile';
 
 type Recorded = Parameters<typeof recordAudit>[1];
 

@@ -1,5 +1,5 @@
-import { DomainError } from '../errors';
-import type { OrganizationRole } from '../organizations/roles';
+import { DomainError } from '../../errors';
+import type { OrganizationRole } from '../roles';
 
 /** Errors of invitations: each message written once. */
 
