@@ -1,7 +1,7 @@
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { now } from '../clock';
 import type { Executor, Tx } from '../db/client';
-import { organizationPlans, organizations } from '../db/schema';
+import { organizations } from '../db/schema';
 
 /**
  * The billing fields of an organization (credit balance, plan selected, base fee standing,
@@ -55,18 +55,6 @@ export async function setSelectedPlan(tx: Tx, organizationId: string, plan: Sele
       baseFeeFailedAt: plan.baseFeeFailedAt,
     })
     .where(eq(organizations.id, organizationId));
-}
-
-/** The caps of the plan enforced (a tier's allowances), made active. */
-export async function setPlanAllowances(
-  tx: Tx,
-  organizationId: string,
-  allowances: { type: string; seats: number; devices: number; storageBytes: number },
-): Promise<void> {
-  await tx
-    .update(organizationPlans)
-    .set({ ...allowances, isActive: true })
-    .where(eq(organizationPlans.organizationId, organizationId));
 }
 
 /** The organization's customer at the payment processor, unless one was set meanwhile. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ensureProcessorCustomer } from '../billing/customers';
-import { startOrganizationPlan } from '../billing/start-organization-plan';
+import { startOrganizationPlan } from '../billing/organization-plan';
 import { whenPaymentsConfigured } from '../billing/processor';
 import type { Executor } from '../db/client';
 import { organizationMembers, organizations } from '../db/schema';

@@ -71,26 +71,6 @@ const TABLE_OWNERS: Record<string, string> = {
   email_suppressions: 'mail',
 };
 
-/**
- * Writes that still cross an owner on this branch because other branches of issue 33 move them
- * in parallel (billing's writes of cases and organizations into lib/cases/pro-status.ts and
- * lib/organizations/billing-account.ts; material's writes of cases into lib/cases). Whoever
- * merges those branches removes these entries; the test fails for an entry that no longer names a
- * crossing write, so the list cannot outlive them.
- */
-const AWAITING_OTHER_BRANCHES: ReadonlyArray<{ file: string; table: string }> = [
-  { file: 'lib/billing/case-pro.ts', table: 'cases' },
-  { file: 'lib/billing/charges.ts', table: 'cases' },
-  { file: 'lib/billing/charges.ts', table: 'organizations' },
-  { file: 'lib/billing/customers.ts', table: 'organizations' },
-  { file: 'lib/billing/index.ts', table: 'cases' },
-  { file: 'lib/billing/payment-methods.ts', table: 'organizations' },
-  { file: 'lib/billing/plan-selection.ts', table: 'organizations' },
-  { file: 'lib/material/importers/run-batches.ts', table: 'cases' },
-  { file: 'lib/material/imports/jobs.ts', table: 'cases' },
-  { file: 'lib/material/imports/local-file.ts', table: 'cases' },
-];
-
 interface Write {
   line: number;
   table: string;
@@ -157,8 +137,6 @@ describe('table owners', () => {
       .filter((write) => TABLE_OWNERS[write.table] !== domainOf(file))
       .map((write) => ({ file, ...write, owner: TABLE_OWNERS[write.table] ?? '(none)' })),
   );
-  const awaited = (write: { file: string; table: string }) =>
-    AWAITING_OTHER_BRANCHES.some((entry) => entry.file === write.file && entry.table === write.table);
 
   it('finds drizzle and raw SQL writes, and ignores comments and other update() calls', () => {
     const tables = new Map([
@@ -192,16 +170,9 @@ describe('table owners', () => {
   });
 
   it('lets only the owning domain write a table', () => {
-    const offences = crossing
-      .filter((write) => !awaited(write))
-      .map((write) => `${write.file}:${write.line} writes ${write.table}, owned by ${write.owner}`);
-    expect(offences).toEqual([]);
-  });
-
-  it('keeps in AWAITING_OTHER_BRANCHES only writes that still cross an owner', () => {
-    const stale = AWAITING_OTHER_BRANCHES.filter(
-      (entry) => !crossing.some((write) => write.file === entry.file && write.table === entry.table),
+    const offences = crossing.map(
+      (write) => `${write.file}:${write.line} writes ${write.table}, owned by ${write.owner}`,
     );
-    expect(stale).toEqual([]);
+    expect(offences).toEqual([]);
   });
 });
