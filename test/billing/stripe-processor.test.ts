@@ -36,7 +36,7 @@ async function caseRow(caseId: string) {
 
 /**
  * A registered owner whose organization has its Stripe customer; with `card`, that card is saved at
- * Stripe and the organization knows it (what the webhook records; tested in stripe-webhook.test.ts).
+ * Stripe and the organization knows it (what the webhook records; tested in test/webhooks/stripe-webhook.test.ts).
  */
 async function stripeOrganization(card: { last4: string; declines?: boolean } | null = null) {
   const owner = await createUser();

@@ -308,5 +308,3 @@ describeSecurity(routes.listThreadEmails, {
   succeeds: true,
   everyToken: true,
 });
-
-describeSecurity(routes.listEmailThreads, { request: ({ caseId }) => ({ path: { caseId } }), succeeds: true });

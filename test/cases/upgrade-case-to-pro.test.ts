@@ -21,7 +21,7 @@ import {
   rowsOfCase,
   sandboxProcessorWith,
   sessionIdOf,
-} from './billing-helpers';
+} from '../billing/billing-helpers';
 import { describeSecurity } from '../harness/security';
 
 const upgrade = (user: TestUser, caseId: string, organizationId = user.organizationId) =>

@@ -13,7 +13,7 @@ import {
   joinOrganization,
   putOnPlan,
   secondsApart,
-} from './billing-helpers';
+} from '../billing/billing-helpers';
 import { describeSecurity } from '../harness/security';
 
 const statement = (
