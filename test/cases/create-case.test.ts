@@ -3,7 +3,7 @@ import { routes } from '../../functions/routes';
 import { createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
-import { putOnPlan } from '../billing/billing-helpers';
+import { putOnPlan } from '../harness/billing';
 import { ownerWithCase } from '../harness/cases';
 
 describe('POST /cases', () => {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
 import { caseAccess, cases, organizationMembers } from '../../lib/db/schema';
-import { createUser, type TestUser } from './actors';
+import { createCaseRow, createUser, type TestUser } from './actors';
 import { expectData, invoke } from './invoke';
 
 /** An organization owner with a case they own, written directly as rows. */
@@ -35,4 +35,25 @@ export async function memberWithAccess(
   await db().insert(organizationMembers).values({ organizationId, userId: user.id, role });
   await db().insert(caseAccess).values({ caseId, userId: user.id, access });
   return user;
+}
+
+/** Gives `userId` access to a case (a case_access row). */
+export async function grantCase(
+  caseId: string,
+  userId: string,
+  access: 'owner' | 'admin' | 'viewer' | 'opposing_counsel' = 'owner',
+): Promise<void> {
+  await db().insert(caseAccess).values({ caseId, userId, access });
+}
+
+/** A case of `organizationId` to which `user` holds `access`. */
+export async function caseWithAccess(
+  organizationId: string,
+  user: TestUser,
+  access: 'owner' | 'admin' | 'viewer' | 'opposing_counsel' = 'owner',
+  name?: string,
+) {
+  const row = await createCaseRow(organizationId, name ? { name } : {});
+  await grantCase(row.id, user.id, access);
+  return row;
 }

@@ -6,7 +6,7 @@ import { evidenceImports, storageReservations } from '../../lib/db/schema';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
 import { asOwner, importBody, MBOX, TICKETS } from './import-flow';
-import { caseWithOwner, memberWithAccess } from './material-helpers';
+import { caseWithOwner, memberWithAccess } from '../harness/cases';
 import { setPlanStorage } from '../harness/plans';
 
 describe('POST /cases/{caseId}/imports', () => {

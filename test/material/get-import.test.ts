@@ -5,7 +5,7 @@ import { caseAccess, cases } from '../../lib/db/schema';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
 import { asOwner, MBOX, storedImport } from './import-flow';
-import { caseWithOwner } from './material-helpers';
+import { caseWithOwner } from '../harness/cases';
 
 describe('GET /cases/{caseId}/imports/{importId}', () => {
   it('answers the import with its status and progress', async () => {

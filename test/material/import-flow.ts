@@ -14,7 +14,7 @@ import { now } from '../../lib/clock';
 import { expectData, invoke } from '../harness/invoke';
 import { mailSink } from '../harness/setup';
 import { uploadHeaders } from '../harness/uploads';
-import type { caseWithOwner } from './material-helpers';
+import type { caseWithOwner } from '../harness/cases';
 
 /**
  * An import's journey through the real handlers and a local server (create, PUT the file to its

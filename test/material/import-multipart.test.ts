@@ -16,7 +16,7 @@ import { expectData, expectError, invoke } from '../harness/invoke';
 import { mailSink } from '../harness/setup';
 import { uploadHeaders } from '../harness/uploads';
 import { asOwner, importFlow, mboxImportBody, mboxMessage, type Setup, sha256 } from './import-flow';
-import { caseWithOwner } from './material-helpers';
+import { caseWithOwner } from '../harness/cases';
 
 /**
  * Issue 29, item 8: files larger than one PUT upload in parts (multipart), through the local

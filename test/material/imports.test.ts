@@ -30,7 +30,8 @@ import {
   TICKETS,
   mboxMessage,
 } from './import-flow';
-import { caseWithOwner, rowBytesOfMbox } from './material-helpers';
+import { caseWithOwner } from '../harness/cases';
+import { rowBytesOfMbox } from '../harness/material';
 import { setPlanStorage } from '../harness/plans';
 
 /**

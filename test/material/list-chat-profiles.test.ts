@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
-import { caseWithOwner, createProfile, memberWithAccess } from './material-helpers';
+import { caseWithOwner, memberWithAccess } from '../harness/cases';
+import { createProfile } from '../harness/material';
 
 const profiles = (token: string, caseId: string, query: Record<string, string> = {}) =>
   invoke(routes.listChatProfiles, { token, path: { caseId }, query });

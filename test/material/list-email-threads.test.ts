@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
-import { caseWithOwner, seedThread } from './material-helpers';
+import { caseWithOwner } from '../harness/cases';
+import { seedThread } from '../harness/material';
 
 const threads = (token: string, caseId: string, query: Record<string, string> = {}) =>
   invoke(routes.listEmailThreads, { token, path: { caseId }, query });

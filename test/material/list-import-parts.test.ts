@@ -3,7 +3,7 @@ import { routes } from '../../functions/routes';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
 import { asOwner, importRowOf, multipartImportOf } from './import-flow';
-import { caseWithOwner } from './material-helpers';
+import { caseWithOwner } from '../harness/cases';
 
 // Listing parts that arrived to resume a dropped upload is in import-multipart.test.ts.
 describe('GET /cases/{caseId}/imports/{importId}/parts', () => {

@@ -3,7 +3,7 @@ import { routes } from '../../functions/routes';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
 import { asOwner, importBody, MBOX } from './import-flow';
-import { caseWithOwner } from './material-helpers';
+import { caseWithOwner } from '../harness/cases';
 
 describe('GET /cases/{caseId}/imports', () => {
   it('lists the case imports newest first, paged; another case of the organization does not see them', async () => {

@@ -3,7 +3,8 @@ import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
 import { supportTickets } from '../../lib/db/schema';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { caseWithOwner, createProfile, memberWithAccess } from './material-helpers';
+import { caseWithOwner, memberWithAccess } from '../harness/cases';
+import { createProfile } from '../harness/material';
 import { describeSecurity } from '../harness/security';
 
 describe('GET /chat-platform/{caseId}/profile/{chatPlatformId}/support-tickets', () => {

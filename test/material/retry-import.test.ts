@@ -4,7 +4,7 @@ import { drainLocalImports } from '../../lib/material/imports';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
 import { asOwner, storedImport } from './import-flow';
-import { caseWithOwner } from './material-helpers';
+import { caseWithOwner } from '../harness/cases';
 
 // Retries queue imports for the in-process worker: each test leaves none running.
 afterEach(() => drainLocalImports());

@@ -5,7 +5,8 @@ import { db } from '../../lib/db/client';
 import { networkConversations, networkConversationTags, networkMessages } from '../../lib/db/schema';
 import { createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { caseWithOwner, createProfile, createTag, memberWithAccess } from './material-helpers';
+import { caseWithOwner, memberWithAccess } from '../harness/cases';
+import { createProfile, createTag } from '../harness/material';
 import { describeSecurity } from '../harness/security';
 
 async function networkScenario() {

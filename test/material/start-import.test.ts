@@ -8,7 +8,7 @@ import { objectStorage } from '../../lib/storage';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
 import { asOwner, importBody, importServer, MBOX, storedImport } from './import-flow';
-import { caseWithOwner } from './material-helpers';
+import { caseWithOwner } from '../harness/cases';
 
 const flow = importServer();
 const { upload } = flow;
