@@ -7,11 +7,11 @@ import { db } from '../../lib/db/client';
 import { auditEvents, billingHistory, organizations, users } from '../../lib/db/schema';
 import { LAPSED_UPLOAD_GRACE_SECONDS } from '../../lib/material/lapsed-uploads';
 import { UPLOAD_LINK_SECONDS } from '../../lib/material/uploads';
-import { as, caseWithAccess, ledgerOf, putOnPlan } from '../billing/billing-helpers';
+import { as, ledgerOf, putOnPlan } from '../harness/billing';
+import { caseWithAccess, caseWithOwner } from '../harness/cases';
 import { createUser, uniqueEmail } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
 import { forgeAuditRows } from '../harness/audit';
-import { caseWithOwner } from '../material/material-helpers';
 
 async function isSuperAdmin(id: string) {
   const [row] = await db().select({ isSuperAdmin: users.isSuperAdmin }).from(users).where(eq(users.id, id));

@@ -7,7 +7,7 @@ import { db } from '../../lib/db/client';
 import { auditChainHeads, auditEvents, cases, organizationMembers } from '../../lib/db/schema';
 import { addMember, createUser, type TestUser } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
-import { putOnPlan } from '../billing/billing-helpers';
+import { putOnPlan } from '../harness/billing';
 import { auditEventsOfRequest } from '../harness/audit';
 
 const onServer = inject('databaseTemplate').kind === 'postgres';

@@ -15,15 +15,15 @@ import { useStripeDouble } from '../harness/stripe-double';
 import {
   as,
   caseRow,
-  caseWithAccess,
   onTierWithoutCharges,
-  organizationRow,
   putOnPlan,
   rowsOfCase,
   rowsOfOrganization,
   sessionIdOf,
   urls,
-} from '../billing/billing-helpers';
+} from '../harness/billing';
+import { caseWithAccess } from '../harness/cases';
+import { organizationRow } from '../harness/organizations';
 import { type AuditRow, auditEventsOfRequest, invokeAudited } from '../harness/audit';
 
 /**

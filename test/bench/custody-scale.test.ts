@@ -7,7 +7,7 @@ import { createUser, type TestUser } from '../harness/actors';
 import { useTemporaryObjectStorage } from '../harness/object-storage';
 import { expectData, invoke } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
-import { seedThread } from '../material/material-helpers';
+import { seedThread } from '../harness/material';
 
 /**
  * Opt-in (issue 32): the custody record of a case of 1,000,000 items and 100,000 events, both

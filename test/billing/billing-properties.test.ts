@@ -33,9 +33,10 @@ import {
 import { transaction } from '../../lib/db/transaction';
 import { planUsageByOrganization } from '../../lib/organizations/active-plan';
 import { FREE_PLAN } from '../../lib/organizations/plans';
-import { addMember, createUser, type TestUser, uniqueEmail } from '../harness/actors';
+import { addMember, createUser, type TestUser, uniqueEmail, signIn } from '../harness/actors';
 import { type InvokeResult, invoke } from '../harness/invoke';
-import { as, caseWithAccess, DECLINED_CARD, GOOD_CARD, sessionIdOf, signIn, urls } from './billing-helpers';
+import { as, DECLINED_CARD, GOOD_CARD, sessionIdOf, urls } from '../harness/billing';
+import { caseWithAccess } from '../harness/cases';
 
 /**
  * Issue 11 "Billing integrity", as a property: random sequences of plan selections, card set-ups,

@@ -5,7 +5,7 @@ import { DELINQUENCY_DAYS } from '../../lib/billing/summary';
 import { TIERS } from '../../lib/billing/tiers';
 import { testClock } from '../../lib/clock';
 import { FREE_PLAN } from '../../lib/organizations/plans';
-import { createUser, type TestUser, uniqueEmail } from '../harness/actors';
+import { createUser, type TestUser, uniqueEmail, signIn } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import {
   as,
@@ -14,10 +14,9 @@ import {
   declineEveryCharge,
   invite,
   putOnPlan,
-  signIn,
   urls,
   usageStat,
-} from './billing-helpers';
+} from '../harness/billing';
 
 /**
  * Issue 30 item 2: a tier's caps follow its payment. An unpaid selection raises the caps for the

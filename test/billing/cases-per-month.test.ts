@@ -8,9 +8,9 @@ import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import { cases, organizations } from '../../lib/db/schema';
 import { FREE_PLAN } from '../../lib/organizations/plans';
-import { createUser, type TestUser } from '../harness/actors';
+import { createUser, type TestUser, signIn } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { as, current, declineEveryCharge, putOnPlan, signIn, urls } from './billing-helpers';
+import { as, current, declineEveryCharge, putOnPlan, urls } from '../harness/billing';
 
 /**
  * Issue 30 item 3: `casesPerMonth` is enforced on POST /cases, under the allowance lock: 403

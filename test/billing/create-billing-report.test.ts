@@ -13,7 +13,7 @@ import { billingHistory } from '../../lib/db/schema';
 import { createCaseRow, createUser, type TestUser } from '../harness/actors';
 import { useTemporaryObjectStorage } from '../harness/object-storage';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { as, insertRows, onTierWithoutCharges, putOnPlan } from './billing-helpers';
+import { as, insertRows, onTierWithoutCharges, putOnPlan } from '../harness/billing';
 import { describeSecurity } from '../harness/security';
 
 const report = (user: TestUser, body: unknown) => invoke(routes.createBillingReport, { ...as(user), body });

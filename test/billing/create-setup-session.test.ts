@@ -8,7 +8,8 @@ import { db } from '../../lib/db/client';
 import { billingHistory, organizations, sandboxCheckoutSessions } from '../../lib/db/schema';
 import { createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { as, organizationRow, putOnPlan, rowsOfOrganization, sessionIdOf, urls } from './billing-helpers';
+import { as, putOnPlan, rowsOfOrganization, sessionIdOf, urls } from '../harness/billing';
+import { organizationRow } from '../harness/organizations';
 import { describeSecurity } from '../harness/security';
 
 const setupSession = (user: TestUser, body: unknown = urls) =>

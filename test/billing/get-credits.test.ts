@@ -7,17 +7,9 @@ import { db } from '../../lib/db/client';
 import { creditLedger, organizations, sandboxInvoices } from '../../lib/db/schema';
 import { createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import {
-  as,
-  caseRow,
-  caseWithAccess,
-  ledgerOf,
-  organizationRow,
-  putOnPlan,
-  rowsOfCase,
-  rowsOfOrganization,
-  secondsApart,
-} from './billing-helpers';
+import { as, caseRow, ledgerOf, putOnPlan, rowsOfCase, rowsOfOrganization, secondsApart } from '../harness/billing';
+import { caseWithAccess } from '../harness/cases';
+import { organizationRow } from '../harness/organizations';
 import { describeSecurity } from '../harness/security';
 
 const getCredits = (user: TestUser, query?: Record<string, string>) =>

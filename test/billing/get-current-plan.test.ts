@@ -7,18 +7,10 @@ import { addDays, addMonths, now, testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import { organizations } from '../../lib/db/schema';
 import { FREE_PLAN } from '../../lib/organizations/plans';
-import { addMember, createCaseRow, createUser, type TestUser } from '../harness/actors';
+import { addMember, createCaseRow, createUser, type TestUser, signIn } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
-import {
-  as,
-  DECLINED_CARD,
-  organizationRow,
-  putOnPlan,
-  rowsOfOrganization,
-  sessionIdOf,
-  signIn,
-  urls,
-} from './billing-helpers';
+import { as, DECLINED_CARD, putOnPlan, rowsOfOrganization, sessionIdOf, urls } from '../harness/billing';
+import { organizationRow } from '../harness/organizations';
 import { describeSecurity } from '../harness/security';
 
 const currentPlan = (user: TestUser) => invoke(routes.getCurrentPlan, as(user));

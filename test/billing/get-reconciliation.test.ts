@@ -3,7 +3,7 @@ import { routes } from '../../functions/routes';
 import { publicBaseUrl } from '../../lib/config';
 import { createCaseRow, createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { as, insertRows, putOnPlan, secondsApart } from './billing-helpers';
+import { as, insertRows, putOnPlan, secondsApart } from '../harness/billing';
 import { describeSecurity } from '../harness/security';
 
 const reconciliation = (user: TestUser, query?: Record<string, string>) =>

@@ -5,7 +5,8 @@ import { recordBillingHistory } from '../../lib/billing/history';
 import { db } from '../../lib/db/client';
 import { createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { as, caseWithAccess, putOnPlan } from './billing-helpers';
+import { as, putOnPlan } from '../harness/billing';
+import { caseWithAccess } from '../harness/cases';
 import { describeSecurity } from '../harness/security';
 
 const history = (user: TestUser, query?: Record<string, string>) =>

@@ -4,7 +4,7 @@ import { TIER_KEYS, TIERS } from '../../lib/billing/tiers';
 import { FREE_PLAN } from '../../lib/organizations/plans';
 import { createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { as, putOnPlan, urls } from './billing-helpers';
+import { as, putOnPlan, urls } from '../harness/billing';
 import { describeSecurity } from '../harness/security';
 
 describe('GET /billing/plans', () => {

@@ -11,6 +11,7 @@ import { createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { captureLogOutput } from '../harness/log-output';
 import { DOUBLE_SECRET_KEY, DOUBLE_WEBHOOK_SECRET, useStripeDouble } from '../harness/stripe-double';
+import { organizationRow } from '../harness/organizations';
 
 /**
  * Issue 32: deployed, the stack creates the Stripe secret empty. What needs the processor answers
@@ -56,11 +57,6 @@ afterEach(() => {
   restore = undefined;
   usePaymentProcessor(undefined);
 });
-
-async function organizationRow(organizationId: string) {
-  const [row] = await db().select().from(organizations).where(eq(organizations.id, organizationId));
-  return row!;
-}
 
 function expectNotConfigured(answer: Awaited<ReturnType<typeof invoke>>) {
   expectError(answer, 503, 'PAYMENTS_NOT_CONFIGURED');

@@ -5,10 +5,12 @@ import { DELINQUENCY_DAYS } from '../../lib/billing/summary';
 import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import { organizations } from '../../lib/db/schema';
-import { createUser, type TestUser } from '../harness/actors';
+import { createUser, type TestUser, signIn } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { grantCredits } from '../../lib/billing/admin';
-import { as, caseWithAccess, ledgerOf, organizationRow, putOnPlan, rowsOfCase, signIn, urls } from './billing-helpers';
+import { as, ledgerOf, putOnPlan, rowsOfCase, urls } from '../harness/billing';
+import { caseWithAccess } from '../harness/cases';
+import { organizationRow } from '../harness/organizations';
 
 /**
  * Issue 30 item 3: each feature the catalog lists gates what it names, following the plan

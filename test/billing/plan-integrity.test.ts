@@ -12,24 +12,23 @@ import { addMonths, testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import { billingRows, devices, organizationPlans, sandboxInvoices } from '../../lib/db/schema';
 import { planUsageByOrganization } from '../../lib/organizations/active-plan';
-import { addMember, createCaseRow, createUser, type TestUser, uniqueEmail } from '../harness/actors';
+import { addMember, createCaseRow, createUser, type TestUser, uniqueEmail, signIn } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import {
   as,
   caseRow,
-  caseWithAccess,
   completeCheckoutOf,
   current,
   invite,
   ledgerOf,
-  organizationRow,
   putOnPlan,
   rowsOfOrganization,
   sandboxProcessorWith,
-  signIn,
   urls,
   usageStat,
-} from './billing-helpers';
+} from '../harness/billing';
+import { caseWithAccess } from '../harness/cases';
+import { organizationRow } from '../harness/organizations';
 
 const selectPlan = (user: TestUser, body: Record<string, unknown>) =>
   invoke(routes.selectPlan, { ...as(user), body: { ...urls, ...body } });

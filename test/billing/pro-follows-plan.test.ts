@@ -6,9 +6,10 @@ import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import { auditEvents } from '../../lib/db/schema';
 import { runMaintenance } from '../../lib/maintenance';
-import { createUser, type TestUser } from '../harness/actors';
+import { createUser, type TestUser, signIn } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
-import { as, caseWithAccess, completeCheckoutOf, ledgerOf, putOnPlan, signIn, urls } from './billing-helpers';
+import { as, completeCheckoutOf, ledgerOf, putOnPlan, urls } from '../harness/billing';
+import { caseWithAccess } from '../harness/cases';
 
 /**
  * Issue 30 item 1: Pro through a plan that includes it lasts while that plan is in force and paid

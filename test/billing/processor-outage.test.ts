@@ -8,6 +8,7 @@ import { runMaintenance } from '../../lib/maintenance';
 import { createCaseRow, createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { useStripeDouble } from '../harness/stripe-double';
+import { organizationRow } from '../harness/organizations';
 
 /**
  * The payment processor down (issue 15), through the real Stripe SDK against the Stripe double:
@@ -20,11 +21,6 @@ const double = useStripeDouble();
 const urls = { successUrl: 'https://app.example.test/done', cancelUrl: 'https://app.example.test/cancel' };
 /** Every call to Stripe fails: connections dropped (the SDK's own retries included). */
 const stripeDown = () => double.failNext(/.*/, 1_000, 'drop-before');
-
-async function organizationRow(organizationId: string) {
-  const [row] = await db().select().from(organizations).where(eq(organizations.id, organizationId));
-  return row!;
-}
 
 function expectUnavailable(answer: Awaited<ReturnType<typeof invoke>>) {
   expectError(answer, 503, 'SERVICE_UNAVAILABLE');

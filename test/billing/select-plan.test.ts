@@ -6,9 +6,10 @@ import { addMonths, now, testClock } from '../../lib/clock';
 import { overrideConfig, publicBaseUrl } from '../../lib/config';
 import { db } from '../../lib/db/client';
 import { billingHistory, organizations, sandboxInvoices } from '../../lib/db/schema';
-import { createUser, type TestUser } from '../harness/actors';
+import { createUser, type TestUser, signIn } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { as, ledgerOf, organizationRow, putOnPlan, rowsOfOrganization, signIn, urls } from './billing-helpers';
+import { as, ledgerOf, putOnPlan, rowsOfOrganization, urls } from '../harness/billing';
+import { organizationRow } from '../harness/organizations';
 import { describeSecurity } from '../harness/security';
 
 const selectPlan = (user: TestUser, body: unknown) => invoke(routes.selectPlan, { ...as(user), body });

@@ -11,6 +11,7 @@ import { runMaintenance } from '../../lib/maintenance';
 import { createCaseRow, createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { DOUBLE_SECRET_KEY, useStripeDouble } from '../harness/stripe-double';
+import { organizationRow } from '../harness/organizations';
 
 const urls = {
   successUrl: 'https://app.example.test/billing/done',
@@ -20,11 +21,6 @@ const PRO_CENTS = 14_900;
 const TIER2_MONTHLY_CENTS = 9_900;
 
 const double = useStripeDouble();
-
-async function organizationRow(organizationId: string) {
-  const [row] = await db().select().from(organizations).where(eq(organizations.id, organizationId));
-  return row!;
-}
 
 async function rowsOfCharge(chargeKey: string) {
   return db().select().from(billingRows).where(eq(billingRows.chargeKey, chargeKey));
@@ -37,7 +33,7 @@ async function caseRow(caseId: string) {
 
 /**
  * A registered owner whose organization has its Stripe customer; with `card`, that card is saved at
- * Stripe and the organization knows it (what the webhook records; tested in stripe-webhook.test.ts).
+ * Stripe and the organization knows it (what the webhook records; tested in test/webhooks/stripe-webhook.test.ts).
  */
 async function stripeOrganization(card: { last4: string; declines?: boolean } | null = null) {
   const owner = await createUser();

@@ -9,7 +9,8 @@ import { billingRows, cases, creditLedger, organizations, sandboxInvoices } from
 import { createUser, type TestUser } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
-import { as, caseWithAccess, insertRows, ledgerOf, putOnPlan, rowsOfCase } from './billing-helpers';
+import { as, insertRows, ledgerOf, putOnPlan, rowsOfCase } from '../harness/billing';
+import { caseWithAccess } from '../harness/cases';
 
 const upgrade = (user: TestUser, caseId: string) => invoke(routes.upgradeCaseToPro, { ...as(user), path: { caseId } });
 

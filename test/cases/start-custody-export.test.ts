@@ -14,7 +14,8 @@ import { createUser, type TestUser } from '../harness/actors';
 import { useTemporaryObjectStorage } from '../harness/object-storage';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
-import { memberWithAccess, seedThread } from '../material/material-helpers';
+import { memberWithAccess } from '../harness/cases';
+import { seedThread } from '../harness/material';
 
 const { storage } = useTemporaryObjectStorage('custody-export-test');
 const limits = { ...custodyLimits };

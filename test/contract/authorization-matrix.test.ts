@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeList, routes } from '../../functions/routes';
 import type { Json, RouteWithSchemas } from '../../infra/openapi/document';
 import { type Scope, SCOPES } from '../../lib/auth/scopes';
-import { openLoginSession } from '../../lib/auth/sessions';
 import { db } from '../../lib/db/client';
 import { organizationPlans, organizations } from '../../lib/db/schema';
 import type { RouteDefinition } from '../../lib/http/route';
@@ -24,6 +23,7 @@ import {
 import type { ContractChecker } from './support/contract';
 import { ipSequence, loadContract } from './support/setup';
 import { invalidParts, type RequestSubject, validRequest } from './support/requests';
+import { freshSession } from '../harness/tokens';
 
 /**
  * One table, generated from the route table: every route against every kind of caller, each
@@ -78,8 +78,7 @@ async function automationToken(scopes: Scope[]): Promise<string> {
   return token;
 }
 
-/** A fresh sign-in session per route, so a route that ends sessions (logout) cannot spoil the next. */
-const freshSession = async (user: TestUser) => (await openLoginSession(db(), user.id, null)).tokens.accessToken;
+// A fresh sign-in session per route (freshSession), so a route that ends sessions (logout) cannot spoil the next.
 
 async function credentialsFor(
   caller: Caller,

@@ -107,3 +107,14 @@ export async function createCaseRow(organizationId: string, values: Partial<type
     .returning();
   return row!;
 }
+
+/** The user's row as stored. */
+export const userRow = async (id: string) => (await db().select().from(users).where(eq(users.id, id)))[0]!;
+
+/** Verifies `user`'s email address with the token of the verification email they were sent. */
+export const verifyEmailOf = async (user: TestUser) =>
+  expectData(
+    await invoke(routes.verifyEmail, {
+      body: { token: tokenFromEmail(user.email, 'Verify your email address'), email: user.email },
+    }),
+  );

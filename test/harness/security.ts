@@ -3,7 +3,6 @@ import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { type Scope, SCOPES } from '../../lib/auth/scopes';
-import { openLoginSession } from '../../lib/auth/sessions';
 import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import { caseAccess, organizationPlans } from '../../lib/db/schema';
@@ -24,6 +23,7 @@ import {
 import {
   type Auth,
   FOREIGN_KEY,
+  freshSession,
   logout,
   mintAutomationToken,
   mintLegacyToken,
@@ -76,8 +76,6 @@ function uniqueIp(): string {
   ipCounter += 1;
   return `198.19.${Math.floor(ipCounter / 250) % 250}.${(ipCounter % 250) + 1}`;
 }
-
-const freshSession = async (user: TestUser) => (await openLoginSession(db(), user.id, null)).tokens.accessToken;
 
 async function mintToken(owner: TestUser, scopes: Scope[]): Promise<{ token: string; id: string }> {
   return expectData(await invoke(routes.generateToken, { token: await freshSession(owner), body: { scopes } }));

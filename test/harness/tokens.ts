@@ -3,6 +3,8 @@ import { decodeJwt, SignJWT } from 'jose';
 import { expect } from 'vitest';
 import { routes } from '../../functions/routes';
 import type { Scope } from '../../lib/auth/scopes';
+import { openLoginSession } from '../../lib/auth/sessions';
+import { db } from '../../lib/db/client';
 import type { TestUser } from './actors';
 import { expectData, invoke } from './invoke';
 
@@ -13,6 +15,9 @@ export interface Auth {
   token?: string;
   headers?: Record<string, string>;
 }
+
+/** The access token of a new sign-in session of `user`, opened directly (the account may be inactive). */
+export const freshSession = async (user: TestUser) => (await openLoginSession(db(), user.id, null)).tokens.accessToken;
 
 export interface Minted {
   token: string;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { MIN_COMPRESSED_BYTES, negotiateEncoding } from '../../lib/http/compression';
-import { caseWithOwner, seedThread } from '../material/material-helpers';
+import { caseWithOwner } from '../harness/cases';
+import { seedThread } from '../harness/material';
 import { expectData, expectError, invoke } from '../harness/invoke';
 
 /** Issue 32: answers compressed as the client's Accept-Encoding allows (lib/http/compression.ts). */

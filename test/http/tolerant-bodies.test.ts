@@ -6,14 +6,15 @@ import { type LambdaHandler, loadHandler } from '../../infra/local/router';
 import type { Json, RouteWithSchemas } from '../../infra/openapi/document';
 import { openLoginSession } from '../../lib/auth/sessions';
 import { db } from '../../lib/db/client';
-import { organizationPlans, organizations, users } from '../../lib/db/schema';
+import { organizationPlans } from '../../lib/db/schema';
 import { endpoint } from '../../lib/http/endpoint';
 import type { RouteDefinition } from '../../lib/http/route';
 import { TERMS_VERSION } from '../../lib/users';
 import { ipSequence, loadContract } from '../contract/support/setup';
 import { type RequestSubject, validRequest } from '../contract/support/requests';
-import { createUser, type TestUser, uniqueEmail } from '../harness/actors';
+import { createUser, type TestUser, uniqueEmail, userRow } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
+import { organizationRow } from '../harness/organizations';
 
 /**
  * Tolerant reader: body fields the contract does not show are ignored, never refused (clients
@@ -21,10 +22,6 @@ import { expectData, invoke } from '../harness/invoke';
  */
 
 const uniqueIp = ipSequence('198.51');
-
-const organizationRow = async (orgId: string) =>
-  (await db().select().from(organizations).where(eq(organizations.id, orgId)))[0]!;
-const userRow = async (id: string) => (await db().select().from(users).where(eq(users.id, id)))[0]!;
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);

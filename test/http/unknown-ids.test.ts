@@ -6,12 +6,13 @@ import type { Json, RouteWithSchemas } from '../../infra/openapi/document';
 import { pathParameterNames } from '../../infra/openapi/statuses';
 import { db } from '../../lib/db/client';
 import { invitations, networkConversations, networkMessages, organizations } from '../../lib/db/schema';
-import { insertRows, onTierWithoutCharges } from '../billing/billing-helpers';
+import { insertRows, onTierWithoutCharges } from '../harness/billing';
 import { type RequestSubject, validRequest } from '../contract/support/requests';
 import { ipSequence, loadContract } from '../contract/support/setup';
 import { createCaseRow, createUser, type TestUser, uniqueEmail, updateUserRow } from '../harness/actors';
 import { expectData, expectError, invoke, type InvokeResult } from '../harness/invoke';
-import { caseWithOwner, createProfile, createTag, seedThread } from '../material/material-helpers';
+import { caseWithOwner } from '../harness/cases';
+import { createProfile, createTag, seedThread } from '../harness/material';
 
 /**
  * The contract types every id (path, `organization` header, id-valued query and body fields) as a

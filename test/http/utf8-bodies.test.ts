@@ -9,7 +9,7 @@ import { db } from '../../lib/db/client';
 import { cases } from '../../lib/db/schema';
 import { LocalMailSink } from '../../lib/mail/transport';
 import { expectError, type InvokeResult } from '../harness/invoke';
-import { caseWithOwner } from '../material/material-helpers';
+import { caseWithOwner } from '../harness/cases';
 
 /**
  * Issue 29 (9): a JSON body that is not valid UTF-8 is 400 MALFORMED_JSON, never decoded with

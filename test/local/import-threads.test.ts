@@ -20,7 +20,7 @@ import { databaseUrl } from '../harness/databases';
 import { ownDataDir } from '../harness/data-dir';
 import { expectData, invoke } from '../harness/invoke';
 import { createStaged } from '../material/import-flow';
-import { caseWithOwner } from '../material/material-helpers';
+import { caseWithOwner } from '../harness/cases';
 
 /**
  * Issue 29 (4), the local half: the local worker has several slots, so one organization's long

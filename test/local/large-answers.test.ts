@@ -16,8 +16,9 @@ import { LocalMailSink } from '../../lib/mail/transport';
 import { ANSWER_LINK_SECONDS, removeExpiredAnswers, storeAnswer } from '../../lib/storage/answers';
 import { createCaseRow, createUser, type TestUser } from '../harness/actors';
 import { ownDataDir } from '../harness/data-dir';
-import { onTierWithoutCharges } from '../billing/billing-helpers';
-import { caseWithOwner, createProfile, extractorDevice, seedThread } from '../material/material-helpers';
+import { onTierWithoutCharges } from '../harness/billing';
+import { caseWithOwner } from '../harness/cases';
+import { createProfile, extractorDevice, seedThread } from '../harness/material';
 
 /**
  * Issue 32, "What was seen" 1 and 2, through the local server, which enforces Lambda's limits as

@@ -14,12 +14,8 @@ import { auditEventsOf } from '../harness/audit';
 import { ownDataDir } from '../harness/data-dir';
 import { expectData, invoke } from '../harness/invoke';
 import { uploadHeaders } from '../harness/uploads';
-import {
-  caseWithOwner,
-  extractorDevice,
-  sha256sum,
-  sha256sumOf as sha256sumInDirectory,
-} from '../material/material-helpers';
+import { caseWithOwner } from '../harness/cases';
+import { extractorDevice, sha256sum, sha256sumOf as sha256sumInDirectory } from '../harness/material';
 
 /**
  * Issue 16: a download through the local server's signed link (the stand-in for a presigned S3

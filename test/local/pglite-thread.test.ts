@@ -14,7 +14,7 @@ import { runImport } from '../../lib/material/imports/run';
 import { ownDataDir } from '../harness/data-dir';
 import { expectData, invoke } from '../harness/invoke';
 import { createStaged } from '../material/import-flow';
-import { caseWithOwner } from '../material/material-helpers';
+import { caseWithOwner } from '../harness/cases';
 
 /**
  * The local server on PGlite (no DATABASE_URL): PGlite in a thread of its own

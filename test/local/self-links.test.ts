@@ -11,7 +11,7 @@ import { useObjectStorage } from '../../lib/storage';
 import { createUser, emailsTo } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
 import { uploadHeaders } from '../harness/uploads';
-import { caseWithOwner } from '../material/material-helpers';
+import { caseWithOwner } from '../harness/cases';
 
 /**
  * Issue 13: links the service builds to itself (object downloads and uploads, sandbox checkout and

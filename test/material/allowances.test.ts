@@ -24,7 +24,8 @@ import { runMaintenance } from '../../lib/maintenance';
 import { objectStorage, stagingKeyOf } from '../../lib/storage';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
-import { caseWithOwner, rowBytesOfMbox } from './material-helpers';
+import { caseWithOwner } from '../harness/cases';
+import { rowBytesOfMbox } from '../harness/material';
 
 /** What a note's row counts in storage (issue 29): its stored text and the per-note overhead. */
 const noteRow = (note: unknown) => rowBytesOf('deviceNote', 1, storedTextBytes(note));

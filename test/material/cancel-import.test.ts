@@ -9,7 +9,7 @@ import { createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
 import { asOwner, importServer, mboxImportBody, mboxMessage, type Setup, importRowOf } from './import-flow';
-import { caseWithOwner } from './material-helpers';
+import { caseWithOwner } from '../harness/cases';
 
 /**
  * POST /cases/{caseId}/imports/{importId}/cancel (issue 29, item 3): ends an import that has not

@@ -10,7 +10,8 @@ import { UPLOAD_LINK_SECONDS } from '../../lib/material/uploads';
 import { objectStorage, stagingKeyOf } from '../../lib/storage';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { mailSink } from '../harness/setup';
-import { caseWithOwner, importNotesOf, memberWithAccess } from './material-helpers';
+import { caseWithOwner, memberWithAccess } from '../harness/cases';
+import { importNotesOf } from '../harness/material';
 import { describeSecurity } from '../harness/security';
 import { uploadHeaders } from '../harness/uploads';
 

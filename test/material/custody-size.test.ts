@@ -5,7 +5,7 @@ import { db } from '../../lib/db/client';
 import { createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, type InvokeResult, invoke } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
-import { seedThread } from './material-helpers';
+import { seedThread } from '../harness/material';
 
 /** Lambda's response payload limit: the serialized result, where the body is escaped a second time. */
 const LAMBDA_RESPONSE_LIMIT = 6_291_456;

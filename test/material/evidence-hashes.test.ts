@@ -22,7 +22,8 @@ import type { TestUser } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
 import { auditEventsOf } from '../harness/audit';
 import { ownDataDir } from '../harness/data-dir';
-import { caseWithOwner, extractorDevice, sha256sum, sha256sumOf as sha256sumInDirectory } from './material-helpers';
+import { caseWithOwner } from '../harness/cases';
+import { extractorDevice, sha256sum, sha256sumOf as sha256sumInDirectory } from '../harness/material';
 
 /**
  * Issue 16: every evidence item records at import the SHA-256 of its source bytes, and the test

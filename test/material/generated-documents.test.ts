@@ -10,9 +10,9 @@ import { runMaintenance } from '../../lib/maintenance';
 import { signIn } from '../harness/actors';
 import { ownDataDir } from '../harness/data-dir';
 import { expectData, invoke } from '../harness/invoke';
-import { insertRows as insertBillingRows } from '../billing/billing-helpers';
-import { caseWithOwner, importNotesOf } from './material-helpers';
-import { onTierWithoutCharges } from '../billing/billing-helpers';
+import { insertRows as insertBillingRows, onTierWithoutCharges } from '../harness/billing';
+import { caseWithOwner } from '../harness/cases';
+import { importNotesOf } from '../harness/material';
 
 /**
  * Issue 29, item 6: generated documents (custody and billing-report PDFs) live under generated/,

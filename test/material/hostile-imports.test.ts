@@ -16,7 +16,7 @@ import { uploadHeaders } from '../harness/uploads';
 import { objectStorage } from '../../lib/storage';
 import { expectData, invoke } from '../harness/invoke';
 import { mailSink } from '../harness/setup';
-import { caseWithOwner } from './material-helpers';
+import { caseWithOwner } from '../harness/cases';
 
 /**
  * Issue 29, items 2 and 7 and the item cap: a hostile file (a quote that never closes, one huge

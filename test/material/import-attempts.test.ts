@@ -9,7 +9,7 @@ import { MAX_IMPORT_ATTEMPTS } from '../../lib/material/imports/jobs';
 import { runImport } from '../../lib/material/imports/run';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { asOwner, importServer, mboxMessage, type Setup, withoutWorker } from './import-flow';
-import { caseWithOwner } from './material-helpers';
+import { caseWithOwner } from '../harness/cases';
 
 /**
  * Issue 29, item 3: no poison pills. An import whose worker keeps dying (or keeps hitting an

@@ -6,7 +6,7 @@ import { cases, deviceNotes, devices, organizationPlans } from '../../lib/db/sch
 import { objectStorage } from '../../lib/storage';
 import { createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { caseWithOwner, memberWithAccess } from './material-helpers';
+import { caseWithOwner, memberWithAccess } from '../harness/cases';
 import { describeSecurity } from '../harness/security';
 
 const body = (overrides: Record<string, unknown> = {}) => ({

@@ -11,7 +11,7 @@ import { runImport } from '../../lib/material/imports/run';
 import { type ObjectStorage, objectStorage, type ReadOptions, useObjectStorage } from '../../lib/storage';
 import { expectData, invoke } from '../harness/invoke';
 import { asOwner, importServer, mboxMessage, type Setup, sha256 } from './import-flow';
-import { caseWithOwner } from './material-helpers';
+import { caseWithOwner } from '../harness/cases';
 
 /**
  * Issue 29, the 5 TiB end: the worker's copy of an upload into evidence, and its re-check on later

@@ -8,7 +8,8 @@ import { runImport } from '../../lib/material/imports/run';
 import { objectStorage, stagingKeyOf } from '../../lib/storage';
 import { expectData, invoke } from '../harness/invoke';
 import { asOwner, importServer, mboxMessage, sha256 } from './import-flow';
-import { caseWithOwner, importNotesOf } from './material-helpers';
+import { caseWithOwner } from '../harness/cases';
+import { importNotesOf } from '../harness/material';
 
 /**
  * Issue 29, item 1: the bytes imported are the bytes hashed, and nothing can change them after.

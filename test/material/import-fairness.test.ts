@@ -10,7 +10,7 @@ import { useLocalImportRunner } from '../../lib/material/imports/queue';
 import { IMPORT_WAIT_ALERT_DAYS } from '../../lib/material/imports/staging-watch';
 import { runImport } from '../../lib/material/imports/run';
 import { importServer, mboxMessage, type Setup } from './import-flow';
-import { caseWithOwner } from './material-helpers';
+import { caseWithOwner } from '../harness/cases';
 
 /**
  * Issue 29, item 4: one tenant does not stall the others. An organization runs one import at a

@@ -9,11 +9,12 @@ import { evidenceImports } from '../../lib/db/schema';
 import { drainLocalImports } from '../../lib/material/imports';
 import { useLocalImportRunner } from '../../lib/material/imports/queue';
 import { runImport } from '../../lib/material/imports/run';
-import { objectStorage } from '../../lib/storage';
+import { objectStorage, stagingKeyOf } from '../../lib/storage';
+import { now } from '../../lib/clock';
 import { expectData, invoke } from '../harness/invoke';
 import { mailSink } from '../harness/setup';
 import { uploadHeaders } from '../harness/uploads';
-import type { caseWithOwner } from './material-helpers';
+import type { caseWithOwner } from '../harness/cases';
 
 /**
  * An import's journey through the real handlers and a local server (create, PUT the file to its
@@ -23,9 +24,51 @@ export type Setup = Awaited<ReturnType<typeof caseWithOwner>>;
 
 export const sha256 = (text: string | Uint8Array) => createHash('sha256').update(text).digest('hex');
 
-/** One mbox message with a Message-ID, a date, two parties and `subject`. */
-export const mboxMessage = (id: string, subject: string) =>
-  `From sender@example Mon Nov  2 10:00:00 2026\nMessage-ID: <${id}@lee-law.example>\nDate: Mon, 02 Nov 2026 10:00:00 +0000\nFrom: Ann Lee <ann@lee-law.example>\nTo: Bob Roe <bob@roe.example>\nSubject: ${subject}\n\n${subject} body.\n\n`;
+/** One mbox message with a Message-ID, a date, two parties and `subject`; `headers` ends in a newline. */
+export const mboxMessage = (id: string, subject: string, headers = '') =>
+  `From sender@example Mon Nov  2 10:00:00 2026\nMessage-ID: <${id}@lee-law.example>\nDate: Mon, 02 Nov 2026 10:00:00 +0000\nFrom: Ann Lee <ann@lee-law.example>\nTo: Bob Roe <bob@roe.example>\nSubject: ${subject}\n${headers}\n${subject} body.\n\n`;
+
+/** A thread of two messages and one of its own: the mailbox the route tests import. */
+export const MBOX = [
+  mboxMessage('root', 'Settlement'),
+  mboxMessage('reply', 'Re: Settlement', 'In-Reply-To: <root@lee-law.example>\nReferences: <root@lee-law.example>\n'),
+  mboxMessage('other', 'Filing'),
+].join('');
+
+/** Three network messages in two conversations (one without a title). */
+export const CSV = [
+  'CONVERSATION ID,CONVERSATION TITLE,FROM,TO,DATE,SUBJECT,CONTENT,FOLDER',
+  'c1,Offer,Ann Lee,Bob Roe,2026-11-02 10:00:00 UTC,Offer,We offer terms,INBOX',
+  'c1,Offer,Bob Roe,Ann Lee,2026-11-02 11:00:00 UTC,Re: Offer,Counter terms,INBOX',
+  'c2,,Carl,Ann Lee,2026-11-03 09:00:00 UTC,,Hello,INBOX',
+].join('\n');
+
+/** Three support tickets of a chat platform. */
+export const TICKETS = JSON.stringify([
+  { id: 101, subject: 'Refund', status: 'closed', created_at: '2026-11-01T10:00:00Z', comments: [] },
+  { id: 102, subject: 'Account', status: 'open', created_at: '2026-11-02T10:00:00Z', comments: [] },
+  { id: 103, subject: 'Billing', status: 'open', created_at: '2026-11-03T10:00:00Z', comments: [] },
+]);
+
+export type ImportKind = 'email' | 'professional-network' | 'chat-platform';
+
+/** The file each kind of import is tested with. */
+export const IMPORT_FILES: Record<ImportKind, { name: string; contentType: string; text: string }> = {
+  email: { name: 'client mailbox.mbox', contentType: 'application/mbox', text: MBOX },
+  'professional-network': { name: 'messages.csv', contentType: 'text/csv', text: CSV },
+  'chat-platform': { name: 'tickets.json', contentType: 'application/json', text: TICKETS },
+};
+
+/** The body of POST /cases/{caseId}/imports for `text` of `kind` (network and chat imports name a profile). */
+export function importBody(kind: ImportKind, text: string, name = IMPORT_FILES[kind].name) {
+  return {
+    kind,
+    fileName: name,
+    contentType: IMPORT_FILES[kind].contentType,
+    sizeBytes: Buffer.byteLength(text),
+    ...(kind === 'email' ? {} : { profile: 'ann.lee' }),
+  };
+}
 
 export const asOwner = (s: Setup) => ({ token: s.owner.accessToken, organization: s.organizationId });
 
@@ -67,6 +110,12 @@ export function importFlow(base: () => string) {
     return fetch(onServer(link.url), { method: 'PUT', headers: uploadHeaders(headers, body), body });
   };
 
+  /** Uploads `body` through the link of a create answer, as a client does. */
+  async function upload(created: { upload: { url: string; headers: Record<string, string> } }, body: string) {
+    const stored = await put(created.upload, body);
+    expect(stored.status, await stored.text()).toBe(200);
+  }
+
   /** Creates an email import of `text` and uploads it: the create answer. */
   async function createUploaded(s: Setup, text: string) {
     const created = expectData(
@@ -101,7 +150,7 @@ export function importFlow(base: () => string) {
       expectData(await invoke(routes.startImport, { ...asOwner(s), path: pathOf(s, importId) }), 202),
     );
 
-  return { onServer, put, createUploaded, pathOf, read, startAndWait, startQueued };
+  return { onServer, put, upload, createUploaded, pathOf, read, startAndWait, startQueued };
 }
 
 /**
@@ -153,4 +202,24 @@ export async function importRowOf(
     })
     .returning();
   return row!;
+}
+
+/** An import of the case in `status` with MBOX stored as its file: what start and retry act on. */
+export async function storedImport(caseId: string, organizationId: string, status: 'awaiting_upload' | 'failed') {
+  const row = await importRowOf(caseId, organizationId, {
+    sizeBytes: Buffer.byteLength(MBOX),
+    status,
+    ...(status === 'failed' ? { errorCode: 'INTERNAL', errorMessage: 'stopped', startedAt: now() } : {}),
+  });
+  await objectStorage().put(row.objectKey, Buffer.from(MBOX), 'application/mbox');
+  return row;
+}
+
+/** An email import of the case awaiting its upload in parts (an open multipart upload): its path. */
+export async function multipartImportOf(caseId: string, organizationId: string) {
+  const objectKey = `cases/${caseId}/imports/${crypto.randomUUID()}-box.mbox`;
+  const stagingKey = stagingKeyOf(objectKey);
+  const multipartUploadId = await objectStorage().createMultipartUpload(stagingKey, 'application/mbox');
+  const row = await importRowOf(caseId, organizationId, { objectKey, stagingKey, multipartUploadId });
+  return { path: { caseId, importId: row.id } };
 }

@@ -14,7 +14,7 @@ import { S3Storage, type UploadedPart, useObjectStorage } from '../../lib/storag
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { REGION, type S3Emulator, startS3Emulator } from '../harness/s3rver';
 import { asOwner, mboxImportBody, mboxMessage, type Setup, sha256 } from './import-flow';
-import { caseWithOwner } from './material-helpers';
+import { caseWithOwner } from '../harness/cases';
 
 /**
  * Issue 29, item 8 on the cloud path: a file uploaded in parts through presigned UploadPart links

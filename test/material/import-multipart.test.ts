@@ -11,13 +11,12 @@ import { evidenceImports, organizationPlans, storageReservations } from '../../l
 import { drainLocalImports } from '../../lib/material/imports';
 import { partPlan } from '../../lib/material/imports/multipart';
 import { removeLapsedUploads } from '../../lib/material/lapsed-uploads';
-import { objectStorage, stagingKeyOf } from '../../lib/storage';
+import { objectStorage } from '../../lib/storage';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { describeSecurity } from '../harness/security';
 import { mailSink } from '../harness/setup';
 import { uploadHeaders } from '../harness/uploads';
-import { asOwner, importFlow, mboxImportBody, mboxMessage, type Setup, sha256, importRowOf } from './import-flow';
-import { caseWithOwner } from './material-helpers';
+import { asOwner, importFlow, mboxImportBody, mboxMessage, type Setup, sha256 } from './import-flow';
+import { caseWithOwner } from '../harness/cases';
 
 /**
  * Issue 29, item 8: files larger than one PUT upload in parts (multipart), through the local
@@ -259,24 +258,3 @@ describe('part sizes', () => {
 });
 
 const eqId = (id: string) => eq(evidenceImports.id, id);
-
-async function multipartImportOf(caseId: string, organizationId: string) {
-  const objectKey = `cases/${caseId}/imports/${crypto.randomUUID()}-box.mbox`;
-  const stagingKey = stagingKeyOf(objectKey);
-  const multipartUploadId = await objectStorage().createMultipartUpload(stagingKey, 'application/mbox');
-  const row = await importRowOf(caseId, organizationId, { objectKey, stagingKey, multipartUploadId });
-  return { path: { caseId, importId: row.id } };
-}
-
-describeSecurity(routes.signImportParts, {
-  request: async ({ caseId, organizationId }) => ({
-    ...(await multipartImportOf(caseId, organizationId)),
-    body: { partNumbers: [1] },
-  }),
-  succeeds: true,
-});
-
-describeSecurity(routes.listImportParts, {
-  request: ({ caseId, organizationId }) => multipartImportOf(caseId, organizationId),
-  succeeds: true,
-});

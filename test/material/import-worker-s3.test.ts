@@ -18,7 +18,8 @@ import { DirectoryStorage, type ReadOptions, S3Storage, type UploadedPart, useOb
 import { expectData, invoke } from '../harness/invoke';
 import { REGION, type S3Emulator, startS3Emulator } from '../harness/s3rver';
 import { custodyLimits } from '../../lib/material/custody';
-import { caseWithOwner, seedThread } from './material-helpers';
+import { caseWithOwner } from '../harness/cases';
+import { seedThread } from '../harness/material';
 
 /**
  * The import worker on the cloud path: S3Storage against the S3 emulator (test/harness/s3rver.ts;

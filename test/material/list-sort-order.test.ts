@@ -12,7 +12,8 @@ import {
 } from '../../lib/db/schema';
 import { createUser, updateUserRow } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
-import { caseWithOwner, createProfile } from './material-helpers';
+import { caseWithOwner } from '../harness/cases';
+import { createProfile } from '../harness/material';
 
 /**
  * Issue 13: `sortOrder` is honoured on every list that accepts it; without it each list keeps the

@@ -5,7 +5,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
 import { rawRows } from '../../lib/db/raw-rows';
-import { cases, organizationPlans } from '../../lib/db/schema';
+import { cases } from '../../lib/db/schema';
 import {
   FILE_START,
   importEmailFile,
@@ -18,7 +18,9 @@ import { ROW_OVERHEAD_BYTES, type RowKind } from '../../lib/material/importers/r
 import { ownDataDir } from '../harness/data-dir';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
-import { caseWithOwner, importNotesOf } from './material-helpers';
+import { caseWithOwner } from '../harness/cases';
+import { importNotesOf } from '../harness/material';
+import { setPlanStorage } from '../harness/plans';
 
 /**
  * Issue 29, item 5: the rows derived from a case's files count in its storage (their stored text
@@ -85,9 +87,6 @@ const storageUsed = async (s: Setup) =>
     await invoke(routes.getOrganizationUsage, { token: s.owner.accessToken, path: { orgId: s.organizationId } }),
   ).storageUsed as number;
 
-const setStorageCap = (organizationId: string, storageBytes: number) =>
-  db().update(organizationPlans).set({ storageBytes }).where(eq(organizationPlans.organizationId, organizationId));
-
 function streamOf(s: Setup, file: string, extra: Partial<StreamImportOptions> = {}): StreamImportOptions {
   return {
     target: {
@@ -142,7 +141,7 @@ describe("rows count in the case's storage", () => {
 
   it('refuses notes whose rows do not fit: 403 STORAGE_LIMIT_REACHED, nothing imported', async () => {
     const s = await caseWithOwner();
-    await setStorageCap(s.organizationId, 100);
+    await setPlanStorage(s.organizationId, 100);
     expectError(await importNotesOf(s, notes(5)), 403, 'STORAGE_LIMIT_REACHED');
     expect((await bytesOf(s.caseId)).rows).toBe(0);
   });
@@ -155,7 +154,7 @@ describe('the storage cap, batch by batch', () => {
     await importNetworkMessagesStream(streamOf(probe, write('probe.csv', csv(10, 'p'))));
     const perBatch = (await bytesOf(probe.caseId)).rows;
     const s = await caseWithOwner();
-    await setStorageCap(s.organizationId, Math.floor(2.5 * perBatch));
+    await setPlanStorage(s.organizationId, Math.floor(2.5 * perBatch));
     const batches: number[] = [];
     // Act: 50 rows in batches of 10
     const refused = await importNetworkMessagesStream(

@@ -29,7 +29,8 @@ import {
   type StreamImportOptions,
 } from '../../lib/material/importers';
 import { MboxMessageTooLargeError, mboxMessages } from '../../lib/material/importers/readers/mbox';
-import { caseWithOwner, rowBytesOfMbox } from './material-helpers';
+import { caseWithOwner } from '../harness/cases';
+import { rowBytesOfMbox } from '../harness/material';
 import { auditEventsOf } from '../harness/audit';
 import { ownDataDir } from '../harness/data-dir';
 

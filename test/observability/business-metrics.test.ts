@@ -6,7 +6,8 @@ import { billingRows } from '../../lib/db/schema';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../lib/observability/names';
 import { createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { as, caseWithAccess, putOnPlan } from '../billing/billing-helpers';
+import { as, putOnPlan } from '../harness/billing';
+import { caseWithAccess } from '../harness/cases';
 
 /**
  * Metrics as Lambda writes them (issue 18): with metrics turned on (as in Lambda, where

@@ -4,27 +4,13 @@ import { routes } from '../../functions/routes';
 import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import { invitations, organizationMembers, organizationPlans, users } from '../../lib/db/schema';
-import { createUser, type TestUser, tokenFromEmail, uniqueEmail } from '../harness/actors';
+import { createUser, uniqueEmail, verifyEmailOf } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
+import { invited } from '../harness/invitations';
 
-const INVITED = 'You are invited to join';
 const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
 const ONE_MONTH_AND_A_DAY = 32 * 86_400;
-
-async function invited(owner: TestUser, options: { email?: string; role?: string } = {}) {
-  const email = options.email ?? uniqueEmail('invitee');
-  const body = options.role ? { emails: [email], role: options.role } : { emails: [email] };
-  expectData(
-    await invoke(routes.inviteUsers, { token: owner.accessToken, path: { orgId: owner.organizationId }, body }),
-    201,
-  );
-  const [row] = await db()
-    .select()
-    .from(invitations)
-    .where(and(eq(invitations.organizationId, owner.organizationId), eq(invitations.email, email.toLowerCase())));
-  return { email: email.toLowerCase(), row: row!, token: tokenFromEmail(email, INVITED) };
-}
 
 const accept = (orgId: string, body: Record<string, unknown>) =>
   invoke(routes.acceptInvitation, { path: { orgId }, body });
@@ -43,14 +29,6 @@ const membership = (orgId: string, userId: string) =>
     .select()
     .from(organizationMembers)
     .where(and(eq(organizationMembers.organizationId, orgId), eq(organizationMembers.userId, userId)));
-
-/** Verifies a registered user's address (an unverified account is taken over on accept, not joined). */
-const verifyEmailOf = async (user: TestUser) =>
-  expectData(
-    await invoke(routes.verifyEmail, {
-      body: { token: tokenFromEmail(user.email, 'Verify your email address'), email: user.email },
-    }),
-  );
 
 const userByEmail = async (email: string) => (await db().select().from(users).where(eq(users.email, email)))[0];
 

@@ -3,37 +3,18 @@ import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
 import { invitations } from '../../lib/db/schema';
-import { addMember, createUser, type TestUser, tokenFromEmail, uniqueEmail } from '../harness/actors';
+import { addMember, createUser, uniqueEmail } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
+import { seatsUsed } from '../harness/organizations';
+import { invited } from '../harness/invitations';
 
-const INVITED = 'You are invited to join';
 const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
-
-/** Invites a fresh address as the owner and returns it with the invitation row and its emailed token. */
-async function invited(owner: TestUser) {
-  const email = uniqueEmail('invitee');
-  expectData(
-    await invoke(routes.inviteUsers, {
-      token: owner.accessToken,
-      path: { orgId: owner.organizationId },
-      body: { emails: [email] },
-    }),
-    201,
-  );
-  const [row] = await db().select().from(invitations).where(eq(invitations.email, email));
-  return { email, row: row!, token: tokenFromEmail(email, INVITED) };
-}
 
 const deleteInvitation = (caller: { accessToken?: string }, orgId: string, invitationId: string) =>
   invoke(routes.deleteInvitation, { token: caller.accessToken, path: { orgId, invitationId } });
 
 const invitationById = async (id: string) => (await db().select().from(invitations).where(eq(invitations.id, id)))[0];
-
-const seatsUsed = async (owner: TestUser) =>
-  expectData(
-    await invoke(routes.getOrganizationUsage, { token: owner.accessToken, path: { orgId: owner.organizationId } }),
-  ).seatsUsed as number;
 
 describe('DELETE /organization/{orgId}/invitation/{invitationId}', () => {
   it('deletes a pending invitation, frees its seat, and its token no longer accepts', async () => {

@@ -2,9 +2,17 @@ import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
-import { invitations, organizationMembers, organizations, sessions, users } from '../../lib/db/schema';
+import { invitations, organizationMembers, organizations, sessions } from '../../lib/db/schema';
 import { hashToken } from '../../lib/secrets';
-import { addMember, createUser, emailsTo, type TestUser, tokenFromEmail, uniqueEmail } from '../harness/actors';
+import {
+  addMember,
+  createUser,
+  emailsTo,
+  type TestUser,
+  tokenFromEmail,
+  uniqueEmail,
+  userRow,
+} from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 
 /**
@@ -33,8 +41,6 @@ const invitationOf = async (orgId: string, email: string) =>
       .from(invitations)
       .where(and(eq(invitations.organizationId, orgId), eq(invitations.email, email)))
   )[0]!;
-
-const userRow = async (id: string) => (await db().select().from(users).where(eq(users.id, id)))[0]!;
 
 const autoAccepting = async (owner: TestUser) => {
   await db()

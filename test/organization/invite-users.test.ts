@@ -6,9 +6,10 @@ import { addMonths, now, testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import { invitations, organizationMembers, organizations } from '../../lib/db/schema';
 import { hashToken } from '../../lib/secrets';
-import { addMember, createUser, emailsTo, signIn, type TestUser, tokenFromEmail, uniqueEmail } from '../harness/actors';
+import { addMember, createUser, emailsTo, signIn, tokenFromEmail, uniqueEmail, verifyEmailOf } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
+import { seatsUsed } from '../harness/organizations';
 
 const ONE_MONTH_AND_A_DAY = 32 * 86_400;
 const INVITED = 'You are invited to join';
@@ -20,20 +21,6 @@ const invitationRows = (orgId: string) => db().select().from(invitations).where(
 
 const organizationName = async (orgId: string) =>
   (await db().select({ name: organizations.name }).from(organizations).where(eq(organizations.id, orgId)))[0]!.name;
-
-/** Seats used as the organization's own usage route reports them. */
-const seatsUsed = async (owner: TestUser) =>
-  expectData(
-    await invoke(routes.getOrganizationUsage, { token: owner.accessToken, path: { orgId: owner.organizationId } }),
-  ).seatsUsed as number;
-
-/** Verifies a registered user's address (auto-accept attaches verified accounts only). */
-const verifyEmailOf = async (user: TestUser) =>
-  expectData(
-    await invoke(routes.verifyEmail, {
-      body: { token: tokenFromEmail(user.email, 'Verify your email address'), email: user.email },
-    }),
-  );
 
 const acceptAsNewUser = (orgId: string, email: string, token: string) =>
   invoke(routes.acceptInvitation, {

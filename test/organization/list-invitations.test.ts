@@ -4,20 +4,12 @@ import { routes } from '../../functions/routes';
 import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import { invitations, organizationMembers, organizations } from '../../lib/db/schema';
-import { createUser, type TestUser, tokenFromEmail, uniqueEmail } from '../harness/actors';
+import { createUser, type TestUser, tokenFromEmail, uniqueEmail, verifyEmailOf } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
 import { describeSecurity } from '../harness/security';
 
 const INVITED = 'You are invited to join';
-
-/** Verifies a registered user's address (an unverified account is taken over on accept, not joined). */
-const verifyEmailOf = async (user: TestUser) =>
-  expectData(
-    await invoke(routes.verifyEmail, {
-      body: { token: tokenFromEmail(user.email, 'Verify your email address'), email: user.email },
-    }),
-  );
 
 const inviteOne = async (inviter: TestUser, orgId: string, email: string, role?: string) => {
   const body = role ? { emails: [email], role } : { emails: [email] };

@@ -4,7 +4,7 @@ import { routes } from '../../functions/routes';
 import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import { invitations } from '../../lib/db/schema';
-import { createUser, signIn, type TestUser, tokenFromEmail, uniqueEmail } from '../harness/actors';
+import { createUser, signIn, type TestUser, tokenFromEmail, uniqueEmail, verifyEmailOf } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
 import { describeSecurity } from '../harness/security';
@@ -29,14 +29,6 @@ const listPending = (caller: { accessToken: string }, query: Record<string, stri
   invoke(routes.listPendingInvitations, { token: caller.accessToken, query });
 
 const idsOf = (page: { data: Array<{ id: string }> | null }) => (page.data ?? []).map((i) => i.id);
-
-/** Verifies a registered user's address (an unverified account is taken over on accept, not joined). */
-const verifyEmailOf = async (user: TestUser) =>
-  expectData(
-    await invoke(routes.verifyEmail, {
-      body: { token: tokenFromEmail(user.email, 'Verify your email address'), email: user.email },
-    }),
-  );
 
 describe('GET /organization/pending-invitations', () => {
   it("lists only the caller's own pending, unexpired invitations across organizations, newest update first", async () => {

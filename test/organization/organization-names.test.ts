@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { eq, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
@@ -7,6 +7,7 @@ import { organizations } from '../../lib/db/schema';
 import { organizationNameKey } from '../../lib/organizations/name-key';
 import { createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
+import { organizationRow } from '../harness/organizations';
 
 /** Any organization id: validate-name declares the header required, the check does not depend on it. */
 const SELECTED = '0190a4e2-0000-7000-8000-000000000000';
@@ -23,9 +24,6 @@ const validate = async (name: string) =>
     .isValid as boolean;
 
 type Row = { id: string; name_key: string };
-
-const organizationRow = async (id: string) =>
-  (await db().select().from(organizations).where(eq(organizations.id, id)))[0]!;
 
 /** "Sable Firm" with its "a" and "e" replaced by the Cyrillic letters that look the same (U+0430, U+0435). */
 const cyrillic = (name: string) => name.replace(/a/g, '\u0430').replace(/e/g, '\u0435');

@@ -1,43 +1,22 @@
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import { invitations, organizations } from '../../lib/db/schema';
-import { addMember, createUser, emailsTo, type TestUser, tokenFromEmail, uniqueEmail } from '../harness/actors';
+import { addMember, createUser, emailsTo, uniqueEmail } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
+import { seatsUsed } from '../harness/organizations';
+import { invited } from '../harness/invitations';
 
-const INVITED = 'You are invited to join';
 const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
 const ONE_MONTH_AND_A_DAY = 32 * 86_400;
-
-async function invited(owner: TestUser) {
-  const email = uniqueEmail('invitee');
-  expectData(
-    await invoke(routes.inviteUsers, {
-      token: owner.accessToken,
-      path: { orgId: owner.organizationId },
-      body: { emails: [email] },
-    }),
-    201,
-  );
-  const [row] = await db()
-    .select()
-    .from(invitations)
-    .where(and(eq(invitations.organizationId, owner.organizationId), eq(invitations.email, email)));
-  return { email, row: row!, token: tokenFromEmail(email, INVITED) };
-}
 
 const reject = (orgId: string, body: Record<string, unknown>) =>
   invoke(routes.rejectInvitation, { path: { orgId }, body });
 
 const invitationById = async (id: string) => (await db().select().from(invitations).where(eq(invitations.id, id)))[0]!;
-
-const seatsUsed = async (owner: TestUser) =>
-  expectData(
-    await invoke(routes.getOrganizationUsage, { token: owner.accessToken, path: { orgId: owner.organizationId } }),
-  ).seatsUsed as number;
 
 const declinedMail = (to: string, invitee: string) =>
   emailsTo(to).filter((m) => m.subject.startsWith(`${invitee} declined`));

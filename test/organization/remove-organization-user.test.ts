@@ -15,6 +15,7 @@ import {
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
 import { describeSecurity } from '../harness/security';
+import { seatsUsed } from '../harness/organizations';
 
 const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
 const INVITED = 'You are invited to join';
@@ -29,11 +30,6 @@ const isMember = async (orgId: string, userId: string) =>
       .from(organizationMembers)
       .where(and(eq(organizationMembers.organizationId, orgId), eq(organizationMembers.userId, userId)))
   ).length === 1;
-
-const seatsUsed = async (owner: TestUser) =>
-  expectData(
-    await invoke(routes.getOrganizationUsage, { token: owner.accessToken, path: { orgId: owner.organizationId } }),
-  ).seatsUsed as number;
 
 const invite = async (inviter: TestUser, orgId: string, emails: string[], role = 'member') =>
   expectData(

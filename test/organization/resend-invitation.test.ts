@@ -5,36 +5,19 @@ import { addMonths, now, testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import { invitations, organizations } from '../../lib/db/schema';
 import { hashToken } from '../../lib/secrets';
-import { addMember, createUser, emailsTo, signIn, type TestUser, tokenFromEmail, uniqueEmail } from '../harness/actors';
+import { addMember, createUser, emailsTo, signIn, tokenFromEmail } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
+import { seatsUsed } from '../harness/organizations';
+import { INVITED, invited } from '../harness/invitations';
 
-const INVITED = 'You are invited to join';
 const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
 const DAY = 86_400;
-
-async function invited(owner: TestUser, email = uniqueEmail('invitee')) {
-  expectData(
-    await invoke(routes.inviteUsers, {
-      token: owner.accessToken,
-      path: { orgId: owner.organizationId },
-      body: { emails: [email] },
-    }),
-    201,
-  );
-  const [row] = await db().select().from(invitations).where(eq(invitations.email, email));
-  return { email, row: row!, token: tokenFromEmail(email, INVITED) };
-}
 
 const resend = (caller: { accessToken?: string }, orgId: string, invitationId: string) =>
   invoke(routes.resendInvitation, { token: caller.accessToken, path: { orgId, invitationId } });
 
 const invitationById = async (id: string) => (await db().select().from(invitations).where(eq(invitations.id, id)))[0]!;
-
-const seatsUsed = async (owner: TestUser) =>
-  expectData(
-    await invoke(routes.getOrganizationUsage, { token: owner.accessToken, path: { orgId: owner.organizationId } }),
-  ).seatsUsed as number;
 
 const accept = (orgId: string, email: string, token: string) =>
   invoke(routes.acceptInvitation, {

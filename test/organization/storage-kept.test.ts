@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
-import { cases, organizationPlans, storageReservations } from '../../lib/db/schema';
+import { cases, storageReservations } from '../../lib/db/schema';
 import { rowBytesOf, storedTextBytes } from '../../lib/material/importers/run-batches';
 import { drainLocalImports } from '../../lib/material/imports/queue';
 import { UPLOAD_LINK_SECONDS } from '../../lib/material/uploads';
@@ -12,7 +12,9 @@ import { objectStorage, stagingKeyOf } from '../../lib/storage';
 import { signIn } from '../harness/actors';
 import { ownDataDir } from '../harness/data-dir';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { caseWithOwner, importNotesOf } from '../material/material-helpers';
+import { caseWithOwner } from '../harness/cases';
+import { importNotesOf } from '../harness/material';
+import { setPlanStorage } from '../harness/plans';
 
 /**
  * Issue 29, item 6: bytes kept count until they are removed. An upload never started counts until
@@ -40,9 +42,6 @@ const uploadLinks = (s: Setup, sizes: number[]) =>
     },
   });
 
-const setStorageCap = (organizationId: string, storageBytes: number) =>
-  db().update(organizationPlans).set({ storageBytes }).where(eq(organizationPlans.organizationId, organizationId));
-
 const reservationsOf = (caseId: string) =>
   db().select().from(storageReservations).where(eq(storageReservations.caseId, caseId));
 
@@ -56,7 +55,7 @@ describe('an upload never started', () => {
   it('counts after its link lapses, until maintenance removes its object and then its reservation', async () => {
     // Prepare: a 1,000-byte plan, all of it promised to one link, whose file is uploaded and never imported
     const s = await caseWithOwner();
-    await setStorageCap(s.organizationId, 1_000);
+    await setPlanStorage(s.organizationId, 1_000);
     const [link] = expectData(await uploadLinks(s, [1_000])).uploads;
     await objectStorage().put(stagingKeyOf(link.key), new Uint8Array(1_000), 'application/octet-stream');
     // Act: the link lapses, and a day after it too
@@ -167,10 +166,10 @@ describe('taking over a reservation after its link lapsed', () => {
   it('a note import that links the upload releases its reservation, expired or not', async () => {
     // Prepare: a plan of the link's 100 bytes and the note's row; the upload is 70 bytes
     const s = await caseWithOwner();
-    await setStorageCap(s.organizationId, 100);
+    await setPlanStorage(s.organizationId, 100);
     const [link] = expectData(await uploadLinks(s, [100])).uploads;
     const note = { id: 1, title: 'Upload', attachments: [link.key] };
-    await setStorageCap(s.organizationId, 100 + noteRow(note));
+    await setPlanStorage(s.organizationId, 100 + noteRow(note));
     await objectStorage().put(stagingKeyOf(link.key), new Uint8Array(70), 'application/octet-stream');
     await later(s, UPLOAD_LINK_SECONDS + 60);
     // Act: imported after the link lapsed, within the day maintenance waits
@@ -184,7 +183,7 @@ describe('taking over a reservation after its link lapsed', () => {
     // Prepare: a plan of exactly the file's size, promised to its link
     const s = await caseWithOwner();
     const text = 'CONVERSATION ID,CONVERSATION TITLE,FROM,TO,DATE,SUBJECT,CONTENT,FOLDER\n';
-    await setStorageCap(s.organizationId, Buffer.byteLength(text));
+    await setPlanStorage(s.organizationId, Buffer.byteLength(text));
     const created = expectData(
       await invoke(routes.createImport, {
         token: s.owner.accessToken,

@@ -1,23 +1,17 @@
-import { randomUUID } from 'node:crypto';
-import { randomBytes } from 'node:crypto';
-import { eq } from 'drizzle-orm';
+import { randomUUID, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { handler as updateOrganization } from '../../functions/organization/update-organization';
 import { routes } from '../../functions/routes';
 import { now, testClock } from '../../lib/clock';
-import { db } from '../../lib/db/client';
-import { organizations } from '../../lib/db/schema';
 import { addMember, createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
+import { organizationRow } from '../harness/organizations';
 
 const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
 
 const patch = (caller: { accessToken?: string }, orgId: string, body: unknown) =>
   invoke(routes.updateOrganization, { token: caller.accessToken, path: { orgId }, body });
-
-const organizationRow = async (orgId: string) =>
-  (await db().select().from(organizations).where(eq(organizations.id, orgId)))[0]!;
 
 const bySlug = (caller: TestUser, slug: string) =>
   invoke(routes.getOrganizationBySlug, { token: caller.accessToken, path: { slug } });

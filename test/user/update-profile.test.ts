@@ -1,10 +1,7 @@
-import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { testClock } from '../../lib/clock';
-import { db } from '../../lib/db/client';
-import { users } from '../../lib/db/schema';
-import { createUser } from '../harness/actors';
+import { createUser, userRow } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { mintAutomationToken } from '../harness/tokens';
 import { describeSecurity } from '../harness/security';
@@ -12,8 +9,6 @@ import { describeSecurity } from '../harness/security';
 const T0 = new Date('2026-11-22T10:00:00.000Z');
 
 const patchProfile = (token: string | undefined, body: unknown) => invoke(routes.updateProfile, { token, body });
-
-const userRow = async (id: string) => (await db().select().from(users).where(eq(users.id, id)))[0]!;
 
 const profileOf = async (token: string) => expectData(await invoke(routes.getProfile, { token }));
 

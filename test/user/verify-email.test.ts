@@ -4,7 +4,15 @@ import { routes } from '../../functions/routes';
 import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
 import { emailTokens, users } from '../../lib/db/schema';
-import { createUser, emailsTo, tokenFromEmail, type TestUser, uniqueEmail, updateUserRow } from '../harness/actors';
+import {
+  createUser,
+  emailsTo,
+  tokenFromEmail,
+  type TestUser,
+  uniqueEmail,
+  updateUserRow,
+  userRow,
+} from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
 
@@ -14,8 +22,6 @@ const TWO_DAYS = 2 * 86_400;
 const verifyEmail = (body: unknown, extra: { token?: string } = {}) => invoke(routes.verifyEmail, { body, ...extra });
 
 const verificationTokenOf = (user: TestUser) => tokenFromEmail(user.email, 'Verify');
-
-const userRow = async (id: string) => (await db().select().from(users).where(eq(users.id, id)))[0]!;
 
 const verifyTokenRows = (userId: string) =>
   db()

@@ -28,7 +28,8 @@ import { useTemporaryObjectStorage } from '../harness/object-storage';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
 import { describeSecurity } from '../harness/security';
-import { memberWithAccess, seedThread } from './material-helpers';
+import { memberWithAccess } from '../harness/cases';
+import { seedThread } from '../harness/material';
 
 // Evidence and PDFs go to a directory of this file, never to the repository's .data.
 const { storage, root: storageRoot } = useTemporaryObjectStorage('custody-test');

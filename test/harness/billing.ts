@@ -7,14 +7,13 @@ import { type PaymentProcessor, usePaymentProcessor } from '../../lib/billing/pr
 import { SandboxProcessor } from '../../lib/billing/processor/sandbox';
 import type { Cadence, TierKey } from '../../lib/billing/tiers';
 import { db } from '../../lib/db/client';
-import { billingRows, caseAccess, cases, creditLedger, organizationMembers, organizations } from '../../lib/db/schema';
-import type { OrganizationRole } from '../../lib/organizations/roles';
-import { createCaseRow, type TestUser } from '../harness/actors';
-import { expectData, invoke } from '../harness/invoke';
+import { billingRows, cases, creditLedger, organizations } from '../../lib/db/schema';
+import type { TestUser } from './actors';
+import { expectData, invoke } from './invoke';
 
 /**
- * Shared helpers of the billing route tests (kept beside them, not in test/harness): putting an
- * organization on a plan with or without a card, cases with access, billing rows written directly.
+ * Billing helpers of the tests: putting an organization on a plan with or without a card, the
+ * sandbox processor misbehaving, billing rows written directly.
  */
 
 export const urls = {
@@ -30,9 +29,6 @@ export const DECLINED_CARD = '4000 0000 0000 0002';
 export function as(user: TestUser, organizationId = user.organizationId): { token: string; organization: string } {
   return { token: user.accessToken, organization: organizationId };
 }
-
-/** Billing tests sign in again after changes that end sessions; one helper for the whole suite. */
-export { signIn } from '../harness/actors';
 
 /** GET /billing/plan/current's data for `user`'s organization. */
 export async function current(user: TestUser) {
@@ -119,32 +115,6 @@ export async function completeCheckoutOf(setupUrl: string, card = GOOD_CARD): Pr
   expect(await completeSandboxCheckout(sessionIdOf(setupUrl), card)).toEqual({ successUrl: urls.successUrl });
 }
 
-/** Gives `userId` access to a case (a case_access row). */
-export async function grantCase(
-  caseId: string,
-  userId: string,
-  access: 'owner' | 'admin' | 'viewer' | 'opposing_counsel' = 'owner',
-): Promise<void> {
-  await db().insert(caseAccess).values({ caseId, userId, access });
-}
-
-/** A case of `organizationId` to which `user` holds `access`. */
-export async function caseWithAccess(
-  organizationId: string,
-  user: TestUser,
-  access: 'owner' | 'admin' | 'viewer' | 'opposing_counsel' = 'owner',
-  name?: string,
-) {
-  const row = await createCaseRow(organizationId, name ? { name } : {});
-  await grantCase(row.id, user.id, access);
-  return row;
-}
-
-export async function organizationRow(organizationId: string) {
-  const [row] = await db().select().from(organizations).where(eq(organizations.id, organizationId));
-  return row!;
-}
-
 export async function caseRow(caseId: string) {
   const [row] = await db().select().from(cases).where(eq(cases.id, caseId));
   return row!;
@@ -208,11 +178,6 @@ export async function insertRows(organizationId: string, rows: SeedRow[]) {
 /** `count` instants one second apart ending `endingAt` (oldest first), for rows in a known order. */
 export function secondsApart(count: number, endingAt = new Date()): Date[] {
   return Array.from({ length: count }, (_, index) => new Date(endingAt.getTime() - (count - 1 - index) * 1000));
-}
-
-/** Makes a member row of `user` in `organizationId` (for users who belong to two organizations). */
-export async function joinOrganization(organizationId: string, user: TestUser, role: OrganizationRole): Promise<void> {
-  await db().insert(organizationMembers).values({ organizationId, userId: user.id, role });
 }
 
 /**

@@ -3,18 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { overrideConfig } from '../../lib/config';
 import { db } from '../../lib/db/client';
-import {
-  billingHistory,
-  billingRows,
-  caseAccess,
-  cases,
-  organizations,
-  processedWebhookEvents,
-} from '../../lib/db/schema';
+import { billingHistory, billingRows, caseAccess, cases, processedWebhookEvents } from '../../lib/db/schema';
 import { createCaseRow, createUser } from '../harness/actors';
 import { expectData, expectError, invoke, type InvokeOptions } from '../harness/invoke';
 import { useStripeDouble } from '../harness/stripe-double';
 import { describeSecurity } from '../harness/security';
+import { organizationRow } from '../harness/organizations';
 
 const urls = {
   successUrl: 'https://app.example.test/billing/done',
@@ -28,11 +22,6 @@ async function deliver(type: string, object: Record<string, any>, options: { id?
   const { event, rawBody, signature } = double.signedEvent(type, object, options);
   const result = await invoke(routes.stripeWebhook, { rawBody, headers: { 'stripe-signature': signature } });
   return { event, result };
-}
-
-async function organizationRow(organizationId: string) {
-  const [row] = await db().select().from(organizations).where(eq(organizations.id, organizationId));
-  return row!;
 }
 
 async function rowsOf(organizationId: string) {

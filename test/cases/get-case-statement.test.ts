@@ -5,15 +5,9 @@ import { db } from '../../lib/db/client';
 import { cases } from '../../lib/db/schema';
 import { createCaseRow, createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import {
-  as,
-  caseWithAccess,
-  grantCase,
-  insertRows,
-  joinOrganization,
-  putOnPlan,
-  secondsApart,
-} from './billing-helpers';
+import { as, insertRows, putOnPlan, secondsApart } from '../harness/billing';
+import { caseWithAccess, grantCase } from '../harness/cases';
+import { joinOrganization } from '../harness/organizations';
 import { describeSecurity } from '../harness/security';
 
 const statement = (

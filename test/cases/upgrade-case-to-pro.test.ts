@@ -11,17 +11,9 @@ import { db } from '../../lib/db/client';
 import { billingHistory, billingRows, cases, organizationPlans, organizations } from '../../lib/db/schema';
 import { createCaseRow, createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import {
-  as,
-  caseRow,
-  caseWithAccess,
-  grantCase,
-  joinOrganization,
-  putOnPlan,
-  rowsOfCase,
-  sandboxProcessorWith,
-  sessionIdOf,
-} from './billing-helpers';
+import { as, caseRow, putOnPlan, rowsOfCase, sandboxProcessorWith, sessionIdOf } from '../harness/billing';
+import { caseWithAccess, grantCase } from '../harness/cases';
+import { joinOrganization } from '../harness/organizations';
 import { describeSecurity } from '../harness/security';
 
 const upgrade = (user: TestUser, caseId: string, organizationId = user.organizationId) =>

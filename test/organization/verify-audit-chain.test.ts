@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { asc, eq, sql } from 'drizzle-orm';
-import { putOnPlan } from '../billing/billing-helpers';
+import { putOnPlan } from '../harness/billing';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { eventHash, GENESIS_HASH, recordAudit, verifyAuditChain } from '../../lib/audit';

@@ -5,44 +5,12 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { eq } from 'drizzle-orm';
 import { db } from '../../lib/db/client';
-import {
-  caseAccess,
-  cases,
-  emails,
-  emailTags,
-  emailThreads,
-  materialProfiles,
-  organizationMembers,
-  tags,
-} from '../../lib/db/schema';
+import { cases, emails, emailTags, emailThreads, materialProfiles, tags } from '../../lib/db/schema';
 import { FILE_START, importEmailStream } from '../../lib/material/importers';
 import { routes } from '../../functions/routes';
-import { createUser, type TestUser } from '../harness/actors';
-import { invoke } from '../harness/invoke';
-
-/** An organization owner with a case they own. */
-export async function caseWithOwner() {
-  const owner = await createUser();
-  const [row] = await db()
-    .insert(cases)
-    .values({ organizationId: owner.organizationId, name: `Case ${randomBytes(3).toString('hex')}` })
-    .returning();
-  await db().insert(caseAccess).values({ caseId: row!.id, userId: owner.id, access: 'owner' });
-  return { owner, caseId: row!.id, organizationId: owner.organizationId };
-}
-
-/** A member of the organization holding `access` to the case. */
-export async function memberWithAccess(
-  organizationId: string,
-  caseId: string,
-  access: 'owner' | 'admin' | 'viewer' | 'opposing_counsel',
-  role: 'member' | 'client' = 'member',
-): Promise<TestUser> {
-  const user = await createUser();
-  await db().insert(organizationMembers).values({ organizationId, userId: user.id, role });
-  await db().insert(caseAccess).values({ caseId, userId: user.id, access });
-  return user;
-}
+import type { TestUser } from './actors';
+import { caseWithOwner } from './cases';
+import { invoke } from './invoke';
 
 export async function createTag(organizationId: string, caseId: string, name: string) {
   const [tag] = await db()
