@@ -18,6 +18,7 @@ import {
 } from '../harness/actors';
 import { expectData, expectError, type InvokeOptions, type InvokeResult, invoke } from '../harness/invoke';
 import { type AuditRow, invokeAudited } from '../harness/audit';
+import { UNKNOWN_ID } from '../harness/ids';
 
 /**
  * The audit events of the organization, member and invitation routes: each successful request
@@ -26,7 +27,6 @@ import { type AuditRow, invokeAudited } from '../harness/audit';
  */
 
 const INVITED = 'You are invited to join';
-const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
 const IP = '198.51.100.77';
 
 /** Invokes `route` (from a fixed client IP) and answers what that request wrote to the audit trail, each hash checked. */

@@ -8,8 +8,8 @@ import { createUser, uniqueEmail, verifyEmailOf } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
 import { invited } from '../harness/invitations';
+import { UNKNOWN_ID } from '../harness/ids';
 
-const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
 const ONE_MONTH_AND_A_DAY = 32 * 86_400;
 
 const accept = (orgId: string, body: Record<string, unknown>) =>

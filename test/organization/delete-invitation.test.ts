@@ -8,8 +8,7 @@ import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
 import { seatsUsed } from '../harness/organizations';
 import { invited } from '../harness/invitations';
-
-const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
+import { UNKNOWN_ID } from '../harness/ids';
 
 const deleteInvitation = (caller: { accessToken?: string }, orgId: string, invitationId: string) =>
   invoke(routes.deleteInvitation, { token: caller.accessToken, path: { orgId, invitationId } });

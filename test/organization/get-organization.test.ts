@@ -6,8 +6,7 @@ import { organizationPlans, organizations } from '../../lib/db/schema';
 import { addMember, createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
-
-const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
+import { UNKNOWN_ID } from '../harness/ids';
 
 const getOrganization = (caller: { accessToken?: string }, orgId: string) =>
   invoke(routes.getOrganization, { token: caller.accessToken, path: { orgId } });

@@ -7,8 +7,7 @@ import { caseAccess, cases, organizationPlans } from '../../lib/db/schema';
 import { addMember, createCaseRow, createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
-
-const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
+import { UNKNOWN_ID } from '../harness/ids';
 
 /** Gives `user` `access` to each case (the breakdown lists only cases the caller may open). */
 async function grant(

@@ -20,8 +20,7 @@ import { addMember, createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke, type InvokeOptions } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
 import { describeSecurity } from '../harness/security';
-
-const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
+import { UNKNOWN_ID } from '../harness/ids';
 
 afterEach(() => testClock.reset());
 

@@ -8,10 +8,9 @@ import { addMember, createUser, type TestUser, uniqueEmail, updateUserRow } from
 import { expectData, expectError, invoke, type InvokeOptions } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
 import { describeSecurity } from '../harness/security';
+import { UNKNOWN_ID } from '../harness/ids';
 
 type Role = (typeof organizationMembers.$inferInsert)['role'];
-
-const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
 
 const listMembers = (
   caller: { accessToken?: string },

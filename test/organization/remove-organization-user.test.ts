@@ -16,8 +16,8 @@ import { expectData, expectError, invoke } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
 import { describeSecurity } from '../harness/security';
 import { seatsUsed } from '../harness/organizations';
+import { UNKNOWN_ID } from '../harness/ids';
 
-const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
 const INVITED = 'You are invited to join';
 
 const removeUser = (caller: { accessToken?: string }, orgId: string, userId: string) =>

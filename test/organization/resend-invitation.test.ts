@@ -10,8 +10,8 @@ import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
 import { seatsUsed } from '../harness/organizations';
 import { INVITED, invited } from '../harness/invitations';
+import { UNKNOWN_ID } from '../harness/ids';
 
-const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
 const DAY = 86_400;
 
 const resend = (caller: { accessToken?: string }, orgId: string, invitationId: string) =>

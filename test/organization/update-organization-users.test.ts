@@ -16,10 +16,9 @@ import {
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
 import { describeSecurity } from '../harness/security';
+import { UNKNOWN_ID } from '../harness/ids';
 
 type Role = (typeof organizationMembers.$inferInsert)['role'];
-
-const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
 
 const updateUsers = (caller: { accessToken?: string }, orgId: string, body: unknown) =>
   invoke(routes.updateOrganizationUsers, { token: caller.accessToken, path: { orgId }, body });

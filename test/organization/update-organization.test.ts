@@ -7,8 +7,7 @@ import { addMember, createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
 import { organizationRow } from '../harness/organizations';
-
-const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
+import { UNKNOWN_ID } from '../harness/ids';
 
 const patch = (caller: { accessToken?: string }, orgId: string, body: unknown) =>
   invoke(routes.updateOrganization, { token: caller.accessToken, path: { orgId }, body });

@@ -6,8 +6,7 @@ import { organizationMembers } from '../../lib/db/schema';
 import { addMember, createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { describeSecurity } from '../harness/security';
-
-const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
+import { UNKNOWN_ID } from '../harness/ids';
 
 const setRoles = (caller: { accessToken?: string }, orgId: string, body: unknown) =>
   invoke(routes.updateUserRoles, { token: caller.accessToken, path: { orgId }, body });

@@ -12,8 +12,7 @@ import { expectData, expectError, invoke } from '../harness/invoke';
 import { forgeAuditRows } from '../harness/audit';
 import { countQueries } from '../harness/queries';
 import { describeSecurity } from '../harness/security';
-
-const UNKNOWN_ID = '0190a4e2-0000-7000-8000-000000000000';
+import { UNKNOWN_ID } from '../harness/ids';
 
 const verify = (caller: { accessToken?: string }, orgId: string) =>
   invoke(routes.verifyAuditChain, { token: caller.accessToken, path: { orgId } });
