@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { and, eq, sql } from 'drizzle-orm';
-import { decodePDFRawStream, PDFArray, PDFDocument, type PDFRawStream } from 'pdf-lib';
+import { pdfText } from '../harness/pdf-text';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { MAX_REPORT_ROWS } from '../../lib/billing/report';
@@ -20,26 +20,6 @@ const report = (user: TestUser, body: unknown) => invoke(routes.createBillingRep
 
 // PDFs go to a directory of this file, never to the repository's .data.
 const { storage, root: storageRoot } = useTemporaryObjectStorage('report-test');
-
-/** The PDF read back: its page count and every string it shows, in order (literal or hex strings). */
-async function pdfText(bytes: Uint8Array) {
-  const pdf = await PDFDocument.load(bytes);
-  const lines: string[] = [];
-  for (const page of pdf.getPages()) {
-    const contents = page.node.Contents();
-    const streams = !contents
-      ? []
-      : contents instanceof PDFArray
-        ? contents.asArray().map((ref) => pdf.context.lookup(ref))
-        : [contents];
-    for (const stream of streams) {
-      const text = Buffer.from(decodePDFRawStream(stream as PDFRawStream).decode()).toString('latin1');
-      for (const [, hex, literal] of text.matchAll(/<([0-9A-Fa-f]*)> Tj|\(((?:\\.|[^\\)])*)\) Tj/g))
-        lines.push(hex !== undefined ? Buffer.from(hex, 'hex').toString('latin1') : literal!.replace(/\\(.)/g, '$1'));
-    }
-  }
-  return { pages: pdf.getPageCount(), lines };
-}
 
 /** The PDF's sections: heading, then the rows between the column titles and the subtotal line. */
 function pdfSections(lines: string[]) {

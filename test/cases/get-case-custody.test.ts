@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import canonicalize from 'canonicalize';
 import { and, asc, eq, inArray } from 'drizzle-orm';
-import { decodePDFRawStream, PDFArray, PDFDocument, PDFRawStream, type PDFRef } from 'pdf-lib';
+import { pdfText } from '../harness/pdf-text';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { runAdminCommand } from '../../lib/admin/cli';
@@ -134,24 +134,6 @@ async function importedCase(name = 'Lee v. Roe') {
     }),
   );
   return { owner, caseId, photoKey };
-}
-
-/** The text every page shows: the strings of its Tj operators (literal strings, with `\\`, `(` and `)` escaped). */
-async function pdfText(bytes: Uint8Array): Promise<{ pages: number; text: string }> {
-  const pdf = await PDFDocument.load(bytes);
-  const lines: string[] = [];
-  for (const page of pdf.getPages()) {
-    const contents = page.node.Contents();
-    const streams =
-      contents instanceof PDFArray ? contents.asArray().map((ref) => pdf.context.lookup(ref as PDFRef)) : [contents];
-    for (const stream of streams) {
-      if (!(stream instanceof PDFRawStream)) throw new Error('Unexpected content stream');
-      const operators = Buffer.from(decodePDFRawStream(stream).decode()).toString('latin1');
-      for (const match of operators.matchAll(/\(((?:[^\\()]|\\.)*)\)\s*Tj/g))
-        lines.push(match[1]!.replace(/\\(.)/g, '$1'));
-    }
-  }
-  return { pages: pdf.getPageCount(), text: lines.join('\n') };
 }
 
 describe('GET /cases/{caseId}/custody', () => {

@@ -1,5 +1,5 @@
 import { and, asc, eq, like } from 'drizzle-orm';
-import { PDFArray, PDFDocument, type PDFRawStream, type PDFRef, decodePDFRawStream } from 'pdf-lib';
+import { pdfText } from '../harness/pdf-text';
 import { afterEach, describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
@@ -56,19 +56,7 @@ async function download(url: string): Promise<string> {
     Number(link.searchParams.get('expires')),
     link.searchParams.get('signature')!,
   );
-  const pdf = await PDFDocument.load(bytes!);
-  const lines: string[] = [];
-  for (const page of pdf.getPages()) {
-    const contents = page.node.Contents();
-    const streams =
-      contents instanceof PDFArray ? contents.asArray().map((ref) => pdf.context.lookup(ref as PDFRef)) : [contents];
-    for (const stream of streams) {
-      const operators = Buffer.from(decodePDFRawStream(stream as PDFRawStream).decode()).toString('latin1');
-      for (const match of operators.matchAll(/\(((?:[^\\()]|\\.)*)\)\s*Tj/g))
-        lines.push(match[1]!.replace(/\\(.)/g, '$1'));
-    }
-  }
-  return lines.join('\n');
+  return (await pdfText(bytes!)).text;
 }
 
 describe('POST /cases/{caseId}/custody/exports', () => {
