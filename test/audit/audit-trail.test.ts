@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { asc, eq, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { describe, expect, inject, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { eventHash, GENESIS_HASH } from '../../lib/audit';
@@ -8,16 +8,11 @@ import { auditChainHeads, auditEvents, cases, organizationMembers } from '../../
 import { addMember, createUser, type TestUser } from '../harness/actors';
 import { expectData, invoke } from '../harness/invoke';
 import { putOnPlan } from '../harness/billing';
-import { auditEventsOfRequest } from '../harness/audit';
+import { auditChainOf, auditEventsOfRequest } from '../harness/audit';
 
 const onServer = inject('databaseTemplate').kind === 'postgres';
 
-const eventsOf = (organizationId: string) =>
-  db()
-    .select()
-    .from(auditEvents)
-    .where(eq(auditEvents.organizationId, organizationId))
-    .orderBy(asc(auditEvents.sequence));
+const eventsOf = (organizationId: string) => auditChainOf(organizationId);
 
 /** The chain as a verifier sees it: 1, 2, 3… from the genesis hash, each hash recomputed, the head on the last. */
 async function expectIntactChain(organizationId: string): Promise<number> {

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { eventHash, GENESIS_HASH, STAFF_ACTOR, withAuditScope } from '../../lib/audit';
@@ -7,7 +7,7 @@ import { completeSandboxCheckout } from '../../lib/billing/payment-methods';
 import { usePaymentProcessor } from '../../lib/billing/processor';
 import { PRO_UPGRADE_SKU } from '../../lib/billing/tiers';
 import { db } from '../../lib/db/client';
-import { auditEvents, cases, organizations } from '../../lib/db/schema';
+import { cases, organizations } from '../../lib/db/schema';
 import { addMember, createUser, type TestUser } from '../harness/actors';
 import { useTemporaryObjectStorage } from '../harness/object-storage';
 import { expectData, expectError } from '../harness/invoke';
@@ -24,7 +24,7 @@ import {
 } from '../harness/billing';
 import { caseWithAccess } from '../harness/cases';
 import { organizationRow } from '../harness/organizations';
-import { type AuditRow, auditEventsOfRequest, invokeAudited } from '../harness/audit';
+import { type AuditRow, auditChainOf, auditEventsOfRequest, invokeAudited } from '../harness/audit';
 
 /**
  * The billing domain's audit events, through the real handlers: each route writes its event in
@@ -37,12 +37,7 @@ const send = invokeAudited;
 
 const eventsOfRequest = auditEventsOfRequest;
 
-const eventsOf = (organizationId: string, afterSequence = 0) =>
-  db()
-    .select()
-    .from(auditEvents)
-    .where(and(eq(auditEvents.organizationId, organizationId), gt(auditEvents.sequence, afterSequence)))
-    .orderBy(asc(auditEvents.sequence));
+const eventsOf = (organizationId: string, afterSequence = 0) => auditChainOf(organizationId, afterSequence);
 
 /** The organization's last sequence: events after it are what the test wrote. */
 async function headOf(organizationId: string): Promise<number> {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import { db } from '../../lib/db/client';
 import { auditEvents } from '../../lib/db/schema';
 import type { RouteDefinition } from '../../lib/http/route';
@@ -38,6 +38,18 @@ export const auditEventsOf = (organizationId: string, action: string): Promise<A
     .select()
     .from(auditEvents)
     .where(and(eq(auditEvents.organizationId, organizationId), eq(auditEvents.action, action)))
+    .orderBy(asc(auditEvents.sequence));
+
+/** An organization's whole chain in order, or only the events after `afterSequence`. */
+export const auditChainOf = (organizationId: string, afterSequence?: number): Promise<AuditRow[]> =>
+  db()
+    .select()
+    .from(auditEvents)
+    .where(
+      afterSequence === undefined
+        ? eq(auditEvents.organizationId, organizationId)
+        : and(eq(auditEvents.organizationId, organizationId), gt(auditEvents.sequence, afterSequence)),
+    )
     .orderBy(asc(auditEvents.sequence));
 
 /** Invokes `route` with a request id of its own; answers the result and what the request wrote to the audit trail. */

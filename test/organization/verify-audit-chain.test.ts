@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { asc, eq, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { putOnPlan } from '../harness/billing';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
@@ -9,7 +9,7 @@ import { auditChainHeads, auditEvents } from '../../lib/db/schema';
 import { transaction } from '../../lib/db/transaction';
 import { addMember, createUser, type TestUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
-import { forgeAuditRows } from '../harness/audit';
+import { auditChainOf, forgeAuditRows } from '../harness/audit';
 import { countQueries } from '../harness/queries';
 import { describeSecurity } from '../harness/security';
 import { UNKNOWN_ID } from '../harness/ids';
@@ -17,12 +17,7 @@ import { UNKNOWN_ID } from '../harness/ids';
 const verify = (caller: { accessToken?: string }, orgId: string) =>
   invoke(routes.verifyAuditChain, { token: caller.accessToken, path: { orgId } });
 
-const eventsOf = (organizationId: string) =>
-  db()
-    .select()
-    .from(auditEvents)
-    .where(eq(auditEvents.organizationId, organizationId))
-    .orderBy(asc(auditEvents.sequence));
+const eventsOf = (organizationId: string) => auditChainOf(organizationId);
 
 /** An owner whose organization's chain holds events of real routes: two cases opened, one renamed, one access granted. */
 async function organizationWithHistory(): Promise<TestUser> {
