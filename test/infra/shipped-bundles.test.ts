@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -32,6 +32,7 @@ import {
   type StripeDouble,
   startStripeDouble,
 } from '../harness/stripe-double';
+import { sqsDouble } from '../harness/sqs-double';
 import { uploadHeaders } from '../harness/uploads';
 import { BundleHost } from './bundle-host';
 
@@ -202,26 +203,7 @@ describe.skipIf(!process.env.DATABASE_URL)('the shipped bundles (PostgreSQL only
   beforeAll(async () => {
     s3 = await startS3Emulator();
     ses = await startSesEmulator({ host: '127.0.0.1', port: 0 });
-    sqs = createServer((req, res) => {
-      let text = '';
-      req.on('data', (chunk) => (text += chunk));
-      req.on('end', () => {
-        const body = JSON.parse(text || '{}') as { MessageBody?: string };
-        if (req.headers['x-amz-target'] !== 'AmazonSQS.SendMessage' || body.MessageBody === undefined) {
-          res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0' });
-          res.end(JSON.stringify({ __type: 'com.amazonaws.sqs#InvalidAction', message: 'SendMessage only' }));
-          return;
-        }
-        queued.push(body.MessageBody);
-        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
-        res.end(
-          JSON.stringify({
-            MessageId: randomUUID(),
-            MD5OfMessageBody: createHash('md5').update(body.MessageBody).digest('hex'),
-          }),
-        );
-      });
-    });
+    sqs = sqsDouble(queued);
     sqs.listen(0, '127.0.0.1');
     await once(sqs, 'listening');
     stripe = await startStripeDouble();

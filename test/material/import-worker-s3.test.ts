@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +20,7 @@ import { REGION, type S3Emulator, startS3Emulator } from '../harness/s3rver';
 import { custodyLimits } from '../../lib/material/custody';
 import { caseWithOwner } from '../harness/cases';
 import { seedThread } from '../harness/material';
+import { sqsDouble } from '../harness/sqs-double';
 
 /**
  * The import worker on the cloud path: S3Storage against the S3 emulator (test/harness/s3rver.ts;
@@ -102,35 +103,6 @@ describe('DirectoryStorage, the same operations locally', () => {
     expect((await bytesOf(await storage.read(key))).toString()).toBe('a,b\n1,2\n');
   });
 });
-
-/**
- * Stands in for SQS's SendMessage (the AWS JSON protocol the SDK speaks): the client in
- * lib/material/imports/queue.ts sends to the queue URL's host, so IMPORT_QUEUE_URL pointing here
- * collects what the routes, maintenance and the worker send.
- */
-function sqsDouble(sent: string[]): Server {
-  return createServer((req, res) => {
-    let text = '';
-    req.on('data', (chunk) => (text += chunk));
-    req.on('end', () => {
-      const body = JSON.parse(text || '{}') as { MessageBody?: string };
-      if (req.headers['x-amz-target'] !== 'AmazonSQS.SendMessage' || body.MessageBody === undefined) {
-        res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0' });
-        res.end(JSON.stringify({ __type: 'com.amazonaws.sqs#InvalidAction', message: 'SendMessage only' }));
-        return;
-      }
-      sent.push(body.MessageBody);
-      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
-      res.end(
-        JSON.stringify({
-          MessageId: randomUUID(),
-          // The SDK checks the body's MD5 against this.
-          MD5OfMessageBody: createHash('md5').update(body.MessageBody).digest('hex'),
-        }),
-      );
-    });
-  });
-}
 
 /** The event Lambda's SQS event source hands the worker: one record per message. */
 const sqsEvent = (messages: Array<{ messageId: string; body: string }>): SQSEvent => ({
