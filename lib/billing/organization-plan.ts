@@ -3,7 +3,7 @@ import type { Executor, Tx } from '../db/client';
 import { organizationPlans } from '../db/schema';
 import { FREE_PLAN } from '../organizations/plans';
 
-/** The one writer of `organization_plans`: the caps an organization's plan gives it. */
+// The one writer of `organization_plans`: the caps an organization's plan gives it.
 
 /** Puts a new organization on the free plan, active (lib/organizations/insert-organization.ts). */
 export async function startOrganizationPlan(tx: Executor, organizationId: string): Promise<void> {
