@@ -20,9 +20,6 @@ import { TIER_KEYS, TIERS } from './tiers';
 
 type CaseRow = typeof cases.$inferSelect;
 
-// Read by cases too; it lives with the case's Pro columns (their one writer).
-export { isProNow };
-
 /** The case's Pro as the case statement shows it. */
 export function proStatusOf(row: Pick<CaseRow, 'isPro' | 'proUntil' | 'proSource'>) {
   const isPro = isProNow(row);

@@ -8,7 +8,8 @@ import { retryVoidedInvoices } from '../../lib/billing/close-voided-invoice';
 import { retryStuckCharges } from '../../lib/billing/invoice-charge';
 import { settleInvoice } from '../../lib/billing/settle-invoice';
 import { completeSandboxCheckout } from '../../lib/billing/payment-methods';
-import { endLapsedPlanPro, isProNow } from '../../lib/billing/case-pro';
+import { endLapsedPlanPro } from '../../lib/billing/case-pro';
+import { isProNow } from '../../lib/cases/pro-status';
 import { isDelinquent } from '../../lib/billing/summary';
 import {
   type Cadence,
