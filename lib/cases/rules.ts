@@ -66,6 +66,15 @@ export const CASE_RULES = {
     access: ['owner', 'admin'],
     denied: OWNER_OR_ADMIN_REQUIRED,
   },
+  /**
+   * Changing tags and tagging evidence (the review extension): owner, admin or opposing counsel
+   * access, each on their own side's tags; viewers may read tags but not change them.
+   */
+  review: {
+    name: 'review',
+    access: ['owner', 'admin', 'opposing_counsel'],
+    denied: 'Viewers may read tags but not change them',
+  },
   /** Upload links for the import's attachments: the import rule, refused in its own words. */
   upload: {
     name: 'import',

@@ -11,26 +11,8 @@ import { db } from '../db/client';
 import { attachments, emailTags, emails, emailThreads, tags } from '../db/schema';
 import { idEquals, idIn } from '../ids';
 import { pageWindow, sortDirection, toPage } from '../paging';
+import { toTagEntity } from '../review/tag-entity';
 import { ThreadNotFoundError } from './errors';
-
-type TagRow = typeof tags.$inferSelect;
-
-export function toTagEntity(tag: TagRow) {
-  return {
-    id: tag.id,
-    name: tag.name,
-    nameLowercase: tag.nameLowercase,
-    backgroundColor: tag.backgroundColor,
-    textColor: tag.textColor,
-    type: tag.type,
-    severity: tag.severity,
-    origin: tag.origin,
-    creatorAccessType: tag.creatorAccessType,
-    isActive: tag.isActive,
-    createdAt: tag.createdAt.toISOString(),
-    updatedAt: tag.updatedAt.toISOString(),
-  };
-}
 
 /** GET /local-emails/{caseId}/threads (extension): threads by latest activity, newest first unless sortOrder asc. */
 export async function listEmailThreads(ctx: { caseContext: CaseContext }, query: z.output<typeof MaterialPagingQuery>) {
@@ -138,7 +120,7 @@ function threadEmailFilters(thread: { id: string; caseId: string }, query: z.out
 function toEmailRecord(
   email: typeof emails.$inferSelect,
   files: Array<typeof attachments.$inferSelect>,
-  links: Array<{ link: typeof emailTags.$inferSelect; tag: TagRow }>,
+  links: Array<{ link: typeof emailTags.$inferSelect; tag: typeof tags.$inferSelect }>,
 ) {
   return {
     id: email.id,

@@ -20,7 +20,8 @@ async function networkScenario() {
       .insert(networkConversations)
       .values({ caseId: s.caseId, profileId, externalId: title, title, participants: ['Ann Lee', 'Bob Roe'] })
       .returning();
-    for (const tagId of tagIds) await db().insert(networkConversationTags).values({ conversationId: row!.id, tagId });
+    for (const tagId of tagIds)
+      await db().insert(networkConversationTags).values({ conversationId: row!.id, tagId, addedBy: 'user' });
     return row!;
   };
   const both = await conversation(visible.id, 'Both tags', [contract.id, urgent.id]);

@@ -4,6 +4,7 @@ export * from './platform';
 export * from './cases';
 export * from './billing';
 export * from './material';
+export * from './review';
 export * from './idempotency';
 export * from './audit';
 export * from './storage';

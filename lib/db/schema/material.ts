@@ -27,35 +27,6 @@ export interface EmailAddress {
   email?: string;
 }
 
-/** Tags, shared by emails and professional-network conversations. */
-export const tags = pgTable(
-  'tags',
-  {
-    ...id,
-    organizationId: uuid('organization_id')
-      .notNull()
-      .references(() => organizations.id, { onDelete: 'cascade' }),
-    caseId: uuid('case_id').references(() => cases.id, { onDelete: 'cascade' }),
-    name: text('name').notNull(),
-    nameLowercase: text('name_lowercase').notNull(),
-    backgroundColor: text('background_color').notNull().default('#E5E7EB'),
-    textColor: text('text_color').notNull().default('#111827'),
-    type: text('type', { enum: ['system', 'organization', 'case', 'user'] })
-      .notNull()
-      .default('case'),
-    severity: text('severity', { enum: ['info', 'warning', 'danger'] })
-      .notNull()
-      .default('info'),
-    origin: text('origin', { enum: ['manual', 'auto-import'] })
-      .notNull()
-      .default('manual'),
-    creatorAccessType: text('creator_access_type', { enum: ['org', 'opposing_council'] }),
-    isActive: boolean('is_active').notNull().default(true),
-    ...timestamps,
-  },
-  (t) => [index('tags_organization_idx').on(t.organizationId)],
-);
-
 export const emailThreads = pgTable(
   'email_threads',
   {
@@ -110,6 +81,14 @@ export const emails = pgTable(
     participantEmails: text('participant_emails').array().notNull().default(sql`'{}'::text[]`),
     participantDomains: text('participant_domains').array().notNull().default(sql`'{}'::text[]`),
     inReplyTo: text('in_reply_to'),
+    /**
+     * Subject and body, searchable by the case search (lib/review/search). The body counts up to
+     * its first 200,000 characters: a tsvector holds at most 1 MB, and a longer body would refuse
+     * the email.
+     */
+    search: tsvector('search')
+      .notNull()
+      .generatedAlwaysAs(sql`to_tsvector('simple', coalesce(subject, '') || ' ' || left(coalesce(body, ''), 200000))`),
     /** SHA-256 (hex) and size of the item's source bytes at import (lib/material/evidence-hash.ts). */
     sha256: text('sha256'),
     sizeBytes: bigint('size_bytes', { mode: 'number' }),
@@ -126,6 +105,7 @@ export const emails = pgTable(
     index('emails_folders_idx').using('gin', t.folders),
     // The custody record's order (lib/material/custody.ts): keyset pages walk it.
     index('emails_case_custody_idx').on(t.caseId, t.createdAt, t.id),
+    index('emails_search_idx').using('gin', t.search).with({ gin_pending_list_limit: 256 }),
   ],
 );
 
@@ -148,26 +128,6 @@ export const attachments = pgTable(
     ...timestamps,
   },
   (t) => [index('attachments_email_idx').on(t.emailId)],
-);
-
-/** A tag on an email, with who added (and maybe removed) it. A removed tag no longer counts. */
-export const emailTags = pgTable(
-  'email_tags',
-  {
-    emailId: uuid('email_id')
-      .notNull()
-      .references(() => emails.id, { onDelete: 'cascade' }),
-    tagId: uuid('tag_id')
-      .notNull()
-      .references(() => tags.id, { onDelete: 'cascade' }),
-    addedBy: text('added_by', { enum: ['user', 'ai', 'auto', 'auto-import', 'system', 'default'] }).notNull(),
-    addedById: text('added_by_id'),
-    removedAt: timestamptz('removed_at'),
-    removedBy: text('removed_by', { enum: ['user', 'ai', 'auto', 'auto-import', 'system', 'default'] }),
-    removedById: text('removed_by_id'),
-    ...timestamps,
-  },
-  (t) => [primaryKey({ columns: [t.emailId, t.tagId] }), index('email_tags_tag_idx').on(t.tagId)],
 );
 
 /**
@@ -206,20 +166,6 @@ export const networkConversations = pgTable(
     ...timestamps,
   },
   (t) => [uniqueIndex('network_conversations_profile_external_key').on(t.profileId, t.externalId)],
-);
-
-export const networkConversationTags = pgTable(
-  'network_conversation_tags',
-  {
-    conversationId: uuid('conversation_id')
-      .notNull()
-      .references(() => networkConversations.id, { onDelete: 'cascade' }),
-    tagId: uuid('tag_id')
-      .notNull()
-      .references(() => tags.id, { onDelete: 'cascade' }),
-    ...timestamps,
-  },
-  (t) => [primaryKey({ columns: [t.conversationId, t.tagId] }), index('network_conversation_tags_tag_idx').on(t.tagId)],
 );
 
 export const networkMessages = pgTable(
@@ -339,6 +285,12 @@ export const deviceNotes = pgTable(
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
     attachmentKeys: text('attachment_keys').array().notNull().default(sql`'{}'::text[]`),
     importedById: uuid('imported_by_id').references(() => users.id, { onDelete: 'set null' }),
+    /** Title, summary and the text of the HTML content (tags dropped; its first 200,000 characters), for the case search. */
+    search: tsvector('search')
+      .notNull()
+      .generatedAlwaysAs(
+        sql`to_tsvector('simple', title || ' ' || coalesce(summary, '') || ' ' || left(regexp_replace(coalesce(html_content, ''), '<[^>]*>', ' ', 'g'), 200000))`,
+      ),
     /** SHA-256 (hex) and size of the note as sent (its canonical JSON, lib/material/evidence-hash.ts). */
     sha256: text('sha256'),
     sizeBytes: bigint('size_bytes', { mode: 'number' }),
@@ -347,6 +299,7 @@ export const deviceNotes = pgTable(
   (t) => [
     uniqueIndex('device_notes_case_device_note_key').on(t.caseId, t.deviceId, t.noteId),
     index('device_notes_case_custody_idx').on(t.caseId, t.createdAt, t.id),
+    index('device_notes_search_idx').using('gin', t.search),
   ],
 );
 
