@@ -12,6 +12,8 @@ export const SCOPES = [
   'material:read',
   'notes:import',
   'material:import',
+  /** Creating and changing tags, and tagging evidence (the review extension). */
+  'review:write',
   'audit:read',
 ] as const;
 

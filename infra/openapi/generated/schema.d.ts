@@ -1832,7 +1832,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             label: string | null;
-            scopes: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import" | "material:import" | "audit:read")[];
+            scopes: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import" | "material:import" | "review:write" | "audit:read")[];
             lastUsedAt: string | null;
             /** Format: date-time */
             expiresAt: string;
@@ -2332,7 +2332,7 @@ export interface components {
         };
         GenerateTokenDto: {
             /** @description At least one scope; without scopes, a legacy token */
-            scopes?: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import" | "material:import" | "audit:read")[];
+            scopes?: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import" | "material:import" | "review:write" | "audit:read")[];
             /** @description Trimmed: leading and trailing white space is removed. */
             label?: string;
             /** @description Lifetime in days; above 400 is capped at 400 */
@@ -2343,7 +2343,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             label: string | null;
-            scopes: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import" | "material:import" | "audit:read")[];
+            scopes: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import" | "material:import" | "review:write" | "audit:read")[];
             /** Format: date-time */
             expiresAt: string;
         } | {
@@ -2965,7 +2965,7 @@ export interface components {
             }[];
         };
         UpdateTokenScopesDto: {
-            scopes: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import" | "material:import" | "audit:read")[];
+            scopes: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import" | "material:import" | "review:write" | "audit:read")[];
         };
         UpdateUserDto: {
             /** @description Trimmed: leading and trailing white space is removed. */
