@@ -65,6 +65,8 @@ export const AUDIT_ACTIONS = {
   'evidence.custody.export_finished': 'A custody export ended: its volumes stored, or failed with the error named.',
   'evidence.object.downloaded': 'An evidence object (attachment) was downloaded through a signed link.',
   'evidence.object.integrity_failed': 'An evidence object no longer matched its recorded hash: not served.',
+  // Review: case search
+  'evidence.case.searched': "The case's evidence was searched across kinds (GET /cases/{caseId}/search).",
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;
