@@ -6,14 +6,20 @@ import { PageEntity, PagingQuery, QueryList } from '../common/paging';
 import { TagEntity } from '../material/material';
 
 /** A search's text: 1 to 200 characters with at least one word, "phrase" or prefix* to find. */
-export const SearchText = z.string().check(
-  z.minLength(1),
-  z.maxLength(200),
-  z.superRefine((q, ctx) => {
-    const parsed = parseSearchQuery(q);
-    if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.message, input: q });
-  }),
-);
+export const SearchText = z
+  .string()
+  .check(
+    z.minLength(1),
+    z.maxLength(200),
+    z.superRefine((q, ctx) => {
+      const parsed = parseSearchQuery(q);
+      if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.message, input: q });
+    }),
+  )
+  .register(z.globalRegistry, {
+    description:
+      'Words (each must match a whole word), "quoted phrases" (the words adjacent, in order), -excluded words or phrases (must not match) and prefix* (a word start), all AND-ed, case-insensitive. At least one word, phrase or prefix to find: a query of exclusions only is 400.',
+  });
 
 const SearchKind = z.enum(SEARCH_KINDS);
 const QueryDateTime = z.iso.datetime({ offset: true });
