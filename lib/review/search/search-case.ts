@@ -63,7 +63,6 @@ interface ItemJson {
 }
 
 interface SearchRow {
-  total: number | string;
   kinds: Array<{ kind: SearchKind; count: number }> | null;
   tag_facets: Array<{ tag_id: string; name: string; count: number }> | null;
   domains: Array<{ domain: string; count: number }> | null;
@@ -102,13 +101,16 @@ function itemTags(viewer: SearchViewer) {
   return sql`case p.kind when 'email' then ${of('email', 'p.id')} when 'network-message' then ${of('network-message', 'p.tagged_id')} when 'support-ticket' then ${of('support-ticket', 'p.id')} else ${of('device-note', 'p.id')} end`;
 }
 
-/** Tag facet: per visible tag, the matches carrying it (a network message carries its conversation's tags). */
-function tagFacetLinks(search: CaseSearch) {
+/**
+ * Tag facet: the active links of the kinds searched, to tags the viewer sees, as (kind, item,
+ * tag); joined to the matches in one pass (a network message carries its conversation's tags).
+ */
+function tagFacetLinks(viewer: SearchViewer, search: CaseSearch) {
   const kinds = new Set(search.kinds);
   return sql.join(
     SEARCH_KINDS.filter((k) => kinds.has(k)).map((kind) => {
       const { table, item } = linkOf(kind);
-      return sql`select l.tag_id from matches m join ${sql.raw(table)} l on l.${sql.raw(item)} = m.tagged_id and l.removed_at is null where m.kind = ${kind}`;
+      return sql`select ${kind}::text as kind, l.${sql.raw(item)} as item, l.tag_id from ${sql.raw(table)} l where l.removed_at is null and l.tag_id in ${visibleTagIds(viewer)}`;
     }),
     sql` union all `,
   );
@@ -122,6 +124,17 @@ function tagFacetLinks(search: CaseSearch) {
  */
 export async function searchCase(viewer: SearchViewer, search: CaseSearch, paging: CaseSearchPaging) {
   const window: PageWindow = pageWindow(paging);
+  const [row] = await rawRows<SearchRow>(db(), caseSearchStatement(viewer, search, paging, window));
+  return toSearchPage(window, row);
+}
+
+/** The one statement of a search: total, facets and the page's items as JSON, one row. */
+export function caseSearchStatement(
+  viewer: SearchViewer,
+  search: CaseSearch,
+  paging: CaseSearchPaging,
+  window: PageWindow,
+) {
   const ranked = (paging.sortBy ?? 'relevance') === 'relevance';
   const tsQuery = searchTsQuery(search);
   const statement = sql`with matches as (${matchRowsSql(viewer, search, { ranked })}),
@@ -153,17 +166,20 @@ items as (
   cross join lateral (select translate(left(${SNIPPET_TEXT}, 200000), ${`${HIGHLIGHT_START}${HIGHLIGHT_STOP}`}, '  ') as text) b
 )
 select
-  (select count(*) from matches) as total,
   (select json_agg(json_build_object('kind', k.kind, 'count', k.n) order by k.n desc, k.kind)
     from (select kind, count(*)::int as n from matches group by kind) k) as kinds,
   (select json_agg(json_build_object('tag_id', t.id, 'name', t.name, 'count', f.n) order by f.n desc, t.name_lowercase, t.id)
-    from (select tag_id, count(*)::int as n from (${tagFacetLinks(search)}) l group by tag_id) f
-    join tags t on t.id = f.tag_id where t.id in ${visibleTagIds(viewer)}) as tag_facets,
+    from (select l.tag_id, count(*)::int as n from matches m join (${tagFacetLinks(viewer, search)}) l
+      on l.kind = m.kind and l.item = m.tagged_id group by l.tag_id) f
+    join tags t on t.id = f.tag_id) as tag_facets,
   (select json_agg(json_build_object('domain', d.domain, 'count', d.n) order by d.n desc, d.domain)
     from (select domain, count(*)::int as n from matches m, unnest(m.domains) as domain
       where m.kind = 'email' group by domain order by n desc, domain limit ${MAX_DOMAIN_FACETS}) d) as domains,
   (select json_agg(p.item order by ${pageOrder(paging, 'p')}) from items p) as items`;
-  const [row] = await rawRows<SearchRow>(db(), statement);
+  return statement;
+}
+
+function toSearchPage(window: PageWindow, row: SearchRow | undefined) {
   const items = (row?.items ?? []).map((item) => {
     const snippet = snippetOf(item.headline ?? '', { html: item.kind === 'device-note' });
     return {
@@ -199,7 +215,11 @@ select
     };
   });
   return {
-    ...toPage(window, Number(row?.total ?? 0), items),
+    ...toPage(
+      window,
+      (row?.kinds ?? []).reduce((sum, k) => sum + k.count, 0),
+      items,
+    ),
     facets: {
       kinds: row?.kinds ?? [],
       tags: (row?.tag_facets ?? []).map((f) => ({ tagId: f.tag_id, name: f.name, count: f.count })),
