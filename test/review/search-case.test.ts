@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
+import { rawRows } from '../../lib/db/raw-rows';
+import { CaseSearchQueryError, searchMatchSql, searchTaggableItemsSql, toCaseSearch } from '../../lib/review';
 import {
   deviceNotes,
   devices,
@@ -406,6 +408,41 @@ describe('GET /cases/{caseId}/search', () => {
     expect((await s.found({ q: 'merger', kinds: 'device-note' }, s.opposing.accessToken)).total).toBe(0);
     // A viewer reads what the firm reads.
     expect((await s.found({ q: 'merger' }, s.viewer.accessToken)).total).toBe(8);
+  });
+
+  it('yields the SQL of every match for tagging by search, as the viewer may see it', async () => {
+    const s = await scenario();
+    const firm = { organizationId: s.organizationId, caseId: s.caseId, side: 'org' as const, userId: s.owner.id };
+    const theirs = { ...firm, side: 'opposing_council' as const, userId: s.opposing.id };
+    const search = toCaseSearch({ q: 'merger', excludeTags: [s.hot.id] });
+    const matches = await rawRows<{ kind: string; id: string }>(db(), searchMatchSql(firm, search));
+    expect(matches.map((m) => `${m.kind}:${m.id}`).sort()).toEqual(
+      [
+        `email:${s.e2.id}`,
+        `email:${s.e3.id}`,
+        `network-message:${s.n2.id}`,
+        `support-ticket:${s.t1.id}`,
+        `support-ticket:${s.t2.id}`,
+        `device-note:${s.d1.id}`,
+      ].sort(),
+    );
+    const items = await rawRows<{ kind: string; id: string }>(
+      db(),
+      searchTaggableItemsSql(theirs, toCaseSearch({ q: 'merger' })),
+    );
+    expect(items.map((m) => `${m.kind}:${m.id}`).sort()).toEqual(
+      [
+        `email:${s.e1.id}`,
+        `email:${s.e2.id}`,
+        `email:${s.e3.id}`,
+        `network-conversation:${s.deal.id}`,
+        `support-ticket:${s.t1.id}`,
+      ].sort(),
+    );
+    expect(() => toCaseSearch({ q: '-only' })).toThrow(CaseSearchQueryError);
+    expect(() => toCaseSearch({ q: 'x', from: '2026-10-02T00:00:00Z', to: '2026-10-01T00:00:00Z' })).toThrow(
+      CaseSearchQueryError,
+    );
   });
 
   it('runs a fixed number of statements whatever it finds', async () => {
