@@ -92,8 +92,6 @@ interface KindTable {
   date: SQL;
   /** The id tags hang on (a network message carries its conversation's tags). */
   tagged: SQL;
-  /** The id the result names besides its own: thread, conversation, profile, device. */
-  parent: SQL;
   link: { table: string; item: string };
   domains: SQL;
   participantMatch: (values: SQL) => SQL;
@@ -109,7 +107,6 @@ const KIND_TABLES: Record<SearchKind, KindTable> = {
     from: sql`emails x`,
     date: sql`x.date`,
     tagged: sql`x.id`,
-    parent: sql`x.thread_id`,
     link: { table: 'email_tags', item: 'email_id' },
     domains: sql`x.participant_domains`,
     participantMatch: (values) =>
@@ -122,7 +119,6 @@ const KIND_TABLES: Record<SearchKind, KindTable> = {
     from: sql`network_messages x`,
     date: sql`x.date`,
     tagged: sql`x.conversation_id`,
-    parent: sql`x.conversation_id`,
     link: { table: 'network_conversation_tags', item: 'conversation_id' },
     domains: sql`null::text[]`,
     participantMatch: (values) =>
@@ -134,7 +130,6 @@ const KIND_TABLES: Record<SearchKind, KindTable> = {
     from: sql`support_tickets x`,
     date: sql`x.ticket_created_at`,
     tagged: sql`x.id`,
-    parent: sql`x.profile_id`,
     link: { table: 'support_ticket_tags', item: 'ticket_id' },
     domains: sql`null::text[]`,
     participantMatch: (values) =>
@@ -147,7 +142,6 @@ const KIND_TABLES: Record<SearchKind, KindTable> = {
     // The device's own times are free text from the extractor; the import time is the one sure time.
     date: sql`x.created_at`,
     tagged: sql`x.id`,
-    parent: sql`x.device_id`,
     link: { table: 'device_note_tags', item: 'note_id' },
     domains: sql`null::text[]`,
     // Notes have no participants: a search naming participants finds none.
@@ -191,15 +185,15 @@ export const searchableKinds = (viewer: SearchViewer, search: CaseSearch): Searc
 
 /**
  * Every match of a search, one row each: `kind`, `id`, `date`, `rank` (ts_rank, 0 unless
- * `ranked`), `parent_id` (thread, conversation, profile or device), `tagged_id` (what its tags hang
- * on) and `domains` (an email's participant domains, else null). Each kind's rows come from its
+ * `ranked`), `tagged_id` (what its tags hang on) and `domains` (an email's participant domains,
+ * else null). Each kind's rows come from its
  * GIN index on `search` and its case; a UNION ALL of the kinds asked for.
  */
 export function matchRowsSql(viewer: SearchViewer, search: CaseSearch, options: { ranked: boolean }): SQL {
   const tsQuery = searchTsQuery(search);
   const kinds = searchableKinds(viewer, search);
   if (!kinds.length)
-    return sql`select null::text as kind, null::uuid as id, null::timestamptz as date, 0::real as rank, null::uuid as parent_id, null::uuid as tagged_id, null::text[] as domains where false`;
+    return sql`select null::text as kind, null::uuid as id, null::timestamptz as date, 0::real as rank, null::uuid as tagged_id, null::text[] as domains where false`;
   const branches = kinds.map((name) => {
     const kind = KIND_TABLES[name];
     const conditions = [
@@ -207,7 +201,7 @@ export function matchRowsSql(viewer: SearchViewer, search: CaseSearch, options: 
       sql`x.search @@ ${tsQuery}`,
       ...kindConditions(kind, viewer, search),
     ];
-    return sql`select ${name}::text as kind, x.id as id, ${kind.date} as date, ${options.ranked ? sql`ts_rank(x.search, ${tsQuery})` : sql`0::real`} as rank, ${kind.parent} as parent_id, ${kind.tagged} as tagged_id, ${kind.domains} as domains from ${kind.from} where ${sql.join(conditions, sql` and `)}`;
+    return sql`select ${name}::text as kind, x.id as id, ${kind.date} as date, ${options.ranked ? sql`ts_rank(x.search, ${tsQuery})` : sql`0::real`} as rank, ${kind.tagged} as tagged_id, ${kind.domains} as domains from ${kind.from} where ${sql.join(conditions, sql` and `)}`;
   });
   return sql.join(branches, sql` union all `);
 }
