@@ -925,6 +925,19 @@ export const routes = defineRoutes({
     errors: [403, 404],
     audit: { action: 'review.tag.deactivated' },
   }),
+
+  // Review (extension): case search
+  searchCase: defineRoute('review', {
+    method: 'GET',
+    path: '/cases/{caseId}/search',
+    summary: "Search all of a case's evidence: emails, network messages, support tickets, device notes",
+    auth: 'bearer',
+    scope: 'material:read',
+    case: CASE_RULES.read,
+    extension: true,
+    errors: [400, 403, 404],
+    audit: { action: 'evidence.case.searched', read: true },
+  }),
 });
 
 export type RouteName = keyof typeof routes;

@@ -69,6 +69,8 @@ export const AUDIT_ACTIONS = {
   'review.tag.created': 'A case, user or organization tag was created.',
   'review.tag.updated': "A tag's name, colours or severity changed (the fields named).",
   'review.tag.deactivated': 'A tag was deleted: deactivated, its links and their history kept.',
+  // Review: case search
+  'evidence.case.searched': "The case's evidence was searched across kinds (GET /cases/{caseId}/search).",
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

@@ -1780,6 +1780,30 @@ export interface paths {
         patch: operations["updateOrganizationTag"];
         trace?: never;
     };
+    "/cases/{caseId}/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search all of a case's evidence: emails, network messages, support tickets, device notes
+         * @description Bearer token. An automation token needs the `material:read` scope.
+         *
+         *     Needs owner, admin, viewer, opposing_counsel access to the case; 403 otherwise.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        get: operations["searchCase"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2160,6 +2184,60 @@ export interface components {
             caseId: string;
             /** @constant */
             status: "processing";
+        };
+        CaseSearchFacets: {
+            kinds: {
+                /** @enum {string} */
+                kind: "email" | "network-message" | "support-ticket" | "device-note";
+                count: number;
+            }[];
+            tags: {
+                /** Format: uuid */
+                tagId: string;
+                name: string;
+                count: number;
+            }[];
+            participantDomains: {
+                domain: string;
+                count: number;
+            }[];
+        };
+        CaseSearchPageEntity: {
+            total: number;
+            page?: number;
+            perPage?: number;
+            skip?: number;
+            limit?: number;
+            totalPages: number;
+            nextPage: number | null;
+            previousPage: number | null;
+            data: components["schemas"]["CaseSearchResultEntity"][] | null;
+            facets: components["schemas"]["CaseSearchFacets"];
+        };
+        CaseSearchResultEntity: {
+            /** @enum {string} */
+            kind: "email" | "network-message" | "support-ticket" | "device-note";
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            threadId?: string;
+            /** Format: uuid */
+            conversationId?: string;
+            /** Format: uuid */
+            profileId?: string;
+            /** Format: uuid */
+            deviceId?: string;
+            title: string | null;
+            snippet: {
+                text: string;
+                highlights: {
+                    start: number;
+                    end: number;
+                }[];
+            };
+            date: string | null;
+            participants: string[];
+            tags: components["schemas"]["TagEntity"][];
         };
         CaseStatementResponseEntity: {
             /** Format: uuid */
@@ -7170,6 +7248,64 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    searchCase: {
+        parameters: {
+            query: {
+                page?: number;
+                perPage?: number;
+                skip?: number;
+                limit?: number;
+                sortOrder?: "asc" | "desc";
+                /** @description Words (each must match a whole word), "quoted phrases" (the words adjacent, in order), -excluded words or phrases (must not match) and prefix* (a word start), all AND-ed, case-insensitive. At least one word, phrase or prefix to find: a query of exclusions only is 400. */
+                q: string;
+                /** @description Repeat the parameter or separate values with commas; each value is trimmed and empty ones are dropped. */
+                kinds?: ("email" | "network-message" | "support-ticket" | "device-note")[];
+                from?: string;
+                to?: string;
+                /** @description Repeat the parameter or separate values with commas; each value is trimmed and empty ones are dropped. */
+                participants?: string[];
+                /** @description Repeat the parameter or separate values with commas; each value is trimmed and empty ones are dropped. */
+                tags?: string[];
+                /** @description Repeat the parameter or separate values with commas; each value is trimmed and empty ones are dropped. */
+                excludeTags?: string[];
+                untagged?: "0" | "1" | "true" | "false";
+                sortBy?: "relevance" | "date";
+            };
+            header?: never;
+            path: {
+                caseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Search all of a case's evidence: emails, network messages, support tickets, device notes */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CaseSearchPageEntity"];
+                        /** @constant */
+                        statusCode: 200;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UriTooLong"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalServerError"];
