@@ -163,6 +163,7 @@ class Client {
 }
 
 /** A route this server does not have: the local server's ROUTE_NOT_FOUND, or 405 for the method. */
+const ok = (answer: Answer) => answer.status >= 200 && answer.status <= 299;
 const missingRoute = (answer: Answer) =>
   answer.status === 405 || (answer.status === 404 && answer.text.includes('ROUTE_NOT_FOUND'));
 
@@ -322,10 +323,9 @@ export async function benchReview(options: ReviewBenchOptions): Promise<ReviewRe
           items: set.map((id) => ({ kind: 'email', id })),
         };
         const answer = await api.send('POST', `/cases/${caseId}/tagging`, body);
-        const data =
-          answer.status === 200 ? (JSON.parse(answer.text) as { data: { added?: number; removed?: number } }).data : {};
+        const data = ok(answer) ? (JSON.parse(answer.text) as { data: { added?: number; removed?: number } }).data : {};
         const changed = adding ? data.added : data.removed;
-        if (answer.status !== 200 || changed !== set.length) {
+        if (!ok(answer) || changed !== set.length) {
           failures.push(
             `tagging request ${r} (${adding ? 'add' : 'remove'} ${set.length} emails): ${answer.status} ${answer.text.slice(0, 300)}`,
           );
@@ -462,8 +462,7 @@ async function runFilterJob(
       passed: false,
     };
   };
-  if (answer.status < 200 || answer.status > 299)
-    return failed(`answered ${answer.status}`, `${answer.status} ${answer.text.slice(0, 300)}`);
+  if (!ok(answer)) return failed(`answered ${answer.status}`, `${answer.status} ${answer.text.slice(0, 300)}`);
   let job = (JSON.parse(answer.text) as { data: TaggingJob }).data;
   while (job.status === 'queued' || job.status === 'running') {
     if (performance.now() - started > 600_000) return failed(job.status, 'not ended after 10 minutes');
