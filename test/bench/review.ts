@@ -96,7 +96,10 @@ export interface ReviewResult {
   tagging:
     | { skipped: string }
     | (Latency & { itemsPerRequest: number; add: Latency; remove: Latency; passed: boolean });
-  threadEmailsByTag: Array<Latency & { emails: number; threadEmails: number; total: number | null }>;
+  /** The big thread (5,000 emails; the target) and a typical one (10), at each email count of the case. */
+  threadEmailsByTag: Array<
+    Latency & { emails: number; thread: 'big' | 'typical'; threadEmails: number; total: number | null }
+  >;
   threadEmailsPassed: boolean;
   filterJob:
     | { skipped: string }
@@ -344,26 +347,38 @@ export async function benchReview(options: ReviewBenchOptions): Promise<ReviewRe
       log(`tagging 1,000 emails: p50 ${all.p50Ms} ms`);
     }
 
-    // Thread emails by the Responsive tag (10% of emails; about 500 of the big thread's 5,000).
+    // Thread emails by the Responsive tag (10% of emails): the big thread (about 500 of its 5,000
+    // tagged; the target is judged on it) and a typical thread of 10 with a tagged email.
     const [bigThread] = await sql<{ id: string }[]>`
       select id from email_threads where case_id = ${caseId} and root_message_id = '<t0@review.bench>'`;
+    const [typicalThread] = await sql<{ id: string; count: number }[]>`
+      select t.id, (select count(*)::int from emails where thread_id = t.id) as count
+      from email_threads t join emails e on e.thread_id = t.id
+      join email_tags l on l.email_id = e.id and l.tag_id = ${ctx.tags.responsive} and l.removed_at is null
+      where t.case_id = ${caseId} and t.root_message_id <> '<t0@review.bench>' order by e.external_id limit 1`;
+    const threads = [
+      { thread: 'big' as const, id: bigThread!.id, size: Math.min(BIG_THREAD, kinds.emails) },
+      ...(typicalThread ? [{ thread: 'typical' as const, id: typicalThread.id, size: typicalThread.count }] : []),
+    ];
     const threadEmailsByTag: ReviewResult['threadEmailsByTag'] = [];
     const threadEmailsAt = async (emails: number) => {
-      const path = `/local-emails/${caseId}/threads/${bigThread!.id}/emails?${query({ tags: ctx.tags.responsive })}`;
-      const times: number[] = [];
-      let total: number | null = null;
-      for (let i = -10; i < samples * 4; i += 1) {
-        const answer = await api.send('GET', path);
-        if (answer.status !== 200) {
-          failures.push(`thread emails at ${emails} emails: ${answer.status} ${answer.text.slice(0, 300)}`);
-          return;
+      for (const thread of threads) {
+        const path = `/local-emails/${caseId}/threads/${thread.id}/emails?${query({ tags: ctx.tags.responsive })}`;
+        const times: number[] = [];
+        let total: number | null = null;
+        for (let i = -10; i < samples * 4; i += 1) {
+          const answer = await api.send('GET', path);
+          if (answer.status !== 200) {
+            failures.push(`thread emails at ${emails} emails: ${answer.status} ${answer.text.slice(0, 300)}`);
+            return;
+          }
+          total ??= (JSON.parse(answer.text) as { data: { total: number } }).data.total;
+          if (i >= 0) times.push(answer.ms);
         }
-        total ??= (JSON.parse(answer.text) as { data: { total: number } }).data.total;
-        if (i >= 0) times.push(answer.ms);
+        const measured = { emails, thread: thread.thread, threadEmails: thread.size, total, ...latency(times) };
+        threadEmailsByTag.push(measured);
+        log(`thread emails by tag, ${thread.size}-email thread, ${emails} emails: p50 ${measured.p50Ms} ms`);
       }
-      const measured = { emails, threadEmails: Math.min(BIG_THREAD, kinds.emails), total, ...latency(times) };
-      threadEmailsByTag.push(measured);
-      log(`thread emails by tag at ${emails} emails: p50 ${measured.p50Ms} ms`);
     };
     await threadEmailsAt(kinds.emails);
     if (threadEmails > kinds.emails) {
@@ -374,7 +389,7 @@ export async function benchReview(options: ReviewBenchOptions): Promise<ReviewRe
       seed.emailsTopUpSettleSeconds = seconds(await settle(sql));
       await threadEmailsAt(threadEmails);
     }
-    const atTarget = threadEmailsByTag.at(-1);
+    const atTarget = threadEmailsByTag.findLast((m) => m.thread === 'big');
     const threadEmailsPassed =
       atTarget !== undefined &&
       atTarget.emails === Math.max(threadEmails, kinds.emails) &&
@@ -532,7 +547,7 @@ export function reviewReport(r: ReviewResult, machine: { node: string; postgres:
       `  thread emails ?tags=<manual tag>, ${n(m.threadEmails)}-email thread (${m.total ?? '-'} tagged), ${n(m.emails)} emails in the case: p50 ${m.p50Ms} ms, p99 ${m.p99Ms} ms`,
     );
   lines.push(
-    `    target p50 <= ${t.threadEmailsP50Ms} ms at ${n(r.sizes.threadEmails)} emails: ${verdict(r.threadEmailsPassed)}`,
+    `    target p50 <= ${t.threadEmailsP50Ms} ms at ${n(r.sizes.threadEmails)} emails (the ${n(r.sizes.bigThreadEmails)}-email thread): ${verdict(r.threadEmailsPassed)}`,
   );
   if ('skipped' in r.filterJob) lines.push(`  filter job: SKIPPED, ${r.filterJob.skipped}`);
   else {
