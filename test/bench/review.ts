@@ -524,12 +524,16 @@ export function reviewReport(r: ReviewResult, machine: { node: string; postgres:
   else {
     const s = r.search;
     lines.push(
-      `  GET /cases/{caseId}/search, ${s.large.queries.length} queries x ${s.large.queries[0]?.samples ?? 0} samples at each size:`,
+      `  GET /cases/{caseId}/search, ${s.large.queries.length} queries x ${s.large.queries[0]?.samples ?? 0} samples at each size; p50 at ${n(s.small.items)} -> at ${n(s.large.items)} items, p99 at ${n(s.large.items)}, total at each:`,
     );
     for (const [i, q] of s.large.queries.entries()) {
       const small = s.small.queries[i]!;
       lines.push(
-        `    ${q.name.padEnd(40)} ${JSON.stringify(q.query).slice(0, 60).padEnd(60)} p50 ${String(small.p50Ms).padStart(7)} -> ${String(q.p50Ms).padStart(7)} ms   p99 ${String(q.p99Ms).padStart(7)} ms   total ${small.total ?? '-'} -> ${q.total ?? '-'}${q.facets ? '' : '   (no facets in the answer)'}`,
+        `    ${q.name.padEnd(40)} ${JSON.stringify(q.query)
+          .replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '<tag>')
+          .padEnd(
+            52,
+          )} p50 ${String(small.p50Ms).padStart(7)} -> ${String(q.p50Ms).padStart(7)} ms   p99 ${String(q.p99Ms).padStart(7)} ms   total ${small.total ?? '-'} -> ${q.total ?? '-'}${q.facets ? '' : '   (no facets in the answer)'}`,
       );
     }
     lines.push(
