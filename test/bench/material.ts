@@ -107,7 +107,7 @@ export async function benchMaterial(
            array['ann@lee.example', 'p' || (n % 50) || '@d' || (n % 7) || '.example'], array['lee.example', 'd' || (n % 7) || '.example'], now(), now()
     from generate_series(0, ${EMAILS - 1}) n
     join email_threads t on t.case_id = ${legal!.id} and t.root_message_id = '<root-' || (case when n < 5000 then 0 else 1 + (n - 5000) / 20 end) || '@bench>'`;
-  await sql`insert into email_tags (email_id, tag_id, added_by, created_at, updated_at) select id, ${tag!.id}, 'user', now(), now() from emails where case_id = ${legal!.id} and external_id like '<m-%7@bench>'`;
+  await sql`insert into email_tags (id, email_id, tag_id, added_by, created_at, updated_at) select gen_random_uuid(), id, ${tag!.id}, 'user', now(), now() from emails where case_id = ${legal!.id} and external_id like '<m-%7@bench>'`;
   const [bigThread] =
     await sql`select id from email_threads where case_id = ${legal!.id} and root_message_id = '<root-0@bench>'`;
 
