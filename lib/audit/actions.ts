@@ -65,6 +65,10 @@ export const AUDIT_ACTIONS = {
   'evidence.custody.export_finished': 'A custody export ended: its volumes stored, or failed with the error named.',
   'evidence.object.downloaded': 'An evidence object (attachment) was downloaded through a signed link.',
   'evidence.object.integrity_failed': 'An evidence object no longer matched its recorded hash: not served.',
+  // Review (extension): tagging evidence
+  'evidence.tagged':
+    'Tags were put on or taken off evidence: by items, a tagging job queued, or one batch of a job (opposing counsel: counts and a hash only).',
+  'evidence.tagging_job.finished': 'A tagging job by filter ended: succeeded, or failed with the error named.',
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

@@ -1,0 +1,8 @@
+// Review (extension): tagging evidence
+export {
+  drainTaggingJobs,
+  enqueueTaggingJob,
+  getTaggingJob,
+  runTaggingJob,
+  tagEvidence,
+} from './tagging';
