@@ -57,7 +57,7 @@ async function tagItems(
       caseId: viewer.caseId,
       metadata: taggingMetadata(viewer.side, result, {
         ...tagDetails(checked),
-        items: byKind,
+        itemIds: byKind,
         changes: groupedChanges(changes),
       }),
     });

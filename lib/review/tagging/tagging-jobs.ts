@@ -219,7 +219,7 @@ export async function runTaggingJob(
             metadata: taggingMetadata(
               job.side,
               { job: job.id, items: batch.ids.length, ...counts },
-              { items: { [batch.kind]: batch.ids }, changes: groupedChanges(changes) },
+              { itemIds: { [batch.kind]: batch.ids }, changes: groupedChanges(changes) },
             ),
           });
           job = saved;
