@@ -70,6 +70,23 @@ export const EmailTaggingFilter = z
 
 export type EmailTaggingFilterInput = z.output<typeof EmailTaggingFilter>;
 
+/** A job's filter as stored and answered (the request's, values trimmed, the thread id as stored). */
+export const EmailTaggingFilterEntity = z
+  .object({
+    kind: z.literal('email'),
+    threadId: z.optional(z.string()),
+    folders: z.optional(z.array(z.string())),
+    domains: z.optional(z.array(z.string())),
+    excludeDomains: z.optional(z.array(z.string())),
+    tags: z.optional(z.array(z.string())),
+    excludeTags: z.optional(z.array(z.string())),
+    excludeEmails: z.optional(z.array(z.string())),
+    starred: z.optional(z.boolean()),
+    unread: z.optional(z.boolean()),
+    untagged: z.optional(z.boolean()),
+  })
+  .register(z.globalRegistry, { id: 'EmailTaggingFilterEntity' });
+
 /**
  * POST /cases/{caseId}/tagging: tags to add and to remove, on `items` (1 to 1,000, all or nothing)
  * or on what `filter` matches (a background job). Exactly one of `items` and `filter`.
@@ -114,7 +131,7 @@ export const TaggingJobEntity = z
     error: z.nullable(z.string()),
     add: z.array(Id),
     remove: z.array(Id),
-    filter: EmailTaggingFilter,
+    filter: EmailTaggingFilterEntity,
     createdAt: DateTime,
     startedAt: z.nullable(DateTime),
     finishedAt: z.nullable(DateTime),
