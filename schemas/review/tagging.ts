@@ -19,7 +19,7 @@ const Text = (min: number, max: number) =>
     z.refine((value) => !value.includes('\u0000'), 'must not contain NUL'),
   );
 
-const TagIds = z.array(IdText).check(z.maxLength(MAX_TAGGING_TAGS));
+const TagIds = z.array(IdText).check(z.minLength(1), z.maxLength(MAX_TAGGING_TAGS));
 const List = <T extends z.ZodMiniType>(item: T) => z.array(item).check(z.maxLength(100));
 
 const lowered = (values: string[] | undefined) => (values ?? []).map((v) => v.trim().toLowerCase()).filter(Boolean);
@@ -88,8 +88,10 @@ export const EmailTaggingFilterEntity = z
   .register(z.globalRegistry, { id: 'EmailTaggingFilterEntity' });
 
 /**
- * POST /cases/{caseId}/tagging: tags to add and to remove, on `items` (1 to 1,000, all or nothing)
- * or on what `filter` matches (a background job). Exactly one of `items` and `filter`.
+ * POST /cases/{caseId}/tagging: tags to add and to remove (each list, when sent, not empty), on
+ * `items` (1 to 1,000, all or nothing) or on what `filter` matches (a background job). Exactly one
+ * of `items` and `filter`, and at least one of `add` and `remove`: checked by tagEvidence (400
+ * naming the field), as these rules span fields the description lists as optional.
  */
 export const TagEvidenceDto = z
   .object({
@@ -100,17 +102,12 @@ export const TagEvidenceDto = z
   })
   .check(
     z.superRefine((body, ctx) => {
-      if (body.items === undefined && body.filter === undefined)
-        ctx.addIssue({ code: 'custom', path: ['items'], message: 'send items or filter' });
-      else if (body.items !== undefined && body.filter !== undefined)
-        ctx.addIssue({ code: 'custom', path: ['filter'], message: 'send items or filter, not both' });
-      if (!body.add?.length && !body.remove?.length)
-        ctx.addIssue({ code: 'custom', path: ['add'], message: 'name at least one tag to add or remove' });
       const both = overlap(body.add, body.remove);
       if (both.length)
         ctx.addIssue({ code: 'custom', path: ['remove'], message: `add and remove overlap: ${both.join(', ')}` });
     }),
-  );
+  )
+  .register(z.globalRegistry, { id: 'TagEvidenceDto' });
 
 export type TagEvidenceInput = z.output<typeof TagEvidenceDto>;
 

@@ -202,7 +202,7 @@ describe('POST /cases/{caseId}/tagging by items', () => {
       added: 10,
       removed: 0,
     });
-    expect(expectData(await s.tag({ add: [], remove: [s.systemTag.id], items }), 202)).toEqual({
+    expect(expectData(await s.tag({ remove: [s.systemTag.id], items }), 202)).toEqual({
       items: 5,
       added: 0,
       removed: 5,
@@ -262,7 +262,13 @@ describe('POST /cases/{caseId}/tagging by items', () => {
       (s: Scenario) => ({ add: [s.firmTag.id], items: s.emailItems(0), filter: { kind: 'email' } }),
       'body.filter',
     ],
-    ['no tag', (s: Scenario) => ({ add: [], remove: [], items: s.emailItems(0) }), 'body.add'],
+    ['no tag', (s: Scenario) => ({ items: s.emailItems(0) }), 'body.add'],
+    ['an empty add list', (s: Scenario) => ({ add: [], remove: [s.firmTag.id], items: s.emailItems(0) }), 'body.add'],
+    [
+      'an empty remove list',
+      (s: Scenario) => ({ add: [s.firmTag.id], remove: [], items: s.emailItems(0) }),
+      'body.remove',
+    ],
     [
       'a tag both added and removed',
       (s: Scenario) => ({ add: [s.firmTag.id], remove: [s.firmTag.id.toUpperCase()], items: s.emailItems(0) }),

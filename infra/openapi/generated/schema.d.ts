@@ -2991,6 +2991,16 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        TagEvidenceDto: {
+            add?: string[];
+            remove?: string[];
+            items?: {
+                /** @enum {string} */
+                kind: "email" | "network-conversation" | "support-ticket" | "device-note";
+                id: string;
+            }[];
+            filter?: components["schemas"]["EmailTaggingFilter"];
+        };
         TaggingJobEntity: {
             /** Format: uuid */
             id: string;
@@ -6732,16 +6742,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    add?: string[];
-                    remove?: string[];
-                    items?: {
-                        /** @enum {string} */
-                        kind: "email" | "network-conversation" | "support-ticket" | "device-note";
-                        id: string;
-                    }[];
-                    filter?: components["schemas"]["EmailTaggingFilter"];
-                };
+                "application/json": components["schemas"]["TagEvidenceDto"];
             };
         };
         responses: {

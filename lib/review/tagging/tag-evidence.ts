@@ -1,5 +1,6 @@
 import type { TagEvidenceInput, TaggingItemKind } from '../../../schemas/review/tagging';
 import { recordAudit } from '../../audit';
+import { InvalidInputError } from '../../errors';
 import type { Actor } from '../../auth/actor';
 import type { CaseContext } from '../../cases/context';
 import { transaction } from '../../db/transaction';
@@ -23,6 +24,12 @@ export function tagEvidence(
   ctx: { caseContext: CaseContext; actor: Actor },
   input: TagEvidenceInput,
 ): Promise<TaggingResult | TaggingJobAnswer> {
+  if (input.items === undefined && input.filter === undefined)
+    throw new InvalidInputError([{ field: 'items', message: 'send items or filter' }]);
+  if (input.items !== undefined && input.filter !== undefined)
+    throw new InvalidInputError([{ field: 'filter', message: 'send items or filter, not both' }]);
+  if (!input.add?.length && !input.remove?.length)
+    throw new InvalidInputError([{ field: 'add', message: 'name at least one tag to add or remove' }]);
   if (input.filter)
     return startTaggingJob(ctx, { add: input.add ?? [], remove: input.remove ?? [], filter: input.filter });
   return tagItems(ctx, { add: input.add ?? [], remove: input.remove ?? [], items: input.items ?? [] });
