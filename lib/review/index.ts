@@ -3,6 +3,7 @@ export {
   drainTaggingJobs,
   enqueueTaggingJob,
   getTaggingJob,
+  requeueStalledTaggingJobs,
   runTaggingJob,
   tagEvidence,
 } from './tagging';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
 import { emailTags, taggingJobs, tags } from '../../lib/db/schema';
-import { drainTaggingJobs, runTaggingJob } from '../../lib/review';
+import { drainTaggingJobs, requeueStalledTaggingJobs, runTaggingJob } from '../../lib/review';
 import { auditEventsOf } from '../harness/audit';
 import { caseWithOwner, memberWithAccess } from '../harness/cases';
 import { UNKNOWN_ID } from '../harness/ids';
@@ -188,6 +188,32 @@ describe('GET /cases/{caseId}/tagging/{jobId}', () => {
     expectError(await s.get(UNKNOWN_ID), 404, 'NOT_FOUND');
     expectError(await s.get('not-an-id'), 404, 'NOT_FOUND');
     expectError(await s.get(started.id, s.viewer.accessToken), 403, 'INSUFFICIENT_ROLE');
+  });
+
+  it('sends a job whose worker died to the worker again, and it resumes after its cursor', async () => {
+    const s = await scenario();
+    const job = await insertJob({
+      organizationId: s.organizationId,
+      caseId: s.caseId,
+      createdById: s.owner.id,
+      add: [s.hot.id],
+      filter: { kind: 'email', threadId: s.other.threadId },
+    });
+    // A first run committed one batch, then its worker died: running, no progress for ten minutes.
+    expect(await runTaggingJob(job.id, { batchSize: 1, shouldPause: () => true })).toBe('paused');
+    await db()
+      .update(taggingJobs)
+      .set({ status: 'running', updatedAt: new Date(Date.now() - 10 * 60_000) })
+      .where(eq(taggingJobs.id, job.id));
+    expect(await requeueStalledTaggingJobs()).toBeGreaterThanOrEqual(1);
+    await drainTaggingJobs();
+    expect(expectData(await s.get(job.id))).toMatchObject({
+      status: 'succeeded',
+      totalItems: 3,
+      processedItems: 3,
+      addedLinks: 3,
+    });
+    expect(await s.activeTagged(s.hot.id)).toEqual([...s.other.emailIds].sort());
   });
 
   it('tags 1,000 emails by filter in batches', async () => {

@@ -7,6 +7,7 @@ export {
   drainTaggingJobs,
   enqueueTaggingJob,
   getTaggingJob,
+  requeueStalledTaggingJobs,
   runTaggingJob,
   TAGGING_BATCH_SIZE,
   type TaggingJobAnswer,

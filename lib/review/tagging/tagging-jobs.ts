@@ -298,3 +298,26 @@ export async function enqueueTaggingJob(jobId: string): Promise<void> {
 export async function drainTaggingJobs(): Promise<void> {
   while (localRuns.size > 0) await Promise.all([...localRuns]);
 }
+
+/** A queued job no worker took within this long is sent again (the message or the local process was lost). */
+const QUEUED_STALLED_SECONDS = 15 * 60;
+
+/**
+ * Maintenance: sends again jobs left queued (a lost message, a restarted local server) and running
+ * jobs with no progress for a while (a worker that died). Returns how many.
+ */
+export async function requeueStalledTaggingJobs(): Promise<number> {
+  const at = now();
+  const stalled = await db()
+    .select({ id: taggingJobs.id })
+    .from(taggingJobs)
+    .where(
+      or(
+        and(eq(taggingJobs.status, 'queued'), lt(taggingJobs.updatedAt, addSeconds(at, -QUEUED_STALLED_SECONDS))),
+        and(eq(taggingJobs.status, 'running'), lt(taggingJobs.updatedAt, addSeconds(at, -STALE_SECONDS))),
+      ),
+    )
+    .limit(100);
+  for (const { id } of stalled) await enqueueTaggingJob(id);
+  return stalled.length;
+}
