@@ -830,6 +830,115 @@ export const routes = defineRoutes({
     errors: [403],
   }),
 
+  // Review (extension): tags
+  listCaseTags: defineRoute('review', {
+    method: 'GET',
+    path: '/cases/{caseId}/tags',
+    summary:
+      "The tags usable in the case that the caller may see (system tags, and of the caller's side the organization's, the case's and their own user tags), by name",
+    auth: 'bearer',
+    scope: 'material:read',
+    case: CASE_RULES.read,
+    extension: true,
+    errors: [400, 403],
+  }),
+  createCaseTag: defineRoute('review', {
+    method: 'POST',
+    path: '/cases/{caseId}/tags',
+    summary:
+      "Create a case tag, or with type user the caller's own tag in the case, on the caller's side (a name taken by an active tag of the scope: 409)",
+    auth: 'bearer',
+    scope: 'review:write',
+    case: CASE_RULES.review,
+    extension: true,
+    successStatus: 201,
+    errors: [400, 403, 409],
+    audit: { action: 'review.tag.created' },
+  }),
+  updateCaseTag: defineRoute('review', {
+    method: 'PATCH',
+    path: '/cases/{caseId}/tags/{tagId}',
+    summary:
+      "Rename or recolour a case tag or the caller's user tag (system and organization tags: 403; a deleted tag: 409)",
+    auth: 'bearer',
+    scope: 'review:write',
+    case: CASE_RULES.review,
+    extension: true,
+    errors: [400, 403, 404, 409],
+    audit: { action: 'review.tag.updated' },
+  }),
+  deleteCaseTag: defineRoute('review', {
+    method: 'DELETE',
+    path: '/cases/{caseId}/tags/{tagId}',
+    summary:
+      "Delete a case tag or the caller's user tag: it is deactivated, its links and their history kept; answers the tag (again unchanged when already deleted)",
+    auth: 'bearer',
+    scope: 'review:write',
+    case: CASE_RULES.review,
+    extension: true,
+    errors: [403, 404],
+    audit: { action: 'review.tag.deactivated' },
+  }),
+  listOrganizationTags: defineRoute('review', {
+    method: 'GET',
+    path: '/organization/{orgId}/tags',
+    summary: "The organization's tags, by name (org admin or owner)",
+    auth: 'bearer',
+    scope: 'organization:read',
+    organization: { from: 'path', role: 'admin-or-owner' },
+    extension: true,
+    errors: [400, 403],
+  }),
+  createOrganizationTag: defineRoute('review', {
+    method: 'POST',
+    path: '/organization/{orgId}/tags',
+    summary:
+      'Create an organization tag, usable by the firm in every case, never by opposing counsel (org admin or owner; a name taken: 409)',
+    auth: 'bearer',
+    scope: 'organization:write',
+    organization: { from: 'path', role: 'admin-or-owner' },
+    extension: true,
+    successStatus: 201,
+    errors: [400, 403, 409],
+    audit: { action: 'review.tag.created' },
+  }),
+  updateOrganizationTag: defineRoute('review', {
+    method: 'PATCH',
+    path: '/organization/{orgId}/tags/{tagId}',
+    summary: 'Rename or recolour an organization tag (org admin or owner; system tags: 403; a deleted tag: 409)',
+    auth: 'bearer',
+    scope: 'organization:write',
+    organization: { from: 'path', role: 'admin-or-owner' },
+    extension: true,
+    errors: [400, 403, 404, 409],
+    audit: { action: 'review.tag.updated' },
+  }),
+  deleteOrganizationTag: defineRoute('review', {
+    method: 'DELETE',
+    path: '/organization/{orgId}/tags/{tagId}',
+    summary:
+      'Delete an organization tag: it is deactivated, its links and their history kept (org admin or owner); answers the tag',
+    auth: 'bearer',
+    scope: 'organization:write',
+    organization: { from: 'path', role: 'admin-or-owner' },
+    extension: true,
+    errors: [403, 404],
+    audit: { action: 'review.tag.deactivated' },
+  }),
+
+  // Review (extension): case search
+  searchCase: defineRoute('review', {
+    method: 'GET',
+    path: '/cases/{caseId}/search',
+    summary: "Search all of a case's evidence: emails, network messages, support tickets, device notes",
+    auth: 'bearer',
+    scope: 'material:read',
+    case: CASE_RULES.read,
+    extension: true,
+    errors: [400, 403, 404],
+    audit: { action: 'evidence.case.searched', read: true },
+  }),
+
   // Review (extension): tagging evidence
   tagEvidence: defineRoute('review', {
     method: 'POST',

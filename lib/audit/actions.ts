@@ -65,6 +65,12 @@ export const AUDIT_ACTIONS = {
   'evidence.custody.export_finished': 'A custody export ended: its volumes stored, or failed with the error named.',
   'evidence.object.downloaded': 'An evidence object (attachment) was downloaded through a signed link.',
   'evidence.object.integrity_failed': 'An evidence object no longer matched its recorded hash: not served.',
+  // Review (extension): tags. Opposing counsel's tag events name no tag: keys and a SHA-256 only.
+  'review.tag.created': 'A case, user or organization tag was created.',
+  'review.tag.updated': "A tag's name, colours or severity changed (the fields named).",
+  'review.tag.deactivated': 'A tag was deleted: deactivated, its links and their history kept.',
+  // Review: case search
+  'evidence.case.searched': "The case's evidence was searched across kinds (GET /cases/{caseId}/search).",
   // Review (extension): tagging evidence
   'evidence.tagged':
     'Tags were put on or taken off evidence: by items, a tagging job queued, or one batch of a job (opposing counsel: counts and a hash only).',

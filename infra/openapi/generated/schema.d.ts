@@ -1652,6 +1652,158 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/cases/{caseId}/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tags usable in the case that the caller may see (system tags, and of the caller's side the organization's, the case's and their own user tags), by name
+         * @description Bearer token. An automation token needs the `material:read` scope.
+         *
+         *     Needs owner, admin, viewer, opposing_counsel access to the case; 403 otherwise.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        get: operations["listCaseTags"];
+        put?: never;
+        /**
+         * Create a case tag, or with type user the caller's own tag in the case, on the caller's side (a name taken by an active tag of the scope: 409)
+         * @description Bearer token. An automation token needs the `review:write` scope.
+         *
+         *     Needs owner, admin, opposing_counsel access to the case; 403 otherwise.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        post: operations["createCaseTag"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cases/{caseId}/tags/{tagId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a case tag or the caller's user tag: it is deactivated, its links and their history kept; answers the tag (again unchanged when already deleted)
+         * @description Bearer token. An automation token needs the `review:write` scope.
+         *
+         *     Needs owner, admin, opposing_counsel access to the case; 403 otherwise.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        delete: operations["deleteCaseTag"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename or recolour a case tag or the caller's user tag (system and organization tags: 403; a deleted tag: 409)
+         * @description Bearer token. An automation token needs the `review:write` scope.
+         *
+         *     Needs owner, admin, opposing_counsel access to the case; 403 otherwise.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        patch: operations["updateCaseTag"];
+        trace?: never;
+    };
+    "/organization/{orgId}/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's tags, by name (org admin or owner)
+         * @description Bearer token. An automation token needs the `organization:read` scope.
+         *
+         *     Needs org admin or owner (owner, admin) in the organization `orgId`; 403 otherwise.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        get: operations["listOrganizationTags"];
+        put?: never;
+        /**
+         * Create an organization tag, usable by the firm in every case, never by opposing counsel (org admin or owner; a name taken: 409)
+         * @description Bearer token. An automation token needs the `organization:write` scope.
+         *
+         *     Needs org admin or owner (owner, admin) in the organization `orgId`; 403 otherwise.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        post: operations["createOrganizationTag"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organization/{orgId}/tags/{tagId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete an organization tag: it is deactivated, its links and their history kept (org admin or owner); answers the tag
+         * @description Bearer token. An automation token needs the `organization:write` scope.
+         *
+         *     Needs org admin or owner (owner, admin) in the organization `orgId`; 403 otherwise.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        delete: operations["deleteOrganizationTag"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename or recolour an organization tag (org admin or owner; system tags: 403; a deleted tag: 409)
+         * @description Bearer token. An automation token needs the `organization:write` scope.
+         *
+         *     Needs org admin or owner (owner, admin) in the organization `orgId`; 403 otherwise.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        patch: operations["updateOrganizationTag"];
+        trace?: never;
+    };
+    "/cases/{caseId}/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search all of a case's evidence: emails, network messages, support tickets, device notes
+         * @description Bearer token. An automation token needs the `material:read` scope.
+         *
+         *     Needs owner, admin, viewer, opposing_counsel access to the case; 403 otherwise.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        get: operations["searchCase"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/cases/{caseId}/tagging": {
         parameters: {
             query?: never;
@@ -2081,6 +2233,60 @@ export interface components {
             /** @constant */
             status: "processing";
         };
+        CaseSearchFacets: {
+            kinds: {
+                /** @enum {string} */
+                kind: "email" | "network-message" | "support-ticket" | "device-note";
+                count: number;
+            }[];
+            tags: {
+                /** Format: uuid */
+                tagId: string;
+                name: string;
+                count: number;
+            }[];
+            participantDomains: {
+                domain: string;
+                count: number;
+            }[];
+        };
+        CaseSearchPageEntity: {
+            total: number;
+            page?: number;
+            perPage?: number;
+            skip?: number;
+            limit?: number;
+            totalPages: number;
+            nextPage: number | null;
+            previousPage: number | null;
+            data: components["schemas"]["CaseSearchResultEntity"][] | null;
+            facets: components["schemas"]["CaseSearchFacets"];
+        };
+        CaseSearchResultEntity: {
+            /** @enum {string} */
+            kind: "email" | "network-message" | "support-ticket" | "device-note";
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            threadId?: string;
+            /** Format: uuid */
+            conversationId?: string;
+            /** Format: uuid */
+            profileId?: string;
+            /** Format: uuid */
+            deviceId?: string;
+            title: string | null;
+            snippet: {
+                text: string;
+                highlights: {
+                    start: number;
+                    end: number;
+                }[];
+            };
+            date: string | null;
+            participants: string[];
+            tags: components["schemas"]["TagEntity"][];
+        };
         CaseStatementResponseEntity: {
             /** Format: uuid */
             caseId: string;
@@ -2131,6 +2337,16 @@ export interface components {
             /** @description Trimmed: leading and trailing white space is removed. */
             name: string;
         };
+        CreateCaseTagDto: {
+            /** @description Trimmed: leading and trailing white space is removed. */
+            name: string;
+            /** @enum {string} */
+            type?: "case" | "user";
+            backgroundColor?: string;
+            textColor?: string;
+            /** @enum {string} */
+            severity?: "info" | "warning" | "danger";
+        };
         CreateImportDto: {
             /** @constant */
             kind: "email";
@@ -2178,6 +2394,14 @@ export interface components {
             /** @description No invisible characters: default-ignorable code points (zero-width space and joiners, soft hyphen, variation selectors), format characters (bidi controls), controls, line and paragraph separators. Unique once case, those characters and look-alike letters are folded. Trimmed: leading and trailing white space is removed. */
             name: string;
             inviteEmails?: string[];
+        };
+        CreateOrganizationTagDto: {
+            /** @description Trimmed: leading and trailing white space is removed. */
+            name: string;
+            backgroundColor?: string;
+            textColor?: string;
+            /** @enum {string} */
+            severity?: "info" | "warning" | "danger";
         };
         CreditBalanceEntity: {
             balanceCents: number;
@@ -2889,6 +3113,38 @@ export interface components {
             email: string;
             password: string;
         };
+        ReviewTagEntity: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            nameLowercase: string;
+            backgroundColor: string;
+            textColor: string;
+            /** @enum {string} */
+            type: "system" | "organization" | "case" | "user";
+            /** @enum {string} */
+            severity: "info" | "warning" | "danger";
+            /** @enum {string} */
+            origin: "manual" | "auto-import";
+            creatorAccessType?: ("org" | "opposing_council") | null;
+            isActive: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            caseId: string | null;
+        };
+        ReviewTagPageEntity: {
+            total: number;
+            page?: number;
+            perPage?: number;
+            skip?: number;
+            limit?: number;
+            totalPages: number;
+            nextPage: number | null;
+            previousPage: number | null;
+            data: components["schemas"]["ReviewTagEntity"][] | null;
+        };
         SelectPlanDto: {
             /** @enum {string} */
             tier: "tier1" | "tier2" | "tier3" | "tier4" | "tier5" | "tier6" | "tier7";
@@ -3072,6 +3328,14 @@ export interface components {
                 /** Format: email */
                 email?: string;
             }[];
+        };
+        UpdateTagDto: {
+            /** @description Trimmed: leading and trailing white space is removed. */
+            name?: string;
+            backgroundColor?: string;
+            textColor?: string;
+            /** @enum {string} */
+            severity?: "info" | "warning" | "danger";
         };
         UpdateTokenScopesDto: {
             scopes: ("profile:read" | "profile:write" | "organization:read" | "organization:write" | "members:write" | "billing:read" | "billing:write" | "cases:read" | "cases:write" | "material:read" | "notes:import" | "material:import" | "review:write" | "audit:read")[];
@@ -6721,6 +6985,435 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCaseTags: {
+        parameters: {
+            query?: {
+                page?: number;
+                perPage?: number;
+                skip?: number;
+                limit?: number;
+                sortOrder?: "asc" | "desc";
+                type?: "system" | "organization" | "case" | "user";
+                includeInactive?: "0" | "1" | "true" | "false";
+            };
+            header?: never;
+            path: {
+                caseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tags usable in the case that the caller may see (system tags, and of the caller's side the organization's, the case's and their own user tags), by name */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReviewTagPageEntity"];
+                        /** @constant */
+                        statusCode: 200;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createCaseTag: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                caseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCaseTagDto"];
+            };
+        };
+        responses: {
+            /** @description Create a case tag, or with type user the caller's own tag in the case, on the caller's side (a name taken by an active tag of the scope: 409) */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReviewTagEntity"];
+                        /** @constant */
+                        statusCode: 201;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteCaseTag: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                caseId: string;
+                tagId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Delete a case tag or the caller's user tag: it is deactivated, its links and their history kept; answers the tag (again unchanged when already deleted) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReviewTagEntity"];
+                        /** @constant */
+                        statusCode: 200;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateCaseTag: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                caseId: string;
+                tagId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateTagDto"];
+            };
+        };
+        responses: {
+            /** @description Rename or recolour a case tag or the caller's user tag (system and organization tags: 403; a deleted tag: 409) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReviewTagEntity"];
+                        /** @constant */
+                        statusCode: 200;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listOrganizationTags: {
+        parameters: {
+            query?: {
+                page?: number;
+                perPage?: number;
+                skip?: number;
+                limit?: number;
+                sortOrder?: "asc" | "desc";
+                includeInactive?: "0" | "1" | "true" | "false";
+            };
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The organization's tags, by name (org admin or owner) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReviewTagPageEntity"];
+                        /** @constant */
+                        statusCode: 200;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createOrganizationTag: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateOrganizationTagDto"];
+            };
+        };
+        responses: {
+            /** @description Create an organization tag, usable by the firm in every case, never by opposing counsel (org admin or owner; a name taken: 409) */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReviewTagEntity"];
+                        /** @constant */
+                        statusCode: 201;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteOrganizationTag: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                orgId: string;
+                tagId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Delete an organization tag: it is deactivated, its links and their history kept (org admin or owner); answers the tag */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReviewTagEntity"];
+                        /** @constant */
+                        statusCode: 200;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateOrganizationTag: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                orgId: string;
+                tagId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateTagDto"];
+            };
+        };
+        responses: {
+            /** @description Rename or recolour an organization tag (org admin or owner; system tags: 403; a deleted tag: 409) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReviewTagEntity"];
+                        /** @constant */
+                        statusCode: 200;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    searchCase: {
+        parameters: {
+            query: {
+                page?: number;
+                perPage?: number;
+                skip?: number;
+                limit?: number;
+                sortOrder?: "asc" | "desc";
+                /** @description Words (each must match a whole word), "quoted phrases" (the words adjacent, in order), -excluded words or phrases (must not match) and prefix* (a word start), all AND-ed, case-insensitive. At least one word, phrase or prefix to find: a query of exclusions only is 400. */
+                q: string;
+                /** @description Repeat the parameter or separate values with commas; each value is trimmed and empty ones are dropped. */
+                kinds?: ("email" | "network-message" | "support-ticket" | "device-note")[];
+                from?: string;
+                to?: string;
+                /** @description Repeat the parameter or separate values with commas; each value is trimmed and empty ones are dropped. */
+                participants?: string[];
+                /** @description Repeat the parameter or separate values with commas; each value is trimmed and empty ones are dropped. */
+                tags?: string[];
+                /** @description Repeat the parameter or separate values with commas; each value is trimmed and empty ones are dropped. */
+                excludeTags?: string[];
+                untagged?: "0" | "1" | "true" | "false";
+                sortBy?: "relevance" | "date";
+            };
+            header?: never;
+            path: {
+                caseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Search all of a case's evidence: emails, network messages, support tickets, device notes */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CaseSearchPageEntity"];
+                        /** @constant */
+                        statusCode: 200;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UriTooLong"];
             431: components["responses"]["HeadersTooLarge"];
