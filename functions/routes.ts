@@ -938,6 +938,31 @@ export const routes = defineRoutes({
     errors: [400, 403, 404],
     audit: { action: 'evidence.case.searched', read: true },
   }),
+
+  // Review (extension): tagging evidence
+  tagEvidence: defineRoute('review', {
+    method: 'POST',
+    path: '/cases/{caseId}/tagging',
+    summary:
+      'Add and remove tags on up to 1,000 evidence items at once, all or nothing; or on every email a filter matches, as a background job (202 either way)',
+    auth: 'bearer',
+    scope: 'review:write',
+    case: CASE_RULES.review,
+    extension: true,
+    successStatus: 202,
+    errors: [400, 403, 404, 409],
+    audit: { action: 'evidence.tagged' },
+  }),
+  getTaggingJob: defineRoute('review', {
+    method: 'GET',
+    path: '/cases/{caseId}/tagging/{jobId}',
+    summary: "A tagging job's status and progress (a job of the caller's side of the case)",
+    auth: 'bearer',
+    scope: 'material:read',
+    case: CASE_RULES.review,
+    extension: true,
+    errors: [403, 404],
+  }),
 });
 
 export type RouteName = keyof typeof routes;

@@ -96,7 +96,8 @@ export const PERMISSION_OVERRIDES: Readonly<Record<string, Partial<FunctionPermi
   // upload of the evidence key: s3:GetObject on the source (pinned by If-Match: the work bucket is
   // unversioned), s3:PutObject on the target (create, copy parts, complete), and an abort
   // (s3:AbortMultipartUpload on cases/, granted in infra/constructs/imports.ts).
-  // It also runs custody exports (lib/material/custody-exports.ts), storing their PDF volumes under generated/.
+  // It also runs custody exports (lib/material/custody-exports.ts), storing their PDF volumes under generated/,
+  // and tagging jobs by filter (lib/review/tagging), which touch no object.
   importWorker: {
     storage: {
       read: ['staging/', 'cases/', 'generated/'],
@@ -123,6 +124,8 @@ export const IMPORT_QUEUE_SENDERS: ReadonlySet<string> = new Set([
   'cancelImport',
   // A custody export goes to the same queue (`{ custodyExportId }`): the import worker runs it.
   'startCustodyExport',
+  // So does a tagging job by filter (`{ taggingJobId }`).
+  'tagEvidence',
   'maintenance',
   'importWorker',
 ]);

@@ -12,6 +12,7 @@ import { requeueStalledImports } from './material/imports/queue';
 import { reportImportsNearStagingExpiry } from './material/imports/staging-watch';
 import { removeLapsedUploads } from './material/lapsed-uploads';
 import { pruneRateLimitCounters } from './rate-limit';
+import { requeueStalledTaggingJobs } from './review';
 import { removeExpiredAnswers } from './storage/answers';
 import { removeExpiredDocuments } from './storage/generated-documents';
 
@@ -23,6 +24,7 @@ export type MaintenanceCounts = {
   invoicesVoided: number;
   importsRequeued: number;
   custodyExportsRequeued: number;
+  taggingJobsRequeued: number;
   importsNearStagingExpiry: number;
   lapsedUploadsRemoved: number;
   documentsRemoved: number;
@@ -39,6 +41,7 @@ export const MAINTENANCE_COUNT_LABELS: Record<keyof MaintenanceCounts, string> =
   invoicesVoided: 'invoice(s) voided',
   importsRequeued: 'import(s) requeued',
   custodyExportsRequeued: 'custody export(s) requeued',
+  taggingJobsRequeued: 'tagging job(s) requeued',
   importsNearStagingExpiry: 'import(s) waiting near the staging expiry',
   lapsedUploadsRemoved: 'lapsed upload(s) removed',
   documentsRemoved: 'generated document(s) removed',
@@ -58,7 +61,7 @@ export function describeMaintenance(counts: MaintenanceCounts): string {
  * Periodic upkeep: retry due emails from the outbox, drop old rate-limit windows, idempotency
  * answers past their 24 hours and sign-in addresses unused for 90 days, and create the
  * payment-processor customers and invoices that could not be created (or voided) at the time,
- * send stalled evidence imports to the worker again, report imports waiting so long that their
+ * send stalled evidence imports, custody exports and tagging jobs to the worker again, report imports waiting so long that their
  * upload nears the staging expiry, and remove uploads never started (their
  * objects, then their reservations) and generated documents past their expiry, and end the Pro of
  * cases whose plan no longer includes it, and go on with the full re-verification of the audit
@@ -75,6 +78,7 @@ export async function runMaintenance(): Promise<MaintenanceCounts> {
   const invoicesVoided = await retryVoidedInvoices();
   const importsRequeued = await requeueStalledImports();
   const custodyExportsRequeued = await requeueStalledCustodyExports();
+  const taggingJobsRequeued = await requeueStalledTaggingJobs();
   const importsNearStagingExpiry = await reportImportsNearStagingExpiry();
   const lapsedUploadsRemoved = await removeLapsedUploads();
   const documentsRemoved = await removeExpiredDocuments();
@@ -89,6 +93,7 @@ export async function runMaintenance(): Promise<MaintenanceCounts> {
     invoicesVoided,
     importsRequeued,
     custodyExportsRequeued,
+    taggingJobsRequeued,
     importsNearStagingExpiry,
     lapsedUploadsRemoved,
     documentsRemoved,

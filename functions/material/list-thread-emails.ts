@@ -7,5 +7,6 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.listThreadEmails,
   { path: ThreadPath, query: ThreadEmailsQuery, response: EmailPageEntity },
-  ({ caseContext, path, query }) => listThreadEmails({ caseContext }, { ...query, threadId: path.threadId }),
+  ({ caseContext, actor, path, query }) =>
+    listThreadEmails({ caseContext, userId: actor.user.id }, { ...query, threadId: path.threadId }),
 );

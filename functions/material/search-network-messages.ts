@@ -8,5 +8,5 @@ import { routes } from '../routes';
 export const handler = endpoint(
   routes.searchNetworkMessages,
   { path: CasePath, query: SearchMessagesQuery, response: ProfessionalNetworkMessagePageEntity },
-  ({ caseContext, query }) => searchNetworkMessages({ caseContext }, query),
+  ({ caseContext, actor, query }) => searchNetworkMessages({ caseContext, userId: actor.user.id }, query),
 );

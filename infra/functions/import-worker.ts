@@ -6,6 +6,7 @@ import { enqueueCustodyExport, runCustodyExport } from '../../lib/material/custo
 import { enqueueImport } from '../../lib/material/imports/queue';
 import { runImport } from '../../lib/material/imports/run';
 import { observed } from '../../lib/observability';
+import { enqueueTaggingJob, runTaggingJob } from '../../lib/review';
 
 /**
  * An import stops at its next checkpoint once less than this is left of the invocation (15 minutes
@@ -18,6 +19,9 @@ export const PAUSE_WITH_MS_LEFT = 120_000;
 const ImportMessage = z.object({ importId: z.string().check(z.minLength(1), z.maxLength(200)) });
 /** What lib/material/custody-exports.ts sends: `{ "custodyExportId": "..." }`. */
 const CustodyExportMessage = z.object({ custodyExportId: z.string().check(z.minLength(1), z.maxLength(200)) });
+
+/** What lib/review/tagging/tagging-jobs.ts sends: `{ "taggingJobId": "..." }`. */
+const TaggingJobMessage = z.object({ taggingJobId: z.string().check(z.minLength(1), z.maxLength(200)) });
 
 function parsed(body: string): unknown {
   try {
@@ -35,6 +39,11 @@ function importIdOf(body: string): string | null {
 function custodyExportIdOf(body: string): string | null {
   const message = CustodyExportMessage.safeParse(parsed(body));
   return message.success ? message.data.custodyExportId : null;
+}
+
+function taggingJobIdOf(body: string): string | null {
+  const message = TaggingJobMessage.safeParse(parsed(body));
+  return message.success ? message.data.taggingJobId : null;
 }
 
 /**
@@ -65,6 +74,25 @@ async function runMessages(event: SQSEvent, context: Context): Promise<SQSBatchR
           logger.error('custody export run failed; the message will be received again', {
             error,
             custodyExportId,
+            messageId: record.messageId,
+          });
+          batchItemFailures.push({ itemIdentifier: record.messageId });
+        }
+        continue;
+      }
+      const taggingJobId = taggingJobIdOf(record.body);
+      if (taggingJobId) {
+        try {
+          // One batch (5,000 items, well under a second) at a time; it pauses between batches when time runs short.
+          const outcome = await runTaggingJob(taggingJobId, {
+            shouldPause: () => context.getRemainingTimeInMillis() < PAUSE_WITH_MS_LEFT,
+          });
+          if (outcome === 'paused') await enqueueTaggingJob(taggingJobId);
+          logger.info('tagging job run', { taggingJobId, outcome, messageId: record.messageId });
+        } catch (error) {
+          logger.error('tagging job run failed; the message will be received again', {
+            error,
+            taggingJobId,
             messageId: record.messageId,
           });
           batchItemFailures.push({ itemIdentifier: record.messageId });

@@ -71,6 +71,10 @@ export const AUDIT_ACTIONS = {
   'review.tag.deactivated': 'A tag was deleted: deactivated, its links and their history kept.',
   // Review: case search
   'evidence.case.searched': "The case's evidence was searched across kinds (GET /cases/{caseId}/search).",
+  // Review (extension): tagging evidence
+  'evidence.tagged':
+    'Tags were put on or taken off evidence: by items, a tagging job queued, or one batch of a job (opposing counsel: counts and a hash only).',
+  'evidence.tagging_job.finished': 'A tagging job by filter ended: succeeded, or failed with the error named.',
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

@@ -1,17 +1,14 @@
-import { and, arrayOverlaps, asc, count, desc, eq, inArray, not, type SQL, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, getTableColumns, inArray, sql } from 'drizzle-orm';
 import type * as z from 'zod/mini';
-import {
-  lowercased,
-  type MaterialPagingQuery,
-  type ThreadEmailsQuery,
-  type ThreadPath,
-} from '../../schemas/material/material';
+import type { MaterialPagingQuery, ThreadEmailsQuery, ThreadPath } from '../../schemas/material/material';
 import type { CaseContext } from '../cases/context';
 import { db } from '../db/client';
 import { attachments, emailTags, emails, emailThreads, tags } from '../db/schema';
-import { idEquals, idIn } from '../ids';
+import { idEquals } from '../ids';
 import { pageWindow, sortDirection, toPage } from '../paging';
 import { toTagEntity } from '../review/tag-entity';
+import { caseEmailsWhere } from '../review/tagging/email-filter';
+import { tagViewerOf, visibleTag } from '../review/tag-visibility';
 import { ThreadNotFoundError } from './errors';
 
 /** GET /local-emails/{caseId}/threads (extension): threads by latest activity, newest first unless sortOrder asc. */
@@ -46,12 +43,17 @@ export async function listEmailThreads(ctx: { caseContext: CaseContext }, query:
 
 type ThreadEmailsInput = Pick<z.output<typeof ThreadPath>, 'threadId'> & z.output<typeof ThreadEmailsQuery>;
 
+// Every column but `search` (the case search's tsvector, large and never shown).
+const { search: _search, ...emailColumns } = getTableColumns(emails);
+
 /**
  * GET /local-emails/{caseId}/threads/{threadId}/emails: one page of the thread's emails with
  * every filter, attachments and tags as full records. Five queries whatever the page size.
  * Overlapping filters (a domain or tag both asked for and excluded) are refused by the query schema.
+ * Tags show, and tag filters count, only tags the caller may see (their side's and system tags).
  */
-export async function listThreadEmails(ctx: { caseContext: CaseContext }, input: ThreadEmailsInput) {
+export async function listThreadEmails(ctx: { caseContext: CaseContext; userId: string }, input: ThreadEmailsInput) {
+  const viewer = tagViewerOf(ctx.caseContext, ctx.userId);
   const [thread] = await db()
     .select({ id: emailThreads.id, caseId: emailThreads.caseId })
     .from(emailThreads)
@@ -59,11 +61,11 @@ export async function listThreadEmails(ctx: { caseContext: CaseContext }, input:
   if (!thread) throw new ThreadNotFoundError();
 
   const window = pageWindow(input);
-  const where = and(...threadEmailFilters(thread, input));
+  const where = caseEmailsWhere(viewer, thread.caseId, thread.id, input);
   const direction = input.sortOrder === 'desc' ? desc : asc;
   const [rows, [totals]] = await Promise.all([
     db()
-      .select()
+      .select(emailColumns)
       .from(emails)
       .where(where)
       .orderBy(direction(emails.date), direction(emails.threadIndex), direction(emails.id))
@@ -79,7 +81,7 @@ export async function listThreadEmails(ctx: { caseContext: CaseContext }, input:
           .select({ link: emailTags, tag: tags })
           .from(emailTags)
           .innerJoin(tags, eq(tags.id, emailTags.tagId))
-          .where(inArray(emailTags.emailId, ids)),
+          .where(and(inArray(emailTags.emailId, ids), visibleTag(viewer))),
       ])
     : [[], []];
   const records = rows.map((email) =>
@@ -92,33 +94,9 @@ export async function listThreadEmails(ctx: { caseContext: CaseContext }, input:
   return toPage(window, totals!.total, records);
 }
 
-/** The conditions an email of the thread must meet for the query's filters. */
-function threadEmailFilters(thread: { id: string; caseId: string }, query: z.output<typeof ThreadEmailsQuery>): SQL[] {
-  const domains = lowercased(query.domains);
-  const excludeDomains = lowercased(query.excludeDomains);
-  const excludeEmails = lowercased(query.excludeEmails);
-  // Tag ids are UUIDs: compared lowercased, so the same id in another letter case matches.
-  const tagIds = query.untagged ? [] : lowercased(query.tags);
-  const excludeTagIds = lowercased(query.excludeTags);
-  // A tag id that is not a UUID names no tag: `tags=abc` matches no email, `excludeTags=abc` excludes none.
-  const activeTag = (ids: string[]) =>
-    sql`exists (select 1 from ${emailTags} where ${emailTags.emailId} = ${emails.id} and ${emailTags.removedAt} is null${ids.length ? sql` and ${idIn(emailTags.tagId, ids)}` : sql``})`;
-  const filters: SQL[] = [eq(emails.caseId, thread.caseId), eq(emails.threadId, thread.id)];
-  if (query.folders?.length) filters.push(arrayOverlaps(emails.folders, query.folders));
-  if (domains.length) filters.push(arrayOverlaps(emails.participantDomains, domains));
-  if (excludeDomains.length) filters.push(not(arrayOverlaps(emails.participantDomains, excludeDomains)));
-  if (excludeEmails.length) filters.push(not(arrayOverlaps(emails.participantEmails, excludeEmails)));
-  if (query.starred !== undefined) filters.push(eq(emails.starred, query.starred));
-  if (query.unread !== undefined) filters.push(eq(emails.unread, query.unread));
-  if (query.untagged) filters.push(not(activeTag([])));
-  else if (tagIds.length) filters.push(activeTag(tagIds));
-  if (excludeTagIds.length) filters.push(not(activeTag(excludeTagIds)));
-  return filters;
-}
-
 /** The EmailRecord entity: an email with its attachments and tags (current ones, and every link ever made). */
 function toEmailRecord(
-  email: typeof emails.$inferSelect,
+  email: Omit<typeof emails.$inferSelect, 'search'>,
   files: Array<typeof attachments.$inferSelect>,
   links: Array<{ link: typeof emailTags.$inferSelect; tag: typeof tags.$inferSelect }>,
 ) {

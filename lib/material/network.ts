@@ -1,4 +1,4 @@
-import { and, count, eq, inArray, type SQL, sql } from 'drizzle-orm';
+import { and, count, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
 import type * as z from 'zod/mini';
 import type { MaterialPagingQuery, SearchMessagesQuery } from '../../schemas/material/material';
 import type { CaseContext } from '../cases/context';
@@ -9,9 +9,11 @@ import {
   networkConversationTags,
   networkMessageLexemes,
   networkMessages,
+  tags,
 } from '../db/schema';
 import { idIn } from '../ids';
 import { pageWindow, sortDirection, toPage } from '../paging';
+import { tagViewerOf, visibleTag } from '../review/tag-visibility';
 import { expandedPrefixTsQuery } from './text-search';
 
 /** GET /professional-network/{caseId}/profiles (extension) */
@@ -65,10 +67,11 @@ async function listProfiles(
  * tsvector of subject and content, word-prefix matching, each prefix read as the exact lexemes it
  * covers when they are few: see expandedPrefixTsQuery) across every conversation of the case,
  * newest first as the contract says (sortOrder asc for oldest first), optionally only conversations
- * carrying all given tags. Opposing counsel never see messages of profiles not visible to them.
+ * carrying all given tags (active links of tags the caller may see: a tag of the other side
+ * matches nothing). Opposing counsel never see messages of profiles not visible to them.
  */
 export async function searchNetworkMessages(
-  ctx: { caseContext: CaseContext },
+  ctx: { caseContext: CaseContext; userId: string },
   query: z.output<typeof SearchMessagesQuery>,
 ) {
   const caseId = ctx.caseContext.case.id;
@@ -86,9 +89,16 @@ export async function searchNetworkMessages(
         db()
           .select({ id: networkConversationTags.conversationId })
           .from(networkConversationTags)
-          // A tag id that is not a UUID is on no conversation, so the count below never reaches the
-          // number asked for: `tags=abc` matches nothing.
-          .where(idIn(networkConversationTags.tagId, tagIds))
+          .innerJoin(tags, eq(tags.id, networkConversationTags.tagId))
+          // A tag id that is not a UUID is on no conversation, nor is a tag the caller may not see,
+          // so the count below never reaches the number asked for: `tags=abc` matches nothing.
+          .where(
+            and(
+              idIn(networkConversationTags.tagId, tagIds),
+              isNull(networkConversationTags.removedAt),
+              visibleTag(tagViewerOf(ctx.caseContext, ctx.userId)),
+            ),
+          )
           .groupBy(networkConversationTags.conversationId)
           .having(sql`count(distinct ${networkConversationTags.tagId}) = ${tagIds.length}`),
       ),

@@ -16,3 +16,13 @@ export {
   searchTaggableItemsSql,
   toCaseSearch,
 } from './search';
+
+// Review (extension): tagging evidence
+export {
+  drainTaggingJobs,
+  enqueueTaggingJob,
+  getTaggingJob,
+  requeueStalledTaggingJobs,
+  runTaggingJob,
+  tagEvidence,
+} from './tagging';

@@ -246,7 +246,7 @@ describe('npm run admin -- maintenance run', () => {
 
     expect(lines).toEqual([
       expect.stringMatching(
-        /^maintenance done: \d+ email\(s\) sent, \d+ processor customer\(s\) created, \d+ charge\(s\) retried, \d+ invoice\(s\) voided, \d+ import\(s\) requeued, \d+ custody export\(s\) requeued, \d+ import\(s\) waiting near the staging expiry, [1-9]\d* lapsed upload\(s\) removed, \d+ generated document\(s\) removed, \d+ stored large answer\(s\) removed, \d+ case\(s\) no longer Pro through their plan, \d+ audit event\(s\) re-verified$/,
+        /^maintenance done: \d+ email\(s\) sent, \d+ processor customer\(s\) created, \d+ charge\(s\) retried, \d+ invoice\(s\) voided, \d+ import\(s\) requeued, \d+ custody export\(s\) requeued, \d+ tagging job\(s\) requeued, \d+ import\(s\) waiting near the staging expiry, [1-9]\d* lapsed upload\(s\) removed, \d+ generated document\(s\) removed, \d+ stored large answer\(s\) removed, \d+ case\(s\) no longer Pro through their plan, \d+ audit event\(s\) re-verified$/,
       ),
     ]);
   });

@@ -446,12 +446,13 @@ describe('the synthesized stack', () => {
     }
   });
 
-  it('lets only the start, retry and cancel routes, the custody export start, maintenance and the worker send to the import queue, and tells only them its URL', () => {
+  it('lets only the start, retry and cancel routes, the custody export start, tagging, maintenance and the worker send to the import queue, and tells only them its URL', () => {
     const senders = new Set([
       'startImport',
       'retryImport',
       'cancelImport',
       'startCustodyExport',
+      'tagEvidence',
       'maintenance',
       'importWorker',
     ]);
@@ -477,7 +478,7 @@ describe('the synthesized stack', () => {
           .filter((f) => f.route && withSend.includes(f.name))
           .map((f) => f.route!.operationId)
           .sort(),
-      ).toEqual(['cancelImport', 'retryImport', 'startCustodyExport', 'startImport']);
+      ).toEqual(['cancelImport', 'retryImport', 'startCustodyExport', 'startImport', 'tagEvidence']);
     }
 
     // The worker copies uploads out of staging/ into cases/ (UploadPartCopy for a large one) and

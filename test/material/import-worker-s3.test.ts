@@ -13,7 +13,7 @@ import { routes } from '../../functions/routes';
 import { handler as importWorker } from '../../infra/functions/import-worker';
 import { overrideConfig } from '../../lib/config';
 import { db } from '../../lib/db/client';
-import { emails, evidenceImportSegments, evidenceImports, evidenceObjects } from '../../lib/db/schema';
+import { emails, emailTags, evidenceImportSegments, evidenceImports, evidenceObjects, tags } from '../../lib/db/schema';
 import { DirectoryStorage, type ReadOptions, S3Storage, type UploadedPart, useObjectStorage } from '../../lib/storage';
 import { expectData, invoke } from '../harness/invoke';
 import { REGION, type S3Emulator, startS3Emulator } from '../harness/s3rver';
@@ -407,6 +407,42 @@ describe('the import worker against S3 and the queue (the cloud path)', () => {
       useObjectStorage(storage);
       restoreSegments();
     }
+  });
+
+  it('runs a tagging job by filter from its queue message', async () => {
+    // Prepare
+    const s = await caseWithOwner();
+    const { emailIds } = await seedThread(
+      s.caseId,
+      Array.from({ length: 3 }, (_, minute) => ({ minute })),
+    );
+    const [tag] = await db()
+      .insert(tags)
+      .values({ organizationId: s.organizationId, caseId: s.caseId, name: 'Queued', nameLowercase: 'queued' })
+      .returning();
+    const before = sent.length;
+    const started = expectData(
+      await invoke(routes.tagEvidence, {
+        token: s.owner.accessToken,
+        path: { caseId: s.caseId },
+        body: { add: [tag!.id], filter: { kind: 'email' } },
+      }),
+      202,
+    );
+    const message = JSON.stringify({ taggingJobId: started.id });
+    expect(sent.slice(before)).toEqual([message]);
+
+    // Act
+    const result = await importWorker(sqsEvent([{ messageId: 't1', body: message }]), lambdaContext());
+
+    // Assess
+    expect(result).toEqual({ batchItemFailures: [] });
+    const done = expectData(
+      await invoke(routes.getTaggingJob, { token: s.owner.accessToken, path: { caseId: s.caseId, jobId: started.id } }),
+    );
+    expect(done).toMatchObject({ status: 'succeeded', totalItems: 3, processedItems: 3, addedLinks: 3 });
+    const links = await db().select().from(emailTags).where(eq(emailTags.tagId, tag!.id));
+    expect(links.map((l) => l.emailId).sort()).toEqual([...emailIds].sort());
   });
 
   it('builds a custody export from its queue message: a volume per step, paused and sent back when short of time, stored in S3', async () => {

@@ -1,14 +1,50 @@
 import { and, eq } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
-import { attachments, organizationMembers } from '../../lib/db/schema';
+import { attachments, emailTags, organizationMembers, tags } from '../../lib/db/schema';
 import { createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { countQueries } from '../harness/queries';
 import { caseWithOwner, memberWithAccess } from '../harness/cases';
 import { createTag, seedThread } from '../harness/material';
 import { describeSecurity } from '../harness/security';
+
+/** The SQL text of every statement `run` sends (not prepared ones, which this route does not use). */
+async function statementsOf<T>(run: () => Promise<T>): Promise<string[]> {
+  const session = (db() as unknown as { session: { prepareQuery: (query: { sql: string }) => unknown } }).session;
+  const spy = vi.spyOn(session, 'prepareQuery');
+  try {
+    await run();
+    return spy.mock.calls.map(([query]) => query.sql);
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+/** A tag of a given side and type, written directly (the tag routes are another part's). */
+async function sideTag(
+  organizationId: string,
+  caseId: string,
+  name: string,
+  side: 'org' | 'opposing_council',
+  createdById: string,
+  type: 'case' | 'user' = 'case',
+) {
+  const [tag] = await db()
+    .insert(tags)
+    .values({
+      organizationId,
+      caseId,
+      name,
+      nameLowercase: name.toLowerCase(),
+      creatorAccessType: side,
+      createdById,
+      type,
+    })
+    .returning();
+  return tag!;
+}
 
 async function scenario() {
   const { owner, caseId, organizationId } = await caseWithOwner();
@@ -191,6 +227,54 @@ describe('GET /local-emails/{caseId}/threads/{threadId}/emails', () => {
     expect(
       expectData(await s.list()).data.filter((e: { attachments: unknown[] }) => e.attachments.length > 0),
     ).toHaveLength(1);
+  });
+
+  it("shows and filters only the tags of the caller's side: the other side's tags are invisible and match nothing", async () => {
+    const s = await scenario();
+    const opposing = await memberWithAccess(s.organizationId, s.caseId, 'opposing_counsel', 'client');
+    const colleague = await memberWithAccess(s.organizationId, s.caseId, 'admin');
+    const theirs = await sideTag(s.organizationId, s.caseId, 'Their theory', 'opposing_council', opposing.id);
+    const colleagues = await sideTag(s.organizationId, s.caseId, 'Mine only', 'org', colleague.id, 'user');
+    // Email 3 (only a removed firm tag) and Email 4 (untagged) get the other side's tag; Email 4 a colleague's own tag.
+    await db()
+      .insert(emailTags)
+      .values([
+        { emailId: s.emailIds[3]!, tagId: theirs.id, addedBy: 'user', addedById: opposing.id },
+        { emailId: s.emailIds[4]!, tagId: theirs.id, addedBy: 'user', addedById: opposing.id },
+        { emailId: s.emailIds[4]!, tagId: colleagues.id, addedBy: 'user', addedById: colleague.id },
+      ]);
+    const firm = expectData(await s.list()).data;
+    expect(firm[3].tags).toEqual([]);
+    expect(firm[3].attachedTags.map((t: { tagId: string }) => t.tagId)).toEqual([s.hot.id]);
+    expect(firm[4].tags).toEqual([]);
+    expect(firm[4].attachedTags).toEqual([]);
+    expect(JSON.stringify(firm)).not.toContain('Their theory');
+    expect(await s.subjectsOf({ tags: theirs.id })).toEqual([]);
+    expect(await s.subjectsOf({ excludeTags: theirs.id })).toHaveLength(5);
+    expect(await s.subjectsOf({ untagged: 'true' })).toEqual(['Email 3', 'Email 4']);
+    // The colleague sees their own user tag, nobody else does.
+    const own = expectData(await s.list({ tags: colleagues.id }, colleague.accessToken)).data;
+    expect(own.map((e: { subject: string }) => e.subject)).toEqual(['Email 4']);
+    expect(own[0].tags.map((t: { id: string }) => t.id)).toEqual([colleagues.id]);
+    // Opposing counsel see their own tag, and none of the firm's.
+    const theirView = expectData(await s.list({}, opposing.accessToken)).data;
+    expect(theirView[0].tags).toEqual([]);
+    expect(theirView[0].attachedTags).toEqual([]);
+    expect(theirView[4].tags.map((t: { id: string }) => t.id)).toEqual([theirs.id]);
+    const theirSubjects = async (query: Record<string, string>) =>
+      expectData(await s.list(query, opposing.accessToken)).data.map((e: { subject: string }) => e.subject);
+    expect(await theirSubjects({ tags: s.privileged.id })).toEqual([]);
+    expect(await theirSubjects({ excludeTags: s.hot.id })).toHaveLength(5);
+    expect(await theirSubjects({ untagged: '1' })).toEqual(['Email 0', 'Email 1', 'Email 2']);
+    expect(await theirSubjects({ tags: theirs.id })).toEqual(['Email 3', 'Email 4']);
+  });
+
+  it('never reads the search column of emails', async () => {
+    const s = await scenario();
+    const statements = await statementsOf(() => s.list());
+    const reads = statements.filter((text) => /from "emails"/.test(text));
+    expect(reads.length).toBeGreaterThan(0);
+    for (const text of reads) expect(text).not.toContain('"search"');
   });
 
   it('sends the same number of queries whatever the page holds (no N+1)', async () => {

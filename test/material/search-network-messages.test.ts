@@ -2,7 +2,7 @@ import { and, count, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
-import { networkConversations, networkConversationTags, networkMessages } from '../../lib/db/schema';
+import { networkConversations, networkConversationTags, networkMessages, tags } from '../../lib/db/schema';
 import { createUser } from '../harness/actors';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { caseWithOwner, memberWithAccess } from '../harness/cases';
@@ -91,6 +91,49 @@ describe('GET /professional-network/{caseId}/search-messages', () => {
     // Past the last page: no records, the total still counted.
     const past = expectData(await s.search({ searchText: 'contract', perPage: '2', page: '9' }));
     expect(past).toMatchObject({ total: 4, page: 9, totalPages: 2, data: [] });
+  });
+
+  it("counts only active links of tags the caller's side may see", async () => {
+    const s = await networkScenario();
+    const opposing = await memberWithAccess(s.organizationId, s.caseId, 'opposing_counsel', 'client');
+    const [theirs] = await db()
+      .insert(tags)
+      .values({
+        organizationId: s.organizationId,
+        caseId: s.caseId,
+        name: 'Their theory',
+        nameLowercase: 'their theory',
+        creatorAccessType: 'opposing_council',
+        createdById: opposing.id,
+      })
+      .returning();
+    const conversations = await db()
+      .select()
+      .from(networkConversations)
+      .where(eq(networkConversations.caseId, s.caseId));
+    const byTitle = (title: string) => conversations.find((c) => c.title === title)!;
+    await db()
+      .insert(networkConversationTags)
+      .values([
+        { conversationId: byTitle('One tag').id, tagId: theirs!.id, addedBy: 'user', addedById: opposing.id },
+        { conversationId: byTitle('Both tags').id, tagId: theirs!.id, addedBy: 'user', addedById: opposing.id },
+      ]);
+    const titles = async (query: Record<string, string>, token?: string) =>
+      expectData(await s.search({ searchText: 'contract', ...query }, token)).data.map(
+        (m: { conversationTitle: string }) => m.conversationTitle,
+      );
+    // The firm: the other side's tag matches nothing, alone or with the firm's own.
+    expect(await titles({ tags: theirs!.id })).toEqual([]);
+    expect(await titles({ tags: `${s.contract.id},${theirs!.id}` })).toEqual([]);
+    // Opposing counsel: their own tag matches, the firm's tags match nothing.
+    expect(await titles({ tags: theirs!.id }, opposing.accessToken)).toEqual(['Both tags', 'One tag', 'Both tags']);
+    expect(await titles({ tags: s.contract.id }, opposing.accessToken)).toEqual([]);
+    // A removed link no longer carries its tag.
+    await db()
+      .update(networkConversationTags)
+      .set({ removedAt: new Date(), removedBy: 'user' })
+      .where(eq(networkConversationTags.conversationId, byTitle('One tag').id));
+    expect(await titles({ tags: s.contract.id })).toEqual(['Hidden profile', 'Both tags', 'Both tags']);
   });
 
   it('matches what a prefix query matches, however many lexemes a word starts and whatever they hold', async () => {

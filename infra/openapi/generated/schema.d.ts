@@ -1804,6 +1804,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/cases/{caseId}/tagging": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add and remove tags on up to 1,000 evidence items at once, all or nothing; or on every email a filter matches, as a background job (202 either way)
+         * @description Bearer token. An automation token needs the `review:write` scope.
+         *
+         *     Needs owner, admin, opposing_counsel access to the case; 403 otherwise.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        post: operations["tagEvidence"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cases/{caseId}/tagging/{jobId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A tagging job's status and progress (a job of the caller's side of the case)
+         * @description Bearer token. An automation token needs the `material:read` scope.
+         *
+         *     Needs owner, admin, opposing_counsel access to the case; 403 otherwise.
+         *
+         *     Extension: ours, not the contract's.
+         */
+        get: operations["getTaggingJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2524,6 +2572,34 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        EmailTaggingFilter: {
+            /** @constant */
+            kind: "email";
+            threadId?: string;
+            folders?: string[];
+            domains?: string[];
+            excludeDomains?: string[];
+            tags?: string[];
+            excludeTags?: string[];
+            excludeEmails?: string[];
+            starred?: boolean;
+            unread?: boolean;
+            untagged?: boolean;
+        };
+        EmailTaggingFilterEntity: {
+            /** @constant */
+            kind: "email";
+            threadId?: string;
+            folders?: string[];
+            domains?: string[];
+            excludeDomains?: string[];
+            tags?: string[];
+            excludeTags?: string[];
+            excludeEmails?: string[];
+            starred?: boolean;
+            unread?: boolean;
+            untagged?: boolean;
+        };
         EmailThreadPageEntity: {
             total: number;
             page?: number;
@@ -3170,6 +3246,39 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+        };
+        TagEvidenceDto: {
+            add?: string[];
+            remove?: string[];
+            items?: {
+                /** @enum {string} */
+                kind: "email" | "network-conversation" | "support-ticket" | "device-note";
+                id: string;
+            }[];
+            filter?: components["schemas"]["EmailTaggingFilter"];
+        };
+        TaggingJobEntity: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "succeeded" | "failed";
+            totalItems: number | null;
+            processedItems: number;
+            addedLinks: number;
+            removedLinks: number;
+            error: string | null;
+            add: string[];
+            remove: string[];
+            filter: components["schemas"]["EmailTaggingFilterEntity"];
+            /** Format: date-time */
+            createdAt: string;
+            startedAt: string | null;
+            finishedAt: string | null;
+        };
+        TaggingResultEntity: {
+            items: number;
+            added: number;
+            removed: number;
         };
         UpdateCaseDto: {
             /** @description Trimmed: leading and trailing white space is removed. */
@@ -7294,6 +7403,93 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["CaseSearchPageEntity"];
+                        /** @constant */
+                        statusCode: 200;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    tagEvidence: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (Stripe semantics): the first answer to a key is kept 24 hours per caller and operation; the same key with the same request replays it (with `Idempotent-Replayed: true`) instead of running again; with a different request it is 409 `IDEMPOTENCY_KEY_REUSED`; while the first request runs, 409 `IDEMPOTENCY_KEY_IN_USE`. Requests refused before the operation runs (authentication, rate limit, validation, organization or case rules) and 5xx or 429 answers are not kept. 1 to 255 printable ASCII characters (400 `VALIDATION_FAILED` naming `headers.idempotency-key` otherwise); a random UUID is a good key. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                caseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TagEvidenceDto"];
+            };
+        };
+        responses: {
+            /** @description Add and remove tags on up to 1,000 evidence items at once, all or nothing; or on every email a filter matches, as a background job (202 either way) */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["TaggingResultEntity"] | components["schemas"]["TaggingJobEntity"];
+                        /** @constant */
+                        statusCode: 202;
+                        /** Format: date-time */
+                        timestamp: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTaggingJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                caseId: string;
+                jobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A tagging job's status and progress (a job of the caller's side of the case) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["TaggingJobEntity"];
                         /** @constant */
                         statusCode: 200;
                         /** Format: date-time */

@@ -173,6 +173,11 @@ export const taggingJobs = pgTable(
     addedLinks: integer('added_links').notNull().default(0),
     removedLinks: integer('removed_links').notNull().default(0),
     error: text('error'),
+    /**
+     * Where the run stands: the selector's keyset position after the last committed batch (for the
+     * email filter, the last email id). A run taken up again continues after it.
+     */
+    cursor: text('cursor'),
     startedAt: timestamptz('started_at'),
     finishedAt: timestamptz('finished_at'),
     ...timestamps,

@@ -1,0 +1,1 @@
+ALTER TABLE "tagging_jobs" ADD COLUMN "cursor" text;

@@ -1,0 +1,68 @@
+import { and, arrayOverlaps, eq, not, type SQL, sql } from 'drizzle-orm';
+import { emails, emailTags, tags } from '../../db/schema';
+import { idIn } from '../../ids';
+import { type TagViewer, visibleTag } from '../tag-visibility';
+
+/** The thread email filters, as the query (comma lists split) or a tagging job's filter gives them. */
+export interface EmailFilterValues {
+  folders?: string[] | undefined;
+  domains?: string[] | undefined;
+  excludeDomains?: string[] | undefined;
+  tags?: string[] | undefined;
+  excludeTags?: string[] | undefined;
+  excludeEmails?: string[] | undefined;
+  starred?: boolean | undefined;
+  unread?: boolean | undefined;
+  untagged?: boolean | undefined;
+}
+
+const lowercased = (values: string[] | undefined) => (values ?? []).map((v) => v.trim().toLowerCase()).filter(Boolean);
+
+/**
+ * Whether the email carries an active link to a tag the viewer may see (of `ids` when given).
+ * Links to tags of the other side count for nothing: such a tag matches nothing in `tags`,
+ * excludes nothing in `excludeTags`, and does not make an email tagged for `untagged`.
+ */
+export function visiblyTagged(viewer: TagViewer, ids: string[] | null): SQL {
+  return sql`exists (select 1 from ${emailTags} inner join ${tags} on ${tags.id} = ${emailTags.tagId} where ${emailTags.emailId} = ${emails.id} and ${emailTags.removedAt} is null${ids ? sql` and ${idIn(emailTags.tagId, ids)}` : sql``} and ${visibleTag(viewer)})`;
+}
+
+/**
+ * The conditions of the thread email filters on `emails`, beyond its case and thread: the thread
+ * email route and the tagging jobs by filter read emails through these. Tag filters count only
+ * active links of tags the viewer may see.
+ */
+export function emailFilterConditions(viewer: TagViewer, filter: EmailFilterValues): SQL[] {
+  const domains = lowercased(filter.domains);
+  const excludeDomains = lowercased(filter.excludeDomains);
+  const excludeEmails = lowercased(filter.excludeEmails);
+  // Tag ids are UUIDs: compared lowercased, so the same id in another letter case matches. One
+  // that is not a UUID names no tag: `tags=abc` matches no email, `excludeTags=abc` excludes none.
+  const tagIds = filter.untagged ? [] : lowercased(filter.tags);
+  const excludeTagIds = lowercased(filter.excludeTags);
+  const conditions: SQL[] = [];
+  if (filter.folders?.length) conditions.push(arrayOverlaps(emails.folders, filter.folders));
+  if (domains.length) conditions.push(arrayOverlaps(emails.participantDomains, domains));
+  if (excludeDomains.length) conditions.push(not(arrayOverlaps(emails.participantDomains, excludeDomains)));
+  if (excludeEmails.length) conditions.push(not(arrayOverlaps(emails.participantEmails, excludeEmails)));
+  if (filter.starred !== undefined) conditions.push(eq(emails.starred, filter.starred));
+  if (filter.unread !== undefined) conditions.push(eq(emails.unread, filter.unread));
+  if (filter.untagged) conditions.push(not(visiblyTagged(viewer, null)));
+  else if (tagIds.length) conditions.push(visiblyTagged(viewer, tagIds));
+  if (excludeTagIds.length) conditions.push(not(visiblyTagged(viewer, excludeTagIds)));
+  return conditions;
+}
+
+/** The emails of a case (one thread of it when `threadId`) the filter matches. */
+export function caseEmailsWhere(
+  viewer: TagViewer,
+  caseId: string,
+  threadId: string | null,
+  filter: EmailFilterValues,
+): SQL {
+  return and(
+    eq(emails.caseId, caseId),
+    threadId ? eq(emails.threadId, threadId) : undefined,
+    ...emailFilterConditions(viewer, filter),
+  )!;
+}
