@@ -1,5 +1,7 @@
 import * as z from 'zod/mini';
+import { SEARCH_KINDS } from '../../lib/review/search/match';
 import { DateTime, Id, IdText } from '../common/fields';
+import { SearchText } from './search';
 
 /** What can carry a tag: the contract's evidence kinds. */
 export const TAGGING_ITEM_KINDS = ['email', 'network-conversation', 'support-ticket', 'device-note'] as const;
@@ -70,6 +72,43 @@ export const EmailTaggingFilter = z
 
 export type EmailTaggingFilterInput = z.output<typeof EmailTaggingFilter>;
 
+/**
+ * The case search (GET /cases/{caseId}/search) as a filter: everything it matches for the caller,
+ * in the tagging kinds (a matched network message tags its conversation). Lists are JSON arrays.
+ */
+export const SearchTaggingFilter = z
+  .object({
+    kind: z.literal('search'),
+    q: SearchText,
+    kinds: z.optional(z.array(z.enum(SEARCH_KINDS)).check(z.maxLength(SEARCH_KINDS.length * 2))),
+    from: z.optional(z.iso.datetime({ offset: true })),
+    to: z.optional(z.iso.datetime({ offset: true })),
+    participants: z.optional(List(Text(1, 254))),
+    tags: z.optional(List(IdText)),
+    excludeTags: z.optional(List(IdText)),
+    untagged: z.optional(z.boolean()),
+  })
+  .check(
+    z.superRefine((filter, ctx) => {
+      const tags = overlap(filter.tags, filter.excludeTags);
+      if (filter.from && filter.to && new Date(filter.from) > new Date(filter.to))
+        ctx.addIssue({ code: 'custom', path: ['from'], message: 'from is after to' });
+      else if (tags.length)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['excludeTags'],
+          message: `tags and excludeTags overlap: ${tags.join(', ')}`,
+        });
+    }),
+  )
+  .register(z.globalRegistry, { id: 'SearchTaggingFilter' });
+
+export type SearchTaggingFilterInput = z.output<typeof SearchTaggingFilter>;
+
+/** What a tagging job runs over: the thread email filters (`kind: email`) or a case search (`kind: search`). */
+export const TaggingFilter = z.discriminatedUnion('kind', [EmailTaggingFilter, SearchTaggingFilter]);
+export type TaggingFilterInput = z.output<typeof TaggingFilter>;
+
 /** A job's filter as stored and answered (the request's, values trimmed, the thread id as stored). */
 export const EmailTaggingFilterEntity = z
   .object({
@@ -87,6 +126,21 @@ export const EmailTaggingFilterEntity = z
   })
   .register(z.globalRegistry, { id: 'EmailTaggingFilterEntity' });
 
+/** A search job's filter as stored and answered. */
+export const SearchTaggingFilterEntity = z
+  .object({
+    kind: z.literal('search'),
+    q: z.string(),
+    kinds: z.optional(z.array(z.enum(SEARCH_KINDS))),
+    from: z.optional(z.string()),
+    to: z.optional(z.string()),
+    participants: z.optional(z.array(z.string())),
+    tags: z.optional(z.array(z.string())),
+    excludeTags: z.optional(z.array(z.string())),
+    untagged: z.optional(z.boolean()),
+  })
+  .register(z.globalRegistry, { id: 'SearchTaggingFilterEntity' });
+
 /**
  * POST /cases/{caseId}/tagging: tags to add and to remove (each list, when sent, not empty), on
  * `items` (1 to 1,000, all or nothing) or on what `filter` matches (a background job). Exactly one
@@ -98,7 +152,7 @@ export const TagEvidenceDto = z
     add: z.optional(TagIds),
     remove: z.optional(TagIds),
     items: z.optional(z.array(TaggingItem).check(z.minLength(1), z.maxLength(MAX_TAGGING_ITEMS))),
-    filter: z.optional(EmailTaggingFilter),
+    filter: z.optional(TaggingFilter),
   })
   .check(
     z.superRefine((body, ctx) => {
@@ -128,7 +182,7 @@ export const TaggingJobEntity = z
     error: z.nullable(z.string()),
     add: z.array(Id),
     remove: z.array(Id),
-    filter: EmailTaggingFilterEntity,
+    filter: z.discriminatedUnion('kind', [EmailTaggingFilterEntity, SearchTaggingFilterEntity]),
     createdAt: DateTime,
     startedAt: z.nullable(DateTime),
     finishedAt: z.nullable(DateTime),

@@ -7,14 +7,17 @@ import {
   deviceNotes,
   deviceNoteTags,
   devices,
+  emails,
   emailTags,
   networkConversations,
   networkConversationTags,
+  networkMessages,
   supportTickets,
   supportTicketTags,
+  taggingJobs,
   tags,
 } from '../../lib/db/schema';
-import { drainTaggingJobs } from '../../lib/review';
+import { drainTaggingJobs, runTaggingJob } from '../../lib/review';
 import { auditEventsOf } from '../harness/audit';
 import { caseWithOwner, memberWithAccess } from '../harness/cases';
 import { UNKNOWN_ID } from '../harness/ids';
@@ -280,9 +283,32 @@ describe('POST /cases/{caseId}/tagging by items', () => {
       'body.items.0.kind',
     ],
     [
-      'a search filter (not yet)',
+      'a filter of no known kind',
       (s: Scenario) => ({ add: [s.firmTag.id], filter: { search: { q: 'x' } } }),
       'body.filter.kind',
+    ],
+    [
+      'a search filter with an empty q',
+      (s: Scenario) => ({ add: [s.firmTag.id], filter: { kind: 'search', q: '' } }),
+      'body.filter.q',
+    ],
+    [
+      'a search filter of exclusions only',
+      (s: Scenario) => ({ add: [s.firmTag.id], filter: { kind: 'search', q: '-refund' } }),
+      'body.filter.q',
+    ],
+    [
+      'a search filter with from after to',
+      (s: Scenario) => ({
+        add: [s.firmTag.id],
+        filter: { kind: 'search', q: 'refund', from: '2026-02-01T00:00:00Z', to: '2026-01-01T00:00:00Z' },
+      }),
+      'body.filter.from',
+    ],
+    [
+      'a search filter with an unknown kind',
+      (s: Scenario) => ({ add: [s.firmTag.id], filter: { kind: 'search', q: 'refund', kinds: ['fax'] } }),
+      'body.filter.kinds.0',
     ],
   ])('answers 400 naming the field for %s', async (_label, body, field) => {
     const s = await scenario();
@@ -423,6 +449,115 @@ describe('POST /cases/{caseId}/tagging by filter', () => {
     );
     await drainTaggingJobs();
     expect(await linksOfCase(s.emailIds)).toEqual([]);
+  });
+});
+
+describe('POST /cases/{caseId}/tagging by a case search', () => {
+  /** The scenario with "refund" in an email, both conversations, the ticket's subject and a second note. */
+  async function searchScenario() {
+    const s = await scenario();
+    await db().update(emails).set({ body: 'A refund request' }).where(eq(emails.id, s.emailIds[1]!));
+    const message = (conversation: { id: string; profileId: string }, externalId: string) => ({
+      caseId: s.caseId,
+      conversationId: conversation.id,
+      profileId: conversation.profileId,
+      externalId,
+      from: 'Ann Lee',
+      to: 'Bob Roe',
+      date: new Date(Date.UTC(2026, 9, 1)),
+      content: 'About the refund',
+    });
+    await db()
+      .insert(networkMessages)
+      .values([
+        message(s.shownConversation, 'm1'),
+        message(s.shownConversation, 'm2'),
+        message(s.hiddenConversation, 'm3'),
+      ]);
+    const [refundNote] = await db()
+      .insert(deviceNotes)
+      .values({ caseId: s.caseId, deviceId: s.note.deviceId, noteId: 2, title: 'Refund call' })
+      .returning();
+    return { ...s, refundNote: refundNote! };
+  }
+
+  /** The active links on the scenario's items. */
+  const activeLinks = async (s: Awaited<ReturnType<typeof searchScenario>>) => {
+    const active = <T extends { removedAt: Date | null }>(rows: T[], item: (row: T) => string, ours: string[]) =>
+      rows.filter((r) => r.removedAt === null && ours.includes(item(r))).map(item);
+    return {
+      emails: active(await db().select().from(emailTags), (l) => l.emailId, s.emailIds),
+      conversations: active(await db().select().from(networkConversationTags), (l) => l.conversationId, [
+        s.shownConversation.id,
+        s.hiddenConversation.id,
+      ]),
+      tickets: active(await db().select().from(supportTicketTags), (l) => l.ticketId, [s.ticket.id]),
+      notes: active(await db().select().from(deviceNoteTags), (l) => l.noteId, [s.note.id, s.refundNote.id]),
+    };
+  };
+
+  it('tags everything the search matches, a conversation once for its messages, in batches across kinds', async () => {
+    const s = await searchScenario();
+    const job = expectData(await s.tag({ add: [s.firmTag.id], filter: { kind: 'search', q: 'refund' } }), 202);
+    expect(job.filter).toEqual({ kind: 'search', q: 'refund' });
+    await drainTaggingJobs();
+    expect(
+      expectData(
+        await invoke(routes.getTaggingJob, { token: s.owner.accessToken, path: { caseId: s.caseId, jobId: job.id } }),
+      ),
+    ).toMatchObject({ status: 'succeeded', totalItems: 5, processedItems: 5, addedLinks: 5 });
+    const links = await activeLinks(s);
+    expect(links.emails).toEqual([s.emailIds[1]]);
+    expect(links.conversations.sort()).toEqual([s.shownConversation.id, s.hiddenConversation.id].sort());
+    expect(links.tickets).toEqual([s.ticket.id]);
+    expect(links.notes).toEqual([s.refundNote.id]);
+  });
+
+  it('walks kind by kind from its cursor: batches of two end where a kind ends', async () => {
+    const s = await searchScenario();
+    const [job] = await db()
+      .insert(taggingJobs)
+      .values({
+        organizationId: s.organizationId,
+        caseId: s.caseId,
+        createdById: s.owner.id,
+        side: 'org',
+        add: [s.firmTag.id],
+        filter: { kind: 'search', q: 'refund', kinds: ['network-message', 'support-ticket'] },
+      })
+      .returning();
+    expect(await runTaggingJob(job!.id, { batchSize: 2, shouldPause: () => true })).toBe('paused');
+    const [paused] = await db().select().from(taggingJobs).where(eq(taggingJobs.id, job!.id));
+    expect(paused).toMatchObject({ totalItems: 3, processedItems: 2 });
+    expect(paused!.cursor).toMatch(/^network-conversation:/);
+    expect(await runTaggingJob(job!.id, { batchSize: 2 })).toBe('succeeded');
+    const links = await activeLinks(s);
+    expect(links.conversations).toHaveLength(2);
+    expect(links.tickets).toEqual([s.ticket.id]);
+    expect(links.emails).toEqual([]);
+    expect(links.notes).toEqual([]);
+  });
+
+  it("tags for opposing counsel only what their side may read: no device notes, no hidden profiles' items", async () => {
+    const s = await searchScenario();
+    const job = expectData(
+      await s.tag({ add: [s.oppTag.id], filter: { kind: 'search', q: 'refund' } }, s.opposing.accessToken),
+      202,
+    );
+    await drainTaggingJobs();
+    expect(
+      expectData(
+        await invoke(routes.getTaggingJob, {
+          token: s.opposing.accessToken,
+          path: { caseId: s.caseId, jobId: job.id },
+        }),
+      ),
+    ).toMatchObject({ status: 'succeeded', totalItems: 2, addedLinks: 2 });
+    const links = await activeLinks(s);
+    expect(links.emails).toEqual([s.emailIds[1]]);
+    expect(links.conversations).toEqual([s.shownConversation.id]);
+    expect(links.tickets).toEqual([]);
+    expect(links.notes).toEqual([]);
   });
 });
 

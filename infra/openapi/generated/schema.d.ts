@@ -3145,6 +3145,33 @@ export interface components {
             previousPage: number | null;
             data: components["schemas"]["ReviewTagEntity"][] | null;
         };
+        SearchTaggingFilter: {
+            /** @constant */
+            kind: "search";
+            /** @description Words (each must match a whole word), "quoted phrases" (the words adjacent, in order), -excluded words or phrases (must not match) and prefix* (a word start), all AND-ed, case-insensitive. At least one word, phrase or prefix to find: a query of exclusions only is 400. */
+            q: string;
+            kinds?: ("email" | "network-message" | "support-ticket" | "device-note")[];
+            /** Format: date-time */
+            from?: string;
+            /** Format: date-time */
+            to?: string;
+            participants?: string[];
+            tags?: string[];
+            excludeTags?: string[];
+            untagged?: boolean;
+        };
+        SearchTaggingFilterEntity: {
+            /** @constant */
+            kind: "search";
+            q: string;
+            kinds?: ("email" | "network-message" | "support-ticket" | "device-note")[];
+            from?: string;
+            to?: string;
+            participants?: string[];
+            tags?: string[];
+            excludeTags?: string[];
+            untagged?: boolean;
+        };
         SelectPlanDto: {
             /** @enum {string} */
             tier: "tier1" | "tier2" | "tier3" | "tier4" | "tier5" | "tier6" | "tier7";
@@ -3255,7 +3282,7 @@ export interface components {
                 kind: "email" | "network-conversation" | "support-ticket" | "device-note";
                 id: string;
             }[];
-            filter?: components["schemas"]["EmailTaggingFilter"];
+            filter?: components["schemas"]["EmailTaggingFilter"] | components["schemas"]["SearchTaggingFilter"];
         };
         TaggingJobEntity: {
             /** Format: uuid */
@@ -3269,7 +3296,7 @@ export interface components {
             error: string | null;
             add: string[];
             remove: string[];
-            filter: components["schemas"]["EmailTaggingFilterEntity"];
+            filter: components["schemas"]["EmailTaggingFilterEntity"] | components["schemas"]["SearchTaggingFilterEntity"];
             /** Format: date-time */
             createdAt: string;
             startedAt: string | null;

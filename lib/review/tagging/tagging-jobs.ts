@@ -1,5 +1,5 @@
 import { and, eq, lt, or, sql } from 'drizzle-orm';
-import type { EmailTaggingFilterInput } from '../../../schemas/review/tagging';
+import type { TaggingFilterInput } from '../../../schemas/review/tagging';
 import { recordAudit, SYSTEM_ACTOR, withAuditScope } from '../../audit';
 import type { Actor } from '../../auth/actor';
 import type { CaseContext } from '../../cases/context';
@@ -44,7 +44,7 @@ function jobEntity(row: JobRow, visible: ReadonlySet<string> | null) {
     error: row.error,
     add: shown(row.add),
     remove: shown(row.remove),
-    filter: row.filter as EmailTaggingFilterInput,
+    filter: row.filter as TaggingFilterInput,
     createdAt: row.createdAt.toISOString(),
     startedAt: row.startedAt?.toISOString() ?? null,
     finishedAt: row.finishedAt?.toISOString() ?? null,
@@ -60,13 +60,13 @@ export type TaggingJobAnswer = ReturnType<typeof jobEntity>;
  */
 export async function startTaggingJob(
   ctx: { caseContext: CaseContext; actor: Actor },
-  input: { add: string[]; remove: string[]; filter: EmailTaggingFilterInput },
+  input: { add: string[]; remove: string[]; filter: TaggingFilterInput },
 ): Promise<TaggingJobAnswer> {
   const viewer = tagViewerOf(ctx.caseContext, ctx.actor.user.id);
   const row = await transaction(async (tx, afterCommit) => {
     const checked = await checkTags(tx, viewer, input.add, input.remove);
     const filter = { ...input.filter };
-    if (filter.threadId !== undefined) {
+    if (filter.kind === 'email' && filter.threadId !== undefined) {
       const [thread] = await tx
         .select({ id: emailThreads.id })
         .from(emailThreads)
@@ -177,7 +177,7 @@ export async function runTaggingJob(
   return withAuditScope({ actor: SYSTEM_ACTOR, ip: null, userAgent: null, requestId: claimed.id }, async () => {
     let job = claimed;
     const viewer = viewerOfJob(job);
-    const selector = selectorOf(viewer, job.filter as EmailTaggingFilterInput);
+    const selector = selectorOf(viewer, job.filter as TaggingFilterInput);
     try {
       if (job.totalItems === null) {
         const totalItems = await selector.count(db());
@@ -205,7 +205,8 @@ export async function runTaggingJob(
               processedItems: sql`${taggingJobs.processedItems} + ${batch.ids.length}`,
               addedLinks: sql`${taggingJobs.addedLinks} + ${counts.added}`,
               removedLinks: sql`${taggingJobs.removedLinks} + ${counts.removed}`,
-              cursor: batch.ids.at(-1)!,
+              // Where the selector resumes; null once it has nothing after this batch.
+              cursor: batch.cursor,
               updatedAt: now(),
             })
             .where(and(eq(taggingJobs.id, job.id), eq(taggingJobs.status, 'running')))
@@ -223,7 +224,7 @@ export async function runTaggingJob(
             ),
           });
           job = saved;
-          return batch.ids.length < batchSize ? ('done' as const) : ('more' as const);
+          return batch.cursor === null ? ('done' as const) : ('more' as const);
         });
         if (outcome === 'lost') return 'skipped';
         if (outcome === 'done') return finish(job, null);
