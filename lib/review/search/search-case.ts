@@ -102,15 +102,16 @@ function itemTags(viewer: SearchViewer) {
 }
 
 /**
- * Tag facet: the active links of the kinds searched, to tags the viewer sees, as (kind, item,
- * tag); joined to the matches in one pass (a network message carries its conversation's tags).
+ * Tag facet: the tags on the matches, as (tag) rows, one per active link of a match to a tag the
+ * viewer sees (a network message carries its conversation's tags). Driven from the matches through
+ * each link table's item index, so its cost follows the match, not every link of the case.
  */
-function tagFacetLinks(viewer: SearchViewer, search: CaseSearch) {
+function matchedTagLinks(viewer: SearchViewer, search: CaseSearch) {
   const kinds = new Set(search.kinds);
   return sql.join(
     SEARCH_KINDS.filter((k) => kinds.has(k)).map((kind) => {
       const { table, item } = linkOf(kind);
-      return sql`select ${kind}::text as kind, l.${sql.raw(item)} as item, l.tag_id from ${sql.raw(table)} l where l.removed_at is null and l.tag_id in ${visibleTagIds(viewer)}`;
+      return sql`select l.tag_id from matches m join ${sql.raw(table)} l on l.${sql.raw(item)} = m.tagged_id and l.removed_at is null where m.kind = ${kind}`;
     }),
     sql` union all `,
   );
@@ -169,8 +170,8 @@ select
   (select json_agg(json_build_object('kind', k.kind, 'count', k.n) order by k.n desc, k.kind)
     from (select kind, count(*)::int as n from matches group by kind) k) as kinds,
   (select json_agg(json_build_object('tag_id', t.id, 'name', t.name, 'count', f.n) order by f.n desc, t.name_lowercase, t.id)
-    from (select l.tag_id, count(*)::int as n from matches m join (${tagFacetLinks(viewer, search)}) l
-      on l.kind = m.kind and l.item = m.tagged_id group by l.tag_id) f
+    from (select l.tag_id, count(*)::int as n from (${matchedTagLinks(viewer, search)}) l
+      where l.tag_id = any(array${visibleTagIds(viewer)}) group by l.tag_id) f
     join tags t on t.id = f.tag_id) as tag_facets,
   (select json_agg(json_build_object('domain', d.domain, 'count', d.n) order by d.n desc, d.domain)
     from (select domain, count(*)::int as n from matches m, unnest(m.domains) as domain
