@@ -106,7 +106,7 @@ function itemTags(viewer: SearchViewer) {
  * viewer sees (a network message carries its conversation's tags). Driven from the matches through
  * each link table's item index, so its cost follows the match, not every link of the case.
  */
-function matchedTagLinks(viewer: SearchViewer, search: CaseSearch) {
+function matchedTagLinks(search: CaseSearch) {
   const kinds = new Set(search.kinds);
   return sql.join(
     SEARCH_KINDS.filter((k) => kinds.has(k)).map((kind) => {
@@ -170,7 +170,7 @@ select
   (select json_agg(json_build_object('kind', k.kind, 'count', k.n) order by k.n desc, k.kind)
     from (select kind, count(*)::int as n from matches group by kind) k) as kinds,
   (select json_agg(json_build_object('tag_id', t.id, 'name', t.name, 'count', f.n) order by f.n desc, t.name_lowercase, t.id)
-    from (select l.tag_id, count(*)::int as n from (${matchedTagLinks(viewer, search)}) l
+    from (select l.tag_id, count(*)::int as n from (${matchedTagLinks(search)}) l
       where l.tag_id = any(array${visibleTagIds(viewer)}) group by l.tag_id) f
     join tags t on t.id = f.tag_id) as tag_facets,
   (select json_agg(json_build_object('domain', d.domain, 'count', d.n) order by d.n desc, d.domain)
