@@ -109,8 +109,8 @@ async function open(): Promise<Connection> {
 /**
  * A postgres.js pool. A server that cannot be reached fails the query within the connect timeout
  * (DB_CONNECT_TIMEOUT_SECONDS) rather than the driver's default 30 s; `statementTimeoutMs` (0 or
- * unset: none) is sent as a startup parameter, so it needs no SET statement (which would pin RDS
- * Proxy connections).
+ * unset: none) and `jit = off` are sent as startup parameters, so they need no SET statement (which
+ * would pin RDS Proxy connections).
  */
 export async function openPostgres(
   url: string,
@@ -132,7 +132,13 @@ export async function openPostgres(
     // an outage every request then hung that long. Capped at 1 s, a request fails (503) or recovers
     // within the connect timeout plus a second.
     backoff: (retries: number) => (0.5 + Math.random() / 2) * Math.min(3 ** retries / 100, 1),
-    ...(options.statementTimeoutMs ? { connection: { statement_timeout: options.statementTimeoutMs } } : {}),
+    connection: {
+      // JIT compiles the plan of any statement estimated costly, adding 10-40 ms before its first
+      // row: an API answering in tens of milliseconds pays it on its larger reads (a search, a
+      // tag filter over a long thread) and gains nothing (docs/decisions.md, issue 34).
+      jit: 'off',
+      ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    },
     onnotice: () => {},
     ...(options.ssl ? { ssl: options.ssl } : {}),
     ...(options.prepare === false ? { prepare: false } : {}),
