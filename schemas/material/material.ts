@@ -108,6 +108,31 @@ const overlap = (list: string[] | undefined, excluded: string[] | undefined) => 
   return lowercased(list).filter((value) => exclude.includes(value));
 };
 
+/**
+ * The thread email filters (and the tagging job's filter over them) refuse a domain or a tag both
+ * asked for and excluded: 400 naming `excludeDomains` or `excludeTags`, one problem at a time,
+ * domains first.
+ */
+export function refuseOverlappingFilters(
+  filter: { domains?: string[]; excludeDomains?: string[]; tags?: string[]; excludeTags?: string[] },
+  ctx: z.core.$RefinementCtx,
+): void {
+  const domains = overlap(filter.domains, filter.excludeDomains);
+  const tags = overlap(filter.tags, filter.excludeTags);
+  if (domains.length)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['excludeDomains'],
+      message: `domains and excludeDomains overlap: ${domains.join(', ')}`,
+    });
+  else if (tags.length)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['excludeTags'],
+      message: `tags and excludeTags overlap: ${tags.join(', ')}`,
+    });
+}
+
 export const ThreadEmailsQuery = z
   .object({
     ...PagingQuery,
@@ -122,26 +147,8 @@ export const ThreadEmailsQuery = z
     untagged: z.optional(QueryBoolean),
     sortBy: z.optional(z.enum(['date'])),
   })
-  .check(
-    // A value both asked for and excluded is a mistake in the request, refused before the case is looked at.
-    z.superRefine((query, ctx) => {
-      const domains = overlap(query.domains, query.excludeDomains);
-      const tags = overlap(query.tags, query.excludeTags);
-      // One problem at a time, domains first.
-      if (domains.length)
-        ctx.addIssue({
-          code: 'custom',
-          path: ['excludeDomains'],
-          message: `domains and excludeDomains overlap: ${domains.join(', ')}`,
-        });
-      else if (tags.length)
-        ctx.addIssue({
-          code: 'custom',
-          path: ['excludeTags'],
-          message: `tags and excludeTags overlap: ${tags.join(', ')}`,
-        });
-    }),
-  );
+  // A value both asked for and excluded is a mistake in the request, refused before the case is looked at.
+  .check(z.superRefine(refuseOverlappingFilters));
 
 export const ThreadPath = z.object({ caseId: IdText, threadId: IdText });
 

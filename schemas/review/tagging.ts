@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { SEARCH_KINDS } from '../../lib/review/search/match';
 import { DateTime, Id, IdText } from '../common/fields';
+import { refuseOverlappingFilters } from '../material/material';
 import { SearchText } from './search';
 
 /** What can carry a tag: the contract's evidence kinds. */
@@ -50,24 +51,7 @@ export const EmailTaggingFilter = z
     unread: z.optional(z.boolean()),
     untagged: z.optional(z.boolean()),
   })
-  .check(
-    z.superRefine((filter, ctx) => {
-      const domains = overlap(filter.domains, filter.excludeDomains);
-      const tags = overlap(filter.tags, filter.excludeTags);
-      if (domains.length)
-        ctx.addIssue({
-          code: 'custom',
-          path: ['excludeDomains'],
-          message: `domains and excludeDomains overlap: ${domains.join(', ')}`,
-        });
-      else if (tags.length)
-        ctx.addIssue({
-          code: 'custom',
-          path: ['excludeTags'],
-          message: `tags and excludeTags overlap: ${tags.join(', ')}`,
-        });
-    }),
-  )
+  .check(z.superRefine(refuseOverlappingFilters))
   .register(z.globalRegistry, { id: 'EmailTaggingFilter' });
 
 export type EmailTaggingFilterInput = z.output<typeof EmailTaggingFilter>;
