@@ -23,7 +23,7 @@ import { buildApiGatewayEvent, buildLambdaContext } from '../../infra/local/apig
 import type { ServiceFunction } from '../../infra/constructs/service-function';
 import type { CaseEvidenceStack } from '../../infra/stack';
 import type { RouteDefinition } from '../../lib/http/route';
-import { resourcesOfFunction } from './synth';
+import { resourcesOfFunction, SYNTH_TIMEOUT_MS } from './synth';
 
 /**
  * One synth of the real app (dev and prod, every route of the route table, real esbuild bundles,
@@ -52,7 +52,7 @@ beforeAll(() => {
       stack,
       [stack, ...stack.routeStacks].map((s) => Template.fromStack(s)),
     );
-}, 300_000);
+}, SYNTH_TIMEOUT_MS);
 
 afterAll(() => {
   if (outdir) rmSync(outdir, { recursive: true, force: true });

@@ -71,6 +71,13 @@ export function synthesize(
 }
 
 /**
+ * How long a whole synth may take: every route of the table, in each environment asked for, is an
+ * esbuild bundle (about 150 for dev and prod at 72 routes: 224 s on a quiet 2-core machine, more
+ * beside other test files). Generous, as a timeout here fails every test of the file at once.
+ */
+export const SYNTH_TIMEOUT_MS = 900_000;
+
+/**
  * One synth shared by the tests of a file: made before them, deleted after them. The object
  * answers for the synth once the file's tests run.
  */
@@ -78,7 +85,7 @@ export function synthesizeForThisFile(environments: EnvironmentName[], routes?: 
   let current: Synthesized | undefined;
   beforeAll(() => {
     current = synthesize(environments, routes);
-  }, 300_000);
+  }, SYNTH_TIMEOUT_MS);
   afterAll(() => current?.dispose());
   const synthesized = () => {
     if (!current) throw new Error('The synth runs before the tests (beforeAll)');
