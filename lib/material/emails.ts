@@ -134,7 +134,8 @@ function toEmailRecord(
     subject: email.subject,
     threadId: email.threadId,
     threadIndex: email.threadIndex,
-    tags: links.filter((l) => l.link.removedAt === null).map((l) => toTagEntity(l.tag)),
+    // Current tags: active links to tags not deleted. attachedTags keeps every link, of deleted tags too.
+    tags: links.filter((l) => l.link.removedAt === null && l.tag.isActive).map((l) => toTagEntity(l.tag)),
     attachedTags: links.map((l) => ({
       tagId: l.tag.id,
       tag: l.tag.name,

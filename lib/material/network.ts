@@ -90,12 +90,14 @@ export async function searchNetworkMessages(
           .select({ id: networkConversationTags.conversationId })
           .from(networkConversationTags)
           .innerJoin(tags, eq(tags.id, networkConversationTags.tagId))
-          // A tag id that is not a UUID is on no conversation, nor is a tag the caller may not see,
-          // so the count below never reaches the number asked for: `tags=abc` matches nothing.
+          // A tag id that is not a UUID is on no conversation, nor is a tag the caller may not see
+          // or a deleted (inactive) one, so the count below never reaches the number asked for:
+          // `tags=abc` matches nothing.
           .where(
             and(
               idIn(networkConversationTags.tagId, tagIds),
               isNull(networkConversationTags.removedAt),
+              eq(tags.isActive, true),
               visibleTag(tagViewerOf(ctx.caseContext, ctx.userId)),
             ),
           )

@@ -26,6 +26,35 @@ const namesListed = async (user: TestUser, caseId: string, includeInactive = fal
   ).map((t: { name: string }) => t.name);
 
 describe('DELETE /cases/{caseId}/tags/{tagId}', () => {
+  it("takes a deleted tag off the items' current tags, the filters and the search, keeping its history", async () => {
+    const p = await tagPeople();
+    const tag = await createTagAs(p.owner, p.caseId, { name: 'Hot' });
+    const { threadId, emailIds } = await seedThread(p.caseId, [{ minute: 0, tagIds: [tag.id] }, { minute: 1 }]);
+    const thread = async (query: Record<string, string> = {}) =>
+      expectData(
+        await invoke(routes.listThreadEmails, {
+          token: p.owner.accessToken,
+          path: { caseId: p.caseId, threadId },
+          query,
+        }),
+      );
+    const search = async (query: Record<string, string>) =>
+      expectData(await invoke(routes.searchCase, { token: p.owner.accessToken, path: { caseId: p.caseId }, query }));
+    // Before: the tag is on the first email everywhere.
+    expect((await thread({ tags: tag.id })).total).toBe(1);
+    expect((await search({ q: 'body' })).facets.tags.map((f: { tagId: string }) => f.tagId)).toEqual([tag.id]);
+    expectData(await remove(p.owner, p.caseId, tag.id));
+    const after = await thread();
+    const tagged = after.data.find((e: { id: string }) => e.id === emailIds[0]);
+    expect(tagged.tags).toEqual([]);
+    expect(tagged.attachedTags).toMatchObject([{ tagId: tag.id, tag: 'Hot', removedAt: null }]);
+    expect((await thread({ tags: tag.id })).total).toBe(0);
+    expect((await thread({ excludeTags: tag.id })).total).toBe(2);
+    expect((await thread({ untagged: 'true' })).total).toBe(2);
+    expect((await search({ q: 'body' })).facets.tags).toEqual([]);
+    expect((await search({ q: 'body', tags: tag.id })).total).toBe(0);
+  });
+
   it('deactivates the tag, keeps every link and its history, answers the tag and records it', async () => {
     const p = await tagPeople();
     const tag = await createTagAs(p.owner, p.caseId, { name: 'Hot' });

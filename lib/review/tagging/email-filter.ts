@@ -19,15 +19,16 @@ export interface EmailFilterValues {
 const lowercased = (values: string[] | undefined) => (values ?? []).map((v) => v.trim().toLowerCase()).filter(Boolean);
 
 /**
- * Whether the email carries an active link to a tag the viewer may see (of `ids` when given).
- * Links to tags of the other side count for nothing: such a tag matches nothing in `tags`,
- * excludes nothing in `excludeTags`, and does not make an email tagged for `untagged`.
+ * Whether the email carries an active link to a tag the viewer may see and that is not deleted (of
+ * `ids` when given). Links to tags of the other side, and to deleted (inactive) tags, count for
+ * nothing: such a tag matches nothing in `tags`, excludes nothing in `excludeTags`, and does not
+ * make an email tagged for `untagged`.
  */
 export function visiblyTagged(viewer: TagViewer, ids: string[] | null): SQL {
   // A scalar subquery, not EXISTS: the planner would turn EXISTS into a semi join hashing every
   // active link of the tag (100,000 for a tag on a tenth of a million-email case) to count a
   // 5,000-email thread; this probes the link index once per email of the thread instead.
-  return sql`(select 1 from ${emailTags} inner join ${tags} on ${tags.id} = ${emailTags.tagId} where ${emailTags.emailId} = ${emails.id} and ${emailTags.removedAt} is null${ids ? sql` and ${idIn(emailTags.tagId, ids)}` : sql``} and ${visibleTag(viewer)} limit 1) is not null`;
+  return sql`(select 1 from ${emailTags} inner join ${tags} on ${tags.id} = ${emailTags.tagId} where ${emailTags.emailId} = ${emails.id} and ${emailTags.removedAt} is null${ids ? sql` and ${idIn(emailTags.tagId, ids)}` : sql``} and ${tags.isActive} and ${visibleTag(viewer)} limit 1) is not null`;
 }
 
 /**
