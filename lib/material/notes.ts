@@ -7,6 +7,7 @@ import type { CaseContext } from '../cases/context';
 import { now } from '../clock';
 import { db, type Tx } from '../db/client';
 import { cases, devices, deviceNotes, evidenceObjects, storageReservations } from '../db/schema';
+import { textArray } from '../db/text-array';
 import { transaction } from '../db/transaction';
 import { InvalidInputError } from '../errors';
 import * as businessMetrics from '../observability/metrics';
@@ -70,7 +71,7 @@ async function secureAttachments(caseId: string, keys: string[]): Promise<Attach
       and(
         eq(evidenceObjects.caseId, caseId),
         // One array parameter, however many keys (a request may reference 500,000).
-        sql`${evidenceObjects.key} = any(${sql.param(keys, deviceNotes.attachmentKeys)})`,
+        sql`${evidenceObjects.key} = any(${textArray(keys)})`,
       ),
     );
   const recorded = new Set(recordedRows.map((row) => row.key));

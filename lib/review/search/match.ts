@@ -1,5 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { tags } from '../../db/schema';
+import { textArray } from '../../db/text-array';
 import { InvalidInputError } from '../../errors';
 import { isUuid, matchableIds } from '../../ids';
 import { type TagViewer, visibleTag } from '../tag-visibility';
@@ -69,14 +70,6 @@ export function toCaseSearch(input: CaseSearchInput): CaseSearch {
 
 /** Who searches: the case, the side (opposing counsel's sees less evidence and only its own tags) and the user (their user tags). */
 export type SearchViewer = TagViewer;
-
-const textArray = (values: readonly string[]) =>
-  values.length
-    ? sql`array[${sql.join(
-        values.map((v) => sql`${v}`),
-        sql`, `,
-      )}]::text[]`
-    : sql`'{}'::text[]`;
 
 /** The tsquery of a search, as an SQL expression (its text is a parameter). */
 export const searchTsQuery = (search: CaseSearch): SQL => sql`to_tsquery('simple', ${search.query.tsquery})`;

@@ -5,7 +5,8 @@ import type { Tx } from '../../db/client';
 import { rawRows } from '../../db/raw-rows';
 import { tags } from '../../db/schema';
 import { newId } from '../../ids';
-import { ITEM_TABLES, textArray } from './items';
+import { textArray } from '../../db/text-array';
+import { ITEM_TABLES } from './items';
 
 /** One link put on or taken off an item. */
 export interface TaggingChange {

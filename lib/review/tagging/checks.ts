@@ -6,7 +6,8 @@ import { tags } from '../../db/schema';
 import { idIn, isUuid, matchableIds } from '../../ids';
 import { type TagViewer, visibleTag } from '../tag-visibility';
 import { EvidenceItemNotFoundError, InactiveTagError, TagNotFoundError } from './errors';
-import { ITEM_TABLES, textArray, visibleItem } from './items';
+import { textArray } from '../../db/text-array';
+import { ITEM_TABLES, visibleItem } from './items';
 
 export interface NamedTag {
   id: string;

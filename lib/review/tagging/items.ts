@@ -31,10 +31,6 @@ export const ITEM_TABLES = {
   'device-note': { items: deviceNotes, links: deviceNoteTags, itemColumn: sql.identifier('note_id'), profiled: false },
 } as const satisfies Record<TaggingItemKind, unknown>;
 
-/** A text[] parameter (cast in the statement to uuid[]): one parameter however many values. */
-export const textArray = (values: readonly string[]): SQL =>
-  sql`${sql.param([...values], deviceNotes.attachmentKeys)}::text[]`;
-
 /**
  * Which items of a kind a side may see in a case: every email; network conversations and support
  * tickets only of profiles shown to opposing counsel; no device notes for opposing counsel (the
