@@ -13,7 +13,7 @@ import {
 } from '../db/schema';
 import { idIn } from '../ids';
 import { pageWindow, sortDirection, toPage } from '../paging';
-import { tagViewerOf, visibleTag } from '../review/tag-visibility';
+import { tagViewerOf, usableTag } from '../review/tag-visibility';
 import { expandedPrefixTsQuery } from './text-search';
 
 /** GET /professional-network/{caseId}/profiles (extension) */
@@ -97,8 +97,7 @@ export async function searchNetworkMessages(
             and(
               idIn(networkConversationTags.tagId, tagIds),
               isNull(networkConversationTags.removedAt),
-              eq(tags.isActive, true),
-              visibleTag(tagViewerOf(ctx.caseContext, ctx.userId)),
+              usableTag(tagViewerOf(ctx.caseContext, ctx.userId)),
             ),
           )
           .groupBy(networkConversationTags.conversationId)

@@ -52,3 +52,12 @@ export function visibleTag(viewer: TagViewer): SQL {
     ),
   )!;
 }
+
+/**
+ * The tags that count on evidence for a viewer: those they see, not deleted. A deleted (inactive)
+ * tag is on nothing: not among an item's current tags, in no filter, in no facet; only the
+ * links' history (`attachedTags`) still names it.
+ */
+export function usableTag(viewer: TagViewer): SQL {
+  return and(visibleTag(viewer), eq(tags.isActive, true))!;
+}

@@ -3,7 +3,7 @@ import { tags } from '../../db/schema';
 import { textArray } from '../../db/text-array';
 import { InvalidInputError } from '../../errors';
 import { isUuid, matchableIds } from '../../ids';
-import { type TagViewer, visibleTag } from '../tag-visibility';
+import { type TagViewer, usableTag } from '../tag-visibility';
 import { type ParsedSearchQuery, parseSearchQuery } from './parse-query';
 
 /** What the case search finds, as its results name them. */
@@ -76,7 +76,7 @@ export const searchTsQuery = (search: CaseSearch): SQL => sql`to_tsquery('simple
 
 /** Ids of the tags the viewer sees and that are active: the only tags that filter, show or count. */
 export const visibleTagIds = (viewer: SearchViewer): SQL =>
-  sql`(select ${tags.id} from ${tags} where ${visibleTag(viewer)} and ${tags.isActive})`;
+  sql`(select ${tags.id} from ${tags} where ${usableTag(viewer)})`;
 
 interface KindTable {
   kind: SearchKind;

@@ -1,7 +1,7 @@
 import { and, arrayOverlaps, eq, not, type SQL, sql } from 'drizzle-orm';
 import { emails, emailTags, tags } from '../../db/schema';
 import { idIn } from '../../ids';
-import { type TagViewer, visibleTag } from '../tag-visibility';
+import { type TagViewer, usableTag } from '../tag-visibility';
 
 /** The thread email filters, as the query (comma lists split) or a tagging job's filter gives them. */
 export interface EmailFilterValues {
@@ -28,7 +28,7 @@ export function visiblyTagged(viewer: TagViewer, ids: string[] | null): SQL {
   // A scalar subquery, not EXISTS: the planner would turn EXISTS into a semi join hashing every
   // active link of the tag (100,000 for a tag on a tenth of a million-email case) to count a
   // 5,000-email thread; this probes the link index once per email of the thread instead.
-  return sql`(select 1 from ${emailTags} inner join ${tags} on ${tags.id} = ${emailTags.tagId} where ${emailTags.emailId} = ${emails.id} and ${emailTags.removedAt} is null${ids ? sql` and ${idIn(emailTags.tagId, ids)}` : sql``} and ${tags.isActive} and ${visibleTag(viewer)} limit 1) is not null`;
+  return sql`(select 1 from ${emailTags} inner join ${tags} on ${tags.id} = ${emailTags.tagId} where ${emailTags.emailId} = ${emails.id} and ${emailTags.removedAt} is null${ids ? sql` and ${idIn(emailTags.tagId, ids)}` : sql``} and ${usableTag(viewer)} limit 1) is not null`;
 }
 
 /**
