@@ -103,7 +103,7 @@ export const lowercased = (values: string[] | undefined) =>
   (values ?? []).map((v) => v.trim().toLowerCase()).filter(Boolean);
 
 /** The values of `list` that `excluded` also names, as compared. */
-const overlap = (list: string[] | undefined, excluded: string[] | undefined) => {
+export const overlap = (list: string[] | undefined, excluded: string[] | undefined) => {
   const exclude = lowercased(excluded);
   return lowercased(list).filter((value) => exclude.includes(value));
 };

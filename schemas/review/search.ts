@@ -3,7 +3,7 @@ import { parseSearchQuery } from '../../lib/review/search/parse-query';
 import { SEARCH_KINDS } from '../../lib/review/search/match';
 import { DateTime, Id, IdText, QueryBoolean } from '../common/fields';
 import { PageEntity, PagingQuery, QueryList } from '../common/paging';
-import { TagEntity } from '../material/material';
+import { overlap, TagEntity } from '../material/material';
 
 /** A search's text: 1 to 200 characters with at least one word, "phrase" or prefix* to find. */
 export const SearchText = z
@@ -24,8 +24,26 @@ export const SearchText = z
 const SearchKind = z.enum(SEARCH_KINDS);
 const QueryDateTime = z.iso.datetime({ offset: true });
 
-/** Lowercased for comparison: the same tag id in another letter case is the same tag. */
-const lowered = (values: string[] | undefined) => (values ?? []).map((v) => v.trim().toLowerCase());
+/**
+ * A search that contradicts itself, refused naming the field: `from` after `to`, a tag both asked
+ * for and excluded (the same id in any letter case). The query string and a tagging job's search
+ * filter check it alike.
+ */
+export function refuseContradictorySearch(
+  search: { from?: string; to?: string; tags?: string[]; excludeTags?: string[] },
+  ctx: z.core.$RefinementCtx,
+): void {
+  if (search.from && search.to && new Date(search.from) > new Date(search.to))
+    ctx.addIssue({ code: 'custom', path: ['from'], message: 'from is after to', input: search.from });
+  const both = overlap(search.tags, search.excludeTags);
+  if (both.length)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['excludeTags'],
+      message: `tags and excludeTags overlap: ${both.join(', ')}`,
+      input: search.excludeTags,
+    });
+}
 
 export const CaseSearchQuery = z
   .object({
@@ -40,21 +58,7 @@ export const CaseSearchQuery = z
     untagged: z.optional(QueryBoolean),
     sortBy: z.optional(z.enum(['relevance', 'date'])),
   })
-  .check(
-    z.superRefine((query, ctx) => {
-      if (query.from && query.to && new Date(query.from) > new Date(query.to))
-        ctx.addIssue({ code: 'custom', path: ['from'], message: 'from is after to', input: query.from });
-      const excluded = lowered(query.excludeTags);
-      const both = lowered(query.tags).filter((id) => excluded.includes(id));
-      if (both.length)
-        ctx.addIssue({
-          code: 'custom',
-          path: ['excludeTags'],
-          message: `tags and excludeTags overlap: ${both.join(', ')}`,
-          input: query.excludeTags,
-        });
-    }),
-  );
+  .check(z.superRefine(refuseContradictorySearch));
 
 export const SearchResultEntity = z
   .object({

@@ -1,8 +1,8 @@
 import * as z from 'zod/mini';
 import { SEARCH_KINDS } from '../../lib/review/search/match';
 import { DateTime, Id, IdText } from '../common/fields';
-import { refuseOverlappingFilters } from '../material/material';
-import { SearchText } from './search';
+import { overlap, refuseOverlappingFilters } from '../material/material';
+import { refuseContradictorySearch, SearchText } from './search';
 
 /** What can carry a tag: the contract's evidence kinds. */
 export const TAGGING_ITEM_KINDS = ['email', 'network-conversation', 'support-ticket', 'device-note'] as const;
@@ -24,12 +24,6 @@ const Text = (min: number, max: number) =>
 
 const TagIds = z.array(IdText).check(z.minLength(1), z.maxLength(MAX_TAGGING_TAGS));
 const List = <T extends z.ZodMiniType>(item: T) => z.array(item).check(z.maxLength(100));
-
-const lowered = (values: string[] | undefined) => (values ?? []).map((v) => v.trim().toLowerCase()).filter(Boolean);
-const overlap = (list: string[] | undefined, other: string[] | undefined) => {
-  const second = lowered(other);
-  return lowered(list).filter((value) => second.includes(value));
-};
 
 export const TaggingItem = z.object({ kind: z.enum(TAGGING_ITEM_KINDS), id: IdText });
 
@@ -72,19 +66,7 @@ export const SearchTaggingFilter = z
     excludeTags: z.optional(List(IdText)),
     untagged: z.optional(z.boolean()),
   })
-  .check(
-    z.superRefine((filter, ctx) => {
-      const tags = overlap(filter.tags, filter.excludeTags);
-      if (filter.from && filter.to && new Date(filter.from) > new Date(filter.to))
-        ctx.addIssue({ code: 'custom', path: ['from'], message: 'from is after to' });
-      else if (tags.length)
-        ctx.addIssue({
-          code: 'custom',
-          path: ['excludeTags'],
-          message: `tags and excludeTags overlap: ${tags.join(', ')}`,
-        });
-    }),
-  )
+  .check(z.superRefine(refuseContradictorySearch))
   .register(z.globalRegistry, { id: 'SearchTaggingFilter' });
 
 export type SearchTaggingFilterInput = z.output<typeof SearchTaggingFilter>;
