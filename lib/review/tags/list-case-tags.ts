@@ -1,12 +1,10 @@
-import { and, asc, count, eq, type SQL } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type * as z from 'zod/mini';
 import type { ListCaseTagsQuery } from '../../../schemas/review/tags';
 import type { CaseContext } from '../../cases/context';
-import { db } from '../../db/client';
 import { tags } from '../../db/schema';
-import { pageWindow, sortDirection, toPage } from '../../paging';
 import { tagViewerOf, visibleTag } from '../tag-visibility';
-import { toReviewTag } from './tag-writes';
+import { tagPage } from './tag-page';
 
 /**
  * GET /cases/{caseId}/tags: the tags the caller may use in the case (system tags, and of their
@@ -17,21 +15,6 @@ export async function listCaseTags(
   ctx: { caseContext: CaseContext; userId: string },
   query: z.output<typeof ListCaseTagsQuery>,
 ) {
-  const conditions: SQL[] = [visibleTag(tagViewerOf(ctx.caseContext, ctx.userId))];
-  if (query.type) conditions.push(eq(tags.type, query.type));
-  if (!query.includeInactive) conditions.push(eq(tags.isActive, true));
-  const where = and(...conditions);
-  const window = pageWindow(query);
-  const direction = sortDirection(query.sortOrder, 'asc');
-  const [rows, [totals]] = await Promise.all([
-    db()
-      .select()
-      .from(tags)
-      .where(where)
-      .orderBy(direction(tags.nameLowercase), asc(tags.type), direction(tags.id))
-      .limit(window.size)
-      .offset(window.offset),
-    db().select({ total: count() }).from(tags).where(where),
-  ]);
-  return toPage(window, totals!.total, rows.map(toReviewTag));
+  const visible = visibleTag(tagViewerOf(ctx.caseContext, ctx.userId));
+  return tagPage(query.type ? and(visible, eq(tags.type, query.type))! : visible, query);
 }
