@@ -3,7 +3,7 @@ import { eq, isNull } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { db } from '../../lib/db/client';
-import { emailTags, taggingJobs, tags } from '../../lib/db/schema';
+import { emailTags, taggingJobs } from '../../lib/db/schema';
 import { drainTaggingJobs, requeueStalledTaggingJobs, runTaggingJob } from '../../lib/review';
 import { auditEventsOf } from '../harness/audit';
 import { caseWithOwner, memberWithAccess } from '../harness/cases';
@@ -11,6 +11,7 @@ import { UNKNOWN_ID } from '../harness/ids';
 import { expectData, expectError, invoke } from '../harness/invoke';
 import { seedThread } from '../harness/material';
 import { describeSecurity } from '../harness/security';
+import { createTagRow } from '../harness/tags';
 
 /** A tag row written directly (the tag routes are another part's). */
 async function insertTag(
@@ -20,11 +21,7 @@ async function insertTag(
   createdById: string | null = null,
 ) {
   const name = `Tag ${randomBytes(3).toString('hex')}`;
-  const [tag] = await db()
-    .insert(tags)
-    .values({ organizationId, caseId, name, nameLowercase: name.toLowerCase(), creatorAccessType: side, createdById })
-    .returning();
-  return tag!;
+  return createTagRow({ organizationId, caseId, type: 'case', name, side, createdById });
 }
 
 /** A job row written directly, as the start stores it, to run it step by step. */

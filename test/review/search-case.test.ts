@@ -14,7 +14,6 @@ import {
   networkConversationTags,
   networkMessages,
   supportTickets,
-  tags,
 } from '../../lib/db/schema';
 import { createUser } from '../harness/actors';
 import { invokeAudited } from '../harness/audit';
@@ -24,6 +23,7 @@ import { expectData, expectError, invoke } from '../harness/invoke';
 import { createProfile, createTag } from '../harness/material';
 import { countQueries } from '../harness/queries';
 import { describeSecurity } from '../harness/security';
+import { createTagRow } from '../harness/tags';
 
 const day = (d: number) => new Date(Date.UTC(2026, 9, d, 12));
 
@@ -50,17 +50,14 @@ async function scenario() {
   const viewer = await memberWithAccess(s.organizationId, s.caseId, 'viewer');
   const hot = await createTag(s.organizationId, s.caseId, 'Hot');
   const privileged = await createTag(s.organizationId, s.caseId, 'Privileged');
-  const [theirs] = await db()
-    .insert(tags)
-    .values({
-      organizationId: s.organizationId,
-      caseId: s.caseId,
-      name: 'Their pick',
-      nameLowercase: 'their pick',
-      creatorAccessType: 'opposing_council',
-      createdById: opposing.id,
-    })
-    .returning();
+  const theirs = await createTagRow({
+    organizationId: s.organizationId,
+    caseId: s.caseId,
+    type: 'case',
+    name: 'Their pick',
+    side: 'opposing_council',
+    createdById: opposing.id,
+  });
   const [thread] = await db()
     .insert(emailThreads)
     .values({ caseId: s.caseId, rootMessageId: `<${randomBytes(6).toString('hex')}@t>`, subject: 'Merger' })
@@ -109,7 +106,7 @@ async function scenario() {
     .insert(emailTags)
     .values([
       { emailId: e1.id, tagId: hot.id, addedBy: 'user' },
-      { emailId: e1.id, tagId: theirs!.id, addedBy: 'user' },
+      { emailId: e1.id, tagId: theirs.id, addedBy: 'user' },
       // Removed: no longer on the email.
       { emailId: e3.id, tagId: privileged.id, addedBy: 'user', removedAt: new Date(), removedBy: 'user' },
     ]);
@@ -194,7 +191,7 @@ async function scenario() {
     viewer,
     hot,
     privileged,
-    theirs: theirs!,
+    theirs,
     thread: thread!,
     e1,
     e2,

@@ -25,6 +25,7 @@ import { expectData, expectError, invoke } from '../harness/invoke';
 import { createProfile, seedThread } from '../harness/material';
 import { countQueries } from '../harness/queries';
 import { describeSecurity } from '../harness/security';
+import { createTagRow } from '../harness/tags';
 
 /** A tag row written directly (the tag routes are another part's). */
 async function insertTag(
@@ -38,22 +39,15 @@ async function insertTag(
     isActive?: boolean;
   } = {},
 ) {
-  const name = values.name ?? `Tag ${randomBytes(3).toString('hex')}`;
-  const type = values.type ?? 'case';
-  const [tag] = await db()
-    .insert(tags)
-    .values({
-      organizationId,
-      caseId: values.caseId ?? null,
-      name,
-      nameLowercase: name.toLowerCase(),
-      type,
-      creatorAccessType: values.side === undefined ? 'org' : values.side,
-      createdById: values.createdById ?? null,
-      isActive: values.isActive ?? true,
-    })
-    .returning();
-  return tag!;
+  return createTagRow({
+    organizationId,
+    caseId: values.caseId ?? null,
+    name: values.name ?? `Tag ${randomBytes(3).toString('hex')}`,
+    type: values.type ?? 'case',
+    side: values.side === undefined ? 'org' : values.side,
+    createdById: values.createdById ?? null,
+    isActive: values.isActive ?? true,
+  });
 }
 
 async function scenario() {
