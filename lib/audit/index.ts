@@ -5,6 +5,7 @@ export { AUDIT_ACTIONS, AUDIT_ACTOR_TYPES, type AuditAction, type AuditActorType
 export { canonicalEvent, eventHash, GENESIS_HASH } from './chain';
 export { auditEventEntity, listAuditEvents } from './list';
 export { READ_WINDOW_SECONDS, readMetadata, recordEvidenceRead } from './read-events';
+export { sealWorkProduct } from './work-product';
 export { type AuditEventInput, recordAudit, recordMemberAudit } from './record';
 export {
   type AuditActor,

@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
 import { and, desc, eq, gt, inArray, sql } from 'drizzle-orm';
 import { addSeconds, now } from '../clock';
 import { db } from '../db/client';
@@ -8,20 +6,13 @@ import { transaction } from '../db/transaction';
 import type { AuditAction } from './actions';
 import { recordAudit, writingAuditTrail } from './record';
 import { currentAuditScope } from './scope';
+import { canonicalJson, sealWorkProduct, sha256Hex } from './work-product';
 
 /**
  * How long after a chained read the same read is only counted on it: an hour. Reading cannot grow
  * the trail (nor a case's custody) by more than one event per user, thing read and hour.
  */
 export const READ_WINDOW_SECONDS = 60 * 60;
-
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-
-function canonical(value: unknown): string {
-  const text = canonicalize(value);
-  if (text === undefined) throw new Error('Read cannot be serialized');
-  return text;
-}
 
 /** One read of case evidence, as the endpoint states it (lib/http/endpoint.ts). */
 export interface EvidenceRead {
@@ -42,7 +33,8 @@ export interface EvidenceRead {
  */
 export function readMetadata(read: Pick<EvidenceRead, 'path' | 'query' | 'opposingCounsel'>): Record<string, unknown> {
   if (!read.opposingCounsel) return { path: read.path, query: read.query };
-  return { path: read.path, queryKeys: Object.keys(read.query).sort(), querySha256: sha256(canonical(read.query)) };
+  const sealed = sealWorkProduct(read.query);
+  return { path: read.path, queryKeys: sealed.keys, querySha256: sealed.sha256 };
 }
 
 /**
@@ -57,8 +49,8 @@ export async function recordEvidenceRead(read: EvidenceRead): Promise<void> {
   if (!writingAuditTrail()) return;
   const scope = currentAuditScope();
   const metadata = readMetadata(read);
-  const readKey = sha256(
-    canonical({
+  const readKey = sha256Hex(
+    canonicalJson({
       action: read.action,
       organizationId: read.organizationId,
       caseId: read.caseId,

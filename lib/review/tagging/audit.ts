@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { sealWorkProduct } from '../../audit';
 import type { TagSide } from '../tag-visibility';
 import type { TaggingChange } from './apply-tagging';
 import type { NamedTag } from './checks';
@@ -37,13 +36,8 @@ export function taggingMetadata(
   details: Record<string, unknown>,
 ): Record<string, unknown> {
   if (side === 'org') return { ...counts, ...details };
-  return {
-    ...counts,
-    detailKeys: Object.keys(details).sort(),
-    detailsSha256: createHash('sha256')
-      .update(canonicalize(details) ?? '')
-      .digest('hex'),
-  };
+  const sealed = sealWorkProduct(details);
+  return { ...counts, detailKeys: sealed.keys, detailsSha256: sealed.sha256 };
 }
 
 /** The tag lists of an event: ids and names. */

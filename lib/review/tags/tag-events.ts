@@ -1,6 +1,4 @@
-import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
-import { type AuditAction, recordAudit } from '../../audit';
+import { type AuditAction, recordAudit, sealWorkProduct } from '../../audit';
 import type { Tx } from '../../db/client';
 import type { tags } from '../../db/schema';
 
@@ -17,14 +15,7 @@ export function tagEventMetadata(tag: TagRow, details: Record<string, unknown>):
   const side = tag.creatorAccessType ?? 'org';
   const full = { tagId: tag.id, name: tag.name, type: tag.type, side, ...details };
   if (side === 'org') return full;
-  const text = canonicalize(full);
-  if (text === undefined) throw new Error('Tag event cannot be serialized');
-  return {
-    type: tag.type,
-    side,
-    keys: Object.keys(full).sort(),
-    sha256: createHash('sha256').update(text).digest('hex'),
-  };
+  return { type: tag.type, side, ...sealWorkProduct(full) };
 }
 
 /** Records a tag change in the change's transaction; opposing counsel's events name no tag (no target). */
