@@ -5,20 +5,17 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { eq } from 'drizzle-orm';
 import { db } from '../../lib/db/client';
-import { cases, emails, emailTags, emailThreads, materialProfiles, tags } from '../../lib/db/schema';
+import { cases, emails, emailTags, emailThreads, materialProfiles } from '../../lib/db/schema';
 import { FILE_START, importEmailStream } from '../../lib/material/importers';
 import { routes } from '../../functions/routes';
 import type { TestUser } from './actors';
 import { caseWithOwner } from './cases';
 import { invoke } from './invoke';
+import { createTagRow } from './tags';
 
-export async function createTag(organizationId: string, caseId: string, name: string) {
-  const [tag] = await db()
-    .insert(tags)
-    .values({ organizationId, caseId, name, nameLowercase: name.toLowerCase() })
-    .returning();
-  return tag!;
-}
+/** A case tag with no side (as an import leaves it: the firm's), written directly. */
+export const createTag = (organizationId: string, caseId: string, name: string) =>
+  createTagRow({ organizationId, caseId, type: 'case', name });
 
 export interface SeedEmail {
   from?: string;
