@@ -11,6 +11,8 @@ export interface HttpRequestLike {
   /** The body is base64 of bytes that are not UTF-8 text, as API Gateway delivers a binary body. */
   bodyIsBase64?: boolean;
   sourceIp?: string;
+  /** `url` already parsed against http://localhost (the local server has it): not parsed again. */
+  parsedUrl?: URL;
 }
 
 /** Turns a route template into a matcher: /auth/tokens/{id} -> ^/auth/tokens/([^/]+)$ */
@@ -34,7 +36,7 @@ export function buildApiGatewayEvent(
   request: HttpRequestLike,
   pathParameters: Record<string, string>,
 ): APIGatewayProxyEventV2 {
-  const url = new URL(request.url, 'http://localhost');
+  const url = request.parsedUrl ?? new URL(request.url, 'http://localhost');
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) {
     if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
@@ -76,6 +78,8 @@ export function buildApiGatewayEvent(
   };
 }
 
+const ignoreCallback = () => {};
+
 /** A Lambda context good enough for middy: request id and remaining time. */
 export function buildLambdaContext(route: RouteDefinition, timeoutMs = 30_000): Context {
   const started = Date.now();
@@ -89,8 +93,8 @@ export function buildLambdaContext(route: RouteDefinition, timeoutMs = 30_000): 
     logGroupName: `/aws/lambda/local-${route.operationId}`,
     logStreamName: 'local',
     getRemainingTimeInMillis: () => Math.max(0, timeoutMs - (Date.now() - started)),
-    done: () => {},
-    fail: () => {},
-    succeed: () => {},
+    done: ignoreCallback,
+    fail: ignoreCallback,
+    succeed: ignoreCallback,
   };
 }

@@ -126,7 +126,14 @@ export function createLocalServer(options: { mailSink: LocalMailSink }): Server 
       if (read === null) return sendError(res, 'PAYLOAD_TOO_LARGE', tooLarge, { Connection: 'close' });
       const event = buildApiGatewayEvent(
         match.route,
-        { method, url: req.url ?? '/', headers: req.headers, ...read, sourceIp: req.socket.remoteAddress },
+        {
+          method,
+          url: req.url ?? '/',
+          parsedUrl: url,
+          headers: req.headers,
+          ...read,
+          sourceIp: req.socket.remoteAddress,
+        },
         match.pathParameters,
       );
       // A body within the limit whose event Lambda would still refuse (text escaped beyond twice

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { LAMBDA_PAYLOAD_BYTES, serializedBytes } from '../../lib/http/payload-limits';
+import { exceedsLambdaPayload } from '../../lib/http/payload-limits';
 
 /** Longest request target (path and query) served, answered 414 beyond: about what API Gateway takes. */
 export const MAX_URL_BYTES = 8 * 1024;
@@ -18,10 +18,10 @@ export const GATEWAY_INTERNAL_ERROR: APIGatewayProxyStructuredResultV2 = {
 
 /** The function's result as the gateway delivers it: itself, or the gateway's 500 when it is over the limit. */
 export function asDelivered(result: APIGatewayProxyStructuredResultV2): APIGatewayProxyStructuredResultV2 {
-  return serializedBytes(result) > LAMBDA_PAYLOAD_BYTES ? GATEWAY_INTERNAL_ERROR : result;
+  return exceedsLambdaPayload(result) ? GATEWAY_INTERNAL_ERROR : result;
 }
 
 /** Whether Lambda would refuse this invocation event (over its payload limit) before the function runs. */
 export function eventTooLarge(event: APIGatewayProxyEventV2): boolean {
-  return serializedBytes(event) > LAMBDA_PAYLOAD_BYTES;
+  return exceedsLambdaPayload(event);
 }

@@ -16,6 +16,15 @@ const compiled = routeList
   .map((route) => ({ route, ...compileRoutePath(route.path) }))
   .sort((a, b) => a.params.length - b.params.length);
 const handlers = new Map<string, Promise<LambdaHandler>>();
+/**
+ * Routes without parameters by `METHOD path`: a request for one is answered without trying every
+ * pattern (the scan below would find the same entry, literal routes coming first).
+ */
+const literal = new Map<string, (typeof compiled)[number]>();
+for (const entry of compiled) {
+  const key = `${entry.route.method} ${entry.route.path}`;
+  if (entry.params.length === 0 && !literal.has(key)) literal.set(key, entry);
+}
 
 export type RouteMatch =
   | { kind: 'found'; route: RouteDefinition; pathParameters: Record<string, string> }
@@ -34,6 +43,8 @@ function decodeSegment(segment: string): string | null {
 
 /** Finds the route-table entry for a method and path, as API Gateway does. */
 export function matchRoute(method: string, pathname: string): RouteMatch {
+  const exact = literal.get(`${method.toUpperCase()} ${pathname}`);
+  if (exact) return { kind: 'found', route: exact.route, pathParameters: {} };
   const allowed: string[] = [];
   for (const entry of compiled) {
     const match = entry.pattern.exec(pathname);

@@ -72,13 +72,24 @@ export function canonicalEvent(event: ChainedEvent): string {
 const SEQUENCE_MARK = '\u0001S\u0001';
 const PREV_HASH_MARK = '\u0001P\u0001';
 
+/** Random per process: the stand-ins below exist only inside it, so no content can guess them. */
+const NONCE_PREFIX = randomBytes(12).toString('hex');
+let nonceCount = 0;
+
+/**
+ * A nonce for the stand-ins of one template: the process's random prefix and a count, unguessable
+ * as a fresh random value would be (the stand-ins are replaced before the text leaves the process,
+ * and checked to appear once), without drawing random bytes for every event.
+ */
+const standInNonce = () => `${NONCE_PREFIX}${(nonceCount++).toString(36)}`;
+
 /**
  * The canonical text of an event before it is chained, with SEQUENCE_MARK where its sequence
  * (a number) goes and PREV_HASH_MARK inside the quotes of `prevHash`: replacing both gives exactly
  * `canonicalEvent` of the chained event.
  */
 export function canonicalTemplate(event: Omit<ChainedEvent, 'sequence' | 'prevHash'>): string {
-  const nonce = randomBytes(8).toString('hex');
+  const nonce = standInNonce();
   const sequence = `sequence-${nonce}`;
   const prevHash = `prev-hash-${nonce}`;
   const text = serialize(hashedFields(event, sequence, prevHash));

@@ -55,7 +55,12 @@ type NegotiatedContext = ApiContext & { preferredEncoding?: Encoding; preferredE
 
 const worthCompressing = (request: ApiRequest): boolean => {
   const body = request.response?.body;
-  return typeof body === 'string' && Buffer.byteLength(body) >= MIN_COMPRESSED_BYTES;
+  // A UTF-16 code unit is at most 3 UTF-8 bytes: a short body needs no count.
+  return (
+    typeof body === 'string' &&
+    body.length * 3 >= MIN_COMPRESSED_BYTES &&
+    Buffer.byteLength(body) >= MIN_COMPRESSED_BYTES
+  );
 };
 
 /**

@@ -22,6 +22,42 @@ export const MAX_REQUEST_BODY_BYTES = 3_000_000;
 /** Bytes of a value as Lambda's runtime serializes it (an invocation's event or result). */
 export const serializedBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value));
 
+/**
+ * At least as many bytes as JSON.stringify(value) takes in UTF-8, from the lengths alone: a UTF-16
+ * code unit serializes to at most 6 bytes (`\u001f`; a character of 3 UTF-8 bytes, or a surrogate
+ * pair's 4 bytes over two units, is fewer), a number to at most 24 characters, and each key, value
+ * and container adds its quotes, colon, comma and brackets. Infinity once the walk goes deeper than
+ * 64 levels or meets a value JSON.stringify treats specially (toJSON, a non-plain object).
+ */
+function serializedBytesBound(value: unknown, depth = 0): number {
+  if (typeof value === 'string') return value.length * 6 + 2;
+  if (typeof value === 'number') return 24;
+  if (typeof value === 'boolean' || value === null || value === undefined) return 9;
+  if (typeof value !== 'object' || depth > 64) return Number.POSITIVE_INFINITY;
+  if (Array.isArray(value)) {
+    let bytes = 2;
+    for (const item of value) bytes += serializedBytesBound(item, depth + 1) + 1;
+    return bytes;
+  }
+  const prototype = Object.getPrototypeOf(value);
+  if ((prototype !== Object.prototype && prototype !== null) || 'toJSON' in value) return Number.POSITIVE_INFINITY;
+  let bytes = 2;
+  for (const key in value)
+    bytes += key.length * 6 + 4 + serializedBytesBound((value as Record<string, unknown>)[key], depth + 1);
+  return bytes;
+}
+
+/**
+ * Whether a value (an invocation's event or result) is over LAMBDA_PAYLOAD_BYTES as the runtime
+ * serializes it: the same verdict as `serializedBytes(value) > LAMBDA_PAYLOAD_BYTES`, without
+ * serializing a value whose length bound is already within the limit (every request's answer: it
+ * is checked on the way out).
+ */
+export function exceedsLambdaPayload(value: unknown): boolean {
+  if (serializedBytesBound(value) <= LAMBDA_PAYLOAD_BYTES) return false;
+  return serializedBytes(value) > LAMBDA_PAYLOAD_BYTES;
+}
+
 /** Bytes of the body an event carries: the bytes sent (a base64 body decoded). */
 function bodyBytes(body: string, isBase64Encoded: boolean | undefined): number {
   return isBase64Encoded ? Buffer.byteLength(body, 'base64') : Buffer.byteLength(body);

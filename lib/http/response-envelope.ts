@@ -1,6 +1,24 @@
 import { now } from '../clock';
+import { isDeeplyFrozen } from '../frozen';
 import type { RouteDefinition } from './route';
 import type { ApiMiddleware, ApiRequest } from './types';
+
+/** The JSON of each deeply frozen answer already sent: it cannot have changed since. */
+const serialized = new WeakMap<object, string>();
+
+/**
+ * JSON.stringify(data), made once for data that can never change (a shared cache entry,
+ * lib/frozen.ts) and reused by every answer that carries it.
+ */
+function dataJson(data: unknown): string {
+  if (!isDeeplyFrozen(data)) return JSON.stringify(data);
+  let text = serialized.get(data);
+  if (text === undefined) {
+    text = JSON.stringify(data);
+    serialized.set(data, text);
+  }
+  return text;
+}
 
 /** Wraps the handler's return value in `{ data, statusCode, timestamp }` with the route's status. */
 export function responseEnvelope(route: RouteDefinition): ApiMiddleware {
@@ -12,11 +30,11 @@ export function responseEnvelope(route: RouteDefinition): ApiMiddleware {
       return;
     }
     const timestamp = now().toISOString();
-    const payload =
+    const body =
       route.envelope === 'no-data'
-        ? { statusCode, timestamp }
-        : { data: request.response ?? null, statusCode, timestamp };
-    request.response = { statusCode, headers, body: JSON.stringify(payload) };
+        ? JSON.stringify({ statusCode, timestamp })
+        : `{"data":${dataJson(request.response ?? null)},"statusCode":${statusCode},"timestamp":${JSON.stringify(timestamp)}}`;
+    request.response = { statusCode, headers, body };
   };
   return { name: 'responseEnvelope', after };
 }

@@ -1,5 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import { addSeconds, now } from '../clock';
+import { deepFreeze } from '../frozen';
 import { db, type Executor, preparedPerDatabase } from '../db/client';
 import { users } from '../db/schema';
 import { toOrganizationDetails } from '../organizations/entity';
@@ -49,10 +50,15 @@ export type UserProfile = Awaited<ReturnType<typeof buildUserProfile>>;
 export const PROFILE_CACHE_SECONDS = 60;
 const cache = new Map<string, { profile: UserProfile; expiresAt: Date }>();
 
+/**
+ * The cached profile is shared by every request that reads it within the minute, so it is frozen
+ * (deepFreeze): the answer's JSON is then made once per entry, not once per request
+ * (lib/http/response-envelope.ts).
+ */
 export async function cachedUserProfile(userId: string): Promise<UserProfile> {
   const hit = cache.get(userId);
   if (hit && hit.expiresAt > now()) return hit.profile;
-  const profile = await buildUserProfile(userId);
+  const profile = deepFreeze(await buildUserProfile(userId));
   cache.set(userId, { profile, expiresAt: addSeconds(now(), PROFILE_CACHE_SECONDS) });
   if (cache.size > 10_000) cache.delete(cache.keys().next().value!);
   return profile;

@@ -16,8 +16,8 @@ import { freePort, ServerProcess } from './server-process';
 const AUDIT_DATABASE = 'cebs_bench_audit';
 const PASSWORD = 'audit-bench-password-0123';
 export const AUDIT_ROUTE = 'PATCH /cases/{caseId}';
-/** Goal of issue 16: the audit write costs under 15% of the route's median latency. */
-export const AUDIT_TARGET = { p50RatioBelow: 1.15 } as const;
+/** Goal of issue 35 (issue 16 had under 1.15x): the audit write costs at most 10% of the route's median latency. */
+export const AUDIT_TARGET = { p50RatioAtMost: 1.1 } as const;
 
 export interface AuditBenchOptions {
   adminUrl: string;
@@ -249,7 +249,12 @@ export async function benchAuditCost(options: AuditBenchOptions) {
     await Promise.all(VARIANTS.map((variant) => servers[variant].waitHealthy()));
     // One organization per connection (a service of many firms), and the first alone (one firm's worst case).
     const tenants: Seed[] = [];
-    for (let i = 0; i < connections; i += 1) tenants.push(await seed(servers.withAudit.url, i));
+    for (let i = 0; i < connections; i += 1) {
+      // Sign-ups share one limit of 10 a minute per client address (lib/http/rate-limit.ts): this
+      // bench's own fresh database starts each one with none counted.
+      await sql`delete from rate_limit_counters`;
+      tenants.push(await seed(servers.withAudit.url, i));
+    }
     const scenarios: Record<Scenario, readonly Seed[]> = { organizations: tenants, oneOrganization: [tenants[0]!] };
 
     const eventCount = async () => (await sql<{ n: number }[]>`select count(*)::int as n from audit_events`)[0]!.n;
@@ -322,7 +327,7 @@ export async function benchAuditCost(options: AuditBenchOptions) {
       /** Every connection in one organization: all writes queue on its chain head (reported, no target). */
       oneOrganization: results.oneOrganization,
       target: AUDIT_TARGET,
-      passed: results.organizations.ratio.p50 < AUDIT_TARGET.p50RatioBelow,
+      passed: results.organizations.ratio.p50 <= AUDIT_TARGET.p50RatioAtMost,
       loadAverage: { before: round(loadBefore, 2), after: round(loadAfter, 2) },
     };
   } finally {
