@@ -1,7 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import { addSeconds, now } from '../clock';
 import { db, type Executor, preparedPerDatabase } from '../db/client';
-import { users } from '../db/schema';
+import { users } from '../db/schema/users';
 import { toOrganizationDetails } from '../organizations/entity';
 import { UserNotFoundError } from './errors';
 
