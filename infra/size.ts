@@ -12,6 +12,7 @@ import {
   bundleOf,
   forbiddenSources,
   isolateBundle,
+  LAMBDA_RUNTIME_ENVIRONMENT,
   measureInit,
   median,
   runBundle,
@@ -25,7 +26,8 @@ import { environments, isEnvironmentName } from './environments';
  * Bundles every function of the stack exactly as `cdk synth` does (NodejsFunction, local esbuild),
  * then reports per function its minified size and its cold-start init time: a fresh Node process
  * loads the bundle from a directory outside the repository, with the function's environment
- * (NODE_OPTIONS included), and reports the time from process start until the handler module is
+ * (NODE_OPTIONS included) and what the Lambda runtime adds to it (LAMBDA_RUNTIME_ENVIRONMENT: metrics
+ * and active tracing on, as deployed; `--lambda off` leaves them out), and reports the time from process start until the handler module is
  * loaded; median of --runs processes. The same is measured for an empty handler bundled the same
  * way. The yardstick is a typical route of this stack (infra/bench/typical-route.ts: middy + JSON
  * body parser + classic zod + jose + drizzle + postgres.js) bundled the same way in the same run;
@@ -43,11 +45,15 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: '7' },
     json: { type: 'string' },
     check: { type: 'boolean', default: false },
+    /** `off`: load bundles without what the Lambda runtime sets (no metrics, no tracing), as before issue 35. */
+    lambda: { type: 'string', default: 'on' },
   },
 });
 const environmentName = args.env ?? 'prod';
 if (!isEnvironmentName(environmentName)) throw new Error(`Unknown environment ${environmentName}`);
 const runs = Number(args.runs);
+// As the cloud runs it (issue 35): the variables Lambda adds turn Powertools Metrics and Tracer on.
+const runtime = args.lambda === 'off' ? {} : LAMBDA_RUNTIME_ENVIRONMENT;
 
 const outdir = mkdtempSync(join(tmpdir(), 'cebs-size-'));
 try {
@@ -105,16 +111,16 @@ try {
   const typicalSamples: Array<{ initMs: number; importMs: number }> = [];
   const floorSamples: Array<{ initMs: number; importMs: number }> = [];
   const sampleTypical = async () => {
-    typicalSamples.push(await runBundle(typicalDirectory, typical.environment));
-    floorSamples.push(await runBundle(floorDirectory, floor.environment));
+    typicalSamples.push(await runBundle(typicalDirectory, { ...runtime, ...typical.environment }));
+    floorSamples.push(await runBundle(floorDirectory, { ...runtime, ...floor.environment }));
   };
   const rows: Array<Bundle & { initMs: number; importMs: number; forbidden: string[] }> = [];
   try {
-    await runBundle(typicalDirectory, typical.environment); // warm-up (file cache)
-    await runBundle(floorDirectory, floor.environment);
+    await runBundle(typicalDirectory, { ...runtime, ...typical.environment }); // warm-up (file cache)
+    await runBundle(floorDirectory, { ...runtime, ...floor.environment });
     for (let run = 0; run < runs; run += 1) await sampleTypical();
     for (const bundle of [baseline, ...bundles]) {
-      rows.push({ ...bundle, ...(await measureInit(bundle, runs)), forbidden: forbiddenSources(bundle) });
+      rows.push({ ...bundle, ...(await measureInit(bundle, runs, runtime)), forbidden: forbiddenSources(bundle) });
       await sampleTypical();
       process.stdout.write('.');
     }
@@ -181,7 +187,7 @@ try {
     },
   ];
   console.log(
-    `\n${functionRows.length} functions (${environmentName}, Node ${process.version}, NODE_OPTIONS=${environments[environmentName].sourceMapsAtRuntime ? '--enable-source-maps' : '(none)'})`,
+    `\n${functionRows.length} functions (${environmentName}, Node ${process.version}, NODE_OPTIONS=${environments[environmentName].sourceMapsAtRuntime ? '--enable-source-maps' : '(none)'}, ${args.lambda === 'off' ? 'without the Lambda runtime variables (no metrics, no tracing)' : 'with the Lambda runtime variables: metrics and tracing as deployed'})`,
   );
   console.log(`median bundle ${kb(medianBytes)}, of which read and compiled at init ${kb(medianInitialBytes)}`);
   console.log(
@@ -199,6 +205,7 @@ try {
         {
           environment: environmentName,
           node: process.version,
+          lambdaRuntimeVariables: args.lambda !== 'off',
           runs,
           emptyHandler: {
             bytes: emptyRow!.bytes,

@@ -12,7 +12,7 @@ import { requeueStalledImports } from './material/imports/queue';
 import { reportImportsNearStagingExpiry } from './material/imports/staging-watch';
 import { removeLapsedUploads } from './material/lapsed-uploads';
 import { pruneRateLimitCounters } from './rate-limit';
-import { requeueStalledTaggingJobs } from './review';
+import { requeueStalledTaggingJobs } from './review/tagging/tagging-jobs';
 import { removeExpiredAnswers } from './storage/answers';
 import { removeExpiredDocuments } from './storage/generated-documents';
 

@@ -1,7 +1,7 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { getOrganizationReport } from '../../lib/reports';
 import { OrganizationActivityReportPageEntity, OrgReportQuery } from '../../schemas/material/material';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** GET /admin/report/org-report (internal, super admin only) */
 export const handler = endpoint(

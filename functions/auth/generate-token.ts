@@ -1,7 +1,7 @@
 import { generateToken } from '../../lib/auth';
 import { endpoint } from '../../lib/http/endpoint';
 import { GenerateTokenBody, GenerateTokenResponseEntity } from '../../schemas/auth/tokens';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** POST /auth/generate-token: a scoped automation token, or a legacy full-access token without scopes. */
 export const handler = endpoint(

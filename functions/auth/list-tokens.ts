@@ -1,7 +1,7 @@
 import { listTokens } from '../../lib/auth';
 import { endpoint } from '../../lib/http/endpoint';
 import { AutomationTokenList } from '../../schemas/auth/tokens';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** GET /auth/tokens: the caller's automation tokens, newest first, never their values. */
 export const handler = endpoint(routes.listTokens, { response: AutomationTokenList }, ({ actor }) =>

@@ -1,7 +1,7 @@
 import { login } from '../../lib/auth';
 import { endpoint } from '../../lib/http/endpoint';
 import { LoginEmailDto, LoginResponseEntity } from '../../schemas/auth/login';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** POST /auth/login: creates a session; 401 for wrong credentials, inactive or extraction-only users. */
 export const handler = endpoint(

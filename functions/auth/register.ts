@@ -1,7 +1,7 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { register } from '../../lib/organizations';
 import { RegisterEmailDto, RegisterResponseEntity } from '../../schemas/auth/register';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** POST /auth/register: user, organization, invitations, verification email, and a session. */
 export const handler = endpoint(

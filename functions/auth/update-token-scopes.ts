@@ -1,7 +1,7 @@
 import { updateTokenScopes } from '../../lib/auth';
 import { endpoint } from '../../lib/http/endpoint';
 import { AutomationTokenListEntity, TokenIdPath, UpdateTokenScopesDto } from '../../schemas/auth/tokens';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** PATCH /auth/tokens/{id}/scopes: replaces the scopes; an empty list disables the token. */
 export const handler = endpoint(

@@ -1,7 +1,7 @@
 import { createBillingSetupSession } from '../../lib/billing';
 import { endpoint } from '../../lib/http/endpoint';
 import { BillingSetupSessionEntity, CreateBillingSetupSessionDto } from '../../schemas/billing/billing';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** POST /billing/setup-session: checkout in setup mode; 409 without a processor customer. */
 export const handler = endpoint(

@@ -1,7 +1,7 @@
 import { listBillingHistory } from '../../lib/billing';
 import { endpoint } from '../../lib/http/endpoint';
 import { BillingHistoryQuery, BillingHistoryResponseEntity } from '../../schemas/billing/billing';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** GET /billing/history (internal): audit entries newest first. */
 export const handler = endpoint(

@@ -1,7 +1,7 @@
 import { listPlans } from '../../lib/billing';
 import { endpoint } from '../../lib/http/endpoint';
 import { PlanTierList } from '../../schemas/billing/billing';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** GET /billing/plans: the self-serve tier catalog. */
 export const handler = endpoint(routes.listPlans, { response: PlanTierList }, async () => listPlans());

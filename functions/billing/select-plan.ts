@@ -1,7 +1,7 @@
 import { selectPlan } from '../../lib/billing';
 import { endpoint } from '../../lib/http/endpoint';
 import { SelectPlanDto, SelectPlanResponseEntity } from '../../schemas/billing/billing';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** POST /billing/plan: self-serve tier in pay-as-you-go mode; net proration on a change. */
 export const handler = endpoint(

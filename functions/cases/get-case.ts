@@ -1,7 +1,7 @@
 import { getCase } from '../../lib/cases';
 import { endpoint } from '../../lib/http/endpoint';
 import { CaseEntity, CasePath } from '../../schemas/cases/cases';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** GET /cases/{caseId} (extension) */
 export const handler = endpoint(routes.getCase, { path: CasePath, response: CaseEntity }, ({ caseContext }) =>

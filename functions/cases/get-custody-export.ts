@@ -1,7 +1,7 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { getCustodyExport } from '../../lib/material';
 import { CustodyExportEntity, CustodyExportPath } from '../../schemas/material/custody';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** GET /cases/{caseId}/custody/exports/{exportId} (extension): status, progress, and links to the volumes once done. */
 export const handler = endpoint(

@@ -1,7 +1,7 @@
 import { grantCaseAccess } from '../../lib/cases';
 import { endpoint } from '../../lib/http/endpoint';
 import { CaseAccessEntity, CaseAccessPath, GrantCaseAccessDto } from '../../schemas/cases/cases';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** PUT /cases/{caseId}/access/{userId} (extension): owner, admin, viewer or opposing counsel. */
 export const handler = endpoint(

@@ -2,7 +2,7 @@ import { revokeCaseAccess } from '../../lib/cases';
 import { endpoint } from '../../lib/http/endpoint';
 import { CaseAccessPath } from '../../schemas/cases/cases';
 import { MessageEntity } from '../../schemas/common/fields';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** DELETE /cases/{caseId}/access/{userId} (extension) */
 export const handler = endpoint(

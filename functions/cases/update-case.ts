@@ -1,7 +1,7 @@
 import { updateCase } from '../../lib/cases';
 import { endpoint } from '../../lib/http/endpoint';
 import { CaseEntity, CasePath, UpdateCaseDto } from '../../schemas/cases/cases';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** PATCH /cases/{caseId} (extension): rename, archive or restore. */
 export const handler = endpoint(

@@ -5,7 +5,7 @@ import {
   CreateAttachmentUploadsDto,
   ImportNotesQuery,
 } from '../../schemas/material/material';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** POST /extraction/case/attachment-uploads?caseId= (internal, extension): where the desktop extractor uploads note attachments. */
 export const handler = endpoint(

@@ -1,7 +1,7 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { getImport } from '../../lib/material';
 import { ImportEntity, ImportPath } from '../../schemas/material/imports';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** GET /cases/{caseId}/imports/{importId} (extension): status, progress and error of one import. */
 export const handler = endpoint(

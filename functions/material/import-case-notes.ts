@@ -1,7 +1,7 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { importCaseNotes } from '../../lib/material';
 import { ImportCaseNotesDto, ImportNotesQuery, ImportNotesResponseEntity } from '../../schemas/material/material';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** POST /extraction/case/import-notes?caseId= (internal): device registration and notes, idempotent per note id. */
 export const handler = endpoint(

@@ -2,7 +2,7 @@ import { endpoint } from '../../lib/http/endpoint';
 import { listEmailThreads } from '../../lib/material';
 import { CasePath } from '../../schemas/cases/cases';
 import { EmailThreadPageEntity, MaterialPagingQuery } from '../../schemas/material/material';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** GET /local-emails/{caseId}/threads (extension): threads, latest activity first. */
 export const handler = endpoint(

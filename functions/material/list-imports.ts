@@ -2,7 +2,7 @@ import { endpoint } from '../../lib/http/endpoint';
 import { listImports } from '../../lib/material';
 import { CasePath } from '../../schemas/cases/cases';
 import { ImportPageEntity, ListImportsQuery } from '../../schemas/material/imports';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** GET /cases/{caseId}/imports (extension): the case's imports, newest first. */
 export const handler = endpoint(

@@ -2,7 +2,7 @@ import { endpoint } from '../../lib/http/endpoint';
 import { listNetworkProfiles } from '../../lib/material';
 import { CasePath } from '../../schemas/cases/cases';
 import { MaterialPagingQuery, ProfilePageEntity } from '../../schemas/material/material';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** GET /professional-network/{caseId}/profiles (extension) */
 export const handler = endpoint(

@@ -1,7 +1,7 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { listSupportTickets } from '../../lib/material';
 import { ChatProfilePath, SupportTicketPageEntity, SupportTicketsQuery } from '../../schemas/material/material';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** GET /chat-platform/{caseId}/profile/{chatPlatformId}/support-tickets */
 export const handler = endpoint(

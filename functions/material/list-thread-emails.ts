@@ -1,7 +1,7 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { listThreadEmails } from '../../lib/material';
 import { EmailPageEntity, ThreadEmailsQuery, ThreadPath } from '../../schemas/material/material';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** GET /local-emails/{caseId}/threads/{threadId}/emails: filtered page with attachments and tags. */
 export const handler = endpoint(

@@ -1,7 +1,7 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { retryImport } from '../../lib/material';
 import { ImportEntity, ImportPath } from '../../schemas/material/imports';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** POST /cases/{caseId}/imports/{importId}/retry (extension): 202, a failed import queued to resume. */
 export const handler = endpoint(

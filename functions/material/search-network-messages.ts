@@ -2,7 +2,7 @@ import { endpoint } from '../../lib/http/endpoint';
 import { searchNetworkMessages } from '../../lib/material';
 import { CasePath } from '../../schemas/cases/cases';
 import { ProfessionalNetworkMessagePageEntity, SearchMessagesQuery } from '../../schemas/material/material';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** GET /professional-network/{caseId}/search-messages: full-text search, newest first. */
 export const handler = endpoint(

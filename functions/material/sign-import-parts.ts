@@ -1,7 +1,7 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { signImportParts } from '../../lib/material';
 import { ImportPartLinksEntity, ImportPath, SignImportPartsDto } from '../../schemas/material/imports';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** POST /cases/{caseId}/imports/{importId}/parts (extension): signed PUT links for the parts asked. */
 export const handler = endpoint(

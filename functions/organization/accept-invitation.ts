@@ -5,7 +5,7 @@ import {
   AcceptOrganizationInvitationRequestDto,
 } from '../../schemas/organization/members';
 import { OrganizationIdPath } from '../../schemas/organization/organization';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** POST /organization/{orgId}/invitation/accept (no auth): organization details plus `login`. */
 export const handler = endpoint(

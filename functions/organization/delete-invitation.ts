@@ -2,7 +2,7 @@ import { endpoint } from '../../lib/http/endpoint';
 import { deleteInvitation } from '../../lib/organizations';
 import { MessageEntity } from '../../schemas/common/fields';
 import { InvitationPath } from '../../schemas/organization/members';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** DELETE /organization/{orgId}/invitation/{invitationId}: pending only; 404 unknown, 400 otherwise. */
 export const handler = endpoint(

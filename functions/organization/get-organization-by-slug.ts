@@ -1,7 +1,7 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { getOrganizationBySlug } from '../../lib/organizations';
 import { OrganizationDetailsResponseEntity, SlugPath } from '../../schemas/organization/organization';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** GET /organization/slug/{slug} (internal): 403 without a role and for an unknown slug. */
 export const handler = endpoint(

@@ -5,7 +5,7 @@ import {
   OrganizationPlanUsageEntity,
   UsagesStatQuery,
 } from '../../schemas/organization/organization';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** GET /organization/{orgId}/usages-stat (internal): plan usage and whether the device is new. */
 export const handler = endpoint(

@@ -2,7 +2,7 @@ import { listAuditEvents } from '../../lib/audit';
 import { endpoint } from '../../lib/http/endpoint';
 import { AuditEventPageEntity, AuditEventsQuery } from '../../schemas/audit/audit-events';
 import { OrganizationIdPath } from '../../schemas/organization/organization';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** GET /organization/{orgId}/audit-events: the organization's audit trail, newest first, 50 per page by default. */
 export const handler = endpoint(

@@ -1,7 +1,7 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { listInvitations } from '../../lib/organizations';
 import { InvitationPageEntity, InvitationsQuery } from '../../schemas/organization/members';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** GET /organization/invitations: invitations of the caller's organizations, most recently updated first. */
 export const handler = endpoint(

@@ -5,7 +5,7 @@ import {
   OrganizationIdPath,
   UpdateOrganizationDto,
 } from '../../schemas/organization/organization';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** PATCH /organization/{orgId}: 201 with the updated details; renaming regenerates the slug. */
 export const handler = endpoint(

@@ -3,7 +3,7 @@ import { updateUserRoles } from '../../lib/organizations';
 import { MessageEntity } from '../../schemas/common/fields';
 import { UpdateOrganizationUserAccessDto } from '../../schemas/organization/members';
 import { OrganizationIdPath } from '../../schemas/organization/organization';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** PATCH /organization/{orgId}/update-user-role (internal): non-members are skipped. */
 export const handler = endpoint(

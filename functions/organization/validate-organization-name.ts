@@ -4,7 +4,7 @@ import {
   ValidateOrganizationNameDto,
   ValidateOrganizationNameResponseEntity,
 } from '../../schemas/organization/organization';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** POST /organization/validate-name (internal, no auth): isValid false when the name is taken. */
 export const handler = endpoint(

@@ -1,7 +1,7 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { createOrganizationTag } from '../../lib/review';
 import { CreateOrganizationTagDto, OrganizationTagsPath, ReviewTagEntity } from '../../schemas/review/tags';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** POST /organization/{orgId}/tags (extension): an organization tag for every case of the firm. */
 export const handler = endpoint(

@@ -1,7 +1,7 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { deleteCaseTag } from '../../lib/review';
 import { CaseTagPath, ReviewTagEntity } from '../../schemas/review/tags';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** DELETE /cases/{caseId}/tags/{tagId} (extension): deactivates a case or user tag, keeping its history. */
 export const handler = endpoint(

@@ -1,7 +1,7 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { deleteOrganizationTag } from '../../lib/review';
 import { OrganizationTagPath, ReviewTagEntity } from '../../schemas/review/tags';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** DELETE /organization/{orgId}/tags/{tagId} (extension): deactivates an organization tag, keeping its history. */
 export const handler = endpoint(

@@ -1,7 +1,7 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { getTaggingJob } from '../../lib/review';
 import { TaggingJobEntity, TaggingJobPath } from '../../schemas/review/tagging';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** GET /cases/{caseId}/tagging/{jobId} (extension): a tagging job's status and progress. */
 export const handler = endpoint(

@@ -1,7 +1,7 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { updateCaseTag } from '../../lib/review';
 import { CaseTagPath, ReviewTagEntity, UpdateTagDto } from '../../schemas/review/tags';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** PATCH /cases/{caseId}/tags/{tagId} (extension): a case or user tag's name, colours or severity. */
 export const handler = endpoint(

@@ -1,7 +1,7 @@
 import { endpoint } from '../../lib/http/endpoint';
 import { updateOrganizationTag } from '../../lib/review';
 import { OrganizationTagPath, ReviewTagEntity, UpdateTagDto } from '../../schemas/review/tags';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** PATCH /organization/{orgId}/tags/{tagId} (extension): an organization tag's name, colours or severity. */
 export const handler = endpoint(

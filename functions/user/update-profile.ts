@@ -2,7 +2,7 @@ import { endpoint } from '../../lib/http/endpoint';
 import { updateProfile } from '../../lib/users';
 import { UpdateUserDto } from '../../schemas/user/update-user';
 import { UserEntity } from '../../schemas/user/user-entity';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** PATCH /user/profile: updates the editable fields and returns the freshly built profile. */
 export const handler = endpoint(

@@ -1,7 +1,7 @@
 import { stripeWebhook } from '../../lib/billing';
 import { endpoint } from '../../lib/http/endpoint';
 import { StripeWebhookResponseEntity } from '../../schemas/billing/billing';
-import { routes } from '../routes';
+import * as routes from '../routes';
 
 /** POST /webhooks/stripe: signature verified over the raw body; replays have no second effect. */
 export const handler = endpoint(

@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { LAMBDA_RUNTIME_ENVIRONMENT } from '../bundle-report';
 import { lambdaBundling, REPOSITORY_ROOT } from '../bundling';
 
 /**
@@ -21,6 +22,8 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: '1' },
     route: { type: 'string', default: 'functions/billing/get-current-plan.ts' },
     response: { type: 'string', default: '../../schemas/billing/billing#CurrentPlanResponseEntity' },
+    lambda: { type: 'string', default: 'on' },
+    only: { type: 'string' },
   },
 });
 const [responseModule, responseName] = args.response!.split('#') as [string, string];
@@ -128,11 +131,17 @@ function instructions(directory: string): number {
         process.execPath,
         '--input-type=module',
         '-e',
-        `await import(${JSON.stringify(join(directory, 'index.mjs'))});process.exit(0)`,
+        `await import(${JSON.stringify(join(directory, 'index.mjs'))});await Promise.all(globalThis[Symbol.for('case-evidence.initLoads')] ?? []);process.exit(0)`,
       ],
       {
         cwd: directory,
-        env: { PATH: process.env.PATH ?? '', TZ: 'UTC', AWS_LAMBDA_FUNCTION_NAME: 'ladder', AWS_REGION: 'us-east-1' },
+        env: {
+          PATH: process.env.PATH ?? '',
+          TZ: 'UTC',
+          AWS_LAMBDA_FUNCTION_NAME: 'ladder',
+          AWS_REGION: 'us-east-1',
+          ...(args.lambda === 'off' ? {} : LAMBDA_RUNTIME_ENVIRONMENT),
+        },
         encoding: 'utf8',
       },
     );
@@ -152,14 +161,23 @@ try {
   console.log(
     `empty handler ${empty.toFixed(0)} M instructions (subtracted below); typical route ${typical.toFixed(0)} M\n`,
   );
-  let previous = 0;
-  libraries.forEach(([name], index) => {
-    const total = instructions(bundle(`infra/bench/.ladder/step-${index + 1}.ts`, `step-${index + 1}`)) - empty;
-    console.log(
-      `${name.padEnd(58)} ${`+${(total - previous).toFixed(0)}`.padStart(5)} M  = ${total.toFixed(0).padStart(4)} M  (${(total / typical).toFixed(2)}x typical)`,
-    );
-    previous = total;
-  });
+  if (args.only) {
+    const floor = instructions(bundle('infra/bench/floor-route.ts', 'floor')) - empty;
+    console.log(`floor route ${floor.toFixed(0)} M (${(floor / typical).toFixed(2)}x typical)`);
+    for (const [index, entry] of args.only.split(',').entries()) {
+      const total = instructions(bundle(entry, `only-${index}`)) - empty;
+      console.log(`${entry.padEnd(58)} ${total.toFixed(0).padStart(4)} M  (${(total / typical).toFixed(2)}x typical)`);
+    }
+  } else {
+    let previous = 0;
+    libraries.forEach(([name], index) => {
+      const total = instructions(bundle(`infra/bench/.ladder/step-${index + 1}.ts`, `step-${index + 1}`)) - empty;
+      console.log(
+        `${name.padEnd(58)} ${`+${(total - previous).toFixed(0)}`.padStart(5)} M  = ${total.toFixed(0).padStart(4)} M  (${(total / typical).toFixed(2)}x typical)`,
+      );
+      previous = total;
+    });
+  }
 } finally {
   rmSync(ladderDirectory, { recursive: true, force: true });
   rmSync(work, { recursive: true, force: true });

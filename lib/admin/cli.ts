@@ -1,12 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Presets, SingleBar } from 'cli-progress';
-import {
-  type ChainVerification,
-  organizationsWithAuditEvents,
-  STAFF_ACTOR,
-  verifyAuditChain,
-  withAuditScope,
-} from '../audit';
+import { STAFF_ACTOR, withAuditScope } from '../audit/scope';
+import { type ChainVerification, organizationsWithAuditEvents, verifyAuditChain } from '../audit/verify';
 import { grantCredits } from '../billing/admin';
 import { verifyBilling } from '../billing/verify';
 import { IMPORT_KINDS, type ImportKind } from '../material/importers/batch';

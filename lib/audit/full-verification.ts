@@ -1,7 +1,7 @@
 import { and, asc, eq, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import { addSeconds, now } from '../clock';
 import { db } from '../db/client';
-import { auditChainHeads, auditVerificationCheckpoints } from '../db/schema';
+import { auditChainHeads, auditVerificationCheckpoints } from '../db/schema/audit';
 import { GENESIS_HASH } from './chain';
 import { advanceCheckpoint, type ChainPoint, headMismatch, pointHolds, readHead, snapshot, walkChain } from './verify';
 

@@ -1,7 +1,7 @@
 import { and, desc, eq, gt, inArray, sql } from 'drizzle-orm';
 import { addSeconds, now } from '../clock';
 import { db } from '../db/client';
-import { auditReadCounts } from '../db/schema';
+import { auditReadCounts } from '../db/schema/audit';
 import { transaction } from '../db/transaction';
 import type { AuditAction } from './actions';
 import { recordAudit, writingAuditTrail } from './record';

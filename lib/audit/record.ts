@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import { now } from '../clock';
 import type { Tx } from '../db/client';
-import { organizationMembers } from '../db/schema';
+import { organizationMembers } from '../db/schema/organizations';
 import { sendWithCommit, transactionState } from '../db/transaction';
 import { newId } from '../ids';
 import type { AuditAction, AuditActorType } from './actions';

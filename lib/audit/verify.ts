@@ -1,7 +1,7 @@
 import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import { now } from '../clock';
 import { db, type Tx } from '../db/client';
-import { auditChainHeads, auditEvents, auditVerificationCheckpoints } from '../db/schema';
+import { auditChainHeads, auditEvents, auditVerificationCheckpoints } from '../db/schema/audit';
 import { isUuid } from '../ids';
 import { type ChainedEvent, eventHash, GENESIS_HASH } from './chain';
 

@@ -1,11 +1,11 @@
 import { and, desc, eq, isNull } from 'drizzle-orm';
 import type * as z from 'zod/mini';
 import type { GenerateTokenBody, TokenIdPath, UpdateTokenScopesDto } from '../../schemas/auth/tokens';
-import { recordMemberAudit } from '../audit';
+import { recordMemberAudit } from '../audit/record';
 import { addDays, addMonths, now } from '../clock';
 import { config } from '../config';
 import { db } from '../db/client';
-import { sessions } from '../db/schema';
+import { sessions } from '../db/schema/users';
 import { transaction } from '../db/transaction';
 import { idEquals } from '../ids';
 import { hashToken, newOpaqueToken } from '../secrets';

@@ -1,9 +1,9 @@
 import { eq } from 'drizzle-orm';
 import type * as z from 'zod/mini';
 import type { ChangePasswordDto } from '../../schemas/user/update-user';
-import { recordMemberAudit } from '../audit';
+import { recordMemberAudit } from '../audit/record';
 import { db } from '../db/client';
-import { users } from '../db/schema';
+import { users } from '../db/schema/users';
 import { transaction } from '../db/transaction';
 import { queueEmail } from '../mail/outbox';
 import { mailTemplates } from '../mail/templates';

@@ -1,6 +1,7 @@
 import type * as z from 'zod/mini';
 import type { ResetPasswordDto } from '../../schemas/auth/password-reset';
-import { provenUser, recordMemberAudit } from '../audit';
+import { recordMemberAudit } from '../audit/record';
+import { provenUser } from '../audit/scope';
 import { transaction } from '../db/transaction';
 import { queueEmail } from '../mail/outbox';
 import { mailTemplates } from '../mail/templates';

@@ -1,11 +1,11 @@
 import { and, desc, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm';
 import type * as z from 'zod/mini';
 import type { SessionIdPath } from '../../schemas/auth/sessions';
-import { recordMemberAudit } from '../audit';
+import { recordMemberAudit } from '../audit/record';
 import { addDays, now } from '../clock';
 import { config } from '../config';
 import { db, type Executor, preparedPerDatabase } from '../db/client';
-import { sessions, users } from '../db/schema';
+import { sessions, users } from '../db/schema/users';
 import { transaction } from '../db/transaction';
 import type { Actor } from './actor';
 import {

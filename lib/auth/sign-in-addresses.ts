@@ -2,8 +2,8 @@ import { and, eq, gte, lt, sql } from 'drizzle-orm';
 import { addDays, now } from '../clock';
 import type { Executor } from '../db/client';
 import { db } from '../db/client';
-import { signInAddresses, users } from '../db/schema';
-import { addressGroup } from '../rate-limit';
+import { signInAddresses, users } from '../db/schema/users';
+import { addressGroup } from '../rate-limit/address-group';
 
 /** How long an address stays known after the last sign-in from it (then pruned by maintenance). */
 export const KNOWN_ADDRESS_DAYS = 90;

@@ -1,6 +1,5 @@
 import { applySecrets, config, SECRET_MAX_AGE_SECONDS, type SecretValues } from '../config';
 import { lazyRetrying } from '../lazy';
-import { traced } from '../observability/tracing';
 
 /**
  * Cloud only: secrets read from AWS Secrets Manager through Powertools Parameters, each kept for
@@ -29,7 +28,9 @@ const provider = lazyRetrying<Provider>(async () => {
   const { SecretsProvider } = await import('@aws-lambda-powertools/parameters/secrets');
   if (reader) return new SecretsProvider({ awsSdkV3Client: standInClient(reader) as never });
   const { SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
-  return new SecretsProvider({ awsSdkV3Client: traced(new SecretsManagerClient({})) });
+  // Not traced (issue 35): read at every cold start, a subsegment would load the X-Ray SDK into
+  // every cold start; the read's time is in Lambda's segment of the cold invocation.
+  return new SecretsProvider({ awsSdkV3Client: new SecretsManagerClient({}) });
 });
 
 /** What Powertools takes for an SDK client (send, config, middlewareStack), answering from `read`. */

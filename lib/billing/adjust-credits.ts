@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { Executor, Tx } from '../db/client';
-import { creditLedger, organizations } from '../db/schema';
+import { creditLedger } from '../db/schema/billing';
+import { organizations } from '../db/schema/organizations';
 import { setCreditBalance } from '../organizations/billing-account';
 
 /**

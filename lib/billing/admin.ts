@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
-import { recordAudit } from '../audit';
+import { recordAudit } from '../audit/record';
 import { db } from '../db/client';
-import { organizations } from '../db/schema';
+import { organizations } from '../db/schema/organizations';
 import { transaction } from '../db/transaction';
 import { idEquals } from '../ids';
 import { adjustCredits } from './adjust-credits';

@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { Tx } from '../db/client';
-import { billingRows } from '../db/schema';
+import { billingRows } from '../db/schema/billing';
 import type { AfterCommit } from '../db/transaction';
 import type { OrganizationRow } from '../organizations/load';
 import { BILLING_ROW_STATUS, isUnpaid, UNPAID_STATUSES } from './billing-row-lifecycle';

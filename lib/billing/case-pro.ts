@@ -1,8 +1,9 @@
 import { and, eq, isNull, lte, notInArray, or, sql } from 'drizzle-orm';
-import { recordAudit } from '../audit';
+import { recordAudit } from '../audit/record';
 import { addDays, now } from '../clock';
 import type { Tx } from '../db/client';
-import { cases, organizations } from '../db/schema';
+import { cases } from '../db/schema/cases';
+import { organizations } from '../db/schema/organizations';
 import { transaction } from '../db/transaction';
 import { isProNow, setCasesPlanPro } from '../cases/pro-status';
 import { enforcedStandingOf } from './enforced-plan';

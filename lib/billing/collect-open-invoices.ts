@@ -1,7 +1,7 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import { now } from '../clock';
 import { db } from '../db/client';
-import { billingRows } from '../db/schema';
+import { billingRows } from '../db/schema/billing';
 import { transaction } from '../db/transaction';
 import { COLLECTABLE_STATUSES, type SettlementOutcome } from './billing-row-lifecycle';
 import { paymentProcessor } from './processor';

@@ -1,6 +1,6 @@
 import type * as z from 'zod/mini';
 import type { CreateBillingSetupSessionDto } from '../../schemas/billing/billing';
-import { recordAudit } from '../audit';
+import { recordAudit } from '../audit/record';
 import { transaction } from '../db/transaction';
 import type { OrganizationContext } from '../organizations/context';
 import { loadOrganization } from '../organizations/load';

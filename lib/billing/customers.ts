@@ -1,6 +1,6 @@
 import { eq, isNull } from 'drizzle-orm';
 import { db } from '../db/client';
-import { organizations } from '../db/schema';
+import { organizations } from '../db/schema/organizations';
 import { logger } from '../log';
 import { setProcessorCustomerId } from '../organizations/billing-account';
 import { paymentProcessor, paymentsConfigured } from './processor';

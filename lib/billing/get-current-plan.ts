@@ -1,6 +1,7 @@
 import { asc, eq, sql } from 'drizzle-orm';
 import { db } from '../db/client';
-import { billingRows, organizations } from '../db/schema';
+import { billingRows } from '../db/schema/billing';
+import { organizations } from '../db/schema/organizations';
 import { planUsageByOrganization } from '../organizations/active-plan';
 import { casesCreatedThisMonth } from '../organizations/allowances';
 import type { OrganizationContext } from '../organizations/context';

@@ -1,6 +1,7 @@
 import { and, desc, eq, type SQL, sql } from 'drizzle-orm';
 import { db, type Executor } from '../db/client';
-import { billingHistory, users } from '../db/schema';
+import { billingHistory } from '../db/schema/billing';
+import { users } from '../db/schema/users';
 import type * as z from 'zod/mini';
 import type { BillingHistoryQuery } from '../../schemas/billing/billing';
 import { idEquals } from '../ids';

@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, isNull, lt } from 'drizzle-orm';
 import { addSeconds, now } from '../clock';
 import { db } from '../db/client';
-import { billingRows } from '../db/schema';
+import { billingRows } from '../db/schema/billing';
 import { transaction } from '../db/transaction';
 import { logger } from '../log';
 import { BILLING_ROW_STATUS } from './billing-row-lifecycle';

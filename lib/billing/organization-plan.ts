@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import type { Executor, Tx } from '../db/client';
-import { organizationPlans } from '../db/schema';
+import { organizationPlans } from '../db/schema/organizations';
 import { FREE_PLAN } from '../organizations/plans';
 
 // The one writer of `organization_plans`: the caps an organization's plan gives it.

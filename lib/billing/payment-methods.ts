@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { db, type Tx } from '../db/client';
-import { organizations } from '../db/schema';
+import { organizations } from '../db/schema/organizations';
 import { type AfterCommit, transaction } from '../db/transaction';
 import { setPaymentMethod } from '../organizations/billing-account';
 import { collectOpenInvoices } from './collect-open-invoices';

@@ -1,4 +1,5 @@
-import { recordAudit, SYSTEM_ACTOR, SYSTEM_SCOPE, withAuditScope } from '../audit';
+import { recordAudit } from '../audit/record';
+import { SYSTEM_ACTOR, SYSTEM_SCOPE, withAuditScope } from '../audit/scope';
 import type { Tx } from '../db/client';
 import type { SettlementOutcome } from './billing-row-lifecycle';
 

@@ -1,6 +1,7 @@
 import { asc, eq, inArray, sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
-import { billingRows, creditLedger, organizations } from '../db/schema';
+import { billingRows, creditLedger } from '../db/schema/billing';
+import { organizations } from '../db/schema/organizations';
 import type { AfterCommit } from '../db/transaction';
 import * as businessMetrics from '../observability/metrics';
 import { enforcedPlanOfOrganization } from '../organizations/active-plan';

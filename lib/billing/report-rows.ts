@@ -1,7 +1,8 @@
 import { asc, type Column, eq, type SQL, sql } from 'drizzle-orm';
 import type { Sql } from 'postgres';
 import { db, dbDriver } from '../db/client';
-import { billingRows, cases } from '../db/schema';
+import { billingRows } from '../db/schema/billing';
+import { cases } from '../db/schema/cases';
 
 /** Rows fetched per round trip while streaming from PostgreSQL: a few hundred kilobytes at a time. */
 const CURSOR_ROWS = 2_000;

@@ -1,12 +1,12 @@
 import { eq } from 'drizzle-orm';
 import type * as z from 'zod/mini';
 import type { SelectPlanDto } from '../../schemas/billing/billing';
-import { recordAudit } from '../audit';
+import { recordAudit } from '../audit/record';
 import type { Actor } from '../auth/actor';
 import { addMonths, now } from '../clock';
 import { config } from '../config';
 import type { Tx } from '../db/client';
-import { organizations } from '../db/schema';
+import { organizations } from '../db/schema/organizations';
 import { type AfterCommit, transaction } from '../db/transaction';
 import { type Finding, InvalidInputError } from '../errors';
 import { newId } from '../ids';

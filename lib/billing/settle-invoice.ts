@@ -1,6 +1,6 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import type { Tx } from '../db/client';
-import { billingHistory, billingRows } from '../db/schema';
+import { billingHistory, billingRows } from '../db/schema/billing';
 import { makeCasesProPaid } from '../cases/pro-status';
 import { recordBaseFeeOutcome } from '../organizations/billing-account';
 import { BILLING_ROW_STATUS, type SettlementOutcome, statusesThatMayBecome } from './billing-row-lifecycle';

@@ -1,5 +1,5 @@
 import { now } from '../clock';
-import type { organizations } from '../db/schema';
+import type { organizations } from '../db/schema/organizations';
 import { NoProcessorCustomerError } from './errors';
 import { paymentProcessor } from './processor';
 

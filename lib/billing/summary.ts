@@ -1,5 +1,5 @@
 import { addDays, now } from '../clock';
-import type { organizations } from '../db/schema';
+import type { organizations } from '../db/schema/organizations';
 import { BILLING_ROW_STATUS, isOpen } from './billing-row-lifecycle';
 
 type OrganizationRow = typeof organizations.$inferSelect;

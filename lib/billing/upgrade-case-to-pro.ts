@@ -1,9 +1,9 @@
-import { recordAudit } from '../audit';
+import { recordAudit } from '../audit/record';
 import type { Actor } from '../auth/actor';
 import type { CaseContext } from '../cases/context';
 import { isProNow, makeCaseProThroughPlan } from '../cases/pro-status';
 import type { Tx } from '../db/client';
-import { billingRows } from '../db/schema';
+import { billingRows } from '../db/schema/billing';
 import { transaction } from '../db/transaction';
 import type { OrganizationContext } from '../organizations/context';
 import { loadOrganization } from '../organizations/load';

@@ -1,7 +1,7 @@
 import type Stripe from 'stripe';
 import { config } from '../config';
 import { lazyRetrying } from '../lazy';
-import { processedWebhookEvents } from '../db/schema';
+import { processedWebhookEvents } from '../db/schema/billing';
 import { transaction } from '../db/transaction';
 import { settleInvoice } from './settle-invoice';
 import { InvalidSignatureError, MissingSignatureError, WebhooksNotConfiguredError } from './errors';

@@ -1,6 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { db } from '../db/client';
-import { caseAccess, cases, organizationMembers } from '../db/schema';
+import { caseAccess, cases } from '../db/schema/cases';
+import { organizationMembers } from '../db/schema/organizations';
 import { idEquals } from '../ids';
 import type { OrganizationRole } from '../organizations/roles';
 import type { CaseContext } from './context';

@@ -1,4 +1,4 @@
-import type { cases } from '../db/schema';
+import type { cases } from '../db/schema/cases';
 import type { OrganizationRole } from '../organizations/roles';
 import type { CaseAccess } from './rules';
 

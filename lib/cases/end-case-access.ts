@@ -1,6 +1,6 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import type { Executor } from '../db/client';
-import { caseAccess, cases } from '../db/schema';
+import { caseAccess, cases } from '../db/schema/cases';
 
 /**
  * Removes a user's access to every case of an organization, as when their membership ends

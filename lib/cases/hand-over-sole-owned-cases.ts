@@ -2,7 +2,8 @@ import { sql } from 'drizzle-orm';
 import { now } from '../clock';
 import type { Executor } from '../db/client';
 import { rawRows } from '../db/raw-rows';
-import { caseAccess, cases, organizationMembers } from '../db/schema';
+import { caseAccess, cases } from '../db/schema/cases';
+import { organizationMembers } from '../db/schema/organizations';
 
 /**
  * Gives owner access of every case of the organization whose only owner is `leaverId` to `heirId`

@@ -7,12 +7,13 @@ import type {
   ListCasesQuery,
   UpdateCaseDto,
 } from '../../schemas/cases/cases';
-import { recordAudit } from '../audit';
+import { recordAudit } from '../audit/record';
 import { isProNow } from './pro-status';
 import type { Actor } from '../auth/actor';
 import { now } from '../clock';
 import { db } from '../db/client';
-import { caseAccess, cases, organizationMembers } from '../db/schema';
+import { caseAccess, cases } from '../db/schema/cases';
+import { organizationMembers } from '../db/schema/organizations';
 import { transaction } from '../db/transaction';
 import { idEquals } from '../ids';
 import { assertCaseFits, lockAllowances } from '../organizations/allowances';

@@ -1,7 +1,7 @@
 import { eq, inArray } from 'drizzle-orm';
 import { now } from '../clock';
 import type { Tx } from '../db/client';
-import { cases } from '../db/schema';
+import { cases } from '../db/schema/cases';
 
 /**
  * A case's Pro (`is_pro`, `pro_source`, `pro_until`), written only here: billing decides when a

@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
-import { cases } from '../db/schema';
+import { cases } from '../db/schema/cases';
 
 /**
  * A case's stored bytes (`cases.storage_bytes`, the objects its evidence keeps, and

@@ -1,7 +1,17 @@
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { config } from '../config';
-import * as schema from './schema';
+import { invitations, organizationMembers, organizationPlans, organizations } from './schema/organizations';
+import * as relations from './schema/relations';
+import { users } from './schema/users';
+
+/**
+ * What drizzle's relational queries (`db.query.*`) need: the tables they read and their relations
+ * (lib/db/schema/relations.ts). Only these, not every table of lib/db/schema: each route imports
+ * the tables it queries from their own module, so a route loads only those (issue 35: cold
+ * starts). A relational query on another table does not type-check: add the table here first.
+ */
+const schema = { users, organizationMembers, organizations, organizationPlans, invitations, ...relations };
 
 export type Schema = typeof schema;
 export type Database = PgDatabase<PgQueryResultHKT, Schema>;

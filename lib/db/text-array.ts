@@ -1,5 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { deviceNotes } from './schema';
+import { deviceNotes } from './schema/material';
 
 /**
  * A list of strings as ONE `text[]` parameter, however many values (a statement has at most 65,535

@@ -1,7 +1,10 @@
-import { authenticateBearer } from '../auth/sessions';
+import { lazyRetrying } from '../lazy';
 import { ForbiddenError, UnauthenticatedError } from './errors';
 import type { RouteDefinition } from './route';
 import type { ApiMiddleware, ApiRequest } from './types';
+
+// Imported on the first request that needs it, not at init (issue 35: cold starts).
+const sessions = lazyRetrying(() => import('../auth/sessions'));
 
 /**
  * Bearer auth for protected routes: access token (JWT of a live session), automation token or
@@ -14,6 +17,7 @@ export function authenticate(route: RouteDefinition): ApiMiddleware {
     const header = request.event.headers?.authorization ?? '';
     const match = /^Bearer\s+(\S{1,4096})\s*$/i.exec(header);
     if (!match) throw new UnauthenticatedError();
+    const { authenticateBearer } = await sessions();
     const actor = await authenticateBearer(match[1]!);
     if (actor.session.kind === 'automation' && (route.scope === null || !actor.session.scopes?.includes(route.scope))) {
       throw new ForbiddenError(

@@ -1,6 +1,9 @@
-import { assertCaseRule, caseWithAccess } from '../cases/access';
+import { lazyRetrying } from '../lazy';
 import type { RouteDefinition } from './route';
 import type { ApiMiddleware, ApiRequest } from './types';
+
+// Imported on the first request that needs it, not at init (issue 35: cold starts).
+const access = lazyRetrying(() => import('../cases/access'));
 
 const asRecord = (value: unknown) => (value ?? {}) as Record<string, unknown>;
 
@@ -22,6 +25,7 @@ export function caseContext(route: RouteDefinition): ApiMiddleware {
     const path = asRecord(api.path);
     const caseId = path.caseId ?? asRecord(api.query).caseId;
     if (typeof caseId !== 'string') throw new Error(`Route ${route.operationId} has a case rule but no caseId`);
+    const { assertCaseRule, caseWithAccess } = await access();
     const found = await caseWithAccess(caseId, api.actor.user.id, api.organization?.id);
     const self = rule.self === undefined ? undefined : path[rule.self];
     const onSelf = typeof self === 'string' && self.toLowerCase() === api.actor.user.id;

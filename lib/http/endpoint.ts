@@ -2,10 +2,12 @@ import middy from '@middy/core';
 import httpCors from '@middy/http-cors';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type * as z from 'zod/mini';
-import { type AuditAction, auditActorOf, recordEvidenceRead, withAuditScope } from '../audit';
+import type { AuditAction } from '../audit/actions';
+import { auditActorOf, withAuditScope } from '../audit/scope';
 import type { CaseContext } from '../cases/context';
 import type { Actor } from '../auth/actor';
 import { connectDb } from '../db/client';
+import { lazyRetrying } from '../lazy';
 import type { OrganizationContext } from '../organizations/context';
 import { observability } from '../observability';
 import { authenticate } from './authenticate';
@@ -25,6 +27,9 @@ import { responseEnvelope } from './response-envelope';
 import type { RouteDefinition } from './route';
 import type { ApiContext, ApiEvent, ApiMiddleware, ApiResult } from './types';
 import { type RequestSchemas, validateRequest } from './validate';
+
+// Imported on the first evidence read, not at init (issue 35: cold starts).
+const readEvents = lazyRetrying(() => import('../audit/read-events'));
 
 type Parsed<S> = S extends z.ZodMiniType ? z.output<S> : undefined;
 type Answer<S> = S extends z.ZodMiniType ? z.input<S> : unknown;
@@ -120,10 +125,11 @@ const connectDatabase = (): ApiMiddleware => ({
  * parameter names and hash). Repeats within the read window are counted, not chained again
  * (lib/audit/read-events.ts).
  */
-function recordRead(action: AuditAction, api: ApiContext['api']): Promise<void> {
+async function recordRead(action: AuditAction, api: ApiContext['api']): Promise<void> {
   const caseRow = api.caseContext?.case;
   const organizationId = caseRow?.organizationId ?? api.organization?.id;
   if (!organizationId) throw new Error(`Route auditing ${action} has no organization`);
+  const { recordEvidenceRead } = await readEvents();
   return recordEvidenceRead({
     action,
     organizationId,

@@ -1,16 +1,13 @@
-import {
-  canonicalHash,
-  claimIdempotencyKey,
-  type IdempotencyClaim,
-  recordIdempotentAnswer,
-  releaseIdempotencyKey,
-  type StoredAnswer,
-} from '../idempotency';
+import type { IdempotencyClaim, StoredAnswer } from '../idempotency';
+import { lazyRetrying } from '../lazy';
 import { logger } from '../log';
-import { addressGroup } from '../rate-limit';
+import { addressGroup } from '../rate-limit/address-group';
 import { ValidationFailedError } from './errors';
 import { functionTimeoutSeconds, type RouteDefinition } from './route';
 import type { ApiMiddleware, ApiRequest, ApiState } from './types';
+
+// Imported on the first request that needs it, not at init (issue 35: cold starts).
+const keys = lazyRetrying(() => import('../idempotency'));
 
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'DELETE']);
 
@@ -63,6 +60,7 @@ export function idempotency(route: RouteDefinition): ApiMiddleware {
     const { api } = request.context;
     // Anonymous keys belong to the client that sent them: a predictable key never meets another client's.
     const scope = api.actor ? `user:${api.actor.user.id}` : `anonymous:${addressGroup(api.ip)}`;
+    const { canonicalHash, claimIdempotencyKey } = await keys();
     const fingerprint = canonicalHash({
       method: route.method,
       route: route.operationId,
@@ -86,6 +84,7 @@ export function idempotency(route: RouteDefinition): ApiMiddleware {
     request.context.api.idempotency = undefined;
     const answer = storable(request.response);
     try {
+      const { recordIdempotentAnswer, releaseIdempotencyKey } = await keys();
       if (answer.statusCode >= 500 || answer.statusCode === 429) await releaseIdempotencyKey(state.claim);
       else await recordIdempotentAnswer(state.claim, answer);
     } catch (error) {

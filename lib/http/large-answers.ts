@@ -1,9 +1,12 @@
 import { now } from '../clock';
 import { logger } from '../log';
-import { storeAnswer } from '../storage/answers';
+import { lazyRetrying } from '../lazy';
 import { answerRequestId, errorResponse } from './error-envelope';
 import { LAMBDA_PAYLOAD_BYTES, serializedBytes } from './payload-limits';
 import type { ApiMiddleware, ApiRequest } from './types';
+
+// Imported on the first answer too large to send, not at init (issue 35: cold starts).
+const answers = lazyRetrying(() => import('../storage/answers'));
 
 /** Headers of the answer that describe its body, which the 303 replaces: not carried over. */
 const BODY_HEADERS = new Set(['content-type', 'content-encoding', 'content-length', 'cache-control']);
@@ -41,6 +44,7 @@ export function deliverLargeAnswers(): ApiMiddleware {
     const body = Buffer.from(answer.body, answer.isBase64Encoded ? 'base64' : 'utf8');
     const requestId = answerRequestId(request);
     try {
+      const { storeAnswer } = await answers();
       const stored = await storeAnswer(body, contentEncoding);
       logger.info('answer delivered by link', { bytes: body.byteLength, key: stored.key });
       request.response = {

@@ -1,10 +1,13 @@
 import { IdText, MAX_ID_LENGTH } from '../../schemas/common/fields';
 import { NoActivePlanError, NotAMemberError } from '../organizations/errors';
-import { findMembership } from '../organizations/membership';
+import { lazyRetrying } from '../lazy';
 import { roleSatisfies } from '../organizations/roles';
 import { ForbiddenError, ValidationFailedError } from './errors';
 import type { RouteDefinition } from './route';
 import type { ApiMiddleware, ApiRequest } from './types';
+
+// Imported on the first request that needs it, not at init (issue 35: cold starts).
+const memberships = lazyRetrying(() => import('../organizations/membership'));
 
 /** Whether the route reads the `organization` header (declared by the contract, or the organization of its role rule). */
 const readsOrganizationHeader = (route: RouteDefinition): boolean =>
@@ -48,6 +51,7 @@ export function organizationContext(route: RouteDefinition): ApiMiddleware {
   const before = async (request: ApiRequest) => {
     const { context } = request;
     const headerValue = organizationHeader(route, request);
+    const { findMembership } = await memberships();
     const actor = context.api.actor;
     const rule = route.organization;
     if (!rule) {

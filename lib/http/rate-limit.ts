@@ -1,7 +1,11 @@
-import { addressGroup, consumeRateLimit } from '../rate-limit';
 import { RateLimitedError } from '../errors';
+import { lazyRetrying } from '../lazy';
+import { addressGroup } from '../rate-limit/address-group';
 import type { RouteDefinition } from './route';
 import type { ApiMiddleware, ApiRequest } from './types';
+
+// Imported on the first request that needs it, not at init (issue 35: cold starts).
+const limits = lazyRetrying(() => import('../rate-limit'));
 
 /**
  * The service's own per-minute limit of a route: 429 with Retry-After. Counted per user on a
@@ -18,6 +22,7 @@ export function rateLimit(route: RouteDefinition): ApiMiddleware {
     const { ip, actor } = request.context.api;
     const counter = route.rateLimit.shared ?? route.operationId;
     const key = actor ? `${counter}:user:${actor.user.id}` : `${counter}:ip:${addressGroup(ip)}`;
+    const { consumeRateLimit } = await limits();
     const verdict = await consumeRateLimit([{ key, limit: route.rateLimit.perMinute, windowSeconds: 60 }]);
     if (!verdict.allowed) throw new RateLimitedError(verdict.retryAfterSeconds);
   };

@@ -96,7 +96,7 @@ export function functionTimeoutSeconds(route: RouteDefinition): number {
   return route.lambda?.timeoutSeconds ?? DEFAULT_FUNCTION_TIMEOUT_SECONDS;
 }
 
-/** What `defineRoute` fills in when an entry does not say. */
+/** What `namedRoute` fills in when an entry does not say. */
 const ROUTE_DEFAULTS = {
   /** No scope: only full sessions may call the route, never an automation token. */
   scope: null,
@@ -112,12 +112,6 @@ type Defaulted = keyof typeof ROUTE_DEFAULTS;
 export type RouteSpec = Omit<RouteDefinition, 'operationId' | 'handler' | Defaulted> &
   Partial<Pick<RouteDefinition, 'handler' | Defaulted>>;
 
-/** An entry before the table names it: `defineRoutes` gives it its operation id and handler path. */
-export interface UnnamedRoute<S extends RouteSpec> {
-  area: string;
-  spec: S;
-}
-
 /** The entry with its defaults, keeping the literal types handlers are typed from (auth, organization). */
 export type NamedRoute<K extends string, S extends RouteSpec> = Omit<typeof ROUTE_DEFAULTS, keyof S> &
   S & {
@@ -125,29 +119,24 @@ export type NamedRoute<K extends string, S extends RouteSpec> = Omit<typeof ROUT
     handler: RouteDefinition['handler'];
   };
 
-/**
- * One route of functions/routes.ts: its area (the folder under functions/), then its method, path
- * and what differs from the defaults. The operation id is the table key and the handler is
- * `functions/<area>/<kebab-case key>.ts` unless `handler` says otherwise.
- */
-export function defineRoute<const S extends RouteSpec>(area: string, spec: S): UnnamedRoute<S> {
-  return { area, spec };
-}
-
+/** The handler path of an entry: functions/<area>/<kebab-case name>.ts. */
 const kebabCase = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
-/** The route table: each entry named by its key and completed with the defaults. */
-export function defineRoutes<T extends Record<string, UnnamedRoute<RouteSpec>>>(
-  table: T,
-): { [K in keyof T & string]: T[K] extends UnnamedRoute<infer S> ? NamedRoute<K, S> : never } {
-  const named = Object.entries(table).map(([name, { area, spec }]) => {
-    const route: RouteDefinition = {
-      operationId: name,
-      handler: `functions/${area}/${kebabCase(name)}.ts`,
-      ...ROUTE_DEFAULTS,
-      ...spec,
-    };
-    return [name, route];
-  });
-  return Object.fromEntries(named) as never;
+/**
+ * One route of functions/routes.ts: its operation id, its area (the folder under functions/), then
+ * its method, path and what differs from the defaults. The handler is
+ * `functions/<area>/<kebab-case name>.ts` unless `handler` says otherwise.
+ */
+export function namedRoute<const K extends string, const S extends RouteSpec>(
+  name: K,
+  area: string,
+  spec: S,
+): NamedRoute<K, S> {
+  const route: RouteDefinition = {
+    operationId: name,
+    handler: `functions/${area}/${kebabCase(name)}.ts`,
+    ...ROUTE_DEFAULTS,
+    ...spec,
+  };
+  return route as never;
 }

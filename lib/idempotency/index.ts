@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { and, eq, lt, or } from 'drizzle-orm';
 import { addSeconds, now } from '../clock';
 import { db } from '../db/client';
-import { idempotencyKeys } from '../db/schema';
+import { idempotencyKeys } from '../db/schema/idempotency';
 import { openAnswer, sealAnswer } from './crypto';
 import { IdempotencyKeyInUseError, IdempotencyKeyReusedError } from './errors';
 

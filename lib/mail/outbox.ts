@@ -1,7 +1,7 @@
 import { and, eq, inArray, lte, or, sql } from 'drizzle-orm';
 import { addSeconds, now } from '../clock';
 import { db, type Executor } from '../db/client';
-import { emailOutbox } from '../db/schema';
+import { emailOutbox } from '../db/schema/platform';
 import type { AfterCommit } from '../db/transaction';
 import { logger } from '../log';
 import * as businessMetrics from '../observability/metrics';

@@ -2,7 +2,7 @@ import { inArray, sql } from 'drizzle-orm';
 import * as z from 'zod/mini';
 import { now } from '../clock';
 import { db } from '../db/client';
-import { emailSuppressions } from '../db/schema';
+import { emailSuppressions } from '../db/schema/platform';
 import { logger } from '../log';
 
 /**

@@ -3,7 +3,7 @@ import type * as z from 'zod/mini';
 import type { ChatProfilePath, SupportTicketsQuery } from '../../schemas/material/material';
 import type { CaseContext } from '../cases/context';
 import { db } from '../db/client';
-import { materialProfiles, supportTickets } from '../db/schema';
+import { materialProfiles, supportTickets } from '../db/schema/material';
 import { idEquals } from '../ids';
 import { pageWindow, sortDirection, toPage } from '../paging';
 import { ChatProfileNotFoundError } from './errors';

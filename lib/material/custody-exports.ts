@@ -1,16 +1,18 @@
 import { and, desc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
-import { recordAudit, SYSTEM_ACTOR, withAuditScope } from '../audit';
+import { recordAudit } from '../audit/record';
+import { SYSTEM_ACTOR, withAuditScope } from '../audit/scope';
 import type { Actor } from '../auth/actor';
 import type { CaseContext } from '../cases/context';
 import { addSeconds, now } from '../clock';
 import { config } from '../config';
 import { db } from '../db/client';
-import { type CustodyExportVolume, cases, custodyExports } from '../db/schema';
+import { cases } from '../db/schema/cases';
+import { type CustodyExportVolume, custodyExports } from '../db/schema/custody';
 import { transaction } from '../db/transaction';
 import { idEquals } from '../ids';
 import { logger } from '../log';
 import { traced } from '../observability/tracing';
-import { objectStorage } from '../storage';
+import { objectStorage } from '../storage/configured-storage';
 import { generatedDocument } from '../storage/generated-documents';
 import {
   CUSTODY_LINK_SECONDS,

@@ -6,25 +6,23 @@ import {
   type CaseCustodyQuery,
   type CustodyItemEntity,
 } from '../../schemas/material/custody';
-import { auditEventEntity, GENESIS_HASH } from '../audit';
+import { GENESIS_HASH } from '../audit/chain';
+import { auditEventEntity } from '../audit/list';
 import type { CaseContext } from '../cases/context';
 import { addSeconds, now } from '../clock';
 import { db, type Executor, type Tx } from '../db/client';
 import { rawRows } from '../db/raw-rows';
+import { auditChainHeads, auditEvents, auditReadCounts, evidenceObjects } from '../db/schema/audit';
+import { devices } from '../db/schema/cases';
 import {
   attachments,
-  auditChainHeads,
-  auditEvents,
-  auditReadCounts,
   deviceNotes,
-  devices,
   emails,
   evidenceImports,
-  evidenceObjects,
   networkMessages,
   supportTickets,
-} from '../db/schema';
-import { objectStorage } from '../storage';
+} from '../db/schema/material';
+import { objectStorage } from '../storage/configured-storage';
 import { generatedDocument } from '../storage/generated-documents';
 import { CustodyTooLargeError, InvalidCursorError } from './errors';
 

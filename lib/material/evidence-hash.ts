@@ -2,9 +2,11 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import canonicalize from 'canonicalize';
 import { eq } from 'drizzle-orm';
-import { type AuditScope, currentAuditScope, recordAuditNow, withAuditScope } from '../audit';
+import { recordAuditNow } from '../audit';
+import { type AuditScope, currentAuditScope, withAuditScope } from '../audit/scope';
 import { db } from '../db/client';
-import { cases, evidenceObjects } from '../db/schema';
+import { evidenceObjects } from '../db/schema/audit';
+import { cases } from '../db/schema/cases';
 import { digestingStream } from '../storage/digesting-stream';
 
 /**

@@ -1,8 +1,10 @@
 import { and, asc, eq, exists, inArray, lte, ne, or, type SQL, sql } from 'drizzle-orm';
 import { addSeconds, now } from '../clock';
 import { db } from '../db/client';
-import { evidenceImports, evidenceObjects, storageReservations } from '../db/schema';
-import { objectStorage } from '../storage';
+import { evidenceObjects } from '../db/schema/audit';
+import { evidenceImports } from '../db/schema/material';
+import { storageReservations } from '../db/schema/organizations';
+import { objectStorage } from '../storage/configured-storage';
 
 /**
  * How long after its link lapses an upload never started is kept: an import may still be started

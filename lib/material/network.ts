@@ -3,14 +3,8 @@ import type * as z from 'zod/mini';
 import type { MaterialPagingQuery, SearchMessagesQuery } from '../../schemas/material/material';
 import type { CaseContext } from '../cases/context';
 import { db } from '../db/client';
-import {
-  materialProfiles,
-  networkConversations,
-  networkConversationTags,
-  networkMessageLexemes,
-  networkMessages,
-  tags,
-} from '../db/schema';
+import { materialProfiles, networkConversations, networkMessageLexemes, networkMessages } from '../db/schema/material';
+import { networkConversationTags, tags } from '../db/schema/review';
 import { idIn } from '../ids';
 import { pageWindow, sortDirection, toPage } from '../paging';
 import { tagViewerOf, usableTag } from '../review/tag-visibility';

@@ -1,12 +1,15 @@
 import { and, eq, inArray, notInArray, sql } from 'drizzle-orm';
 import type * as z from 'zod/mini';
 import type { ImportCaseNotesDto } from '../../schemas/material/material';
-import { recordAudit } from '../audit';
+import { recordAudit } from '../audit/record';
 import type { Actor } from '../auth/actor';
 import type { CaseContext } from '../cases/context';
 import { now } from '../clock';
 import { db, type Tx } from '../db/client';
-import { cases, devices, deviceNotes, evidenceObjects, storageReservations } from '../db/schema';
+import { evidenceObjects } from '../db/schema/audit';
+import { cases, devices } from '../db/schema/cases';
+import { deviceNotes } from '../db/schema/material';
+import { storageReservations } from '../db/schema/organizations';
 import { textArray } from '../db/text-array';
 import { transaction } from '../db/transaction';
 import { InvalidInputError } from '../errors';
@@ -15,7 +18,8 @@ import type { PlanUsage } from '../organizations/active-plan';
 import type { OrganizationContext } from '../organizations/context';
 import { assertDeviceFits, lockAllowances, releasingReservations } from '../organizations/allowances';
 import { logger } from '../log';
-import { casePrefix, objectStorage, stagingKeyOf } from '../storage';
+import { objectStorage } from '../storage/configured-storage';
+import { casePrefix, stagingKeyOf } from '../storage/keys';
 import { type EvidenceHash, hashCanonical, hashStream, hashWhileStreaming } from './evidence-hash';
 import { countBatch, rowBytesOf, storedTextBytes } from './importers/run-batches';
 

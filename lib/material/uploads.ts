@@ -1,16 +1,17 @@
 import type * as z from 'zod/mini';
 import type { CreateAttachmentUploadsDto } from '../../schemas/material/material';
-import { recordAudit } from '../audit';
+import { recordAudit } from '../audit/record';
 import type { CaseContext } from '../cases/context';
 import { addSeconds, now } from '../clock';
 import type { Tx } from '../db/client';
-import { storageReservations } from '../db/schema';
+import { storageReservations } from '../db/schema/organizations';
 import { IMPORT_LIMITS, shortHash } from './importers/limits';
 import { transaction } from '../db/transaction';
 import { newId } from '../ids';
 import type { OrganizationContext } from '../organizations/context';
 import { assertStorageFits, lockAllowances } from '../organizations/allowances';
-import { casePrefix, objectStorage, stagingKeyOf } from '../storage';
+import { objectStorage } from '../storage/configured-storage';
+import { casePrefix, stagingKeyOf } from '../storage/keys';
 
 /** How long an upload link works: long enough for a large file on a slow line, short enough to leak little. */
 export const UPLOAD_LINK_SECONDS = 60 * 60;

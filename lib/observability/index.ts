@@ -1,15 +1,15 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { metricsMiddleware } from './metrics';
-import { tracingMiddleware } from './tracing';
 
 /**
- * The observability middleware of every function, outermost in its chain: the X-Ray handler
- * subsegment, then the metrics (cold start, and the invocation's business metrics written when it
- * ends). lib/http/endpoint.ts puts it first in every route's chain.
+ * The observability middleware of every function, outermost in its chain: the metrics (cold start,
+ * and the invocation's business metrics written when it ends). lib/http/endpoint.ts puts it first in
+ * every route's chain. No tracing middleware: Lambda's active tracing records the invocation, and
+ * the X-Ray SDK is loaded only for the calls worth a subsegment (./tracing.ts, issue 35).
  */
 export function observability<E, R, C extends Context>() {
-  return [tracingMiddleware<E, R, C>(), metricsMiddleware<E, R, C>()];
+  return [metricsMiddleware<E, R, C>()];
 }
 
 /**

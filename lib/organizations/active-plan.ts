@@ -4,17 +4,16 @@ import { BILLING_ROW_STATUS, sqlStatuses } from '../billing/billing-row-lifecycl
 import { type BillingSummary, DELINQUENCY_DAYS } from '../billing/summary';
 import { addDays, now } from '../clock';
 import type { Executor } from '../db/client';
+import { billingRows } from '../db/schema/billing';
+import { cases, devices } from '../db/schema/cases';
 import {
-  billingRows,
-  cases,
-  devices,
-  generatedDocuments,
   invitations,
   organizationMembers,
   organizationPlans,
   organizations,
   storageReservations,
-} from '../db/schema';
+} from '../db/schema/organizations';
+import { generatedDocuments } from '../db/schema/storage';
 
 type PlanRow = typeof organizationPlans.$inferSelect;
 

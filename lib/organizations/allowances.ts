@@ -1,7 +1,8 @@
 import { and, count, eq, gte } from 'drizzle-orm';
 import { now } from '../clock';
 import type { Executor } from '../db/client';
-import { cases, organizationPlans } from '../db/schema';
+import { cases } from '../db/schema/cases';
+import { organizationPlans } from '../db/schema/organizations';
 import { type PlanUsage, planUsageByOrganization } from './active-plan';
 import { CaseLimitReachedError, DeviceLimitReachedError, NoPlanError, StorageLimitReachedError } from './errors';
 

@@ -1,7 +1,7 @@
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { now } from '../clock';
 import type { Executor, Tx } from '../db/client';
-import { organizations } from '../db/schema';
+import { organizations } from '../db/schema/organizations';
 
 /**
  * The billing fields of an organization (credit balance, plan selected, base fee standing,

@@ -1,5 +1,5 @@
 import type * as z from 'zod/mini';
-import { recordAudit } from '../audit';
+import { recordAudit } from '../audit/record';
 import { transaction } from '../db/transaction';
 import type { Actor } from '../auth/actor';
 import { invitationsSentWith, inviteToOrganization } from './invitations/invite-to-organization';

@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { endCaseAccessInOrganization } from '../cases/end-case-access';
 import type { Executor } from '../db/client';
-import { invitations, organizationMembers } from '../db/schema';
+import { invitations, organizationMembers } from '../db/schema/organizations';
 
 /**
  * Ends a membership, as when a member is removed or leaves: invitations to the member's address

@@ -1,5 +1,5 @@
 import { billingSummary } from '../billing/summary';
-import type { organizations } from '../db/schema';
+import type { organizations } from '../db/schema/organizations';
 import type { ActivePlanEntity } from './active-plan';
 import type { OrganizationRole } from './roles';
 

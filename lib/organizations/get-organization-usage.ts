@@ -1,7 +1,7 @@
 import type * as z from 'zod/mini';
 import { and, eq } from 'drizzle-orm';
 import { db } from '../db/client';
-import { devices } from '../db/schema';
+import { devices } from '../db/schema/cases';
 import type { UsagesStatQuery } from '../../schemas/organization/organization';
 import { planUsageByOrganization, toActivePlanEntity } from './active-plan';
 import type { OrganizationContext } from './context';

@@ -1,7 +1,7 @@
 import type * as z from 'zod/mini';
 import { and, eq } from 'drizzle-orm';
 import { db } from '../db/client';
-import { organizationMembers, organizations } from '../db/schema';
+import { organizationMembers, organizations } from '../db/schema/organizations';
 import type { Actor } from '../auth/actor';
 import type { SlugPath } from '../../schemas/organization/organization';
 import type { OrganizationContext } from './context';

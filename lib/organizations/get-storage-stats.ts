@@ -1,7 +1,7 @@
 import type * as z from 'zod/mini';
 import { and, asc, desc, eq, isNull, sql } from 'drizzle-orm';
 import { db } from '../db/client';
-import { caseAccess, cases } from '../db/schema';
+import { caseAccess, cases } from '../db/schema/cases';
 import { idIn } from '../ids';
 import type { StorageStatsQuery } from '../../schemas/organization/organization';
 import type { OrganizationContext } from './context';

@@ -3,7 +3,7 @@ import { ensureProcessorCustomer } from '../billing/customers';
 import { startOrganizationPlan } from '../billing/organization-plan';
 import { whenPaymentsConfigured } from '../billing/processor';
 import type { Executor } from '../db/client';
-import { organizationMembers, organizations } from '../db/schema';
+import { organizationMembers, organizations } from '../db/schema/organizations';
 import type { AfterCommit } from '../db/transaction';
 import type { OrganizationRow } from './load';
 import { organizationNameKey } from './name-key';

@@ -1,7 +1,8 @@
 import type * as z from 'zod/mini';
 import { and, asc, desc, eq, ilike, or, sql } from 'drizzle-orm';
 import { db } from '../db/client';
-import { organizationMembers, users } from '../db/schema';
+import { organizationMembers } from '../db/schema/organizations';
+import { users } from '../db/schema/users';
 import { containsPattern } from '../db/like';
 import { pageWindow, toPage } from '../paging';
 import type { MembersQuery } from '../../schemas/organization/members';

@@ -1,7 +1,7 @@
 import { asc, eq } from 'drizzle-orm';
 import { billingSummary } from '../billing/summary';
 import { db } from '../db/client';
-import { organizationMembers, organizations } from '../db/schema';
+import { organizationMembers, organizations } from '../db/schema/organizations';
 import type { Actor } from '../auth/actor';
 import { toPage } from '../paging';
 import { planUsageByOrganization, toActivePlanEntity } from './active-plan';

@@ -1,5 +1,5 @@
 import { db, type Executor } from '../db/client';
-import { organizations } from '../db/schema';
+import { organizations } from '../db/schema/organizations';
 import { idEquals } from '../ids';
 import { UnknownOrganizationError } from './errors';
 

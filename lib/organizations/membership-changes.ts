@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client';
-import { organizationMembers, organizations } from '../db/schema';
+import { organizationMembers, organizations } from '../db/schema/organizations';
 import type { OrganizationContext } from './context';
 import { LastOwnerError, OwnerRoleChangeError, UnknownOrganizationError } from './errors';
 import type { OrganizationRole } from './roles';

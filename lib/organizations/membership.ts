@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import { db } from '../db/client';
-import { organizationMembers, organizationPlans } from '../db/schema';
+import { organizationMembers, organizationPlans } from '../db/schema/organizations';
 import { idEquals } from '../ids';
 import type { OrganizationRole } from './roles';
 

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../db/client';
 import { isUniqueViolation } from '../db/errors';
-import { organizations } from '../db/schema';
+import { organizations } from '../db/schema/organizations';
 import { organizationNameKey } from './name-key';
 
 /** Prefix of a name_key the database set (column default: rows written by SQL, and rows before migration 0009). */

@@ -1,6 +1,7 @@
 import type * as z from 'zod/mini';
 import type { RegisterEmailDto } from '../../schemas/auth/register';
-import { provenUser, recordAudit } from '../audit';
+import { recordAudit } from '../audit/record';
+import { provenUser } from '../audit/scope';
 import { type ClientInfo, openLoginSession } from '../auth/sessions';
 import { now } from '../clock';
 import type { Executor } from '../db/client';

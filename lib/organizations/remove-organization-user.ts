@@ -1,7 +1,8 @@
 import type * as z from 'zod/mini';
 import { and, eq } from 'drizzle-orm';
-import { recordAudit } from '../audit';
-import { organizationMembers, users } from '../db/schema';
+import { recordAudit } from '../audit/record';
+import { organizationMembers } from '../db/schema/organizations';
+import { users } from '../db/schema/users';
 import { transaction } from '../db/transaction';
 import type { Actor } from '../auth/actor';
 import { idEquals } from '../ids';

@@ -1,9 +1,10 @@
 import type * as z from 'zod/mini';
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import { recordAudit } from '../audit';
+import { recordAudit } from '../audit/record';
 import { endSessionsOfUser } from '../auth/sessions';
 import type { Executor, Tx } from '../db/client';
-import { organizationMembers, users } from '../db/schema';
+import { organizationMembers } from '../db/schema/organizations';
+import { users } from '../db/schema/users';
 import { type AfterCommit, transaction } from '../db/transaction';
 import type { Actor } from '../auth/actor';
 import { idIn } from '../ids';

@@ -1,7 +1,7 @@
 import type * as z from 'zod/mini';
 import { and, eq, inArray } from 'drizzle-orm';
-import { recordAudit } from '../audit';
-import { organizationMembers } from '../db/schema';
+import { recordAudit } from '../audit/record';
+import { organizationMembers } from '../db/schema/organizations';
 import { transaction } from '../db/transaction';
 import { idIn } from '../ids';
 import type { UpdateOrganizationUserAccessDto } from '../../schemas/organization/members';

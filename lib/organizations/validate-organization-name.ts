@@ -1,7 +1,7 @@
 import type * as z from 'zod/mini';
 import { and, eq, ne } from 'drizzle-orm';
 import { db, type Executor } from '../db/client';
-import { organizations } from '../db/schema';
+import { organizations } from '../db/schema/organizations';
 import type { ValidateOrganizationNameDto } from '../../schemas/organization/organization';
 import { hasInvisibleCharacters, organizationNameKey } from './name-key';
 import { recomputePendingNameKeys } from './pending-name-keys';

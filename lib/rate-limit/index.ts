@@ -1,7 +1,7 @@
 import { and, eq, gt, inArray, lt, sql } from 'drizzle-orm';
 import { addSeconds, now } from '../clock';
 import { db } from '../db/client';
-import { rateLimitCounters } from '../db/schema';
+import { rateLimitCounters } from '../db/schema/platform';
 
 export { addressGroup } from './address-group';
 

@@ -1,4 +1,4 @@
-import type { tags } from '../db/schema';
+import type { tags } from '../db/schema/review';
 
 type TagRow = typeof tags.$inferSelect;
 

@@ -1,6 +1,6 @@
 import { and, eq, or, type SQL, sql } from 'drizzle-orm';
 import type { CaseContext } from '../cases/context';
-import { type TAG_SIDES, tags } from '../db/schema';
+import { type TAG_SIDES, tags } from '../db/schema/review';
 
 /** The side of a case a caller works for: the firm's (`org`) or opposing counsel's. */
 export type TagSide = (typeof TAG_SIDES)[number];

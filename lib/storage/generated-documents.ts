@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { and, asc, desc, eq, gt, inArray, lte } from 'drizzle-orm';
 import { addSeconds, now } from '../clock';
 import { db } from '../db/client';
-import { generatedDocuments } from '../db/schema';
+import { generatedDocuments } from '../db/schema/storage';
 import { newId } from '../ids';
 import { objectStorage } from './configured-storage';
 import { GENERATED_PREFIX } from './keys';

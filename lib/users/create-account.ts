@@ -1,5 +1,5 @@
 import type { Executor } from '../db/client';
-import { users } from '../db/schema';
+import { users } from '../db/schema/users';
 
 /** The columns a new account is created with (the rest take their defaults). */
 export type NewAccount = Pick<typeof users.$inferInsert, 'email' | 'name' | 'passwordHash'> &

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { addSeconds, now } from '../clock';
 import { db, type Executor } from '../db/client';
-import { emailTokens, users } from '../db/schema';
+import { emailTokens, users } from '../db/schema/users';
 import { constantTimeEqual, hashToken, newOpaqueToken } from '../secrets';
 
 export type EmailTokenPurpose = (typeof emailTokens.$inferSelect)['purpose'];

@@ -1,7 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import { now } from '../clock';
 import type { Executor } from '../db/client';
-import { users } from '../db/schema';
+import { users } from '../db/schema/users';
 
 /**
  * Stamps the account's last activity (a sign-in or token refresh: the members list's

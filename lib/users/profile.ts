@@ -2,7 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import { addSeconds, now } from '../clock';
 import { deepFreeze } from '../frozen';
 import { db, type Executor, preparedPerDatabase } from '../db/client';
-import { users } from '../db/schema';
+import { users } from '../db/schema/users';
 import { toOrganizationDetails } from '../organizations/entity';
 import { UserNotFoundError } from './errors';
 

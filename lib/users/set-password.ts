@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import type { Executor } from '../db/client';
-import { emailTokens, users } from '../db/schema';
+import { emailTokens, users } from '../db/schema/users';
 import type { AfterCommit } from '../db/transaction';
 import { forgetCachedProfile } from './profile';
 

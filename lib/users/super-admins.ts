@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { db } from '../db/client';
-import { users } from '../db/schema';
+import { users } from '../db/schema/users';
 import { forgetCachedProfile } from './profile';
 
 /** Grants or revokes super admin; only the admin CLI calls this, never the API. Returns false for an unknown email. */

@@ -1,7 +1,7 @@
 import { inArray, sql } from 'drizzle-orm';
 import { now } from '../clock';
 import type { Executor } from '../db/client';
-import { emailTokens, users } from '../db/schema';
+import { emailTokens, users } from '../db/schema/users';
 import type { AfterCommit } from '../db/transaction';
 import { forgetCachedProfile } from './profile';
 

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { and, eq, inArray } from 'drizzle-orm';
 import { selfLink } from '../../config';
 import { db } from '../../db/client';
-import { sandboxCheckoutSessions, sandboxCustomers, sandboxInvoices } from '../../db/schema';
+import { sandboxCheckoutSessions, sandboxCustomers, sandboxInvoices } from '../../db/schema/billing';
 import type { CustomerInput, InvoiceLine, InvoiceResult, PaymentProcessor } from '.';
 
 /** A card number ending in this is declined, like Stripe's test card 4000 0000 0000 0002. */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type Stripe from 'stripe';
 import { config } from '../../config';
 import { lazyRetrying } from '../../lazy';
+import { traceOutgoingCalls } from '../../observability/tracing';
 import type { CustomerInput, InvoiceLine, InvoiceResult, PaymentProcessor } from '.';
 
 /** Stripe through the official SDK, imported on first use so routes that never bill don't load it. */
@@ -10,20 +11,23 @@ export class StripeProcessor implements PaymentProcessor {
   constructor(private readonly secretKey: string) {}
 
   // A failed import is tried again on the next call (lib/lazy.ts).
+  // Where tracing is on, its calls are X-Ray subsegments (the tracer loaded first, lib/observability/tracing.ts).
   private readonly stripe = lazyRetrying<Stripe>(() =>
-    import('stripe').then(({ default: StripeClient }) => {
-      const api = config().STRIPE_API_BASE ? new URL(config().STRIPE_API_BASE!) : undefined;
-      return new StripeClient(this.secretKey, {
-        maxNetworkRetries: 2,
-        ...(api
-          ? {
-              host: api.hostname,
-              port: Number(api.port || (api.protocol === 'https:' ? 443 : 80)),
-              protocol: api.protocol.replace(':', '') as 'http' | 'https',
-            }
-          : {}),
-      });
-    }),
+    traceOutgoingCalls()
+      .then(() => import('stripe'))
+      .then(({ default: StripeClient }) => {
+        const api = config().STRIPE_API_BASE ? new URL(config().STRIPE_API_BASE!) : undefined;
+        return new StripeClient(this.secretKey, {
+          maxNetworkRetries: 2,
+          ...(api
+            ? {
+                host: api.hostname,
+                port: Number(api.port || (api.protocol === 'https:' ? 443 : 80)),
+                protocol: api.protocol.replace(':', '') as 'http' | 'https',
+              }
+            : {}),
+        });
+      }),
   );
 
   async createCustomer(input: CustomerInput): Promise<string> {

@@ -1,5 +1,5 @@
 import type { Tx } from '../../db/client';
-import { supportTickets } from '../../db/schema';
+import { supportTickets } from '../../db/schema/material';
 import type { ReadItem, StreamImportOptions, StreamImportResult } from './batch';
 import type { ImportSummary } from './email';
 import { importFileIntoProfile, importIntoProfile, type ProfileImporter } from './profile-import';

@@ -1,11 +1,13 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { now } from '../../clock';
 import { db, type Tx } from '../../db/client';
-import { attachments, emails, emailThreads, evidenceObjects } from '../../db/schema';
+import { evidenceObjects } from '../../db/schema/audit';
+import { attachments, emails, emailThreads } from '../../db/schema/material';
 import { newId } from '../../ids';
 import { planUsageByOrganization } from '../../organizations/active-plan';
 import { assertStorageFits } from '../../organizations/allowances';
-import { casePrefix, objectStorage } from '../../storage';
+import { objectStorage } from '../../storage/configured-storage';
+import { casePrefix } from '../../storage/keys';
 import type { BatchCounts, ReadItem, StreamImportOptions, StreamImportResult } from './batch';
 import { fileImport } from './file-import';
 import { atMostMaxItems, IMPORT_LIMITS } from './limits';

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { basename } from 'node:path';
 import { db } from '../../db/client';
-import { cases } from '../../db/schema';
+import { cases } from '../../db/schema/cases';
 import { idEquals } from '../../ids';
 import { ImportCaseNotFoundError } from '../errors';
 import { importingUserId } from '../evidence-hash';

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client';
-import { networkConversations, networkMessages } from '../../db/schema';
+import { networkConversations, networkMessages } from '../../db/schema/material';
 import type { StreamImportOptions, StreamImportResult, ReadItem } from './batch';
 import type { ImportSummary } from './email';
 import { importFileIntoProfile, importIntoProfile, type ProfileImporter } from './profile-import';

@@ -1,4 +1,4 @@
-import type { AuditEventInput } from '../../audit';
+import type { AuditEventInput } from '../../audit/record';
 import type { Tx } from '../../db/client';
 import type { BatchCounts, ImportFile, ImportKind, ReadItem, StreamImportOptions, StreamImportResult } from './batch';
 import type { ImportSummary } from './email';

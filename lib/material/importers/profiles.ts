@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import type { Executor } from '../../db/client';
-import { materialProfiles } from '../../db/schema';
+import { materialProfiles } from '../../db/schema/material';
 
 /** The profile whose export is imported; created on first import, reused after. */
 export async function ensureProfile(

@@ -1,5 +1,5 @@
 import { type Column, getTableColumns, type SQL, sql, type Table } from 'drizzle-orm';
-import { type AuditEventInput, recordAudit } from '../../audit';
+import { type AuditEventInput, recordAudit } from '../../audit/record';
 import { countStoredBytes } from '../../cases/stored-bytes';
 import type { Tx } from '../../db/client';
 import { rawRows } from '../../db/raw-rows';

@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import { db } from '../../db/client';
-import { evidenceImports } from '../../db/schema';
+import { evidenceImports } from '../../db/schema/material';
 import { idEquals } from '../../ids';
 import { ImportNotFoundError } from '../errors';
 

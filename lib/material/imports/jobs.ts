@@ -1,19 +1,21 @@
 import { and, count, desc, eq, sql } from 'drizzle-orm';
 import type * as z from 'zod/mini';
 import type { CreateImportDto, CreateImportResponseEntity, ImportEntity } from '../../../schemas/material/imports';
-import { recordAudit } from '../../audit';
+import { recordAudit } from '../../audit/record';
 import type { Actor } from '../../auth/actor';
 import type { CaseContext } from '../../cases/context';
 import { countStoredBytes, uncountObjectBytes } from '../../cases/stored-bytes';
 import { addSeconds, now } from '../../clock';
 import { db } from '../../db/client';
-import { evidenceImports, storageReservations } from '../../db/schema';
+import { evidenceImports } from '../../db/schema/material';
+import { storageReservations } from '../../db/schema/organizations';
 import { transaction } from '../../db/transaction';
 import { newId } from '../../ids';
 import type { OrganizationContext } from '../../organizations/context';
 import { assertStorageFits, lockAllowances, releasingReservations } from '../../organizations/allowances';
 import { type PagingInput, pageWindow, toPage } from '../../paging';
-import { casePrefix, objectStorage, stagingKeyOf } from '../../storage';
+import { objectStorage } from '../../storage/configured-storage';
+import { casePrefix, stagingKeyOf } from '../../storage/keys';
 import { MAX_SINGLE_UPLOAD_BYTES } from '../../../schemas/material/imports';
 import {
   ImportAlreadyStartedError,

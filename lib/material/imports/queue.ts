@@ -2,7 +2,7 @@ import { and, asc, eq, isNull, lt, or } from 'drizzle-orm';
 import { addSeconds, now } from '../../clock';
 import { config } from '../../config';
 import { db } from '../../db/client';
-import { evidenceImports } from '../../db/schema';
+import { evidenceImports } from '../../db/schema/material';
 import { logger } from '../../log';
 import { traced } from '../../observability/tracing';
 import type { ImportRunOutcome } from './run';

@@ -1,9 +1,9 @@
 import { and, asc, eq, isNotNull, isNull, lte } from 'drizzle-orm';
 import { addSeconds, now } from '../../clock';
 import { db } from '../../db/client';
-import { evidenceImports } from '../../db/schema';
+import { evidenceImports } from '../../db/schema/material';
 import { logger } from '../../log';
-import { STAGING_EXPIRATION_DAYS } from '../../storage';
+import { STAGING_EXPIRATION_DAYS } from '../../storage/keys';
 
 /**
  * Days after its link was issued that an import still queued with its upload not yet copied into

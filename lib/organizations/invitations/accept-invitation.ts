@@ -1,9 +1,11 @@
 import { eq } from 'drizzle-orm';
-import { recordAudit, provenUser } from '../../audit';
+import { recordAudit } from '../../audit/record';
+import { provenUser } from '../../audit/scope';
 import { canSignIn, type ClientInfo, endSessionsOfUser, openLoginSession } from '../../auth/sessions';
 import { now } from '../../clock';
 import { db, type Executor } from '../../db/client';
-import { invitations, organizationMembers, organizationPlans, organizations, users } from '../../db/schema';
+import { invitations, organizationMembers, organizationPlans, organizations } from '../../db/schema/organizations';
+import { users } from '../../db/schema/users';
 import { transaction } from '../../db/transaction';
 import type * as z from 'zod/mini';
 import type { AcceptOrganizationInvitationRequestDto } from '../../../schemas/organization/members';

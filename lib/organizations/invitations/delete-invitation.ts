@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
-import { recordAudit } from '../../audit';
-import { invitations } from '../../db/schema';
+import { recordAudit } from '../../audit/record';
+import { invitations } from '../../db/schema/organizations';
 import { transaction } from '../../db/transaction';
 import type * as z from 'zod/mini';
 import type { InvitationPath } from '../../../schemas/organization/members';

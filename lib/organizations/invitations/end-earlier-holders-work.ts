@@ -1,16 +1,12 @@
 import { and, asc, desc, eq, gte, inArray, ne, sql } from 'drizzle-orm';
-import { currentAuditScope, recordAudit, SYSTEM_SCOPE, withAuditScope } from '../../audit';
+import { recordAudit } from '../../audit/record';
+import { currentAuditScope, SYSTEM_SCOPE, withAuditScope } from '../../audit/scope';
 import type { Tx } from '../../db/client';
-import {
-  auditEvents,
-  billingRows,
-  cases,
-  creditLedger,
-  invitations,
-  organizationMembers,
-  organizations,
-  users,
-} from '../../db/schema';
+import { auditEvents } from '../../db/schema/audit';
+import { billingRows, creditLedger } from '../../db/schema/billing';
+import { cases } from '../../db/schema/cases';
+import { invitations, organizationMembers, organizations } from '../../db/schema/organizations';
+import { users } from '../../db/schema/users';
 import type { AfterCommit } from '../../db/transaction';
 import { queueEmails } from '../../mail/outbox';
 import type { MailMessage } from '../../mail/transport';

@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { now } from '../../clock';
 import type { Executor } from '../../db/client';
-import { invitations } from '../../db/schema';
+import { invitations } from '../../db/schema/organizations';
 import { idEquals } from '../../ids';
 import { hashToken } from '../../secrets';
 import { InvitationExpiredError, InvitationNoLongerPendingError, UnknownInvitationError } from './errors';

@@ -1,8 +1,9 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import { recordAudit } from '../../audit';
+import { recordAudit } from '../../audit/record';
 import { addMonths, now } from '../../clock';
 import type { Executor, Tx } from '../../db/client';
-import { invitations, organizationMembers, users } from '../../db/schema';
+import { invitations, organizationMembers } from '../../db/schema/organizations';
+import { users } from '../../db/schema/users';
 import type { AfterCommit } from '../../db/transaction';
 import { queueEmails } from '../../mail/outbox';
 import { mailTemplates } from '../../mail/templates';

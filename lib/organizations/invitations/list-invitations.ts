@@ -2,7 +2,8 @@ import { and, asc, desc, eq, gt, ilike, inArray, or, type SQL, sql } from 'drizz
 import { alias } from 'drizzle-orm/pg-core';
 import { now } from '../../clock';
 import { db } from '../../db/client';
-import { invitations, organizationMembers, organizations, users } from '../../db/schema';
+import { invitations, organizationMembers, organizations } from '../../db/schema/organizations';
+import { users } from '../../db/schema/users';
 import type * as z from 'zod/mini';
 import type { InvitationsQuery, PendingInvitationsQuery } from '../../../schemas/organization/members';
 import type { Actor } from '../../auth/actor';

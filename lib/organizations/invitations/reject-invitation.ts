@@ -1,6 +1,8 @@
 import { and, eq, inArray } from 'drizzle-orm';
-import { type AuditActor, recordAudit, provenUser } from '../../audit';
-import { invitations, organizationMembers, users } from '../../db/schema';
+import { recordAudit } from '../../audit/record';
+import { type AuditActor, provenUser } from '../../audit/scope';
+import { invitations, organizationMembers } from '../../db/schema/organizations';
+import { users } from '../../db/schema/users';
 import { transaction } from '../../db/transaction';
 import type * as z from 'zod/mini';
 import type { RejectOrganizationInvitationRequestDto } from '../../../schemas/organization/members';

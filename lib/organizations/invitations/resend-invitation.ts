@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
-import { recordAudit } from '../../audit';
+import { recordAudit } from '../../audit/record';
 import { addMonths, now } from '../../clock';
-import { invitations } from '../../db/schema';
+import { invitations } from '../../db/schema/organizations';
 import { transaction } from '../../db/transaction';
 import type * as z from 'zod/mini';
 import type { InvitationPath } from '../../../schemas/organization/members';

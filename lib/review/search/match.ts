@@ -1,5 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { tags } from '../../db/schema';
+import { tags } from '../../db/schema/review';
 import { textArray } from '../../db/text-array';
 import { InvalidInputError } from '../../errors';
 import { isUuid, matchableIds } from '../../ids';

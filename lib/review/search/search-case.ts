@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { db } from '../../db/client';
 import { rawRows } from '../../db/raw-rows';
-import type { tags } from '../../db/schema';
+import type { tags } from '../../db/schema/review';
 import { type PageWindow, type PagingInput, pageWindow, toPage } from '../../paging';
 import { toTagEntity } from '../tag-entity';
 import {

@@ -3,7 +3,7 @@ import type { TaggingItemKind } from '../../../schemas/review/tagging';
 import { now } from '../../clock';
 import type { Tx } from '../../db/client';
 import { rawRows } from '../../db/raw-rows';
-import { tags } from '../../db/schema';
+import { tags } from '../../db/schema/review';
 import { newId } from '../../ids';
 import { textArray } from '../../db/text-array';
 import { ITEM_TABLES } from './items';

@@ -1,4 +1,4 @@
-import { sealWorkProduct } from '../../audit';
+import { sealWorkProduct } from '../../audit/work-product';
 import type { TagSide } from '../tag-visibility';
 import type { TaggingChange } from './apply-tagging';
 import type { NamedTag } from './checks';

@@ -2,7 +2,7 @@ import { and, type SQL, sql } from 'drizzle-orm';
 import type { TaggingItemKind } from '../../../schemas/review/tagging';
 import type { Executor } from '../../db/client';
 import { rawRows } from '../../db/raw-rows';
-import { tags } from '../../db/schema';
+import { tags } from '../../db/schema/review';
 import { idIn, isUuid, matchableIds } from '../../ids';
 import { type TagViewer, visibleTag } from '../tag-visibility';
 import { EvidenceItemNotFoundError, InactiveTagError, TagNotFoundError } from './errors';

@@ -1,5 +1,6 @@
 import { and, arrayOverlaps, eq, not, type SQL, sql } from 'drizzle-orm';
-import { emails, emailTags, tags } from '../../db/schema';
+import { emails } from '../../db/schema/material';
+import { emailTags, tags } from '../../db/schema/review';
 import { idIn } from '../../ids';
 import { type TagViewer, usableTag } from '../tag-visibility';
 

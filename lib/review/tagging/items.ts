@@ -1,16 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { TaggingItemKind } from '../../../schemas/review/tagging';
-import {
-  deviceNotes,
-  deviceNoteTags,
-  emails,
-  emailTags,
-  materialProfiles,
-  networkConversations,
-  networkConversationTags,
-  supportTickets,
-  supportTicketTags,
-} from '../../db/schema';
+import { deviceNotes, emails, materialProfiles, networkConversations, supportTickets } from '../../db/schema/material';
+import { deviceNoteTags, emailTags, networkConversationTags, supportTicketTags } from '../../db/schema/review';
 import type { TagSide } from '../tag-visibility';
 
 /** Per item kind: its table, its link table and the link's item column (as SQL identifiers). */

@@ -8,8 +8,8 @@ import {
 } from '../../../schemas/review/tagging';
 import type { Executor } from '../../db/client';
 import { rawRows } from '../../db/raw-rows';
-import { emails } from '../../db/schema';
-import { searchTaggableItemsSql, toCaseSearch } from '../search';
+import { emails } from '../../db/schema/material';
+import { searchTaggableItemsSql, toCaseSearch } from '../search/match';
 import type { TagViewer } from '../tag-visibility';
 import { caseEmailsWhere } from './email-filter';
 

@@ -1,5 +1,5 @@
 import type { TagEvidenceInput, TaggingItemKind } from '../../../schemas/review/tagging';
-import { recordAudit } from '../../audit';
+import { recordAudit } from '../../audit/record';
 import { InvalidInputError } from '../../errors';
 import type { Actor } from '../../auth/actor';
 import type { CaseContext } from '../../cases/context';

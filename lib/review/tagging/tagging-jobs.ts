@@ -1,12 +1,14 @@
 import { and, eq, lt, or, sql } from 'drizzle-orm';
 import type { TaggingFilterInput } from '../../../schemas/review/tagging';
-import { recordAudit, SYSTEM_ACTOR, withAuditScope } from '../../audit';
+import { recordAudit } from '../../audit/record';
+import { SYSTEM_ACTOR, withAuditScope } from '../../audit/scope';
 import type { Actor } from '../../auth/actor';
 import type { CaseContext } from '../../cases/context';
 import { addSeconds, now } from '../../clock';
 import { config } from '../../config';
 import { db } from '../../db/client';
-import { emailThreads, tags, taggingJobs } from '../../db/schema';
+import { emailThreads } from '../../db/schema/material';
+import { tags, taggingJobs } from '../../db/schema/review';
 import { transaction } from '../../db/transaction';
 import { idEquals, idIn } from '../../ids';
 import { logger } from '../../log';

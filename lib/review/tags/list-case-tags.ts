@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import type * as z from 'zod/mini';
 import type { ListCaseTagsQuery } from '../../../schemas/review/tags';
 import type { CaseContext } from '../../cases/context';
-import { tags } from '../../db/schema';
+import { tags } from '../../db/schema/review';
 import { tagViewerOf, visibleTag } from '../tag-visibility';
 import { tagPage } from './tag-page';
 

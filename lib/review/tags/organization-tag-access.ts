@@ -1,5 +1,5 @@
 import { and, eq, or, type SQL, sql } from 'drizzle-orm';
-import { tags } from '../../db/schema';
+import { tags } from '../../db/schema/review';
 import { SystemTagReadOnlyError } from './errors';
 import type { TagRow } from './tag-writes';
 

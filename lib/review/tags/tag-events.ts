@@ -1,6 +1,8 @@
-import { type AuditAction, recordAudit, sealWorkProduct } from '../../audit';
+import type { AuditAction } from '../../audit/actions';
+import { recordAudit } from '../../audit/record';
+import { sealWorkProduct } from '../../audit/work-product';
 import type { Tx } from '../../db/client';
-import type { tags } from '../../db/schema';
+import type { tags } from '../../db/schema/review';
 
 type TagRow = typeof tags.$inferSelect;
 

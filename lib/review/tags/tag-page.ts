@@ -1,6 +1,6 @@
 import { and, asc, count, eq, type SQL } from 'drizzle-orm';
 import { db } from '../../db/client';
-import { tags } from '../../db/schema';
+import { tags } from '../../db/schema/review';
 import { type PagingInput, pageWindow, sortDirection, toPage } from '../../paging';
 import { toReviewTag } from './tag-writes';
 

@@ -3,7 +3,7 @@ import type * as z from 'zod/mini';
 import type { CreateCaseTagDto, UpdateTagDto } from '../../../schemas/review/tags';
 import type { Tx } from '../../db/client';
 import { isUniqueViolation } from '../../db/errors';
-import { tags } from '../../db/schema';
+import { tags } from '../../db/schema/review';
 import { transaction } from '../../db/transaction';
 import { idEquals } from '../../ids';
 import { toTagEntity } from '../tag-entity';

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { type AddressObject, simpleParser } from 'mailparser';
-import type { emails } from '../../../db/schema';
+import type { emails } from '../../../db/schema/material';
 import { hashBytes } from '../../evidence-hash';
 import { keySafe } from '../../uploads';
 import { type ImportFile, MalformedImportError, type ReadItem } from '../batch';

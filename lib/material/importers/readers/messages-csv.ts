@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
-import type { networkMessages } from '../../../db/schema';
+import type { networkMessages } from '../../../db/schema/material';
 import { hashCanonical } from '../../evidence-hash';
 import { type ImportFile, MalformedImportError, type ReadItem } from '../batch';
 import { IMPORT_LIMITS, quoted, sizeText } from '../limits';

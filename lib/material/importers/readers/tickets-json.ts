@@ -2,7 +2,7 @@ import { getManyValues, isMany, none } from 'stream-chain/core';
 import { Assembler } from 'stream-json/core/assembler.js';
 import { jsonParser } from 'stream-json/core/parser.js';
 import * as z from 'zod/mini';
-import type { supportTickets } from '../../../db/schema';
+import type { supportTickets } from '../../../db/schema/material';
 import { hashCanonical } from '../../evidence-hash';
 import { type ImportFile, MalformedImportError, type ReadItem } from '../batch';
 import { IMPORT_LIMITS, quoted, sizeText } from '../limits';
