@@ -240,6 +240,12 @@ export async function benchScale(options: ScaleBenchOptions): Promise<ScaleResul
   /** Per read and size: sampling stops past this many milliseconds (at least 5 samples are kept). */
   const readBudgetMs = positiveIntEnv('BENCH_SCALE_READ_BUDGET_MS', 60_000);
   const fresh = process.env.BENCH_SCALE_FRESH === '1';
+  // BENCH_SCALE_READS: only the reads whose names start with one of these (comma-separated).
+  const only = (process.env.BENCH_SCALE_READS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const selected = (read: { name: string }) => only.length === 0 || only.some((prefix) => read.name.startsWith(prefix));
   const failures: string[] = [];
   const log = (line: string) => console.error(`scale: ${line} (load ${round(loadavg()[0] ?? 0, 2)})`);
   const { adminUrl } = options;
@@ -360,7 +366,7 @@ export async function benchScale(options: ScaleBenchOptions): Promise<ScaleResul
       const [typical] = await sql<{ id: string }[]>`
         select id from email_threads where case_id = ${ids.caseId} and root_message_id = '<t1@review.bench>'`;
       // A case under 12,500 items has only the big thread (its first 5,000 emails).
-      const mix = reads(ids, big!.id, (typical ?? big)!.id);
+      const mix = reads(ids, big!.id, (typical ?? big)!.id).filter(selected);
       const times: number[][] = mix.map(() => []);
       const spent: number[] = mix.map(() => 0);
       const totals: Array<number | null | undefined> = mix.map(() => undefined);
@@ -418,7 +424,7 @@ export async function benchScale(options: ScaleBenchOptions): Promise<ScaleResul
   }
 
   const at = (items: number) => runs.find((r) => r.items === items);
-  const names = lastIds ? reads(lastIds, '', '') : [];
+  const names = lastIds ? reads(lastIds, '', '').filter(selected) : [];
   const results: ScaleEntry[] = names.map((read) => {
     const p50 = (items: number) => at(items)?.reads[read.name]?.p50Ms ?? null;
     const m1 = p50(1_000_000);
