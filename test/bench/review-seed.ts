@@ -388,7 +388,8 @@ async function inChunks(from: number, to: number, run: (a: number, b: number) =>
   for (let a = from; a < to; a += CHUNK) await run(a, Math.min(to, a + CHUNK));
 }
 
-const threadKey = (n: number) => (n < BIG_THREAD ? 0 : 1 + Math.floor((n - BIG_THREAD) / THREAD_SIZE));
+/** The thread of email n: 0 for the big thread, else 1 + its thread of 10 (its root is `<t{key}@review.bench>`). */
+export const threadKey = (n: number) => (n < BIG_THREAD ? 0 : 1 + Math.floor((n - BIG_THREAD) / THREAD_SIZE));
 const THREAD_KEY_SQL = `(case when n < ${BIG_THREAD} then 0 else 1 + (n - ${BIG_THREAD}) / ${THREAD_SIZE} end)`;
 /** Dates over three years from 2023-01-01, by a hash of `key`. */
 const DATE_SQL = (key: string, salt: number) =>

@@ -45,6 +45,9 @@ export const emailThreads = pgTable(
   (t) => [
     uniqueIndex('email_threads_case_root_key').on(t.caseId, t.rootMessageId),
     index('email_threads_case_activity_idx').on(t.caseId, t.lastMessageAt),
+    // The thread list's default order (newest activity first, threads without one last): its first
+    // page read from the index instead of sorting every thread of the case (issue 35).
+    index('email_threads_case_latest_idx').on(t.caseId, t.lastMessageAt.desc().nullsLast(), t.id.desc().nullsFirst()),
   ],
 );
 
@@ -260,6 +263,9 @@ export const supportTickets = pgTable(
   },
   (t) => [
     uniqueIndex('support_tickets_profile_ticket_key').on(t.profileId, t.ticketId),
+    // The ticket list's default order (oldest first, tickets without a time last): its first page
+    // read from the index instead of sorting every ticket of the profile (issue 35).
+    index('support_tickets_profile_created_idx').on(t.profileId, t.ticketCreatedAt, t.ticketId),
     index('support_tickets_search_idx').using('gin', t.search),
     index('support_tickets_case_custody_idx').on(t.caseId, t.createdAt, t.id),
   ],

@@ -1,0 +1,2 @@
+CREATE INDEX "email_threads_case_latest_idx" ON "email_threads" USING btree ("case_id","last_message_at" DESC NULLS LAST,"id" DESC NULLS FIRST);--> statement-breakpoint
+CREATE INDEX "support_tickets_profile_created_idx" ON "support_tickets" USING btree ("profile_id","ticket_created_at","ticket_id");
