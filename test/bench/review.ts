@@ -13,6 +13,7 @@ import {
   settle,
 } from './review-seed';
 import { freePort, ServerProcess } from './server-process';
+import { positiveIntEnv, type Latency, latency, round } from './samples';
 
 /**
  * The review part of `npm run bench` (`BENCH_ONLY=review`, not in the default run): issue 34's
@@ -47,26 +48,12 @@ export const REVIEW_TARGETS = {
   threadEmailsP50Ms: 40,
 } as const;
 
-function positiveIntEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`);
-  return value;
-}
-
 export interface ReviewBenchOptions {
   adminUrl: string;
   /** Environment of the server child (JWT_SECRET, LOG_LEVEL, DATA_DIR); DATABASE_URL and PORT are set here. */
   env: NodeJS.ProcessEnv;
   /** Told the server process as soon as it starts, so the runner can stop it on SIGINT. */
   onServer?(server: ServerProcess): void;
-}
-
-interface Latency {
-  samples: number;
-  p50Ms: number;
-  p99Ms: number;
 }
 
 interface SearchQueryResult extends Latency {
@@ -118,14 +105,6 @@ export interface ReviewResult {
   loadAverage: { before: number; after: number; duringMax: number };
   passed: boolean;
 }
-
-const round = (value: number, digits = 1) => Number(value.toFixed(digits));
-const percentile = (sorted: number[], p: number) =>
-  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
-const latency = (times: number[]): Latency => {
-  const sorted = [...times].sort((a, b) => a - b);
-  return { samples: sorted.length, p50Ms: round(percentile(sorted, 50), 2), p99Ms: round(percentile(sorted, 99), 2) };
-};
 
 interface Answer {
   status: number;

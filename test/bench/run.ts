@@ -17,6 +17,7 @@ import { benchReview, reviewReport } from './review';
 import { benchScale, scaleReport } from './scale';
 import { freePort, ServerProcess } from './server-process';
 import { benchSoak, type SoakResult } from './soak';
+import { positiveIntEnv } from './samples';
 
 /**
  * `npm run bench`: POST /auth/login and GET /user/profile through the local server (middy + drizzle,
@@ -134,14 +135,6 @@ interface LoginData {
   accessToken: string;
   refreshToken: string;
   userProfile: unknown;
-}
-
-function positiveIntEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`);
-  return value;
 }
 
 async function recreateDatabase(): Promise<void> {

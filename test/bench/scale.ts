@@ -15,6 +15,7 @@ import {
   writeMeta,
 } from './scale-seed';
 import { freePort, ServerProcess } from './server-process';
+import { positiveIntEnv, type Latency, latency, round } from './samples';
 
 /**
  * The scale part of `npm run bench` (`BENCH_ONLY=scale`, not in the default run; issue 35): one
@@ -40,14 +41,6 @@ const EMAIL = 'scale-bench@example.com';
 const PASSWORD = 'scale-bench-password-0123';
 export const SCALE_TARGET_GROWTH = 2;
 
-function positiveIntEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`);
-  return value;
-}
-
 function sizesEnv(): number[] {
   const raw = process.env.BENCH_SCALE_SIZES ?? '100000,1000000,10000000';
   const sizes = raw.split(',').map((s) => Number(s.trim()));
@@ -61,12 +54,6 @@ export interface ScaleBenchOptions {
   /** Environment of the server child (JWT_SECRET, LOG_LEVEL, DATA_DIR); DATABASE_URL and PORT are set here. */
   env: NodeJS.ProcessEnv;
   onServer?(server: ServerProcess): void;
-}
-
-interface Latency {
-  samples: number;
-  p50Ms: number;
-  p99Ms: number;
 }
 
 interface ReadAtSize extends Latency {
@@ -111,14 +98,6 @@ export interface ScaleResult {
   targetGrowth: number;
   passed: boolean;
 }
-
-const round = (value: number, digits = 1) => Number(value.toFixed(digits));
-const percentile = (sorted: number[], p: number) =>
-  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
-const latency = (times: number[]): Latency => {
-  const sorted = [...times].sort((a, b) => a - b);
-  return { samples: sorted.length, p50Ms: round(percentile(sorted, 50), 2), p99Ms: round(percentile(sorted, 99), 2) };
-};
 
 interface Answer {
   status: number;
