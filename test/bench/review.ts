@@ -14,6 +14,7 @@ import {
 } from './review-seed';
 import { freePort, ServerProcess } from './server-process';
 import { positiveIntEnv, type Latency, latency, round } from './samples';
+import { type Answer, Client, query } from './bench-client';
 
 /**
  * The review part of `npm run bench` (`BENCH_ONLY=review`, not in the default run): issue 34's
@@ -106,50 +107,10 @@ export interface ReviewResult {
   passed: boolean;
 }
 
-interface Answer {
-  status: number;
-  text: string;
-  ms: number;
-}
-
-/** One request at a time, timed from send to the last byte of the answer. */
-class Client {
-  constructor(
-    readonly url: string,
-    private readonly headers: Record<string, string> = {},
-  ) {}
-
-  withToken(token: string, organizationId: string) {
-    return new Client(this.url, { authorization: `Bearer ${token}`, organization: organizationId });
-  }
-
-  async send(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Answer> {
-    const headers: Record<string, string> = { ...this.headers };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const started = performance.now();
-    const response = await fetch(`${this.url}${path}`, {
-      method,
-      headers,
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, text, ms: performance.now() - started };
-  }
-
-  async data<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-    const answer = await this.send(method, path, body);
-    if (answer.status < 200 || answer.status > 299)
-      throw new Error(`${method} ${path} answered ${answer.status}: ${answer.text.slice(0, 500)}`);
-    return (JSON.parse(answer.text) as { data: T }).data;
-  }
-}
-
 /** A route this server does not have: the local server's ROUTE_NOT_FOUND, or 405 for the method. */
 const ok = (answer: Answer) => answer.status >= 200 && answer.status <= 299;
 const missingRoute = (answer: Answer) =>
   answer.status === 405 || (answer.status === 404 && answer.text.includes('ROUTE_NOT_FOUND'));
-
-const query = (params: Record<string, string>) => new URLSearchParams(params).toString();
 
 /** The search mix: selective and common words, a phrase, a prefix, an exclusion, kinds and tags filters. */
 const searchQueries = (tags: ReviewSeedContext['tags']): Array<{ name: string; query: Record<string, string> }> => [

@@ -16,6 +16,7 @@ import {
 } from './scale-seed';
 import { freePort, ServerProcess } from './server-process';
 import { positiveIntEnv, type Latency, latency, round } from './samples';
+import { Client, query } from './bench-client';
 
 /**
  * The scale part of `npm run bench` (`BENCH_ONLY=scale`, not in the default run; issue 35): one
@@ -98,39 +99,6 @@ export interface ScaleResult {
   targetGrowth: number;
   passed: boolean;
 }
-
-interface Answer {
-  status: number;
-  text: string;
-  ms: number;
-}
-
-async function send(
-  url: string,
-  headers: Record<string, string>,
-  method: 'GET' | 'POST',
-  path: string,
-  body?: unknown,
-) {
-  const all: Record<string, string> = { ...headers };
-  if (body !== undefined) all['content-type'] = 'application/json';
-  const started = performance.now();
-  const response = await fetch(`${url}${path}`, {
-    method,
-    headers: all,
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, text, ms: performance.now() - started } satisfies Answer;
-}
-
-async function data<T>(answer: Promise<Answer>, what: string): Promise<T> {
-  const a = await answer;
-  if (a.status < 200 || a.status > 299) throw new Error(`${what} answered ${a.status}: ${a.text.slice(0, 500)}`);
-  return (JSON.parse(a.text) as { data: T }).data;
-}
-
-const query = (params: Record<string, string>) => new URLSearchParams(params).toString();
 
 /** The reads at each size: name, path, and whether it is a paged read (the 2x target). */
 function reads(ids: ScaleMeta['ids'], bigThreadId: string, typicalThreadId: string) {
@@ -285,28 +253,27 @@ export async function benchScale(options: ScaleBenchOptions): Promise<ScaleResul
     let seededNow = false;
     try {
       await server.waitHealthy();
+      const anonymous = new Client(server.url);
       let token: string;
       let ids: ScaleMeta['ids'];
       if (!meta) {
-        const registered = await data<{ accessToken: string; organizationInfo?: { organization?: { id?: string } } }>(
-          send(server.url, {}, 'POST', '/auth/register', {
-            name: 'Scale Bench',
-            email: EMAIL,
-            password: PASSWORD,
-            acceptTerms: true,
-            organizationName: 'Scale Bench Firm',
-          }),
-          'POST /auth/register',
-        );
+        const registered = await anonymous.data<{
+          accessToken: string;
+          organizationInfo?: { organization?: { id?: string } };
+        }>('POST', '/auth/register', {
+          name: 'Scale Bench',
+          email: EMAIL,
+          password: PASSWORD,
+          acceptTerms: true,
+          organizationName: 'Scale Bench Firm',
+        });
         const organizationId = registered.organizationInfo?.organization?.id;
         if (!organizationId) throw new Error('scale bench: POST /auth/register answered no organization');
         token = registered.accessToken;
-        const headers = { authorization: `Bearer ${token}`, organization: organizationId };
         const caseId = (
-          await data<{ id: string }>(
-            send(server.url, headers, 'POST', '/cases', { name: 'Scale bench case' }),
-            'POST /cases',
-          )
+          await anonymous.withToken(token, organizationId).data<{ id: string }>('POST', '/cases', {
+            name: 'Scale bench case',
+          })
         ).id;
         const [user] = await sql<{ id: string }[]>`select id from users where email = ${EMAIL}`;
         await prepareSeeding(sql);
@@ -317,10 +284,7 @@ export async function benchScale(options: ScaleBenchOptions): Promise<ScaleResul
       } else {
         ids = meta.ids;
         token = (
-          await data<{ accessToken: string }>(
-            send(server.url, {}, 'POST', '/auth/login', { email: EMAIL, password: PASSWORD }),
-            'POST /auth/login',
-          )
+          await anonymous.data<{ accessToken: string }>('POST', '/auth/login', { email: EMAIL, password: PASSWORD })
         ).accessToken;
       }
       if (grow) {
@@ -338,7 +302,7 @@ export async function benchScale(options: ScaleBenchOptions): Promise<ScaleResul
       }
       seedSeconds = { ...seedSeconds, ...meta.seedSeconds };
       lastIds = ids;
-      const headers = { authorization: `Bearer ${token}`, organization: ids.organizationId };
+      const api = anonymous.withToken(token, ids.organizationId);
 
       const [big] = await sql<{ id: string }[]>`
         select id from email_threads where case_id = ${ids.caseId} and root_message_id = '<t0@review.bench>'`;
@@ -355,7 +319,7 @@ export async function benchScale(options: ScaleBenchOptions): Promise<ScaleResul
       for (let r = -2; r < samples; r += 1)
         for (const [i, read] of mix.entries()) {
           if (r >= 5 && spent[i]! > readBudgetMs) continue;
-          const answer = await send(server.url, headers, 'GET', read.path);
+          const answer = await api.send('GET', read.path);
           if (answer.status !== 200) {
             if (totals[i] === undefined)
               failures.push(`${read.name} at ${size} items: ${answer.status} ${answer.text.slice(0, 300)}`);
