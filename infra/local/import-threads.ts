@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { LRUCache } from 'lru-cache';
 import type { Config } from '../../lib/config';
 import { logger } from '../../lib/log';
 import { enqueueImport, type LocalImportRunner } from '../../lib/material/imports/queue';
@@ -28,11 +29,17 @@ export interface ImportThreadEnqueue {
 export interface ImportThreads {
   /** Runs one import in an idle thread (the local worker's slots never ask for more than `slots` at once). */
   run: LocalImportRunner;
-  /** The thread ids that ran imports so far, by import id (the tests: proof it was not this thread). */
-  ranOn: Map<string, number>;
+  /**
+   * The thread id that ran each of the last IMPORT_RUNS_KEPT imports, by import id (the tests:
+   * proof it was not this thread); bounded, since the local server runs for days.
+   */
+  ranOn: LRUCache<string, number>;
   /** Ends every thread; an import cut short is left running, and maintenance sends it again once its lease lapses. */
   close(): Promise<void>;
 }
+
+/** How many imports `ranOn` remembers, the most recent (about 100 bytes each). */
+export const IMPORT_RUNS_KEPT = 1_000;
 
 const BOOTSTRAP = new URL('./import-thread.mjs', import.meta.url);
 const ENTRY = new URL('./import-thread.ts', import.meta.url);
@@ -62,7 +69,7 @@ export function startImportThreads(options: {
   warm?: number;
 }): ImportThreads {
   const threads: PooledThread[] = [];
-  const ranOn = new Map<string, number>();
+  const ranOn = new LRUCache<string, number>({ max: IMPORT_RUNS_KEPT });
   let closed = false;
 
   const spawn = (): PooledThread => {

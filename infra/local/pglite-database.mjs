@@ -13,7 +13,10 @@ globalThis.postMessage = (message) => parentPort.postMessage(message);
 globalThis.addEventListener = (type, listener, options) => {
   if (type !== 'message') return;
   const onMessage = (data) => {
-    if (options?.once) parentPort.off('message', onMessage);
+    if (options?.once) {
+      parentPort.off('message', onMessage);
+      wrapped.delete(listener);
+    }
     listener({ data });
   };
   wrapped.set(listener, onMessage);
@@ -22,6 +25,7 @@ globalThis.addEventListener = (type, listener, options) => {
 globalThis.removeEventListener = (type, listener) => {
   const onMessage = wrapped.get(listener);
   if (type === 'message' && onMessage) parentPort.off('message', onMessage);
+  wrapped.delete(listener);
 };
 
 let database;

@@ -32,7 +32,10 @@ function asWebWorker(thread: Worker): WorkerLike {
     postMessage: (message) => thread.postMessage(message),
     addEventListener: (_type, listener, options) => {
       const onMessage = (data: unknown) => {
-        if (options?.once) thread.off('message', onMessage);
+        if (options?.once) {
+          thread.off('message', onMessage);
+          wrapped.delete(listener);
+        }
         listener({ data });
       };
       wrapped.set(listener, onMessage);
@@ -41,6 +44,7 @@ function asWebWorker(thread: Worker): WorkerLike {
     removeEventListener: (_type, listener) => {
       const onMessage = wrapped.get(listener);
       if (onMessage) thread.off('message', onMessage);
+      wrapped.delete(listener);
     },
     terminate: () => {},
   };

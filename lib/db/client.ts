@@ -150,6 +150,10 @@ export async function openPostgres(
       ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
     },
     onnotice: () => {},
+    // postgres.js keeps every statement it prepared on a connection for the connection's life, a
+    // cache with no size bound: the driver's default lifetime (30 to 60 minutes, random per
+    // connection) is its bound, kept on purpose (issue 36). Our statements are a fixed set of
+    // texts, except an `inArray` list, whose text changes with its length.
     ...(options.ssl ? { ssl: options.ssl } : {}),
     ...(options.prepare === false ? { prepare: false } : {}),
     ...(options.password ? { password: options.password } : {}),

@@ -22,10 +22,18 @@ export interface MailTransport {
 }
 
 /**
- * Keeps every message in memory (served at GET /_dev/emails by the local server) and, when given
- * a directory, appends it to mail-sink.jsonl there so nothing is lost across restarts.
+ * How many messages the local sink keeps in memory, the most recent (GET /_dev/emails shows them):
+ * a few KB each, so about 5 MB at most for a server that runs for days. The file in DATA_DIR keeps
+ * every message.
+ */
+export const MAIL_SINK_KEPT_MESSAGES = 1_000;
+
+/**
+ * Keeps the last messages in memory (served at GET /_dev/emails by the local server) and, when
+ * given a directory, appends each to mail-sink.jsonl there so nothing is lost across restarts.
  */
 export class LocalMailSink implements MailTransport {
+  /** The last MAIL_SINK_KEPT_MESSAGES messages, oldest first. */
   readonly messages: SentMail[] = [];
 
   constructor(private readonly directory?: string) {}
@@ -37,6 +45,7 @@ export class LocalMailSink implements MailTransport {
       await appendFile(join(this.directory, 'mail-sink.jsonl'), `${JSON.stringify(sent)}\n`);
     }
     this.messages.push(sent);
+    if (this.messages.length > MAIL_SINK_KEPT_MESSAGES) this.messages.shift();
   }
 }
 

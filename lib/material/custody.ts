@@ -1,4 +1,5 @@
 import { and, asc, desc, eq, gt, lte, notLike, type SQL, sql } from 'drizzle-orm';
+import { LRUCache } from 'lru-cache';
 import type * as z from 'zod/mini';
 import {
   CUSTODY_DEFAULT_PER_PAGE,
@@ -297,12 +298,19 @@ interface CountsAt {
   items: number;
   /** Events up to the last one that is not a custody read or export (the state's own event). */
   eventsUpToCovers: number;
-  keptUntil: number;
 }
-const countsCache = new Map<string, CountsAt>();
-/** Cases whose counts this process keeps, and for how long (a backstop: a state never changes without an event). */
-const COUNTS_CACHE_CASES = 200;
+/**
+ * Cases whose counts this process keeps (a few hundred bytes each), the least recently read going
+ * first, and for how long (a backstop: a state never changes without an event).
+ */
+export const COUNTS_CACHE_CASES = 200;
 const COUNTS_CACHE_MS = 10 * 60_000;
+const countsCache = new LRUCache<string, CountsAt>({ max: COUNTS_CACHE_CASES, ttl: COUNTS_CACHE_MS });
+
+/** How many cases' counts this process holds (the tests of its bound). */
+export function cachedCustodyCountCases(): number {
+  return countsCache.size;
+}
 
 /**
  * How many items and events the case has (all pages) and the organization's chain head, in two
@@ -343,7 +351,7 @@ export async function custodySummary(
     and ${auditEvents.caseId} = ${caseId} and ${auditEvents.sequence} > ${coversSequence})`;
 
   const kept = countsCache.get(caseId);
-  if (kept && kept.covers === covers && kept.keptUntil > Date.now()) {
+  if (kept && kept.covers === covers) {
     const [row] = await rawRows<{ later: string | number }>(tx, sql`select ${eventsAfterCovers} as later`);
     return { itemCount: kept.items, eventCount: kept.eventsUpToCovers + Number(row!.later), chainHead };
   }
@@ -364,8 +372,7 @@ export async function custodySummary(
   );
   const items = Number(row!.items);
   const eventsUpToCovers = Number(row!.events);
-  if (countsCache.size >= COUNTS_CACHE_CASES) countsCache.delete(countsCache.keys().next().value!);
-  countsCache.set(caseId, { covers, items, eventsUpToCovers, keptUntil: Date.now() + COUNTS_CACHE_MS });
+  countsCache.set(caseId, { covers, items, eventsUpToCovers });
   return { itemCount: items, eventCount: eventsUpToCovers + Number(row!.later), chainHead };
 }
 

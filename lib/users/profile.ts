@@ -1,5 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
-import { addSeconds, now } from '../clock';
+import { LRUCache } from 'lru-cache';
+import { now } from '../clock';
 import { deepFreeze } from '../frozen';
 import { db, type Executor, preparedPerDatabase } from '../db/client';
 import { users } from '../db/schema/users';
@@ -48,7 +49,20 @@ export type UserProfile = Awaited<ReturnType<typeof buildUserProfile>>;
 
 /** The contract lets GET /user/profile answer from a cache up to 60 seconds old. */
 export const PROFILE_CACHE_SECONDS = 60;
-const cache = new Map<string, { profile: UserProfile; expiresAt: Date }>();
+/**
+ * Profiles this process keeps at most: the least recently read goes first. A profile is about
+ * 2 KB plus its JSON (more for a user of many organizations), so 10,000 hold about 40 MB at most;
+ * one older than PROFILE_CACHE_SECONDS is never served (it is read again and replaced).
+ */
+export const PROFILE_CACHE_MAX_ENTRIES = 10_000;
+const cache = new LRUCache<string, UserProfile>({
+  max: PROFILE_CACHE_MAX_ENTRIES,
+  ttl: PROFILE_CACHE_SECONDS * 1000,
+  // Ages follow the service's clock, which the tests move (lib/clock.ts).
+  perf: { now: () => now().getTime() },
+  // Read the clock on every check rather than keep a reading for a millisecond on a timer.
+  ttlResolution: 0,
+});
 
 /**
  * The cached profile is shared by every request that reads it within the minute, so it is frozen
@@ -57,11 +71,15 @@ const cache = new Map<string, { profile: UserProfile; expiresAt: Date }>();
  */
 export async function cachedUserProfile(userId: string): Promise<UserProfile> {
   const hit = cache.get(userId);
-  if (hit && hit.expiresAt > now()) return hit.profile;
+  if (hit) return hit;
   const profile = deepFreeze(await buildUserProfile(userId));
-  cache.set(userId, { profile, expiresAt: addSeconds(now(), PROFILE_CACHE_SECONDS) });
-  if (cache.size > 10_000) cache.delete(cache.keys().next().value!);
+  cache.set(userId, profile);
   return profile;
+}
+
+/** How many profiles this process holds (the tests of its bound). */
+export function cachedProfileCount(): number {
+  return cache.size;
 }
 
 /** Called by every change to a user so this process never serves its stale profile. */

@@ -5,7 +5,7 @@ import { threadId } from 'node:worker_threads';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { routes } from '../../functions/routes';
 import { createLocalServer, listen } from '../../infra/local/app';
-import { type ImportThreads, startImportThreads } from '../../infra/local/import-threads';
+import { IMPORT_RUNS_KEPT, type ImportThreads, startImportThreads } from '../../infra/local/import-threads';
 import { config } from '../../lib/config';
 import { db } from '../../lib/db/client';
 import { LocalMailSink } from '../../lib/mail/transport';
@@ -190,6 +190,21 @@ describe('imports in worker threads', () => {
     await expect(threads.run('crash')).rejects.toThrow('Import thread exited with code 1');
     expect(await threads.run('next')).toBe('finished');
     expect(threads.ranOn.get('next')).not.toBe(threadId);
+  });
+
+  it('remembers which thread ran only the last IMPORT_RUNS_KEPT imports', async () => {
+    threads = startImportThreads({
+      config: config(),
+      database: { url: 'postgres://unused' },
+      entry: new URL('./fixtures/stub-import-thread.ts', import.meta.url),
+    });
+    // Act: past the bound
+    for (let run = 0; run <= IMPORT_RUNS_KEPT; run += 1) await threads.run(`run-${run}`);
+
+    // Assert: the count stays at the bound, the oldest run forgotten, the newest kept
+    expect(threads.ranOn.size).toBe(IMPORT_RUNS_KEPT);
+    expect(threads.ranOn.has('run-0')).toBe(false);
+    expect(threads.ranOn.get(`run-${IMPORT_RUNS_KEPT}`)).toBeGreaterThan(0);
   });
 
   it.runIf(inject('databaseTemplate').kind === 'postgres')(
