@@ -72,6 +72,8 @@ const WARMUP_SECONDS = 2;
 const SOAK_SECONDS = positiveIntEnv('BENCH_SOAK_SECONDS', 300);
 const SOAK_WARMUP_SECONDS = positiveIntEnv('BENCH_SOAK_WARMUP_SECONDS', 20);
 const SOAK_USERS = positiveIntEnv('BENCH_SOAK_USERS', 16);
+/** BENCH_SOAK_DATABASE=pglite soaks the embedded default of `npm start` instead of the Postgres server. */
+const SOAK_DATABASE = process.env.BENCH_SOAK_DATABASE === 'pglite' ? 'pglite' : 'postgres';
 /** Runs per server of the audit part, alternating with and without (median of each reported). */
 const AUDIT_ROUNDS = 2;
 /** Fixed so both servers accept each other's tokens (48 characters). */
@@ -374,12 +376,19 @@ function auditReport(audit: AuditResult, machine: { node: string; postgres: stri
   return lines.join('\n');
 }
 
+const signed = (value: number) => `${value >= 0 ? '+' : ''}${value}`;
+
 function soakReport(soak: SoakResult, machine: { node: string; postgres: string; cpu: string }): string {
   const lines = [
-    `\nSoak: ${soak.seconds} s after ${soak.warmupSeconds} s warm-up, ${soak.connections} connections, ${soak.users} users, ${soak.readPercent}% reads`,
+    `\nSoak (${soak.database}): ${soak.seconds} s after ${soak.warmupSeconds} s warm-up, ${soak.connections} connections, ${soak.users} users, ${soak.readPercent}% reads`,
     `  requests ${soak.requests}   errors ${soak.errors.total} (non-2xx ${soak.errors.non2xx}, socket ${soak.errors.socketErrors}, timeouts ${soak.errors.timeouts}; warm-up ${soak.errors.warmUp})`,
     `  rps ${soak.rps}   p50 ${soak.p50Ms} ms   p99 ${soak.p99Ms} ms   max ${soak.maxMs} ms`,
-    `  server RSS ${soak.rss.startMb} MB after warm-up, ${soak.rss.endMb} MB at the end (max ${soak.rss.maxMb} MB): ${soak.rss.growthPercent >= 0 ? '+' : ''}${soak.rss.growthPercent}%`,
+    `  server RSS ${soak.rss.startMb} MB after warm-up, ${soak.rss.endMb} MB at the end (max ${soak.rss.maxMb} MB): ${signed(soak.rss.growthPercent)}%`,
+    ...(soak.rss.settledMb === undefined
+      ? []
+      : [
+          `  RSS ${soak.rss.settledMb} MB at ${soak.rss.settledAtSeconds} s (settled), end ${signed(soak.rss.settledGrowthPercent ?? 0)}% from there`,
+        ]),
     `  load average ${soak.loadAverage.before} before, ${soak.loadAverage.duringMean} mean / ${soak.loadAverage.duringMax} max during; Node ${machine.node}, PostgreSQL ${machine.postgres}, ${machine.cpu}`,
   ];
   for (const route of soak.routes)
@@ -387,7 +396,9 @@ function soakReport(soak: SoakResult, machine: { node: string; postgres: string;
       `    ${route.route.padEnd(38)} ${String(route.requests).padStart(8)} req   p50 ${String(route.p50Ms).padStart(6)} ms   p99 ${String(route.p99Ms).padStart(6)} ms${route.non2xx ? `   non-2xx ${route.non2xx} ${JSON.stringify(route.statusCodes)}` : ''}`,
     );
   lines.push(
-    soak.passed ? '  goals met (0 errors, RSS growth under 10%)' : `  GOALS MISSED: ${soak.failures.join('; ')}`,
+    soak.passed
+      ? `  goals met (0 errors, ${soak.rss.settledMb === undefined ? 'RSS growth under 10%' : 'RSS within 5% of its settled value'})`
+      : `  GOALS MISSED: ${soak.failures.join('; ')}`,
   );
   return lines.join('\n');
 }
@@ -639,6 +650,8 @@ async function main(): Promise<void> {
           warmupSeconds: SOAK_WARMUP_SECONDS,
           connections: CONNECTIONS,
           users: SOAK_USERS,
+          database: SOAK_DATABASE,
+          heapSnapshotDir: process.env.BENCH_SOAK_HEAPSNAPSHOTS,
           onServer: (server) => servers.push(server),
         })
       : undefined;
@@ -662,7 +675,7 @@ async function main(): Promise<void> {
       ...(review
         ? { review: { ...review, machine: { node: settings.node, postgres: settings.postgres, cpu: settings.cpu } } }
         : {}),
-      ...(soak ? { soak } : {}),
+      ...(soak ? { [soak.database === 'pglite' ? 'soakPglite' : 'soak']: soak } : {}),
       ...(scale
         ? { scale: { ...scale, machine: { node: settings.node, postgres: settings.postgres, cpu: settings.cpu } } }
         : {}),

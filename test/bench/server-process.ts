@@ -18,10 +18,20 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** The last line of test/bench/memory-probe.ts, when the server was started with it. */
+export type MemoryProbe = Record<
+  'thread' | 'rssMb' | 'heapTotalMb' | 'heapUsedMb' | 'oldSpaceUsedMb' | 'externalMb' | 'arrayBuffersMb' | 'nativeMb',
+  number
+>;
+
+const PROBE_PREFIX = 'memory-probe ';
+
 /** A server under test, as a child process so it never shares the load generator's event loop. */
 export class ServerProcess {
   private readonly child: ChildProcess;
   private exited: Promise<void>;
+  /** The memory probe's last reading of each thread (test/bench/memory-probe.ts preloaded), by thread id (0: main). */
+  readonly memory = new Map<number, MemoryProbe>();
 
   constructor(
     readonly name: string,
@@ -38,7 +48,13 @@ export class ServerProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     for (const stream of [this.child.stdout, this.child.stderr]) {
-      if (stream) createInterface({ input: stream }).on('line', (line) => process.stderr.write(`[${name}] ${line}\n`));
+      if (!stream) continue;
+      createInterface({ input: stream }).on('line', (line) => {
+        if (line.startsWith(PROBE_PREFIX)) {
+          const reading = JSON.parse(line.slice(PROBE_PREFIX.length)) as MemoryProbe;
+          this.memory.set(reading.thread, reading);
+        } else process.stderr.write(`[${name}] ${line}\n`);
+      });
     }
     this.exited = new Promise((resolveExit) => this.child.once('exit', () => resolveExit()));
   }
@@ -65,6 +81,11 @@ export class ServerProcess {
     const kb = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status)?.[1];
     if (kb === undefined) throw new Error(`${this.name} server: no VmRSS in /proc/${this.child.pid}/status`);
     return Number(kb) / 1024;
+  }
+
+  /** Sends a signal to the server process (SIGUSR2 writes a heap snapshot under --heapsnapshot-signal). */
+  signal(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
   }
 
   async stop(): Promise<void> {
