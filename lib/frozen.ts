@@ -1,4 +1,7 @@
-/** Values frozen all the way down by `deepFreeze`: nothing in them can change any more. */
+/**
+ * Values frozen all the way down by `deepFreeze`: nothing in them can change any more. Weak: bounded
+ * by the values' own lives (the caches that hold them).
+ */
 const deeplyFrozen = new WeakSet<object>();
 
 /**

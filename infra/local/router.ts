@@ -15,6 +15,7 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const compiled = routeList
   .map((route) => ({ route, ...compileRoutePath(route.path) }))
   .sort((a, b) => a.params.length - b.params.length);
+/** Each route's handler, loaded on its first request: one entry per route of the table, no more. */
 const handlers = new Map<string, Promise<LambdaHandler>>();
 /**
  * Routes without parameters by `METHOD path`: a request for one is answered without trying every

@@ -42,6 +42,10 @@ function standInClient(read: Send) {
   };
 }
 
+/**
+ * Reads in flight, dropped once settled. The provider's own cache holds one value per secret the
+ * config names, read again past its maxAge: both bounded by the config's few secrets.
+ */
 const inFlight = new Map<string, Promise<string>>();
 
 /**

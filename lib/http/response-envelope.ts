@@ -3,7 +3,10 @@ import { isDeeplyFrozen } from '../frozen';
 import type { RouteDefinition } from './route';
 import type { ApiMiddleware, ApiRequest } from './types';
 
-/** The JSON of each deeply frozen answer already sent: it cannot have changed since. */
+/**
+ * The JSON of each deeply frozen answer already sent: it cannot have changed since. Weak: an entry
+ * lives as long as its data (a profile cache entry), so the profile cache's bound is its bound.
+ */
 const serialized = new WeakMap<object, string>();
 
 /**

@@ -80,10 +80,20 @@ function chain(heap: ReturnType<typeof load>, start: number): string {
 
 const [beforePath, afterPath, groupsArg] = process.argv.slice(2);
 if (!beforePath || !afterPath) throw new Error('usage: heap-diff.ts before.heapsnapshot after.heapsnapshot [groups]');
+const megabytes = (bytes: number) => (bytes / 1024 / 1024).toFixed(2);
 const before = load(beforePath);
 const seen = new Set<number>();
-for (let n = 0; n < before.count; n++) seen.add(before.node(n).id);
+let beforeBytes = 0;
+for (let n = 0; n < before.count; n++) {
+  seen.add(before.node(n).id);
+  beforeBytes += before.node(n).size;
+}
 const after = load(afterPath);
+let afterBytes = 0;
+for (let n = 0; n < after.count; n++) afterBytes += after.node(n).size;
+console.log(
+  `before: ${megabytes(beforeBytes)} MB in ${before.count} objects; after: ${megabytes(afterBytes)} MB in ${after.count}`,
+);
 const grown = new Map<string, { count: number; bytes: number; sample: number }>();
 let total = 0;
 for (let n = 0; n < after.count; n++) {
@@ -96,7 +106,7 @@ for (let n = 0; n < after.count; n++) {
   entry.bytes += described.size;
   grown.set(key, entry);
 }
-console.log(`objects in ${afterPath} not in ${beforePath}: ${(total / 1024 / 1024).toFixed(2)} MB`);
+console.log(`objects in ${afterPath} not in ${beforePath}: ${megabytes(total)} MB`);
 for (const [key, entry] of [...grown].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, Number(groupsArg ?? 15)))
   console.log(
     `${(entry.bytes / 1024).toFixed(0).padStart(8)} KB ${String(entry.count).padStart(8)}  ${key}\n      ${chain(after, entry.sample)}`,
