@@ -91,7 +91,6 @@ const credentials = (n: number) => ({ email: `bench-${n}@example.com`, password:
  * service), measured on the profile route only as the stricter comparison.
  */
 type Target = 'service' | 'baseline' | 'baseline-cached';
-type Part = (typeof ALL_PARTS)[number];
 const TARGETS: readonly Target[] = ['service', 'baseline', 'baseline-cached'];
 
 interface ConnectionRequest {
@@ -423,7 +422,13 @@ function writeResults(parts: Record<string, unknown>): void {
   const measuredAt = new Date().toISOString();
   const partsMeasuredAt = {
     ...(typeof previous.partsMeasuredAt === 'object' ? previous.partsMeasuredAt : {}),
-    ...Object.fromEntries([...PARTS].map((part): [Part, string] => [part as Part, measuredAt])),
+    ...Object.fromEntries(
+      // A PGlite soak is kept apart from the Postgres one (soakPglite), and so is its date.
+      [...PARTS].map((part): [string, string] => [
+        part === 'soak' && SOAK_DATABASE === 'pglite' ? 'soakPglite' : part,
+        measuredAt,
+      ]),
+    ),
   };
   mkdirSync(join(RESULTS_FILE, '..'), { recursive: true });
   writeFileSync(RESULTS_FILE, `${JSON.stringify({ ...previous, measuredAt, partsMeasuredAt, ...parts }, null, 2)}\n`);
