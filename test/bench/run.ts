@@ -74,6 +74,8 @@ const SOAK_WARMUP_SECONDS = positiveIntEnv('BENCH_SOAK_WARMUP_SECONDS', 20);
 const SOAK_USERS = positiveIntEnv('BENCH_SOAK_USERS', 16);
 /** BENCH_SOAK_DATABASE=pglite soaks the embedded default of `npm start` instead of the Postgres server. */
 const SOAK_DATABASE = process.env.BENCH_SOAK_DATABASE === 'pglite' ? 'pglite' : 'postgres';
+/** Where a soak's figures and date go in results/latest.json: a PGlite soak is kept apart from the Postgres one. */
+const SOAK_RESULTS_KEY = SOAK_DATABASE === 'pglite' ? 'soakPglite' : 'soak';
 /** Runs per server of the audit part, alternating with and without (median of each reported). */
 const AUDIT_ROUNDS = 2;
 /** Fixed so both servers accept each other's tokens (48 characters). */
@@ -422,13 +424,7 @@ function writeResults(parts: Record<string, unknown>): void {
   const measuredAt = new Date().toISOString();
   const partsMeasuredAt = {
     ...(typeof previous.partsMeasuredAt === 'object' ? previous.partsMeasuredAt : {}),
-    ...Object.fromEntries(
-      // A PGlite soak is kept apart from the Postgres one (soakPglite), and so is its date.
-      [...PARTS].map((part): [string, string] => [
-        part === 'soak' && SOAK_DATABASE === 'pglite' ? 'soakPglite' : part,
-        measuredAt,
-      ]),
-    ),
+    ...Object.fromEntries([...PARTS].map((part) => [part === 'soak' ? SOAK_RESULTS_KEY : part, measuredAt])),
   };
   mkdirSync(join(RESULTS_FILE, '..'), { recursive: true });
   writeFileSync(RESULTS_FILE, `${JSON.stringify({ ...previous, measuredAt, partsMeasuredAt, ...parts }, null, 2)}\n`);
@@ -680,7 +676,7 @@ async function main(): Promise<void> {
       ...(review
         ? { review: { ...review, machine: { node: settings.node, postgres: settings.postgres, cpu: settings.cpu } } }
         : {}),
-      ...(soak ? { [soak.database === 'pglite' ? 'soakPglite' : 'soak']: soak } : {}),
+      ...(soak ? { [SOAK_RESULTS_KEY]: soak } : {}),
       ...(scale
         ? { scale: { ...scale, machine: { node: settings.node, postgres: settings.postgres, cpu: settings.cpu } } }
         : {}),

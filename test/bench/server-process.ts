@@ -19,10 +19,7 @@ export function freePort(): Promise<number> {
 }
 
 /** The last line of test/bench/memory-probe.ts, when the server was started with it. */
-export type MemoryProbe = Record<
-  'thread' | 'rssMb' | 'heapTotalMb' | 'heapUsedMb' | 'oldSpaceUsedMb' | 'externalMb' | 'arrayBuffersMb' | 'nativeMb',
-  number
->;
+export type MemoryProbe = Record<'thread' | 'heapTotalMb' | 'heapUsedMb' | 'externalMb', number>;
 
 const PROBE_PREFIX = 'memory-probe ';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -257,9 +257,9 @@ export async function benchSoak(options: SoakOptions) {
   const port = await freePort();
   const { DATABASE_URL: _inherited, ...env } = options.env;
   const pgliteDir = options.database === 'pglite' ? mkdtempSync(join(tmpdir(), 'cebs-soak-pglite-')) : undefined;
-  const database = pgliteDir
-    ? { DATA_DIR: pgliteDir }
-    : { DATABASE_URL: (await freshBenchDatabase(adminUrl, SOAK_DATABASE).then(closeAfter)).url };
+  const fresh = pgliteDir ? undefined : await freshBenchDatabase(adminUrl, SOAK_DATABASE);
+  await fresh?.connection.close();
+  const database = fresh ? { DATABASE_URL: fresh.url } : { DATA_DIR: pgliteDir };
   const snapshots = options.heapSnapshotDir;
   if (snapshots) mkdirSync(snapshots, { recursive: true });
   const server = new ServerProcess(
@@ -416,7 +416,8 @@ export async function benchSoak(options: SoakOptions) {
         ...(settled ? { settledAtSeconds: settled.atSeconds, settledMb: settled.rssMb, settledGrowthPercent } : {}),
         samples,
       },
-      ...(snapshots ? { heapSnapshots: readdirSync(snapshots).filter((f) => f.endsWith('.heapsnapshot')) } : {}),
+      // The end snapshot is still being written by the server here: the directory, not a listing.
+      ...(snapshots ? { heapSnapshotDir: snapshots } : {}),
       loadAverage: {
         before: round(loadBefore, 2),
         duringMean: round(loads.reduce((sum, load) => sum + load, 0) / loads.length, 2),
@@ -435,11 +436,6 @@ export async function benchSoak(options: SoakOptions) {
     await server.stop();
     if (pgliteDir) rmSync(pgliteDir, { recursive: true, force: true });
   }
-}
-
-async function closeAfter<T extends { connection: { close(): Promise<void> } }>(opened: T): Promise<T> {
-  await opened.connection.close();
-  return opened;
 }
 
 export type SoakResult = Awaited<ReturnType<typeof benchSoak>>;

@@ -2,6 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { testClock } from '../../lib/clock';
 import { db } from '../../lib/db/client';
+import { rawRows } from '../../lib/db/raw-rows';
 import { users } from '../../lib/db/schema';
 import {
   cachedProfileCount,
@@ -19,13 +20,15 @@ const MORE_THAN_THE_BOUND = PROFILE_CACHE_MAX_ENTRIES + 50;
 
 /** Users written straight as rows in one statement (signing up 10,000 users would take minutes). */
 async function insertUsers(count: number, tag: string): Promise<string[]> {
-  const rows = await db().execute<{ id: string }>(sql`
+  const rows = await rawRows<{ id: string }>(
+    db(),
+    sql`
     insert into ${users} (id, email, name, password_hash, created_at, updated_at)
     select gen_random_uuid(), 'bound-' || ${tag} || '-' || n || '@example.com', 'Bound ' || n, 'not-a-hash', now(), now()
     from generate_series(1, ${count}) as n
-    returning id`);
-  const list = Array.isArray(rows) ? rows : (rows as { rows: { id: string }[] }).rows;
-  return list.map((row) => row.id);
+    returning id`,
+  );
+  return rows.map((row) => row.id);
 }
 
 /** Reads every profile through the cache, a hundred at a time. */
